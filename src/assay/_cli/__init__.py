@@ -22,6 +22,8 @@ from assay.errors import AssayError
 COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.serve",
     "assay._cli.nvd",
+    "assay._cli.keys",
+    "assay._cli.attest_signing",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -1,0 +1,98 @@
+"""`assay attest sign` and `assay attest verify-signature`: DSSE over a statement file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from assay import dsse
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli.keys import read_passphrase
+from assay.errors import InputError, VerificationError
+from assay.keys import MAX_PEM_BYTES, PublicKey, load_private_key, load_public_key
+
+
+def register(tree: CommandTree) -> None:
+    group = tree.group("attest", help="Work with attestations.")
+    sign = group.add_parser(
+        "sign",
+        help="Sign a statement (or any payload) into a DSSE envelope.",
+        description="Sign FILE into a DSSE envelope written to stdout or --out.",
+    )
+    sign.add_argument("file", metavar="FILE", help="payload to sign (an in-toto statement)")
+    sign.add_argument("--key", required=True, action="append", help="PEM private key (repeatable)")
+    sign.add_argument("--passphrase-env", metavar="VAR", help="passphrase variable for the key")
+    sign.add_argument("--payload-type", default=dsse.INTOTO_PAYLOAD_TYPE, help="DSSE payloadType")
+    sign.add_argument("--out", help="write the envelope here instead of stdout")
+    sign.set_defaults(handler=_sign)
+
+    check = group.add_parser(
+        "verify-signature",
+        help="Check a DSSE envelope's signatures against public keys.",
+        description="Check ENVELOPE's signatures; exit 0 if THRESHOLD distinct keys signed.",
+    )
+    check.add_argument("envelope", metavar="ENVELOPE")
+    check.add_argument(
+        "--key", required=True, action="append", metavar="PUB", help="PEM public key"
+    )
+    check.add_argument("--threshold", type=int, default=1, help="distinct keys required (1)")
+    check.add_argument("--print-payload", action="store_true", help="write the verified payload")
+    check.set_defaults(handler=_verify_signature)
+
+
+def read_limited(path: str, limit: int) -> bytes:
+    """A file's bytes, refusing files larger than `limit`."""
+    file = Path(path)
+    try:
+        size = file.stat().st_size
+        if size > limit:
+            raise InputError(path, f"expected at most {limit} bytes, got {size}")
+        return file.read_bytes()
+    except OSError as error:
+        raise InputError(path, f"cannot read: {error.strerror}") from None
+
+
+def load_public_keys(paths: list[str]) -> list[PublicKey]:
+    return [load_public_key(read_limited(p, MAX_PEM_BYTES), where=p) for p in paths]
+
+
+def _sign(args: argparse.Namespace) -> int:
+    passphrase = read_passphrase(args.passphrase_env)
+    signers = [
+        load_private_key(read_limited(p, MAX_PEM_BYTES), passphrase=passphrase, where=p)
+        for p in args.key
+    ]
+    payload = read_limited(args.file, dsse.MAX_ENVELOPE_BYTES)
+    if args.payload_type == dsse.INTOTO_PAYLOAD_TYPE:
+        try:
+            json.loads(payload)
+        except ValueError as error:
+            raise InputError(args.file, f"expected a JSON in-toto statement: {error}") from None
+    envelope = dsse.sign(payload, args.payload_type, signers)
+    text = json.dumps(envelope.to_dict(), indent=2) + "\n"
+    if args.out:
+        Path(args.out).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _verify_signature(args: argparse.Namespace) -> int:
+    if args.threshold < 1:
+        raise InputError("--threshold", f"expected at least 1, got {args.threshold}")
+    keys = load_public_keys(args.key)
+    envelope = dsse.Envelope.from_json(
+        read_limited(args.envelope, dsse.MAX_ENVELOPE_BYTES), where=args.envelope
+    )
+    try:
+        verified = dsse.verify(envelope, keys, args.threshold)
+    except VerificationError as error:
+        print(f"FAILED: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    names = ", ".join(k.keyid for k in verified.signed_by)
+    print(f"PASSED: signed by {len(verified.signed_by)} trusted key(s): {names}", file=sys.stderr)
+    if args.print_payload:
+        sys.stdout.buffer.write(verified.payload)
+    return EXIT_OK

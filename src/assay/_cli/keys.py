@@ -1,0 +1,61 @@
+"""`assay keys generate`: create a key pair for signing attestations."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from assay._cli import EXIT_OK, CommandTree
+from assay.errors import InputError
+from assay.keys import KeyType, generate_private_key
+
+
+def register(tree: CommandTree) -> None:
+    group = tree.group("keys", help="Create and inspect signing keys.")
+    parser = group.add_parser(
+        "generate",
+        help="Generate a key pair: PREFIX.key (PKCS#8 PEM) and PREFIX.pub (SPKI PEM).",
+        description="Generate a key pair: PREFIX.key (PKCS#8 PEM) and PREFIX.pub (SPKI PEM).",
+    )
+    parser.add_argument(
+        "--type",
+        required=True,
+        choices=[KeyType.ED25519.value, KeyType.ECDSA_P256.value, KeyType.RSA_3072.value],
+        help="key type",
+    )
+    parser.add_argument("--out", required=True, metavar="PREFIX", help="output path prefix")
+    parser.add_argument(
+        "--passphrase-env",
+        metavar="VAR",
+        help="encrypt the private key with the passphrase held in this environment variable",
+    )
+    parser.add_argument("--force", action="store_true", help="overwrite existing files")
+    parser.set_defaults(handler=_generate)
+
+
+def read_passphrase(variable: str | None) -> bytes | None:
+    """The passphrase from the named environment variable (never from the command line)."""
+    if not variable:
+        return None
+    value = os.environ.get(variable)
+    if not value:
+        raise InputError("--passphrase-env", f"expected environment variable {variable} to be set")
+    return value.encode("utf-8")
+
+
+def _generate(args: argparse.Namespace) -> int:
+    private_path = Path(f"{args.out}.key")
+    public_path = Path(f"{args.out}.pub")
+    for path in (private_path, public_path):
+        if path.exists() and not args.force:
+            raise InputError(str(path), "already exists; pass --force to overwrite it")
+    passphrase = read_passphrase(args.passphrase_env)
+    key = generate_private_key(args.type)
+    # Create the private key file readable by its owner only, before writing the secret.
+    fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(key.to_pem(passphrase))
+    public_path.write_bytes(key.public_key().to_pem())
+    print(f"wrote {private_path} and {public_path} (keyid {key.keyid})")
+    return EXIT_OK

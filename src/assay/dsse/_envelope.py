@@ -1,0 +1,164 @@
+"""The DSSE envelope: parsing, PAE and serialisation (no cryptography here)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from assay.errors import AttestationError
+
+MAX_ENVELOPE_BYTES: Final = 16 * 1024 * 1024
+"""An envelope larger than this is refused before it is parsed."""
+
+MAX_SIGNATURES: Final = 64
+"""More signatures than this in one envelope is refused (each one costs a verification)."""
+
+MAX_SIGNATURE_BYTES: Final = 16 * 1024
+
+INTOTO_PAYLOAD_TYPE: Final = "application/vnd.in-toto+json"
+
+_URLSAFE = bytes.maketrans(b"-_", b"+/")
+
+
+def pae(payload_type: str, payload: bytes) -> bytes:
+    """Pre-Authentication Encoding: `DSSEv1 SP LEN(type) SP type SP LEN(body) SP body`.
+
+    LEN is the decimal length in *bytes* (the type is UTF-8 encoded first).
+    """
+    type_bytes = payload_type.encode("utf-8")
+    return b"DSSEv1 %d %b %d %b" % (len(type_bytes), type_bytes, len(payload), payload)
+
+
+def b64decode(text: str, where: str) -> bytes:
+    """Decode standard or URL-safe base64 (the DSSE spec says verifiers MUST accept both)."""
+    raw = text.encode("ascii", "replace")
+    if b"-" in raw or b"_" in raw:
+        if b"+" in raw or b"/" in raw:
+            raise AttestationError(where, "expected standard or URL-safe base64, got a mix of both")
+        raw = raw.translate(_URLSAFE)
+    raw += b"=" * (-len(raw) % 4)
+    try:
+        return base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        raise AttestationError(
+            where, "expected base64, got characters outside its alphabet"
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """One signature: `keyid` is an unauthenticated hint, `sig` the raw signature bytes."""
+
+    sig: bytes
+    keyid: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """A DSSE envelope; `payload` holds the exact signed bytes."""
+
+    payload: bytes
+    payload_type: str
+    signatures: tuple[Signature, ...]
+
+    def pae(self) -> bytes:
+        return pae(self.payload_type, self.payload)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "payloadType": self.payload_type,
+            "payload": base64.b64encode(self.payload).decode("ascii"),
+            "signatures": [
+                {"keyid": s.keyid, "sig": base64.b64encode(s.sig).decode("ascii")}
+                for s in self.signatures
+            ],
+        }
+
+    def to_json(self) -> bytes:
+        return json.dumps(self.to_dict(), separators=(",", ":")).encode("utf-8")
+
+    @classmethod
+    def from_dict(cls, data: object, *, where: str = "$") -> Envelope:
+        """Read an envelope from parsed JSON; `where` prefixes every error path."""
+        if not isinstance(data, Mapping):
+            raise AttestationError(
+                where, f"expected a DSSE envelope object, got {type(data).__name__}"
+            )
+        payload_type = data.get("payloadType")
+        if not isinstance(payload_type, str) or not payload_type:
+            raise AttestationError(
+                f"{where}.payloadType", f"expected a non-empty string, got {payload_type!r}"
+            )
+        payload_text = data.get("payload")
+        if not isinstance(payload_text, str):
+            raise AttestationError(
+                f"{where}.payload", f"expected a base64 string, got {type(payload_text).__name__}"
+            )
+        payload = b64decode(payload_text, f"{where}.payload")
+        raw_signatures = data.get("signatures")
+        if not isinstance(raw_signatures, list) or not raw_signatures:
+            raise AttestationError(
+                f"{where}.signatures", "expected a non-empty array of signatures"
+            )
+        if len(raw_signatures) > MAX_SIGNATURES:
+            raise AttestationError(
+                f"{where}.signatures",
+                f"expected at most {MAX_SIGNATURES} signatures, got {len(raw_signatures)}",
+            )
+        signatures = []
+        for index, item in enumerate(raw_signatures):
+            path = f"{where}.signatures[{index}]"
+            if not isinstance(item, Mapping):
+                raise AttestationError(path, f"expected an object, got {type(item).__name__}")
+            sig_text = item.get("sig")
+            if not isinstance(sig_text, str) or not sig_text:
+                raise AttestationError(
+                    f"{path}.sig", f"expected a non-empty base64 string, got {sig_text!r}"
+                )
+            if len(sig_text) > MAX_SIGNATURE_BYTES:
+                raise AttestationError(
+                    f"{path}.sig", f"expected at most {MAX_SIGNATURE_BYTES} characters"
+                )
+            keyid = item.get("keyid") or ""
+            if not isinstance(keyid, str):
+                raise AttestationError(
+                    f"{path}.keyid", f"expected a string, got {type(keyid).__name__}"
+                )
+            signatures.append(Signature(b64decode(sig_text, f"{path}.sig"), keyid))
+        return cls(payload, payload_type, tuple(signatures))
+
+    @classmethod
+    def from_json(cls, data: bytes, *, where: str = "envelope") -> Envelope:
+        """Parse the JSON text of one envelope."""
+        if len(data) > MAX_ENVELOPE_BYTES:
+            raise AttestationError(
+                where, f"expected at most {MAX_ENVELOPE_BYTES} bytes, got {len(data)}"
+            )
+        try:
+            parsed = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as error:
+            raise AttestationError(where, f"expected JSON, got a parse error: {error}") from None
+        return cls.from_dict(parsed, where=where if where.startswith("$") else f"{where}: $")
+
+
+def read_envelopes(data: bytes, *, where: str = "envelope") -> list[Envelope]:
+    """Every envelope in a file: one JSON object, or JSON lines (`.intoto.jsonl`)."""
+    if len(data) > MAX_ENVELOPE_BYTES:
+        raise AttestationError(
+            where, f"expected at most {MAX_ENVELOPE_BYTES} bytes, got {len(data)}"
+        )
+    stripped = data.strip()
+    try:
+        return [Envelope.from_json(stripped, where=where)]
+    except AttestationError:
+        lines = [line for line in stripped.splitlines() if line.strip()]
+        if len(lines) <= 1:
+            raise
+    return [
+        Envelope.from_json(line, where=f"{where} line {number}")
+        for number, line in enumerate(lines, start=1)
+    ]

@@ -1,0 +1,127 @@
+"""Signing and verifying DSSE envelopes over the exact PAE bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from assay.dsse._envelope import Envelope, Signature, pae
+from assay.errors import VerificationError
+
+
+class Signer(Protocol):
+    """Anything that signs bytes and names its key (local keys today, KMS or Sigstore later)."""
+
+    @property
+    def keyid(self) -> str: ...
+
+    def sign(self, data: bytes) -> bytes: ...
+
+
+class Verifier(Protocol):
+    """Anything that checks a signature over bytes; `keyid` is only used to try it first."""
+
+    @property
+    def keyid(self) -> str: ...
+
+    def verify(self, signature: bytes, data: bytes) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SignatureCheck:
+    """The outcome of checking an envelope against trusted keys (not raising)."""
+
+    threshold: int
+    signed_by: tuple[Verifier, ...]
+    """Distinct trusted keys with at least one valid signature, in envelope order."""
+    payload: bytes
+    payload_type: str
+
+    @property
+    def verified(self) -> bool:
+        return len(self.signed_by) >= self.threshold
+
+    def __bool__(self) -> bool:
+        return self.verified
+
+    @property
+    def missing(self) -> int:
+        return max(0, self.threshold - len(self.signed_by))
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedPayload:
+    """Payload bytes whose signatures met the threshold; the only bytes callers should parse."""
+
+    payload: bytes
+    payload_type: str
+    signed_by: tuple[Verifier, ...]
+
+
+def sign(payload: bytes, payload_type: str, signers: Iterable[Signer]) -> Envelope:
+    """An envelope over `payload` with one signature per signer."""
+    message = pae(payload_type, payload)
+    signatures = tuple(Signature(s.sign(message), s.keyid) for s in signers)
+    if not signatures:
+        raise ValueError("sign() needs at least one signer")
+    return Envelope(payload, payload_type, signatures)
+
+
+def check_signatures(
+    envelope: Envelope, keys: Sequence[Verifier], threshold: int = 1
+) -> SignatureCheck:
+    """Which trusted keys signed `envelope`; every key is tried for every signature.
+
+    The keyid of a signature is an unauthenticated hint: keys whose id matches are tried
+    first, then all the others, so a wrong or empty keyid never hides a valid signature.
+    A key counts once however many signatures it made.
+    """
+    if threshold < 1:
+        raise ValueError(f"threshold must be at least 1, got {threshold}")
+    message = envelope.pae()
+    signed: list[Verifier] = []
+    for signature in envelope.signatures:
+        remaining = [k for k in keys if not any(k is s for s in signed)]
+        remaining.sort(key=lambda k: k.keyid != signature.keyid or not signature.keyid)
+        for key in remaining:
+            if key.verify(signature.sig, message):
+                signed.append(key)
+                break
+    return SignatureCheck(threshold, tuple(signed), envelope.payload, envelope.payload_type)
+
+
+def verify(
+    envelope: Envelope,
+    keys: Sequence[Verifier],
+    threshold: int = 1,
+    *,
+    payload_type: str | None = None,
+) -> VerifiedPayload:
+    """The verified payload, or `VerificationError` if fewer than `threshold` keys signed.
+
+    This does **not** parse the payload. When `payload_type` is given it must match
+    exactly; otherwise the caller checks it.
+    """
+    if not keys:
+        raise VerificationError("DSSE: no trusted keys were given, nothing can verify")
+    if threshold > len(keys):
+        raise VerificationError(
+            f"DSSE: threshold {threshold} cannot be met by {len(keys)} trusted key(s)"
+        )
+    check = check_signatures(envelope, keys, threshold)
+    if not check.verified:
+        raise VerificationError(
+            f"DSSE: expected valid signatures from {threshold} distinct trusted key(s), "
+            f"found {len(check.signed_by)} among {len(envelope.signatures)} signature(s)"
+        )
+    if payload_type is not None and envelope.payload_type != payload_type:
+        raise VerificationError(
+            f"DSSE payloadType: expected {payload_type!r}, got {envelope.payload_type!r}"
+        )
+    return VerifiedPayload(envelope.payload, envelope.payload_type, check.signed_by)
+
+
+def key_names(keys: Iterable[Verifier]) -> list[str]:
+    """Readable names for keys in a report."""
+    return [k.keyid for k in keys]
