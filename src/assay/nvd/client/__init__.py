@@ -1,0 +1,141 @@
+"""Client for the NVD REST API 2.0 and compatible services (such as `assay serve`).
+
+```python
+from assay.nvd.client import NvdClient
+
+with NvdClient(api_key="...") as nvd:
+    log4shell = nvd.get_cves(cve_id="CVE-2021-44228").vulnerabilities[0].cve
+    for change in nvd.iter_cve_history(cve_id="CVE-2021-44228"):
+        print(change.created, change.event_name)
+```
+
+`NvdClient` and `AsyncNvdClient` take the reference client's (`nvd-api` 0.9.1) snake_case
+arguments plus NVD's newer ones, reject invalid combinations with `InvalidQuery` (a
+`ValueError`) before sending, pace, retry and time out as documented in `docs/client.md`.
+`build_query`/`encode_query` (pure argument translation) and `parse_*` (response bytes to
+typed results) are public for reuse by the mirror and the benchmarks.
+"""
+
+from assay.nvd.client._async import AsyncNvdClient
+from assay.nvd.client._base import DEFAULT_BASE_URL
+from assay.nvd.client._errors import (
+    NvdApiError,
+    NvdClientError,
+    NvdRateLimitError,
+    NvdResponseError,
+    NvdTimeoutError,
+    NvdTransportError,
+)
+from assay.nvd.client._models import (
+    Change,
+    ChangeDetail,
+    ChangeItem,
+    Configuration,
+    Cpe,
+    CpeItem,
+    CpeMatch,
+    CpeMatchResult,
+    CpeName,
+    CpeRef,
+    CpeResult,
+    CpeTitle,
+    Cve,
+    CveHistoryResult,
+    CveItem,
+    CveResult,
+    CveTag,
+    CvssMetric,
+    LangString,
+    MatchString,
+    MatchStringItem,
+    Metrics,
+    Node,
+    Reference,
+    Result,
+    VendorComment,
+    Weakness,
+    parse_cpe_match,
+    parse_cpes,
+    parse_cve_history,
+    parse_cves,
+)
+from assay.nvd.client._params import (
+    CVE_HISTORY_EVENT_NAMES,
+    CVE_TAGS,
+    MAX_DATE_RANGE,
+    MAX_RESULTS_PER_PAGE,
+    CpeMatchFilters,
+    CpeMatchParams,
+    CpesFilters,
+    CpesParams,
+    CveHistoryFilters,
+    CveHistoryParams,
+    CvesFilters,
+    CvesParams,
+    InvalidQuery,
+    build_query,
+    encode_query,
+    format_datetime,
+)
+from assay.nvd.client._retry import RetryPolicy
+from assay.nvd.client._sync import NvdClient
+
+__all__ = [
+    "CVE_HISTORY_EVENT_NAMES",
+    "CVE_TAGS",
+    "DEFAULT_BASE_URL",
+    "MAX_DATE_RANGE",
+    "MAX_RESULTS_PER_PAGE",
+    "AsyncNvdClient",
+    "Change",
+    "ChangeDetail",
+    "ChangeItem",
+    "Configuration",
+    "Cpe",
+    "CpeItem",
+    "CpeMatch",
+    "CpeMatchFilters",
+    "CpeMatchParams",
+    "CpeMatchResult",
+    "CpeName",
+    "CpeRef",
+    "CpeResult",
+    "CpeTitle",
+    "CpesFilters",
+    "CpesParams",
+    "Cve",
+    "CveHistoryFilters",
+    "CveHistoryParams",
+    "CveHistoryResult",
+    "CveItem",
+    "CveResult",
+    "CveTag",
+    "CvesFilters",
+    "CvesParams",
+    "CvssMetric",
+    "InvalidQuery",
+    "LangString",
+    "MatchString",
+    "MatchStringItem",
+    "Metrics",
+    "Node",
+    "NvdApiError",
+    "NvdClient",
+    "NvdClientError",
+    "NvdRateLimitError",
+    "NvdResponseError",
+    "NvdTimeoutError",
+    "NvdTransportError",
+    "Reference",
+    "Result",
+    "RetryPolicy",
+    "VendorComment",
+    "Weakness",
+    "build_query",
+    "encode_query",
+    "format_datetime",
+    "parse_cpe_match",
+    "parse_cpes",
+    "parse_cve_history",
+    "parse_cves",
+]

@@ -1,0 +1,295 @@
+"""The asyncio NVD API 2.0 client, on `httpx.AsyncClient`."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Mapping
+from types import TracebackType
+from typing import Any, Self, TypeVar, Unpack
+
+import httpx
+
+from assay.nvd.client._base import (
+    CPEMATCH,
+    CPES,
+    CVEHISTORY,
+    CVES,
+    DEFAULT_BASE_URL,
+    ClientSettings,
+    Endpoint,
+    api_error,
+    concat,
+    filters_only,
+    pager_for,
+    query_for,
+)
+from assay.nvd.client._errors import (
+    NvdClientError,
+    NvdResponseError,
+    NvdTimeoutError,
+    NvdTransportError,
+)
+from assay.nvd.client._models import (
+    Change,
+    Cpe,
+    CpeMatchResult,
+    CpeResult,
+    Cve,
+    CveHistoryResult,
+    CveResult,
+    MatchString,
+    Result,
+)
+from assay.nvd.client._params import (
+    CpeMatchFilters,
+    CpeMatchParams,
+    CpesFilters,
+    CpesParams,
+    CveHistoryFilters,
+    CveHistoryParams,
+    CvesFilters,
+    CvesParams,
+    Query,
+)
+
+__all__ = ["AsyncNvdClient"]
+
+R = TypeVar("R", bound=Result)
+
+
+class AsyncNvdClient:
+    """`NvdClient` for asyncio: the same methods, awaitable; iterators are async.
+
+    ```python
+    async with AsyncNvdClient(api_key=key) as nvd:
+        page = await nvd.get_cves(cve_id="CVE-2021-44228")
+        async for cve in nvd.iter_cves(has_kev=True):
+            print(cve.id, cve.raw["lastModified"])
+    ```
+
+    `wait_time` (ms) is the pause after the previous request finished, `request_timeout`
+    (ms) the time allowed for one complete answer, `max_retries` how often a throttled
+    (403, 429), failing (5xx), timed-out or broken request is retried with exponential
+    back-off (`backoff` seconds, doubling, at most `max_backoff`) or as `Retry-After`
+    asks. `transport` injects an `httpx.AsyncBaseTransport` (tests, proxies).
+    """
+
+    def __init__(
+        self,
+        wait_time: int = 6000,
+        request_timeout: int = 20000,
+        max_retries: int = 3,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        backoff: float = 1.0,
+        max_backoff: float = 60.0,
+        max_retry_after: float = 300.0,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._settings = ClientSettings(
+            wait_time=wait_time,
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            api_key=api_key,
+            base_url=base_url,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_retry_after=max_retry_after,
+        )
+        self._retry = self._settings.retry
+        self._headers = {**self._settings.headers(), **(headers or {})}
+        self._http = httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(self._settings.timeout_seconds),
+            follow_redirects=True,
+        )
+        self._lock = asyncio.Lock()
+        self._last_finished: float | None = None
+
+    # --- settings, as the reference client exposes them --------------------------------
+
+    @property
+    def wait_time(self) -> int:
+        """Pause (ms) after the previous request finished."""
+        return self._settings.wait_time
+
+    @property
+    def request_timeout(self) -> int:
+        """Time (ms) allowed for one complete request."""
+        return self._settings.request_timeout
+
+    @property
+    def max_retries(self) -> int:
+        """Retries after the first attempt."""
+        return self._settings.max_retries
+
+    @property
+    def base_url(self) -> str:
+        """The service root, e.g. `https://services.nvd.nist.gov/rest/json`."""
+        return self._settings.base_url
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # --- one page -----------------------------------------------------------------------
+
+    async def get_cves(self, **params: Unpack[CvesParams]) -> CveResult:
+        """One page of CVE records (`GET /cves/2.0`)."""
+        return await self._request(CVES, query_for(CVES, params))
+
+    async def get_cve_history(self, **params: Unpack[CveHistoryParams]) -> CveHistoryResult:
+        """One page of CVE change events (`GET /cvehistory/2.0`)."""
+        return await self._request(CVEHISTORY, query_for(CVEHISTORY, params))
+
+    async def get_cpes(self, **params: Unpack[CpesParams]) -> CpeResult:
+        """One page of CPE records (`GET /cpes/2.0`)."""
+        return await self._request(CPES, query_for(CPES, params))
+
+    async def get_cpe_match(self, **params: Unpack[CpeMatchParams]) -> CpeMatchResult:
+        """One page of match criteria (`GET /cpematch/2.0`)."""
+        return await self._request(CPEMATCH, query_for(CPEMATCH, params))
+
+    # --- every page, concatenated -------------------------------------------------------
+
+    async def get_all_cves(self, **params: Unpack[CvesFilters]) -> CveResult:
+        """Every matching CVE record, fetched with 2000-record pages."""
+        filters_only("get_all_cves", params)
+        return concat(CVES, [page async for page in self._iter_pages(CVES, params)])
+
+    async def get_all_cve_history(self, **params: Unpack[CveHistoryFilters]) -> CveHistoryResult:
+        """Every matching change event, fetched with 5000-record pages."""
+        filters_only("get_all_cve_history", params)
+        return concat(CVEHISTORY, [p async for p in self._iter_pages(CVEHISTORY, params)])
+
+    async def get_all_cpes(self, **params: Unpack[CpesFilters]) -> CpeResult:
+        """Every matching CPE record, fetched with 10000-record pages."""
+        filters_only("get_all_cpes", params)
+        return concat(CPES, [page async for page in self._iter_pages(CPES, params)])
+
+    async def get_all_cpe_match(self, **params: Unpack[CpeMatchFilters]) -> CpeMatchResult:
+        """Every matching match criteria record, fetched with 500-record pages."""
+        filters_only("get_all_cpe_match", params)
+        return concat(CPEMATCH, [p async for p in self._iter_pages(CPEMATCH, params)])
+
+    # --- streaming ----------------------------------------------------------------------
+
+    def iter_cve_pages(self, **params: Unpack[CvesParams]) -> AsyncIterator[CveResult]:
+        """Pages of CVE records, fetched one at a time, from `start_index` to the end."""
+        return self._iter_pages(CVES, params)
+
+    def iter_cve_history_pages(
+        self, **params: Unpack[CveHistoryParams]
+    ) -> AsyncIterator[CveHistoryResult]:
+        """Pages of change events, fetched one at a time."""
+        return self._iter_pages(CVEHISTORY, params)
+
+    def iter_cpe_pages(self, **params: Unpack[CpesParams]) -> AsyncIterator[CpeResult]:
+        """Pages of CPE records, fetched one at a time."""
+        return self._iter_pages(CPES, params)
+
+    def iter_cpe_match_pages(
+        self, **params: Unpack[CpeMatchParams]
+    ) -> AsyncIterator[CpeMatchResult]:
+        """Pages of match criteria, fetched one at a time."""
+        return self._iter_pages(CPEMATCH, params)
+
+    def iter_cves(self, **params: Unpack[CvesParams]) -> AsyncIterator[Cve]:
+        """CVE records one by one; only one page is held at a time."""
+        return _records(self._iter_pages(CVES, params), "vulnerabilities", "cve")
+
+    def iter_cve_history(self, **params: Unpack[CveHistoryParams]) -> AsyncIterator[Change]:
+        """Change events one by one; only one page is held at a time."""
+        return _records(self._iter_pages(CVEHISTORY, params), "cve_changes", "change")
+
+    def iter_cpes(self, **params: Unpack[CpesParams]) -> AsyncIterator[Cpe]:
+        """CPE records one by one; only one page is held at a time."""
+        return _records(self._iter_pages(CPES, params), "products", "cpe")
+
+    def iter_cpe_match(self, **params: Unpack[CpeMatchParams]) -> AsyncIterator[MatchString]:
+        """Match criteria one by one; only one page is held at a time."""
+        return _records(self._iter_pages(CPEMATCH, params), "match_strings", "match_string")
+
+    # --- machinery ----------------------------------------------------------------------
+
+    def _iter_pages(self, endpoint: Endpoint[R], params: Mapping[str, Any]) -> AsyncIterator[R]:
+        pager = pager_for(endpoint, params)  # validates before the first request
+        return self._pages(endpoint, pager)
+
+    async def _pages(self, endpoint: Endpoint[R], pager: Any) -> AsyncIterator[R]:
+        while not pager.done:
+            page = await self._request(endpoint, pager.next_query())
+            pager.advance(len(endpoint.items(page)), page.total_results)
+            yield page
+
+    async def _request(self, endpoint: Endpoint[R], query: Query) -> R:
+        url = self._settings.url(endpoint, query)
+        attempt = 0
+        while True:
+            retry_after: str | None = None
+            async with self._lock:
+                await self._pace()
+                try:
+                    status, headers, body = await self._send(url)
+                except NvdTransportError as exc:
+                    failure: NvdClientError = exc
+                else:
+                    if 200 <= status < 300:
+                        try:
+                            return endpoint.parse(body)
+                        except NvdResponseError as exc:
+                            failure = exc  # a cut or garbled body: worth another try
+                    else:
+                        error = api_error(status, headers, body, url)
+                        if not self._retry.should_retry_status(status):
+                            raise error
+                        failure = error
+                        retry_after = headers.get("retry-after")
+                finally:
+                    self._last_finished = time.monotonic()
+            if not self._retry.can_retry(attempt):
+                raise failure
+            await asyncio.sleep(self._retry.delay(attempt, retry_after))
+            attempt += 1
+
+    async def _pace(self) -> None:
+        wait = self._settings.wait_seconds
+        if wait and self._last_finished is not None:
+            remaining = self._last_finished + wait - time.monotonic()
+            if remaining > 0:
+                await asyncio.sleep(remaining)
+
+    async def _send(self, url: str) -> tuple[int, httpx.Headers, bytes]:
+        """One GET with a deadline on the whole answer; httpx errors are translated here."""
+        timeout = self._settings.timeout_seconds
+        try:
+            async with asyncio.timeout(timeout):
+                async with self._http.stream("GET", url, headers=self._headers) as response:
+                    body = await response.aread()
+                    return response.status_code, response.headers, body
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            raise NvdTimeoutError(f"no complete answer within {timeout:g} s", url) from exc
+        except httpx.HTTPError as exc:
+            raise NvdTransportError(f"{type(exc).__name__}: {exc}", url) from exc
+
+
+async def _records(pages: AsyncIterator[Any], attr: str, inner: str) -> AsyncIterator[Any]:
+    async for page in pages:
+        for item in getattr(page, attr):
+            yield getattr(item, inner)

@@ -1,0 +1,223 @@
+"""What the sync and async clients share, free of I/O: endpoints, settings, paging.
+
+`ClientSettings` holds the constructor options and turns a query into a URL and
+headers; `classify` turns an HTTP answer into a result or an error; `Pager` steps
+`startIndex` by the number of records each page actually held, so a service that
+returns short pages never makes the client skip or repeat records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
+
+from assay.nvd.client._errors import NvdApiError, NvdRateLimitError
+from assay.nvd.client._models import (
+    Body,
+    CpeMatchResult,
+    CpeResult,
+    CveHistoryResult,
+    CveResult,
+    Result,
+    parse_cpe_match,
+    parse_cpes,
+    parse_cve_history,
+    parse_cves,
+)
+from assay.nvd.client._params import (
+    MAX_RESULTS_PER_PAGE,
+    Operation,
+    Query,
+    build_query,
+    encode_query,
+)
+from assay.nvd.client._retry import RetryPolicy
+
+__all__ = [
+    "CPEMATCH",
+    "CPES",
+    "CVEHISTORY",
+    "CVES",
+    "DEFAULT_BASE_URL",
+    "ClientSettings",
+    "Endpoint",
+    "Pager",
+    "concat",
+]
+
+DEFAULT_BASE_URL: Final = "https://services.nvd.nist.gov/rest/json"
+USER_AGENT: Final = "assay-nvd-client/0.1"
+
+R = TypeVar("R", bound=Result)
+
+
+@dataclass(frozen=True)
+class Endpoint(Generic[R]):
+    """One NVD API 2.0 operation: where it lives and how its pages are read."""
+
+    operation: Operation
+    path: str
+    parse: Callable[[Body], R]
+    result_type: type[R]
+    attr: str
+    """Attribute of the result holding the page's items."""
+
+    @property
+    def max_page(self) -> int:
+        """The largest page the service serves (used by `get_all_*` and the iterators)."""
+        return MAX_RESULTS_PER_PAGE[self.operation]
+
+    def items(self, result: R) -> list[Any]:
+        """The wrapped items of a page (`CveItem`, `ChangeItem`, ...)."""
+        items: list[Any] = getattr(result, self.attr)
+        return items
+
+
+CVES: Final = Endpoint("cves", "cves/2.0", parse_cves, CveResult, "vulnerabilities")
+CVEHISTORY: Final = Endpoint(
+    "cvehistory", "cvehistory/2.0", parse_cve_history, CveHistoryResult, "cve_changes"
+)
+CPES: Final = Endpoint("cpes", "cpes/2.0", parse_cpes, CpeResult, "products")
+CPEMATCH: Final = Endpoint(
+    "cpematch", "cpematch/2.0", parse_cpe_match, CpeMatchResult, "match_strings"
+)
+
+_PAGING: Final = ("results_per_page", "start_index")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClientSettings:
+    """Constructor options, validated, with the URL and header logic built on them."""
+
+    wait_time: int
+    request_timeout: int
+    max_retries: int
+    api_key: str | None
+    base_url: str
+    backoff: float = 1.0
+    max_backoff: float = 60.0
+    max_retry_after: float = 300.0
+    user_agent: str = USER_AGENT
+
+    def __post_init__(self) -> None:
+        for name in ("wait_time", "request_timeout", "max_retries"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name}: expected an integer >= 0, got {value!r}")
+        if self.request_timeout == 0:
+            raise ValueError("request_timeout: must be at least 1 ms")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url: expected an http(s) URL, got {self.base_url!r}")
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The retry policy these settings describe."""
+        return RetryPolicy(
+            max_retries=self.max_retries,
+            backoff=self.backoff,
+            max_backoff=self.max_backoff,
+            max_retry_after=self.max_retry_after,
+        )
+
+    @property
+    def wait_seconds(self) -> float:
+        """Pause after the previous request finished, in seconds."""
+        return self.wait_time / 1000
+
+    @property
+    def timeout_seconds(self) -> float:
+        """Time allowed for one complete request, in seconds."""
+        return self.request_timeout / 1000
+
+    def url(self, endpoint: Endpoint[Any], query: Mapping[str, str | None]) -> str:
+        """The full request URL; the query string is encoded here, not by httpx."""
+        base = f"{self.base_url.rstrip('/')}/{endpoint.path}"
+        encoded = encode_query(query)
+        return f"{base}?{encoded}" if encoded else base
+
+    def headers(self) -> dict[str, str]:
+        """Request headers: JSON, a user agent, and the API key in `apiKey` when given."""
+        headers = {"Accept": "application/json", "User-Agent": self.user_agent}
+        if self.api_key:
+            headers["apiKey"] = self.api_key
+        return headers
+
+
+def query_for(endpoint: Endpoint[Any], params: Mapping[str, object]) -> Query:
+    """Validate one call's arguments (raises `InvalidQuery` / `TypeError`)."""
+    return build_query(endpoint.operation, params)
+
+
+def filters_only(name: str, params: Mapping[str, object]) -> None:
+    """`get_all_*` chooses the paging itself: refuse paging arguments."""
+    for key in _PAGING:
+        if key in params:
+            raise TypeError(f"{name}() pages by itself; it does not take {key!r}")
+
+
+def api_error(status: int, headers: Mapping[str, str], body: bytes, url: str) -> NvdApiError:
+    """The error for a non-success answer, carrying NVD's `message` header."""
+    message = headers.get("message", "").strip()
+    if not message and body:
+        message = body[:500].decode("utf-8", "replace").strip()
+    if status in (403, 429):
+        return NvdRateLimitError(status, message, url)
+    return NvdApiError(status, message, url)
+
+
+class Pager:
+    """Page positions for one query: steps `startIndex` by records received."""
+
+    def __init__(self, query: Query, *, start_index: int, results_per_page: int) -> None:
+        self._query = query
+        self.start_index = start_index
+        self.results_per_page = results_per_page
+        self.done = False
+
+    def next_query(self) -> Query:
+        """The query for the next page."""
+        return {
+            **self._query,
+            "resultsPerPage": str(self.results_per_page),
+            "startIndex": str(self.start_index),
+        }
+
+    def advance(self, received: int, total_results: int) -> None:
+        """Record a page of `received` items; `done` once past the end or on an empty page."""
+        self.start_index += received
+        if received == 0 or self.start_index >= total_results:
+            self.done = True
+
+
+def pager_for(endpoint: Endpoint[Any], params: Mapping[str, object]) -> Pager:
+    """A pager for `params`; paging arguments default to index 0 and the largest page."""
+    per_page = params.get("results_per_page")
+    start = params.get("start_index")
+    query = build_query(
+        endpoint.operation,
+        {**params, "results_per_page": per_page or endpoint.max_page, "start_index": start or 0},
+    )
+    query.pop("resultsPerPage", None)
+    query.pop("startIndex", None)
+    return Pager(
+        query,
+        start_index=int(start or 0),  # type: ignore[call-overload]
+        results_per_page=int(per_page or endpoint.max_page),  # type: ignore[call-overload]
+    )
+
+
+def concat(endpoint: Endpoint[R], pages: Sequence[R]) -> R:
+    """One result holding the items of every page, in order."""
+    items = [item for page in pages for item in endpoint.items(page)]
+    first, last = pages[0], pages[-1]
+    fields: dict[str, Any] = {
+        "results_per_page": len(items),
+        "start_index": first.start_index,
+        "total_results": last.total_results,
+        "format": first.format,
+        "version": first.version,
+        "timestamp": first.timestamp,
+        endpoint.attr: items,
+    }
+    return endpoint.result_type(**fields)

@@ -1,0 +1,573 @@
+"""Turn the client's snake_case keyword arguments into an NVD API 2.0 query. Pure.
+
+`build_query(operation, params)` checks every rule the reference client checks before
+sending (and the newer ones of the NVD documentation), normalises values, and returns
+the query as an ordered mapping of wire names to values, `None` meaning a bare flag.
+`encode_query(query)` renders it the way the real service accepts today: flags as bare
+names, datetimes as `YYYY-MM-DDTHH:MM:SS.mmm+00:00` in UTC with `+` sent as `%2B`,
+spaces as `%20`.
+
+Nothing here performs I/O or imports an HTTP library: the sync and async clients share it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from enum import Enum
+from typing import Final, Literal, TypedDict
+from urllib.parse import quote
+
+from assay.errors import InputError, QueryError
+
+__all__ = [
+    "CVE_HISTORY_EVENT_NAMES",
+    "CVE_TAGS",
+    "MAX_DATE_RANGE",
+    "MAX_RESULTS_PER_PAGE",
+    "CpeMatchFilters",
+    "CpeMatchParams",
+    "CpesFilters",
+    "CpesParams",
+    "CveHistoryFilters",
+    "CveHistoryParams",
+    "CvesFilters",
+    "CvesParams",
+    "DateLike",
+    "InvalidQuery",
+    "Operation",
+    "Query",
+    "build_query",
+    "encode_query",
+    "format_datetime",
+    "parameter_names",
+]
+
+Operation = Literal["cves", "cvehistory", "cpes", "cpematch"]
+"""The four NVD API 2.0 operations, named after their path segment."""
+
+Query = dict[str, str | None]
+"""Wire name → value, in sending order; `None` is a flag sent as a bare name."""
+
+DateLike = datetime | date | str
+"""A `datetime` (naive means UTC), a `date` (midnight UTC) or ISO 8601 text."""
+
+MAX_RESULTS_PER_PAGE: Final[Mapping[Operation, int]] = {
+    "cves": 2000,
+    "cvehistory": 5000,
+    "cpes": 10000,
+    # The reference client allows 5000; NVD lowered the limit to 500 on 2024-04-15 and
+    # answers 404 above it.
+    "cpematch": 500,
+}
+"""Largest `resultsPerPage` the service accepts, per operation (also its default)."""
+
+MAX_DATE_RANGE: Final = timedelta(days=120)
+"""Longest window a start/end date pair may span."""
+
+MAX_CVE_IDS: Final = 100
+"""Most CVE identifiers one `cveIds` list may hold."""
+
+SEVERITIES_V2: Final = ("LOW", "MEDIUM", "HIGH")
+SEVERITIES_V3: Final = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
+VERSION_TYPES: Final = ("including", "excluding")
+CVE_TAGS: Final = ("disputed", "unsupported-when-assigned", "exclusively-hosted-service")
+CVE_HISTORY_EVENT_NAMES: Final = (
+    "New CVE Received",
+    "Initial Analysis",
+    "Reanalysis",
+    "CVE Modified",
+    "Modified Analysis",
+    "CVE Translated",
+    "Vendor Comment",
+    "CVE Source Update",
+    "CPE Deprecation Remap",
+    "CWE Remap",
+    "Reference Tag Update",
+    "CVE Rejected",
+    "CVE Unrejected",
+    "CVE CISA KEV Update",
+    "CVE Status Change",
+    "Data Remediation",
+)
+"""Every `eventName` value: the reference client's eleven plus the five NVD added since."""
+
+_CVE_ID = re.compile(r"CVE-\d{4}-\d{4,}", re.ASCII)
+_CWE_ID = re.compile(r"CWE-\d+", re.ASCII)
+_CWE_SPECIAL = {"nvd-cwe-other": "NVD-CWE-Other", "nvd-cwe-noinfo": "NVD-CWE-noinfo"}
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+_CPE_SEPARATOR = re.compile(r"(?<!\\):")
+_CPE_COMPONENTS = 13  # "cpe", "2.3" and the 11 components
+
+
+class InvalidQuery(QueryError, ValueError):
+    """Arguments that NVD would refuse; raised before anything is sent.
+
+    A `ValueError` (as the reference client raises) and an `assay.errors.QueryError`.
+    `parameter` is the first offending wire name, `parameters` every offending
+    snake_case argument.
+    """
+
+    def __init__(self, parameters: Sequence[str], message: str) -> None:
+        self.parameters = tuple(parameters)
+        wire = _WIRE.get(self.parameters[0], self.parameters[0])
+        # The message already names every parameter (snake_case and wire name).
+        InputError.__init__(self, "", message)
+        self.where = wire
+        self.parameter = wire
+
+
+# --- typed keyword arguments (for Unpack[...] in the clients) -----------------------------
+
+EnumLike = str | Enum
+
+
+class CvesFilters(TypedDict, total=False):
+    """Filters of `get_cves` (every page): the reference client's names plus newer ones."""
+
+    cpe_name: str
+    cve_id: str
+    cve_ids: str | Sequence[str]
+    cve_tag: EnumLike
+    cvss_v2_metrics: str
+    cvss_v2_severity: EnumLike
+    cvss_v3_metrics: str
+    cvss_v3_severity: EnumLike
+    cvss_v4_metrics: str
+    cvss_v4_severity: EnumLike
+    cwe_id: str
+    has_cert_alerts: bool
+    has_cert_notes: bool
+    has_kev: bool
+    has_oval: bool
+    is_vulnerable: bool
+    keyword_exact_match: bool
+    keyword_search: str
+    kev_start_date: DateLike
+    kev_end_date: DateLike
+    last_mod_start_date: DateLike
+    last_mod_end_date: DateLike
+    no_rejected: bool
+    pub_start_date: DateLike
+    pub_end_date: DateLike
+    source_identifier: str
+    version_end: str
+    version_end_type: EnumLike
+    version_start: str
+    version_start_type: EnumLike
+    virtual_match_string: str
+
+
+class CvesParams(CvesFilters, total=False):
+    """`get_cves` arguments: filters plus paging."""
+
+    results_per_page: int
+    start_index: int
+
+
+class CveHistoryFilters(TypedDict, total=False):
+    """Filters of `get_cve_history`."""
+
+    change_start_date: DateLike
+    change_end_date: DateLike
+    cve_id: str
+    event_name: EnumLike
+
+
+class CveHistoryParams(CveHistoryFilters, total=False):
+    """`get_cve_history` arguments: filters plus paging."""
+
+    results_per_page: int
+    start_index: int
+
+
+class CpesFilters(TypedDict, total=False):
+    """Filters of `get_cpes`."""
+
+    cpe_name_id: str
+    cpe_match_string: str
+    keyword_exact_match: bool
+    keyword_search: str
+    last_mod_start_date: DateLike
+    last_mod_end_date: DateLike
+    match_criteria_id: str
+
+
+class CpesParams(CpesFilters, total=False):
+    """`get_cpes` arguments: filters plus paging."""
+
+    results_per_page: int
+    start_index: int
+
+
+class CpeMatchFilters(TypedDict, total=False):
+    """Filters of `get_cpe_match`."""
+
+    cve_id: str
+    last_mod_start_date: DateLike
+    last_mod_end_date: DateLike
+    match_criteria_id: str
+    match_string_search: str
+
+
+class CpeMatchParams(CpeMatchFilters, total=False):
+    """`get_cpe_match` arguments: filters plus paging."""
+
+    results_per_page: int
+    start_index: int
+
+
+# --- parameter table ---------------------------------------------------------------------
+
+Kind = Literal[
+    "text", "flag", "int", "date", "cve", "cve_list", "cwe", "uuid", "enum", "cpe", "cpe13"
+]
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    wire: str
+    kind: Kind
+    choices: tuple[str, ...] = field(default=())
+
+
+def _p(name: str, kind: Kind, choices: tuple[str, ...] = ()) -> _Param:
+    head, *rest = name.split("_")
+    wire = head + "".join(part.capitalize() for part in rest)
+    return _Param(name, wire, kind, choices)
+
+
+_PAGING = (_p("results_per_page", "int"), _p("start_index", "int"))
+
+_TABLE: Final[Mapping[Operation, tuple[_Param, ...]]] = {
+    "cves": (
+        _p("cpe_name", "cpe"),
+        _p("cve_id", "cve"),
+        _p("cve_ids", "cve_list"),
+        _p("cve_tag", "enum", CVE_TAGS),
+        _p("cvss_v2_metrics", "text"),
+        _p("cvss_v2_severity", "enum", SEVERITIES_V2),
+        _p("cvss_v3_metrics", "text"),
+        _p("cvss_v3_severity", "enum", SEVERITIES_V3),
+        _p("cvss_v4_metrics", "text"),
+        _p("cvss_v4_severity", "enum", SEVERITIES_V3),
+        _p("cwe_id", "cwe"),
+        _p("has_cert_alerts", "flag"),
+        _p("has_cert_notes", "flag"),
+        _p("has_kev", "flag"),
+        _p("has_oval", "flag"),
+        _p("is_vulnerable", "flag"),
+        _p("keyword_exact_match", "flag"),
+        _p("keyword_search", "text"),
+        _p("kev_start_date", "date"),
+        _p("kev_end_date", "date"),
+        _p("last_mod_start_date", "date"),
+        _p("last_mod_end_date", "date"),
+        _p("no_rejected", "flag"),
+        _p("pub_start_date", "date"),
+        _p("pub_end_date", "date"),
+        _p("source_identifier", "text"),
+        _p("version_end", "text"),
+        _p("version_end_type", "enum", VERSION_TYPES),
+        _p("version_start", "text"),
+        _p("version_start_type", "enum", VERSION_TYPES),
+        _p("virtual_match_string", "cpe"),
+        *_PAGING,
+    ),
+    "cvehistory": (
+        _p("change_start_date", "date"),
+        _p("change_end_date", "date"),
+        _p("cve_id", "cve"),
+        _p("event_name", "enum", CVE_HISTORY_EVENT_NAMES),
+        *_PAGING,
+    ),
+    "cpes": (
+        _p("cpe_name_id", "uuid"),
+        _p("cpe_match_string", "cpe"),
+        _p("keyword_exact_match", "flag"),
+        _p("keyword_search", "text"),
+        _p("last_mod_start_date", "date"),
+        _p("last_mod_end_date", "date"),
+        _p("match_criteria_id", "uuid"),
+        *_PAGING,
+    ),
+    "cpematch": (
+        _p("cve_id", "cve"),
+        _p("last_mod_start_date", "date"),
+        _p("last_mod_end_date", "date"),
+        _p("match_criteria_id", "uuid"),
+        _p("match_string_search", "cpe13"),
+        *_PAGING,
+    ),
+}
+
+_WIRE: Final = {p.name: p.wire for params in _TABLE.values() for p in params}
+
+_DATE_PAIRS: Final[Mapping[Operation, tuple[tuple[str, str], ...]]] = {
+    "cves": (
+        ("last_mod_start_date", "last_mod_end_date"),
+        ("pub_start_date", "pub_end_date"),
+        ("kev_start_date", "kev_end_date"),
+    ),
+    "cvehistory": (("change_start_date", "change_end_date"),),
+    "cpes": (("last_mod_start_date", "last_mod_end_date"),),
+    "cpematch": (("last_mod_start_date", "last_mod_end_date"),),
+}
+
+
+def parameter_names(operation: Operation, *, paging: bool = True) -> tuple[str, ...]:
+    """The snake_case arguments `operation` accepts, in sending order."""
+    names = tuple(p.name for p in _TABLE[operation])
+    return names if paging else tuple(n for n in names if n not in _PAGING_NAMES)
+
+
+_PAGING_NAMES: Final = frozenset({"results_per_page", "start_index"})
+
+
+# --- values ------------------------------------------------------------------------------
+
+
+def _fail(names: Sequence[str], message: str) -> InvalidQuery:
+    return InvalidQuery(names, message)
+
+
+def _label(name: str) -> str:
+    return f"{name} ({_WIRE.get(name, name)})"
+
+
+def to_utc(value: object, name: str) -> datetime:
+    """A `datetime`, `date` or ISO 8601 text as an aware UTC datetime."""
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, date):
+        parsed = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise _fail(
+                [name], f"{_label(name)}: expected ISO 8601 date/time text, got {value!r}"
+            ) from None
+    else:
+        raise _fail(
+            [name],
+            f"{_label(name)}: expected a datetime, date or ISO 8601 text, "
+            f"got {type(value).__name__}",
+        )
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def format_datetime(value: datetime) -> str:
+    """`YYYY-MM-DDTHH:MM:SS.mmm+00:00` in UTC (naive means UTC), the form NVD accepts."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    value = value.astimezone(UTC)
+    return f"{value:%Y-%m-%dT%H:%M:%S}.{value.microsecond // 1000:03d}+00:00"
+
+
+def _text(value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise _fail([name], f"{_label(name)}: expected text, got {type(value).__name__}")
+    if not value.strip():
+        raise _fail([name], f"{_label(name)}: must not be empty")
+    return value
+
+
+def _enum(value: object, name: str, choices: tuple[str, ...]) -> str:
+    raw = value.value if isinstance(value, Enum) else value
+    text = _text(raw, name)
+    folded = text.strip().casefold()
+    for choice in choices:
+        if choice.casefold() == folded:
+            return choice
+    raise _fail([name], f"{_label(name)}: expected one of {', '.join(choices)}; got {text!r}")
+
+
+def _cve(value: object, name: str) -> str:
+    text = _text(value, name).strip().upper()
+    if not _CVE_ID.fullmatch(text):
+        raise _fail([name], f"{_label(name)}: expected CVE-YYYY-NNNN (4+ digits), got {value!r}")
+    return text
+
+
+def _cpe_components(text: str) -> list[str]:
+    return _CPE_SEPARATOR.split(text)
+
+
+def _cpe(value: object, name: str, *, complete: bool) -> str:
+    text = _text(value, name).strip()
+    parts = _cpe_components(text)
+    if len(parts) < 3 or parts[0].casefold() != "cpe" or parts[1] != "2.3":
+        raise _fail([name], f"{_label(name)}: expected a CPE 2.3 name 'cpe:2.3:…', got {text!r}")
+    if len(parts) > _CPE_COMPONENTS:
+        raise _fail(
+            [name], f"{_label(name)}: a CPE 2.3 name has at most 13 fields, got {len(parts)}"
+        )
+    if complete and len(parts) != _CPE_COMPONENTS:
+        raise _fail(
+            [name],
+            f"{_label(name)}: expected a complete CPE 2.3 match string of 13 fields, "
+            f"got {len(parts)}",
+        )
+    return text
+
+
+def _value(param: _Param, value: object) -> str | None:
+    """Normalise one argument; the result is the wire value (`None` for a bare flag)."""
+    name = param.name
+    match param.kind:
+        case "flag":
+            if not isinstance(value, bool):
+                raise _fail([name], f"{_label(name)}: expected True or False, got {value!r}")
+            return None
+        case "int":
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise _fail([name], f"{_label(name)}: expected an integer, got {value!r}")
+            if value < 0:
+                raise _fail([name], f"{_label(name)}: must be at least 0, got {value}")
+            return str(value)
+        case "date":
+            return format_datetime(to_utc(value, name))
+        case "cve":
+            return _cve(value, name)
+        case "cve_list":
+            items = value.split(",") if isinstance(value, str) else value
+            if not isinstance(items, Sequence) or isinstance(items, bytes):
+                raise _fail(
+                    [name], f"{_label(name)}: expected CVE ids (text or a list), got {value!r}"
+                )
+            ids = [_cve(item, name) for item in items]
+            if not ids:
+                raise _fail([name], f"{_label(name)}: must hold at least one CVE id")
+            if len(ids) > MAX_CVE_IDS:
+                raise _fail(
+                    [name], f"{_label(name)}: at most {MAX_CVE_IDS} CVE ids, got {len(ids)}"
+                )
+            return ",".join(ids)
+        case "cwe":
+            text = _text(value, name).strip()
+            if text.casefold() in _CWE_SPECIAL:
+                return _CWE_SPECIAL[text.casefold()]
+            if not _CWE_ID.fullmatch(text.upper()):
+                raise _fail(
+                    [name],
+                    f"{_label(name)}: expected CWE-N, NVD-CWE-Other or NVD-CWE-noinfo, "
+                    f"got {text!r}",
+                )
+            return text.upper()
+        case "uuid":
+            text = _text(value, name).strip()
+            if not _UUID.fullmatch(text):
+                raise _fail([name], f"{_label(name)}: expected a UUID, got {text!r}")
+            return text.upper()
+        case "enum":
+            return _enum(value, name, param.choices)
+        case "cpe":
+            return _cpe(value, name, complete=False)
+        case "cpe13":
+            return _cpe(value, name, complete=True)
+        case "text":
+            return _text(value, name)
+
+
+# --- the query ---------------------------------------------------------------------------
+
+
+def build_query(operation: Operation, params: Mapping[str, object]) -> Query:
+    """Check and translate snake_case arguments into the wire query of `operation`.
+
+    `None` and `False` mean "not given". Raises `TypeError` for a name the operation does
+    not take, and `InvalidQuery` (a `ValueError`) for anything NVD would refuse.
+    """
+    table = _TABLE[operation]
+    known = {p.name: p for p in table}
+    for name in params:
+        if name not in known:
+            raise TypeError(f"{operation}: unexpected keyword argument {name!r}")
+    given = {k: v for k, v in params.items() if v is not None and v is not False}
+
+    values: dict[str, str | None] = {}
+    for param in table:
+        if param.name in given:
+            values[param.name] = _value(param, given[param.name])
+    _check_rules(operation, given, values)
+    return {known[name].wire: value for name, value in values.items()}
+
+
+def _check_rules(
+    operation: Operation, given: Mapping[str, object], values: Mapping[str, str | None]
+) -> None:
+    limit = MAX_RESULTS_PER_PAGE[operation]
+    per_page = given.get("results_per_page")
+    if isinstance(per_page, int) and per_page > limit:
+        raise _fail(
+            ["results_per_page"],
+            f"{_label('results_per_page')}: must be between 0 and {limit} for {operation}, "
+            f"got {per_page}",
+        )
+
+    for start, end in _DATE_PAIRS[operation]:
+        if (start in given) != (end in given):
+            missing, present = (end, start) if start in given else (start, end)
+            raise _fail(
+                [start, end],
+                f"{_label(start)} and {_label(end)} must be given together; "
+                f"{present} was given without {missing}",
+            )
+        if start in given:
+            begin, finish = to_utc(given[start], start), to_utc(given[end], end)
+            if finish < begin:
+                raise _fail(
+                    [start, end], f"{_label(end)} is before {_label(start)}: {finish} < {begin}"
+                )
+            if finish - begin > MAX_DATE_RANGE:
+                raise _fail(
+                    [start, end],
+                    f"{_label(start)} to {_label(end)} spans {finish - begin}; "
+                    f"NVD allows at most {MAX_DATE_RANGE.days} days",
+                )
+
+    def exclusive(*names: str) -> None:
+        present = [n for n in names if n in given]
+        if len(present) > 1:
+            raise _fail(present, f"{' and '.join(_label(n) for n in present)} cannot be combined")
+
+    def requires(name: str, needed: str, why: str = "") -> None:
+        if name in given and needed not in given:
+            raise _fail([name, needed], f"{_label(name)} requires {_label(needed)}{why}")
+
+    if operation == "cves":
+        exclusive("cvss_v2_metrics", "cvss_v3_metrics", "cvss_v4_metrics")
+        exclusive("cvss_v2_severity", "cvss_v3_severity", "cvss_v4_severity")
+        requires("is_vulnerable", "cpe_name")
+        exclusive("is_vulnerable", "virtual_match_string")
+        requires("version_start", "version_start_type")
+        requires("version_start_type", "version_start")
+        requires("version_end", "version_end_type")
+        requires("version_end_type", "version_end")
+        requires("version_start", "virtual_match_string")
+        requires("version_end", "virtual_match_string")
+        vms = values.get("virtual_match_string")
+        if vms is not None and ("version_start" in given or "version_end" in given):
+            parts = _cpe_components(vms)
+            if len(parts) > 5 and parts[5] not in ("", "*"):
+                raise _fail(
+                    ["virtual_match_string", "version_start", "version_end"],
+                    f"{_label('virtual_match_string')} must not name a version when "
+                    f"version_start/version_end give a range, got {vms!r}",
+                )
+    if operation in ("cves", "cpes"):
+        requires("keyword_exact_match", "keyword_search")
+
+
+def encode_query(query: Mapping[str, str | None]) -> str:
+    """The query string: flags bare, values percent-encoded (`+` → `%2B`, space → `%20`)."""
+    return "&".join(
+        name if value is None else f"{name}={quote(value, safe=':')}"
+        for name, value in query.items()
+    )
