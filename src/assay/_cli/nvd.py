@@ -1,0 +1,124 @@
+"""`assay nvd ...`: load NVD data into a store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import resources
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
+from assay.config import STORE_ENV, default_store_url
+from assay.nvd.ingest.importer import DEFAULT_BATCH_SIZE, Importer, ImportReport
+from assay.nvd.storage import Store, open_store
+
+BUNDLED_PACKAGE = "assay.data"
+
+
+def register(tree: CommandTree) -> None:
+    group = tree.group("nvd", help="NVD data: import files into a store.")
+    parser = group.add_parser(
+        "import",
+        help="Import NVD API 2.0 responses, 2.0 feeds and JSON Lines into a store.",
+        description="Import NVD API 2.0 responses, NVD 2.0 feed files (plain, .gz, .zip, "
+        ".tar.gz) and JSON Lines of records. Records are upserted by id; an older "
+        "lastModified never replaces a newer one. Exit 0 when everything was stored, 1 when "
+        "some records or files were rejected, 2 when nothing could be read.",
+    )
+    parser.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    parser.add_argument(
+        "--store",
+        default=None,
+        help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
+    )
+    parser.add_argument(
+        "--bundled", action="store_true", help="also import the real NVD sample bundled with assay"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="records per transaction"
+    )
+    parser.set_defaults(handler=import_files)
+
+
+def bundled_files() -> list[Path]:
+    folder = resources.files(BUNDLED_PACKAGE)
+    return sorted(
+        Path(str(entry))
+        for entry in folder.iterdir()
+        if entry.name.endswith((".jsonl.gz", ".json.gz"))
+    )
+
+
+def import_files(args: argparse.Namespace) -> int:
+    paths: list[Path] = list(args.files)
+    if args.bundled:
+        paths.extend(bundled_files())
+    if not paths:
+        print("assay nvd import: nothing to import (name FILEs or use --bundled)", file=sys.stderr)
+        return EXIT_UNUSABLE
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        print(f"assay nvd import: no such file: {', '.join(missing)}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.batch_size < 1:
+        print("assay nvd import: --batch-size must be at least 1", file=sys.stderr)
+        return EXIT_UNUSABLE
+    console = Console(stderr=True)
+    store = open_store(args.store or default_store_url())
+    try:
+        report = _run(store, paths, args.batch_size, console)
+    finally:
+        store.close()
+    _summary(report, console)
+    if report.files == report.failed_files:
+        return EXIT_UNUSABLE
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _run(store: Store, paths: list[Path], batch_size: int, console: Console) -> ImportReport:
+    total_bytes = sum(path.stat().st_size for path in paths)
+    with Progress(
+        TextColumn("[bold]importing"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not console.is_terminal,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("import", total=total_bytes)
+        done_before = 0
+
+        def advance(position: int) -> None:
+            progress.update(task, completed=done_before + position)
+
+        importer = Importer(
+            store,
+            batch_size=batch_size,
+            on_progress=advance,
+            on_problem=lambda text: console.print(
+                f"[red]rejected[/red] {escape(text)}", highlight=False
+            ),
+        )
+        for path in paths:
+            importer.import_file(path)
+            done_before += path.stat().st_size
+    return importer.report
+
+
+def _summary(report: ImportReport, console: Console) -> None:
+    table = Table(title="import summary", show_edge=False)
+    for column in ("records", "added", "updated", "unchanged"):
+        table.add_column(column, justify="right" if column != "records" else "left")
+    for kind, counts in sorted(report.counts.items()):
+        table.add_row(kind, str(counts.added), str(counts.updated), str(counts.unchanged))
+    console.print(table)
+    console.print(
+        f"{report.files} file(s), {report.failed_files} failed; {report.rejected} record(s) rejected",
+        highlight=False,
+    )

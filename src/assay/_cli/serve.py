@@ -1,0 +1,52 @@
+"""`assay serve`: the NVD API 2.0 over HTTP, from a store."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from assay._cli import EXIT_OK, CommandTree
+from assay.config import STORE_ENV, default_store_url
+from assay.nvd.storage import open_store
+
+
+def register(tree: CommandTree) -> None:
+    parser = tree.command("serve", help="Serve the NVD API 2.0 from a store.", handler=serve)
+    parser.add_argument(
+        "--store",
+        default=None,
+        help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--compat",
+        choices=["nvd-api"],
+        default=None,
+        help="answer every path without the fields NVD added after 2023 (cveTags, cvssMetricV40), "
+        "as /compat/nvd-api/ always does",
+    )
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    url = args.store or default_store_url()
+    open_store(url).close()  # create or migrate once, and fail early on a bad URL
+    os.environ[STORE_ENV] = url
+    if args.compat == "nvd-api":
+        os.environ["ASSAY_LEGACY_FIELDS_ONLY"] = "1"
+    uvicorn.run(
+        "assay.nvd.server.app:app_from_environment",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=max(1, args.workers),
+        log_level=os.environ.get("ASSAY_LOG_LEVEL", "warning").lower(),
+        access_log=False,
+        server_header=False,
+    )
+    return EXIT_OK

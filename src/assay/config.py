@@ -1,0 +1,19 @@
+"""Where assay keeps its data unless told otherwise."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+STORE_ENV = "ASSAY_STORE"
+
+
+def default_store_url() -> str:
+    """`$ASSAY_STORE`, else a SQLite file in the user's data directory."""
+    configured = os.environ.get(STORE_ENV)
+    if configured:
+        return configured
+    path = Path(platformdirs.user_data_dir("assay")) / "assay.db"
+    return f"sqlite:///{path}"

@@ -1,0 +1,1 @@
+"""Real NVD sample data bundled with assay (see SOURCES.md)."""

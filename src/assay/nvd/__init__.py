@@ -1,0 +1,1 @@
+"""The NVD API 2.0 side of assay: records, queries, storage, import, server and client."""

@@ -1,0 +1,257 @@
+"""What the store indexes about one CVE record: `cve_facts(obj, where) -> CveFacts`.
+
+Pure. Checks the fields every filter relies on (reporting the JSON path of anything
+malformed), and derives the facets, CPE criteria rows and search text that let each
+filter be answered from an index. The record itself is kept as NVD-encoded bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from assay.errors import InputError
+from assay.nvd.cpe import parse_cpe
+from assay.nvd.dates import normalize_record_timestamp
+from assay.nvd.jsonenc import encode
+from assay.nvd.versions import version_key
+
+CVE_ID = re.compile(r"CVE-\d{4}-\d{4,19}")
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # the largest real records (kernel configurations) are ~2 MB
+
+# Reference URLs that stand for NVD's hasCertAlerts / hasCertNotes / hasOval flags: the
+# JSON carries no such field, so the flags are derived from where the references point.
+CERT_ALERT_MARKERS = (
+    "us-cert.gov/ncas/alerts",
+    "cisa.gov/news-events/alerts",
+    "cisa.gov/uscert/ncas/alerts",
+)
+CERT_NOTE_MARKERS = ("kb.cert.org/vuls",)
+OVAL_MARKERS = ("oval.mitre.org", "oval.cisecurity.org")
+
+V3_METRIC_KEYS = ("cvssMetricV31", "cvssMetricV30")
+
+
+@dataclass(frozen=True, slots=True)
+class Criteria:
+    """One `cpeMatch` entry, in the normalized form the store indexes."""
+
+    vulnerable: bool
+    components: tuple[str, ...]  # the 11 CPE components, lower-case
+    version_key: bytes | None  # for a literal version
+    start_key: bytes | None
+    start_inclusive: bool
+    end_key: bytes | None
+    end_inclusive: bool
+    match_criteria_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CveFacts:
+    cve_id: str
+    published: str
+    last_modified: str
+    vuln_status: str
+    rejected: bool
+    kev_added: str | None
+    search_text: str
+    facets: tuple[tuple[str, str, int], ...]  # (kind, value, group)
+    criteria: tuple[Criteria, ...]
+    record: bytes
+
+
+def cve_facts(obj: Any, where: str = "$") -> CveFacts:
+    """Check one CVE object (the value under `cve`) and derive what the store indexes."""
+    if not isinstance(obj, dict):
+        raise InputError(where, f"expected a CVE object, found {_kind(obj)}")
+    cve_id = _string(obj, "id", where)
+    if not CVE_ID.fullmatch(cve_id):
+        raise InputError(f"{where}.id", f"expected a CVE id (CVE-YYYY-NNNN), found {cve_id!r}")
+    published = _timestamp(obj, "published", where)
+    last_modified = _timestamp(obj, "lastModified", where)
+    vuln_status = obj.get("vulnStatus", "")
+    if not isinstance(vuln_status, str):
+        raise InputError(f"{where}.vulnStatus", f"expected a string, found {_kind(vuln_status)}")
+    descriptions = obj.get("descriptions", [])
+    if not isinstance(descriptions, list):
+        raise InputError(f"{where}.descriptions", f"expected an array, found {_kind(descriptions)}")
+    english = [
+        d["value"]
+        for d in descriptions
+        if isinstance(d, dict) and d.get("lang") == "en" and isinstance(d.get("value"), str)
+    ]
+    rejected = vuln_status == "Rejected" or any(text.startswith("** REJECT **") for text in english)
+    kev_added = obj.get("cisaExploitAdd")
+    if kev_added is not None and not isinstance(kev_added, str):
+        raise InputError(f"{where}.cisaExploitAdd", f"expected a date, found {_kind(kev_added)}")
+    if "metrics" not in obj:
+        # NVD always emits `metrics` (nvdlib fails without it); records from older
+        # sources may lack it.
+        obj = {**obj, "metrics": {}}
+    record = encode(obj)
+    if len(record) > MAX_RECORD_BYTES:
+        raise InputError(where, f"record is {len(record)} bytes, more than {MAX_RECORD_BYTES}")
+    return CveFacts(
+        cve_id=cve_id,
+        published=published,
+        last_modified=last_modified,
+        vuln_status=vuln_status,
+        rejected=rejected,
+        kev_added=f"{kev_added[:10]}T00:00:00.000" if kev_added else None,
+        search_text="\n".join(english),
+        facets=tuple(_facets(obj, where)),
+        criteria=tuple(_criteria(obj, where)),
+        record=record,
+    )
+
+
+def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str, int]]:
+    sources: set[str] = set()
+    _add_source(sources, obj.get("sourceIdentifier"))
+    for tag_set in _list(obj, "cveTags"):
+        if isinstance(tag_set, dict):
+            _add_source(sources, tag_set.get("sourceIdentifier"))
+            for tag in tag_set.get("tags") or ():
+                if isinstance(tag, str):
+                    yield "tag", tag.lower(), 0
+    for weakness in _list(obj, "weaknesses"):
+        if isinstance(weakness, dict):
+            _add_source(sources, weakness.get("source"))
+            for description in weakness.get("description") or ():
+                if isinstance(description, dict) and isinstance(description.get("value"), str):
+                    yield "cwe", description["value"].upper(), 0
+    alerts = notes = oval = False
+    for reference in _list(obj, "references"):
+        if isinstance(reference, dict):
+            _add_source(sources, reference.get("source"))
+            url = str(reference.get("url", "")).lower()
+            alerts = alerts or any(marker in url for marker in CERT_ALERT_MARKERS)
+            notes = notes or any(marker in url for marker in CERT_NOTE_MARKERS)
+            oval = oval or any(marker in url for marker in OVAL_MARKERS)
+    if alerts:
+        yield "certAlert", "1", 0
+    if notes:
+        yield "certNote", "1", 0
+    if oval:
+        yield "oval", "1", 0
+    metrics = obj.get("metrics")
+    if metrics is not None and not isinstance(metrics, dict):
+        raise InputError(f"{where}.metrics", f"expected an object, found {_kind(metrics)}")
+    group = 0
+    for version, keys in (
+        ("V2", ("cvssMetricV2",)),
+        ("V3", V3_METRIC_KEYS),
+        ("V4", ("cvssMetricV40",)),
+    ):
+        for key in keys:
+            for entry in (metrics or {}).get(key) or ():
+                if not isinstance(entry, dict):
+                    continue
+                group += 1
+                _add_source(sources, entry.get("source"))
+                data = entry.get("cvssData")
+                if not isinstance(data, dict):
+                    data = {}
+                # v2 keeps baseSeverity beside cvssData (inside it in 2022 beta records).
+                severity = data.get("baseSeverity") or entry.get("baseSeverity")
+                if isinstance(severity, str):
+                    yield f"sev{version}", severity.upper(), group
+                vector = data.get("vectorString")
+                if isinstance(vector, str):
+                    for pair in vector.split("/"):
+                        if ":" in pair and not pair.upper().startswith("CVSS:"):
+                            yield f"vec{version}", pair.upper(), group
+    for source in sorted(sources):
+        yield "source", source, 0
+
+
+def _add_source(sources: set[str], value: object) -> None:
+    if isinstance(value, str) and value:
+        sources.add(value)
+
+
+def _criteria(obj: dict[str, Any], where: str) -> Iterator[Criteria]:
+    for c_index, configuration in enumerate(_list(obj, "configurations")):
+        if not isinstance(configuration, dict):
+            continue
+        for n_index, node in enumerate(configuration.get("nodes") or ()):
+            if not isinstance(node, dict):
+                continue
+            for m_index, match in enumerate(node.get("cpeMatch") or ()):
+                path = f"{where}.configurations[{c_index}].nodes[{n_index}].cpeMatch[{m_index}]"
+                yield criteria_from_json(match, path)
+
+
+def criteria_from_json(match: Any, path: str) -> Criteria:
+    """Normalize one `cpeMatch` item (or match-criteria record) for indexing."""
+    if not isinstance(match, dict):
+        raise InputError(path, f"expected a cpeMatch object, found {_kind(match)}")
+    text = match.get("criteria")
+    if not isinstance(text, str):
+        raise InputError(f"{path}.criteria", f"expected a CPE 2.3 string, found {_kind(text)}")
+    try:
+        cpe = parse_cpe(text, partial=False)
+    except InputError as error:
+        raise InputError(f"{path}.criteria", error.reason) from None
+    components = tuple(cpe.components)
+    literal = components[3] not in ("*", "-")
+    start_key, start_inclusive = _bound(
+        match, "versionStartIncluding", "versionStartExcluding", path
+    )
+    end_key, end_inclusive = _bound(match, "versionEndIncluding", "versionEndExcluding", path)
+    criteria_id = match.get("matchCriteriaId")
+    return Criteria(
+        vulnerable=bool(match.get("vulnerable", True)),
+        components=components,
+        version_key=version_key(components[3]) if literal else None,
+        start_key=start_key,
+        start_inclusive=start_inclusive,
+        end_key=end_key,
+        end_inclusive=end_inclusive,
+        match_criteria_id=criteria_id.upper() if isinstance(criteria_id, str) else None,
+    )
+
+
+def _bound(
+    match: dict[str, Any], including: str, excluding: str, path: str
+) -> tuple[bytes | None, bool]:
+    for name, inclusive in ((including, True), (excluding, False)):
+        value = match.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value:
+            raise InputError(f"{path}.{name}", f"expected a version string, found {_kind(value)}")
+        return version_key(value), inclusive
+    return None, False
+
+
+def _list(obj: dict[str, Any], key: str) -> list[Any]:
+    value = obj.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _string(obj: dict[str, Any], key: str, where: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{where}.{key}", f"expected a non-empty string, found {_kind(value)}")
+    return value
+
+
+def _timestamp(obj: dict[str, Any], key: str, where: str) -> str:
+    text = _string(obj, key, where)
+    try:
+        return normalize_record_timestamp(text)
+    except InputError:
+        raise InputError(
+            f"{where}.{key}", f"expected a timestamp like 2023-05-04T19:40:31.363, found {text!r}"
+        ) from None
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
+        type(value), f"a {type(value).__name__}"
+    )

@@ -1,0 +1,1 @@
+"""Import NVD data files into a store: readers for every supported format, and batching."""

@@ -1,0 +1,209 @@
+"""Read NVD records from files, streaming: a whole feed is never held in memory.
+
+Accepted: NVD API 2.0 responses and 2.0 feed files (`{"vulnerabilities": [...]}`,
+`{"products": [...]}`, `{"matchStrings": [...]}`, `{"cveChanges": [...]}`), and JSON
+Lines of records (bare or wrapped as `{"cve": {...}}`); each plain, `.gz`, `.zip`
+or `.tar.gz` (every JSON member is read in name order).
+"""
+
+from __future__ import annotations
+
+import gzip
+import tarfile
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, cast
+
+import ijson
+import orjson
+
+from assay.errors import IngestError
+
+# What each list key of an NVD response holds: (record kind, item wrapper key).
+LIST_KEYS = {
+    "vulnerabilities": ("cve", "cve"),
+    "products": ("cpe", "cpe"),
+    "matchStrings": ("cpematch", "matchString"),
+    "cveChanges": ("change", "change"),
+}
+WRAPPERS = {wrapper: kind for kind, wrapper in LIST_KEYS.values()}
+MAX_LINE_BYTES = 64 * 1024 * 1024
+MAX_MEMBER_BYTES = 8 * 1024 * 1024 * 1024  # a decompressed member larger than this is refused
+DETECT_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    kind: str  # "cve", "cpe", "cpematch" or "change"
+    position: str  # JSON path or line number inside the member
+    value: Any
+
+
+@dataclass
+class Member:
+    """One JSON document or JSON Lines stream inside a file (the file itself, or an archive member)."""
+
+    name: str
+    open: Callable[[], IO[bytes]]
+
+
+def members(path: Path, raw: IO[bytes]) -> Iterator[Member]:
+    """The JSON streams a file holds, decompressed; `raw` is the open file (its
+    position tells how far the import has got)."""
+    name = path.name.lower()
+    if name.endswith((".tar.gz", ".tgz", ".tar")):
+        with tarfile.open(fileobj=raw, mode="r:*") as archive:
+            entries = sorted(
+                (m for m in archive.getmembers() if m.isfile() and _is_json_name(m.name)),
+                key=lambda m: m.name,
+            )
+            for entry in entries:
+                if entry.size > MAX_MEMBER_BYTES:
+                    raise IngestError(str(path), entry.name, "archive member is too large")
+                yield Member(f"{path}!{entry.name}", _tar_opener(archive, entry))
+        return
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(raw) as zipped:
+            for info in sorted(zipped.infolist(), key=lambda i: i.filename):
+                if info.is_dir() or not _is_json_name(info.filename):
+                    continue
+                if info.file_size > MAX_MEMBER_BYTES:
+                    raise IngestError(str(path), info.filename, "archive member is too large")
+                yield Member(f"{path}!{info.filename}", _zip_opener(zipped, info))
+        return
+    gzipped = name.endswith(".gz")
+
+    def reopen() -> IO[bytes]:
+        raw.seek(0)
+        if gzipped:
+            return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))  # leaves `raw` open
+        return open(raw.fileno(), "rb", closefd=False)
+
+    yield Member(str(path), reopen)
+
+
+def _is_json_name(name: str) -> bool:
+    lowered = name.lower()
+    return lowered.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz"))
+
+
+def _tar_opener(archive: tarfile.TarFile, entry: tarfile.TarInfo) -> Callable[[], IO[bytes]]:
+    def open_entry() -> IO[bytes]:
+        handle = archive.extractfile(entry)
+        assert handle is not None
+        if entry.name.lower().endswith(".gz"):
+            return cast(IO[bytes], gzip.GzipFile(fileobj=handle))
+        return handle
+
+    return open_entry
+
+
+def _zip_opener(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Callable[[], IO[bytes]]:
+    def open_entry() -> IO[bytes]:
+        handle: IO[bytes] = archive.open(info)
+        if info.filename.lower().endswith(".gz"):
+            return cast(IO[bytes], gzip.GzipFile(fileobj=handle))
+        return handle
+
+    return open_entry
+
+
+def read_member(member: Member) -> Iterator[SourceRecord]:
+    """Every record of one member, in order."""
+    with member.open() as stream:
+        head = stream.read(DETECT_BYTES)
+    start = head.lstrip()[:1]
+    if not start:
+        return
+    if start != b"{":
+        raise IngestError(member.name, "byte 0", "expected a JSON object or JSON Lines of objects")
+    if _looks_like_json_lines(head):
+        yield from _json_lines(member)
+    else:
+        yield from _json_document(member)
+
+
+def _looks_like_json_lines(head: bytes) -> bool:
+    """JSON Lines when the first line is a whole object that is not an API response."""
+    first, newline, _ = head.lstrip().partition(b"\n")
+    if not newline:
+        return False
+    try:
+        value = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and not any(key in value for key in LIST_KEYS)
+
+
+def _json_lines(member: Member) -> Iterator[SourceRecord]:
+    with member.open() as stream:
+        for number, line in enumerate(stream, start=1):
+            if len(line) > MAX_LINE_BYTES:
+                raise IngestError(member.name, f"line {number}", "line is longer than 64 MiB")
+            if not line.strip():
+                continue
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError as error:
+                raise IngestError(member.name, f"line {number}", f"invalid JSON: {error}") from None
+            yield _classify(value, member.name, f"line {number}")
+
+
+def _classify(value: Any, source: str, position: str) -> SourceRecord:
+    if isinstance(value, dict) and len(value) == 1:
+        ((key, inner),) = value.items()
+        if key in WRAPPERS:
+            return SourceRecord(WRAPPERS[key], position, inner)
+    if isinstance(value, dict):
+        if "cveChangeId" in value:
+            return SourceRecord("change", position, value)
+        if "matchCriteriaId" in value and "criteria" in value:
+            return SourceRecord("cpematch", position, value)
+        if "cpeNameId" in value:
+            return SourceRecord("cpe", position, value)
+        if isinstance(value.get("id"), str):
+            return SourceRecord("cve", position, value)
+    raise IngestError(source, position, "expected a CVE, CPE, match-criteria or change record")
+
+
+def _json_document(member: Member) -> Iterator[SourceRecord]:
+    list_key = _find_list_key(member)
+    kind, wrapper = LIST_KEYS[list_key]
+    with member.open() as stream:
+        index = -1
+        try:
+            for index, item in enumerate(ijson.items(stream, f"{list_key}.item", use_float=True)):
+                position = f"$.{list_key}[{index}]"
+                if not isinstance(item, dict) or wrapper not in item:
+                    raise IngestError(
+                        member.name, position, f"expected an object with key {wrapper!r}"
+                    )
+                yield SourceRecord(kind, f"{position}.{wrapper}", item[wrapper])
+        except ijson.JSONError as error:
+            raise IngestError(
+                member.name, f"after $.{list_key}[{index}]", f"invalid JSON: {error}"
+            ) from None
+
+
+def _find_list_key(member: Member) -> str:
+    with member.open() as stream:
+        try:
+            for prefix, event, value in ijson.parse(stream):
+                if prefix == "" and event == "map_key":
+                    if value in LIST_KEYS:
+                        return str(value)
+                    if value == "CVE_Items":
+                        raise IngestError(
+                            member.name,
+                            "$.CVE_Items",
+                            "NVD 1.1 feeds were retired in 2023; expected an NVD 2.0 feed or API response",
+                        )
+        except ijson.JSONError as error:
+            raise IngestError(member.name, "$", f"invalid JSON: {error}") from None
+    raise IngestError(
+        member.name,
+        "$",
+        "expected an NVD 2.0 response with vulnerabilities, products, matchStrings or cveChanges",
+    )

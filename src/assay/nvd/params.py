@@ -1,0 +1,115 @@
+"""Shared rules for NVD query strings: names, flags, integers, date pairs.
+
+Pure: used by every endpoint's query parser. NVD treats parameter names
+case-insensitively, treats a flag as on whenever it is present (clients send `hasKev`,
+`hasKev=` and `isVulnerable=True`), and answers every invalid request with a 404 whose
+`message` header gives the reason; `QueryError.reason` is that text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from assay.errors import InputError, QueryError
+from assay.nvd.dates import check_window, comparable_text, parse_nvd_datetime
+
+# Size limits for what a query may carry (a real NVD URL is far below these).
+MAX_PARAMETERS = 40
+MAX_VALUE_LENGTH = 2048
+INVALID_DATE = "Invalid ISO 8601 date/time format, see documentation."
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """An inclusive time window, both ends in the stored text form (UTC, `.mmm`)."""
+
+    start: str
+    end: str
+
+
+class RawQuery:
+    """Query parameters keyed by their canonical wire name, validated against a whitelist."""
+
+    def __init__(self, pairs: Iterable[tuple[str, str]], known: Iterable[str]) -> None:
+        canonical = {name.lower(): name for name in known}
+        self.values: dict[str, str] = {}
+        for count, (raw_name, value) in enumerate(pairs, start=1):
+            if count > MAX_PARAMETERS:
+                raise QueryError("query", f"Too many parameters: at most {MAX_PARAMETERS}")
+            name = canonical.get(raw_name.lower())
+            if name is None:
+                raise QueryError(raw_name, f"Invalid parameter: {printable(raw_name)}")
+            if len(value) > MAX_VALUE_LENGTH:
+                raise QueryError(name, f"{name} is too long: at most {MAX_VALUE_LENGTH} characters")
+            # NVD's behaviour for repeated parameters is unknown; the first one wins.
+            self.values.setdefault(name, value)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.values
+
+    def get(self, name: str) -> str | None:
+        return self.values.get(name)
+
+    def flag(self, name: str) -> bool:
+        """A flag is on when present, whatever its value."""
+        return name in self.values
+
+    def text(self, name: str) -> str | None:
+        """A non-empty, stripped text value, or None when absent."""
+        value = self.values.get(name)
+        if value is None:
+            return None
+        value = value.strip()
+        if not value:
+            raise QueryError(name, f"{name} requires a value")
+        return value
+
+    def integer(self, name: str, *, default: int, maximum: int | None = None) -> int:
+        value = self.values.get(name)
+        if value is None:
+            return default
+        value = value.strip()
+        if not value.isdigit() or not value.isascii():
+            bound = f" from 0 to {maximum}" if maximum is not None else " of at least 0"
+            raise QueryError(
+                name, f"Invalid {name}: expected an integer{bound}, found '{printable(value)}'"
+            )
+        number = int(value[:18])  # longer digit strings are past any limit anyway
+        if len(value) > 18:
+            number = 10**18
+        if maximum is not None and number > maximum:
+            raise QueryError(name, f"{name} parameter cannot exceed {maximum}")
+        return number
+
+    def window(self, start_name: str, end_name: str, *, max_days: int = 120) -> Window | None:
+        """A date pair: both or neither, valid ISO 8601, at most `max_days` long."""
+        start_text, end_text = self.values.get(start_name), self.values.get(end_name)
+        if start_text is None and end_text is None:
+            return None
+        if start_text is None or end_text is None:
+            missing = start_name if start_text is None else end_name
+            raise QueryError(
+                missing, f"Both {start_name} and {end_name} are required when either is present"
+            )
+        start = _date(start_name, start_text)
+        end = _date(end_name, end_text)
+        try:
+            check_window(start, end, max_days=max_days)
+        except InputError as error:
+            raise QueryError(start_name, f"{start_name}/{end_name}: {error.reason}") from None
+        return Window(comparable_text(start, ceil=True), comparable_text(end))
+
+
+def _date(name: str, text: str) -> datetime:
+    try:
+        return parse_nvd_datetime(text)
+    except InputError:
+        raise QueryError(name, f"{INVALID_DATE} ({name})") from None
+
+
+def printable(text: str) -> str:
+    """Header-safe rendering of user text: ASCII, no control characters, bounded."""
+    safe = "".join(ch if " " <= ch <= "~" else "?" for ch in text[:80])
+    return safe + ("..." if len(text) > 80 else "")

@@ -1,0 +1,120 @@
+"""The HTTP service: NVD API 2.0 paths, answered from a store.
+
+Handlers stay thin: parse the query (pure), ask the store (in a worker thread),
+render NVD's envelope. Every path is served with and without a trailing slash, for
+GET, HEAD and OPTIONS, and again under `/compat/nvd-api/` with the fields NVD added
+after 2023 left out (for clients such as nvd-api 0.9.1 that reject unknown fields).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from assay.errors import QueryError, StoreError
+from assay.nvd.cve_query import parse_cve_query
+from assay.nvd.server.openapi import docs_page, openapi_document
+from assay.nvd.server.responses import (
+    CORS_PREFLIGHT,
+    envelope,
+    json_response,
+    legacy_cve,
+    nvd_error,
+)
+from assay.nvd.storage import Store, open_store
+
+API_PREFIX = "/rest/json"
+LEGACY_PREFIX = "/compat/nvd-api/rest/json"
+MAX_QUERY_BYTES = 16 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    legacy_fields_only: bool = False  # serve every path as under /compat/nvd-api/
+
+
+class NvdApi:
+    """The request handlers, bound to one store."""
+
+    def __init__(self, store: Store, settings: ServerSettings) -> None:
+        self.store = store
+        self.settings = settings
+
+    def cves(self, *, legacy: bool) -> Callable[[Request], object]:
+        async def handle(request: Request) -> Response:
+            if request.method == "OPTIONS":
+                return Response(b"", headers=CORS_PREFLIGHT)
+            if len(request.scope.get("query_string", b"")) > MAX_QUERY_BYTES:
+                return nvd_error(f"Query string is longer than {MAX_QUERY_BYTES} bytes")
+            try:
+                query = parse_cve_query(request.query_params.multi_items())
+            except QueryError as error:
+                return nvd_error(error.reason)
+            try:
+                page = await run_in_threadpool(self.store.search_cves, query)
+            except StoreError:
+                return nvd_error("The store is unavailable", status=503)
+            records = page.records
+            if legacy or self.settings.legacy_fields_only:
+                records = [legacy_cve(record) for record in records]
+            body = envelope(
+                format_name="NVD_CVE",
+                list_key="vulnerabilities",
+                wrapper="cve",
+                start_index=query.start_index,
+                total=page.total,
+                records=records,
+            )
+            return json_response(body, head=request.method == "HEAD")
+
+        return handle
+
+
+def api_routes(
+    path: str, make: Callable[[bool], Callable[[Request], object]]
+) -> Iterable[BaseRoute]:
+    """A path with and without its trailing slash, plain and legacy-compatible."""
+    for prefix, legacy in ((API_PREFIX, False), (LEGACY_PREFIX, True)):
+        endpoint = make(legacy)
+        for suffix in ("", "/"):
+            yield Route(
+                f"{prefix}{path}{suffix}",
+                endpoint,
+                methods=["GET", "HEAD", "OPTIONS"],
+            )
+
+
+def create_app(store: Store, settings: ServerSettings | None = None) -> Starlette:
+    api = NvdApi(store, settings or ServerSettings())
+    routes: list[BaseRoute] = [
+        *api_routes("/cves/2.0", lambda legacy: api.cves(legacy=legacy)),
+        Route("/openapi.json", _openapi, methods=["GET", "HEAD"]),
+        Route("/docs", _docs, methods=["GET", "HEAD"]),
+    ]
+    app = Starlette(routes=routes)
+    app.state.store = store
+    return app
+
+
+async def _openapi(request: Request) -> Response:
+    return Response(openapi_document(), media_type="application/json")
+
+
+async def _docs(request: Request) -> Response:
+    return HTMLResponse(docs_page())
+
+
+def app_from_environment() -> Starlette:
+    """Factory for `uvicorn --factory` (used with several workers): reads `ASSAY_STORE`."""
+    from assay.config import default_store_url
+
+    store = open_store(default_store_url())
+    legacy = os.environ.get("ASSAY_LEGACY_FIELDS_ONLY") == "1"
+    return create_app(store, ServerSettings(legacy_fields_only=legacy))

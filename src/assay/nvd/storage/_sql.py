@@ -1,0 +1,237 @@
+"""Query translation: a validated query becomes SQL text plus parameters, per dialect.
+
+Pure (no database import), so every translation can be unit-tested. Values only ever
+travel as bound parameters; the SQL text is assembled from fixed fragments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from assay.nvd.cpe import Cpe
+from assay.nvd.cve_query import CveQuery, VersionBound
+from assay.nvd.versions import version_key
+
+# CPE component columns of the criteria table, in CPE order.
+COMPONENT_COLUMNS = (
+    "part", "vendor", "product", "version", "cpe_update", "edition",
+    "cpe_language", "sw_edition", "target_sw", "target_hw", "other",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """What differs between backends: placeholders and full-text search."""
+
+    name: str
+    placeholder: str
+
+    def keyword_condition(self, builder: SqlBuilder, words: Sequence[str], exact: bool) -> str:
+        if self.name == "sqlite":
+            return (
+                "c.id IN (SELECT rowid FROM cve_text WHERE cve_text MATCH "
+                f"{builder.param(fts5_expression(words, exact))})"
+            )
+        return (
+            "c.search_vector @@ to_tsquery('simple', "
+            f"{builder.param(tsquery_expression(words, exact))})"
+        )
+
+
+SQLITE = Dialect("sqlite", "?")
+POSTGRES = Dialect("postgres", "%s")
+
+
+@dataclass(slots=True)
+class SqlBuilder:
+    dialect: Dialect
+    params: list[object] = field(default_factory=list)
+
+    def param(self, value: object) -> str:
+        self.params.append(value)
+        return self.dialect.placeholder
+
+    def params_in(self, values: Sequence[object]) -> str:
+        return "(" + ", ".join(self.param(value) for value in values) + ")"
+
+
+def fts5_expression(words: Sequence[str], exact: bool) -> str:
+    """Each word a prefix of some word of the text (AND), or the whole phrase exactly.
+
+    Quoting hands each word to FTS5's own tokenizer, so `cross-site` becomes the
+    phrase `cross site`, exactly as the indexed text was split.
+    """
+    quoted = ['"' + word.replace('"', '""') + '"' for word in words]
+    if exact:
+        return '"' + " ".join(words).replace('"', '""') + '"'
+    return " AND ".join(f"{q}*" for q in quoted)
+
+
+def tsquery_expression(words: Sequence[str], exact: bool) -> str:
+    """PostgreSQL's equivalent of `fts5_expression` over the 'simple' configuration."""
+    token_groups = [_tokens(word) for word in words]
+    token_groups = [group for group in token_groups if group]
+    if not token_groups:
+        return "''"
+    if exact:
+        return " <-> ".join(token for group in token_groups for token in group)
+    return " & ".join(
+        "(" + " <-> ".join([*group[:-1], group[-1] + ":*"]) + ")" for group in token_groups
+    )
+
+
+def _tokens(word: str) -> list[str]:
+    out: list[str] = []
+    current: list[str] = []
+    for ch in word.lower():
+        if ch.isalnum():
+            current.append(ch)
+        elif current:
+            out.append("".join(current))
+            current = []
+    if current:
+        out.append("".join(current))
+    return out
+
+
+def cve_where(query: CveQuery, builder: SqlBuilder) -> str:
+    """The WHERE clause (over `cve c`) of a CVE query; `1 = 1` when unfiltered."""
+    p = builder.param
+    conditions: list[str] = []
+    if query.cve_id is not None:
+        conditions.append(f"c.cve_id = {p(query.cve_id)}")
+    if query.cve_ids is not None:
+        conditions.append(f"c.cve_id IN {builder.params_in(query.cve_ids)}")
+    if query.no_rejected:
+        conditions.append("c.rejected = 0")
+    if query.has_kev:
+        conditions.append("c.kev_added IS NOT NULL")
+    for column, window in (
+        ("c.published", query.pub_window),
+        ("c.last_modified", query.last_mod_window),
+        ("c.kev_added", query.kev_window),
+    ):
+        if window is not None:
+            conditions.append(f"{column} BETWEEN {p(window.start)} AND {p(window.end)}")
+
+    facets: list[tuple[str, str]] = []
+    if query.cve_tag is not None:
+        facets.append(("tag", query.cve_tag))
+    if query.cwe_id is not None:
+        facets.append(("cwe", query.cwe_id))
+    if query.source_identifier is not None:
+        facets.append(("source", query.source_identifier))
+    if query.cvss_severity is not None:
+        version, severity = query.cvss_severity
+        facets.append((f"sev{version}", severity))
+    for flag, kind in (
+        (query.has_cert_alerts, "certAlert"),
+        (query.has_cert_notes, "certNote"),
+        (query.has_oval, "oval"),
+    ):
+        if flag:
+            facets.append((kind, "1"))
+    for kind, value in facets:
+        conditions.append(
+            f"c.id IN (SELECT cve FROM cve_facet WHERE kind = {p(kind)} AND value = {p(value)})"
+        )
+    if query.cvss_metrics is not None:
+        version, pairs = query.cvss_metrics
+        # All pairs must come from one vector (one metric entry), not from several.
+        conditions.append(
+            f"c.id IN (SELECT cve FROM cve_facet WHERE kind = {p('vec' + version)} "
+            f"AND value IN {builder.params_in(pairs)} "
+            f"GROUP BY cve, grp HAVING COUNT(*) = {p(len(pairs))})"
+        )
+    if query.keywords:
+        searchable = [word for word in query.keywords if any(ch.isalnum() for ch in word)]
+        if searchable:
+            conditions.append(
+                builder.dialect.keyword_condition(builder, searchable, query.keyword_exact)
+            )
+        else:
+            conditions.append("1 = 0")  # punctuation alone is no word of any description
+    if query.cpe_name is not None:
+        conditions.append(
+            "c.id IN (SELECT cve FROM cve_criteria WHERE "
+            + cpe_name_condition(query.cpe_name, query.is_vulnerable, builder)
+            + ")"
+        )
+    elif query.virtual_match is not None:
+        conditions.append(
+            "c.id IN (SELECT cve FROM cve_criteria WHERE "
+            + virtual_match_condition(
+                query.virtual_match, query.version_start, query.version_end, builder
+            )
+            + ")"
+        )
+    return " AND ".join(conditions) if conditions else "1 = 1"
+
+
+def cpe_name_condition(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> str:
+    """Criteria rows a concrete CPE name falls under (version ranges included)."""
+    p = builder.param
+    parts: list[str] = []
+    components = name.components
+    for index, column in enumerate(COMPONENT_COLUMNS):
+        value = components[index]
+        if index == 3:
+            parts.append(_name_version_condition(value, builder))
+        elif value != "*":
+            parts.append(f"{column} IN ({p(value)}, '*')")
+    if vulnerable_only:
+        parts.append("vulnerable = 1")
+    return " AND ".join(parts)
+
+
+def _name_version_condition(version: str, builder: SqlBuilder) -> str:
+    p = builder.param
+    if version in ("*", "-"):
+        # A name without a concrete version cannot be placed in a range: it matches
+        # criteria for any version (documented in docs/nvd-compatibility.md).
+        return "1 = 1" if version == "*" else "version IN ('-', '*')"
+    key = version_key(version)
+    return (
+        f"(version = {p(version)} OR version = '*'"
+        f" AND (start_key IS NULL OR start_key < {p(key)} OR start_inclusive = 1 AND start_key = {p(key)})"
+        f" AND (end_key IS NULL OR end_key > {p(key)} OR end_inclusive = 1 AND end_key = {p(key)}))"
+    )
+
+
+def virtual_match_condition(
+    match: Cpe,
+    start: VersionBound | None,
+    end: VersionBound | None,
+    builder: SqlBuilder,
+) -> str:
+    """Criteria rows whose own components equal every non-`*` component of `match`,
+    and whose version overlaps the requested range."""
+    p = builder.param
+    parts = [
+        f"{column} = {p(value)}"
+        for column, value in zip(COMPONENT_COLUMNS, match.components, strict=True)
+        if value != "*"
+    ]
+    if start is not None or end is not None:
+        literal: list[str] = ["version_key IS NOT NULL"]
+        ranged: list[str] = ["version = '*'"]
+        if start is not None:
+            s = version_key(start.version)
+            literal.append(
+                f"(version_key > {p(s)}"
+                + (f" OR version_key = {p(s)})" if start.inclusive else ")")
+            )
+            touching = " AND end_inclusive = 1" if start.inclusive else " AND 1 = 0"
+            ranged.append(f"(end_key IS NULL OR end_key > {p(s)} OR end_key = {p(s)}{touching})")
+        if end is not None:
+            e = version_key(end.version)
+            literal.append(
+                f"(version_key < {p(e)}" + (f" OR version_key = {p(e)})" if end.inclusive else ")")
+            )
+            touching = " AND start_inclusive = 1" if end.inclusive else " AND 1 = 0"
+            ranged.append(
+                f"(start_key IS NULL OR start_key < {p(e)} OR start_key = {p(e)}{touching})"
+            )
+        parts.append("((" + " AND ".join(literal) + ") OR (" + " AND ".join(ranged) + "))")
+    return " AND ".join(parts) if parts else "1 = 1"

@@ -1,0 +1,314 @@
+"""The embedded store: stdlib `sqlite3`, one file, WAL mode, a connection per thread."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from array import array
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from assay.errors import StoreError
+from assay.nvd.cve_query import CveQuery
+from assay.nvd.cve_record import CveFacts
+from assay.nvd.storage._cache import ResultCache
+from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
+from assay.nvd.storage.interface import Page, UpsertCounts
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = "1"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cve (
+    id INTEGER PRIMARY KEY,
+    cve_id TEXT NOT NULL UNIQUE,
+    published TEXT NOT NULL,
+    last_modified TEXT NOT NULL,
+    vuln_status TEXT NOT NULL,
+    rejected INTEGER NOT NULL,
+    kev_added TEXT,
+    record BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cve_by_published ON cve (published, cve_id);
+CREATE INDEX IF NOT EXISTS cve_by_last_modified ON cve (last_modified);
+CREATE INDEX IF NOT EXISTS cve_by_kev ON cve (kev_added) WHERE kev_added IS NOT NULL;
+CREATE TABLE IF NOT EXISTS cve_facet (
+    cve INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    grp INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cve_facet_by_value ON cve_facet (kind, value, cve);
+CREATE INDEX IF NOT EXISTS cve_facet_by_cve ON cve_facet (cve);
+CREATE TABLE IF NOT EXISTS cve_criteria (
+    cve INTEGER NOT NULL,
+    vulnerable INTEGER NOT NULL,
+    part TEXT NOT NULL, vendor TEXT NOT NULL, product TEXT NOT NULL, version TEXT NOT NULL,
+    cpe_update TEXT NOT NULL, edition TEXT NOT NULL, cpe_language TEXT NOT NULL,
+    sw_edition TEXT NOT NULL, target_sw TEXT NOT NULL, target_hw TEXT NOT NULL,
+    other TEXT NOT NULL,
+    version_key BLOB,
+    start_key BLOB, start_inclusive INTEGER NOT NULL,
+    end_key BLOB, end_inclusive INTEGER NOT NULL,
+    match_criteria_id TEXT
+);
+CREATE INDEX IF NOT EXISTS cve_criteria_by_product ON cve_criteria (product, vendor);
+CREATE INDEX IF NOT EXISTS cve_criteria_by_cve ON cve_criteria (cve);
+CREATE INDEX IF NOT EXISTS cve_criteria_by_id ON cve_criteria (match_criteria_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS cve_text USING fts5 (
+    description, tokenize = 'unicode61 remove_diacritics 2'
+);
+"""
+
+PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA temp_store = MEMORY",
+    "PRAGMA cache_size = -65536",
+    "PRAGMA mmap_size = 1073741824",
+    "PRAGMA busy_timeout = 30000",
+)
+
+CRITERIA_INSERT = (
+    "INSERT INTO cve_criteria (cve, vulnerable, part, vendor, product, version, cpe_update, "
+    "edition, cpe_language, sw_edition, target_sw, target_hw, other, version_key, start_key, "
+    "start_inclusive, end_key, end_inclusive, match_criteria_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def path_from_url(url: str) -> Path:
+    """`sqlite:///abs/path.db`, `sqlite:relative.db` or a bare path."""
+    if url.startswith("sqlite:///"):
+        return Path("/" + url.removeprefix("sqlite:///").lstrip("/"))
+    if url.startswith("sqlite:"):
+        return Path(url.removeprefix("sqlite:").removeprefix("//"))
+    return Path(url)
+
+
+class SqliteStore:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.path = path_from_url(url)
+        self._local = threading.local()
+        self._cache = ResultCache()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = self._connection()
+            with connection:
+                connection.executescript(SCHEMA)
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?), ('generation', '0')",
+                    (SCHEMA_VERSION,),
+                )
+        except (sqlite3.Error, OSError) as error:
+            raise StoreError(f"cannot open the SQLite store at {self.path}: {error}") from error
+
+    def _connection(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            for pragma in PRAGMAS:
+                connection.execute(pragma)
+            self._local.connection = connection
+        return connection
+
+    def close(self) -> None:
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
+
+    # -- meta ------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        connection = self._connection()
+        with connection:
+            connection.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def _generation(self, connection: sqlite3.Connection) -> int:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0])
+
+    # -- CVEs ------------------------------------------------------------------------
+
+    def count_cves(self) -> int:
+        return int(self._connection().execute("SELECT count(*) FROM cve").fetchone()[0])
+
+    def upsert_cves(self, batch: Sequence[CveFacts]) -> UpsertCounts:
+        counts = UpsertCounts()
+        latest = _latest_per_id(batch)
+        counts.unchanged += len(batch) - len(latest)
+        connection = self._connection()
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            existing = self._existing(connection, list(latest))
+            for facts in latest.values():
+                current = existing.get(facts.cve_id)
+                if current is None:
+                    row_id = self._insert_cve(connection, facts)
+                    counts.added += 1
+                else:
+                    row_id, last_modified, record = current
+                    if facts.last_modified < last_modified or facts.record == record:
+                        counts.unchanged += 1
+                        continue
+                    self._replace_cve(connection, row_id, facts)
+                    counts.updated += 1
+                self._insert_derived(connection, row_id, facts)
+            if counts.added or counts.updated:
+                connection.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+                )
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+        return counts
+
+    def _existing(
+        self, connection: sqlite3.Connection, cve_ids: list[str]
+    ) -> dict[str, tuple[int, str, bytes]]:
+        found: dict[str, tuple[int, str, bytes]] = {}
+        for chunk in _chunks(cve_ids, 500):
+            marks = ", ".join("?" * len(chunk))
+            for cve_id, row_id, last_modified, record in connection.execute(
+                f"SELECT cve_id, id, last_modified, record FROM cve WHERE cve_id IN ({marks})",
+                chunk,
+            ):
+                found[cve_id] = (row_id, last_modified, record)
+        return found
+
+    def _insert_cve(self, connection: sqlite3.Connection, facts: CveFacts) -> int:
+        cursor = connection.execute(
+            "INSERT INTO cve (cve_id, published, last_modified, vuln_status, rejected, kev_added, record) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                facts.cve_id,
+                facts.published,
+                facts.last_modified,
+                facts.vuln_status,
+                int(facts.rejected),
+                facts.kev_added,
+                facts.record,
+            ),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def _replace_cve(self, connection: sqlite3.Connection, row_id: int, facts: CveFacts) -> None:
+        connection.execute(
+            "UPDATE cve SET published = ?, last_modified = ?, vuln_status = ?, rejected = ?, "
+            "kev_added = ?, record = ? WHERE id = ?",
+            (
+                facts.published,
+                facts.last_modified,
+                facts.vuln_status,
+                int(facts.rejected),
+                facts.kev_added,
+                facts.record,
+                row_id,
+            ),
+        )
+        connection.execute("DELETE FROM cve_facet WHERE cve = ?", (row_id,))
+        connection.execute("DELETE FROM cve_criteria WHERE cve = ?", (row_id,))
+        connection.execute("DELETE FROM cve_text WHERE rowid = ?", (row_id,))
+
+    def _insert_derived(self, connection: sqlite3.Connection, row_id: int, facts: CveFacts) -> None:
+        connection.executemany(
+            "INSERT INTO cve_facet (cve, kind, value, grp) VALUES (?, ?, ?, ?)",
+            [(row_id, kind, value, group) for kind, value, group in facts.facets],
+        )
+        connection.executemany(
+            CRITERIA_INSERT,
+            [
+                (
+                    row_id,
+                    int(c.vulnerable),
+                    *c.components,
+                    c.version_key,
+                    c.start_key,
+                    int(c.start_inclusive),
+                    c.end_key,
+                    int(c.end_inclusive),
+                    c.match_criteria_id,
+                )
+                for c in facts.criteria
+            ],
+        )
+        if facts.search_text:
+            connection.execute(
+                "INSERT INTO cve_text (rowid, description) VALUES (?, ?)",
+                (row_id, facts.search_text),
+            )
+
+    def search_cves(self, query: CveQuery) -> Page:
+        connection = self._connection()
+        builder = SqlBuilder(SQLITE)
+        where = cve_where(query, builder)
+        if query.cve_id is not None:
+            # At most one row: no ordering, no cache.
+            rows = connection.execute(
+                f"SELECT c.record FROM cve c WHERE {where}",
+                builder.params,
+            ).fetchall()
+            total = len(rows)
+            window = rows[query.start_index : query.start_index + query.results_per_page]
+            return Page(total, [row[0] for row in window])
+        key = (self._generation(connection), query.filter_key)
+        ids = self._cache.get(key)
+        if ids is None:
+            ids = array(
+                "q",
+                (
+                    row[0]
+                    for row in connection.execute(
+                        f"SELECT c.id FROM cve c WHERE {where} ORDER BY c.published, c.cve_id",
+                        builder.params,
+                    )
+                ),
+            )
+            self._cache.put(key, ids)
+        page_ids = ids[query.start_index : query.start_index + query.results_per_page]
+        return Page(len(ids), self._records(connection, page_ids))
+
+    def _records(self, connection: sqlite3.Connection, ids: Iterable[int]) -> list[bytes]:
+        wanted = list(ids)
+        if not wanted:
+            return []
+        by_id: dict[int, bytes] = {}
+        for chunk in _chunks(wanted, 1000):
+            marks = ", ".join("?" * len(chunk))
+            by_id.update(
+                connection.execute(
+                    f"SELECT id, record FROM cve WHERE id IN ({marks})",
+                    chunk,
+                ).fetchall()
+            )
+        return [by_id[row_id] for row_id in wanted if row_id in by_id]
+
+
+def _latest_per_id(batch: Sequence[CveFacts]) -> dict[str, CveFacts]:
+    latest: dict[str, CveFacts] = {}
+    for facts in batch:
+        current = latest.get(facts.cve_id)
+        if current is None or facts.last_modified >= current.last_modified:
+            latest[facts.cve_id] = facts
+    return latest
+
+
+def _chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
