@@ -76,8 +76,9 @@ CODES: dict[str, str] = {
     "input-attestation-uri": "each inputAttestations entry should carry a uri",
     "dependency-count": "dependencyLevels counts must be non-negative integers",
     "version-format": "a version must be <MAJOR>.<MINOR>",
-    "too-deep": "the document nests deeper than the validator descends",
+    "not-json": "a line of a JSON Lines bundle is not JSON",
+    "predicate-type-mismatch": "the predicateType listed beside a bundle differs from its statement's",
     "payload-type": "the DSSE payloadType is not an in-toto type",
     "payload-encoding": "the DSSE payload is not valid base64 or JSON",
-    "bundle-content": "the Sigstore bundle carries no DSSE envelope",
+    "bundle-content": "a bundle or wrapper carries no usable DSSE envelope",
 }

@@ -235,25 +235,26 @@ class Statement(JSONView):
 
     def provenance_v1(self) -> ProvenanceV1:
         """The predicate as SLSA provenance v1 (raises if `predicateType` differs)."""
-        from assay.attestation.provenance import ProvenanceV1  # noqa: PLC0415 - import cycle
+        # Imported here: the predicate modules import this one.
+        from assay.attestation.provenance import ProvenanceV1
 
         return ProvenanceV1._wrap(self._predicate_for(PROVENANCE_V1))
 
     def provenance_v02(self) -> ProvenanceV02:
         """The predicate as SLSA provenance v0.2 (raises if `predicateType` differs)."""
-        from assay.attestation.provenance import ProvenanceV02  # noqa: PLC0415 - import cycle
+        from assay.attestation.provenance import ProvenanceV02
 
         return ProvenanceV02._wrap(self._predicate_for(PROVENANCE_V02))
 
     def provenance_v01(self) -> ProvenanceV01:
         """The predicate as SLSA provenance v0.1 (raises if `predicateType` differs)."""
-        from assay.attestation.provenance import ProvenanceV01  # noqa: PLC0415 - import cycle
+        from assay.attestation.provenance import ProvenanceV01
 
         return ProvenanceV01._wrap(self._predicate_for(PROVENANCE_V01))
 
     def verification_summary_v1(self) -> VerificationSummaryV1:
         """The predicate as a verification summary v1 (raises if `predicateType` differs)."""
-        from assay.attestation.vsa import VerificationSummaryV1  # noqa: PLC0415 - import cycle
+        from assay.attestation.vsa import VerificationSummaryV1
 
         return VerificationSummaryV1._wrap(self._predicate_for(VSA_V1))
 

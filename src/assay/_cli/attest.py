@@ -1,0 +1,181 @@
+"""`assay attest validate | migrate | schema`: check, upgrade and describe attestations."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
+from assay.attestation import _json
+from assay.attestation.constants import MAX_FILE_BYTES
+from assay.attestation.documents import Document, read_documents
+from assay.attestation.findings import Severity
+from assay.attestation.migrate import migrate
+from assay.attestation.schema import SCHEMA_NAMES, json_schema
+from assay.errors import AttestationError
+
+SIGNATURE_NOTE = "signatures were not checked; use `assay attest verify-signature` to verify them"
+
+
+def register(tree: CommandTree) -> None:
+    group = tree.group("attest", help="Work with attestations.")
+    check = group.add_parser(
+        "validate",
+        help="Check statements, DSSE envelopes and Sigstore bundles against the SLSA formats.",
+        description="Check each FILE (a statement, DSSE envelope, Sigstore bundle v0.1-v0.3 "
+        "or a .intoto.jsonl bundle of them) against SLSA provenance v1, v0.2, v0.1 and the "
+        "verification summary v1. Signatures are not checked. Exit 0 when every file is "
+        "valid, 1 when one is invalid, 2 when one cannot be read.",
+    )
+    check.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    check.add_argument("--json", action="store_true", help="print a JSON report")
+    check.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    check.set_defaults(handler=_validate)
+
+    upgrade = group.add_parser(
+        "migrate",
+        help="Rewrite SLSA provenance v0.1 or v0.2 as v1.",
+        description="Rewrite the provenance in FILE as SLSA provenance v1 (in an in-toto "
+        "Statement v1), following the spec's migration tables. Fields that cannot be "
+        "carried over are listed on stderr. The result is unsigned.",
+    )
+    upgrade.add_argument("file", type=Path, metavar="FILE")
+    upgrade.add_argument("--out", type=Path, metavar="FILE", help="write here, not stdout")
+    upgrade.set_defaults(handler=_migrate)
+
+    schema = group.add_parser(
+        "schema",
+        help="Print a JSON Schema (Draft 2020-12) for a statement or predicate.",
+        description="Print the JSON Schema called NAME.",
+    )
+    schema.add_argument("name", choices=SCHEMA_NAMES, metavar="NAME", help=", ".join(SCHEMA_NAMES))
+    schema.set_defaults(handler=_schema)
+
+
+def read_input(path: Path) -> bytes:
+    """At most MAX_FILE_BYTES of `path`; raises AttestationError for anything unusable."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        raise AttestationError(str(path), f"cannot read: {error.strerror or error}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise AttestationError(str(path), f"expected at most {MAX_FILE_BYTES} bytes, found more")
+    return data
+
+
+def _validate(args: argparse.Namespace) -> int:
+    strict: bool = args.strict
+    reports: list[dict[str, Any]] = []
+    code = EXIT_OK
+    for path in args.files:
+        try:
+            documents = read_documents(read_input(path))
+        except AttestationError as error:
+            reports.append({"file": str(path), "readable": False, "error": error.reason})
+            code = EXIT_UNUSABLE
+            continue
+        report = _file_report(path, documents, strict=strict)
+        if not report["valid"] and code == EXIT_OK:
+            code = EXIT_FAILED
+        reports.append(report)
+    if args.json:
+        summary = {
+            "valid": code == EXIT_OK,
+            "strict": strict,
+            "signaturesChecked": False,
+            "note": SIGNATURE_NOTE,
+            "files": reports,
+        }
+        sys.stdout.write(_json.dumps(summary, pretty=True).decode() + "\n")
+    else:
+        _print_reports(reports)
+    return code
+
+
+def _failing(document: Document, *, strict: bool) -> bool:
+    return any(strict or f.severity is Severity.ERROR for f in document.findings)
+
+
+def _file_report(path: Path, documents: list[Document], *, strict: bool) -> dict[str, Any]:
+    entries = []
+    for document in documents:
+        entries.append(
+            {
+                "location": document.location,
+                "kind": document.kind,
+                "payloadType": document.payload_type,
+                "predicateType": document.predicate_type,
+                "valid": not _failing(document, strict=strict),
+                "signaturesChecked": document.signatures_checked,
+                "findings": [f.to_dict() for f in document.findings],
+            }
+        )
+    return {
+        "file": str(path),
+        "readable": True,
+        "valid": all(entry["valid"] for entry in entries),
+        "documents": entries,
+    }
+
+
+_STYLE = {"error": "bold red", "warning": "yellow"}
+
+
+def _print_reports(reports: list[dict[str, Any]]) -> None:
+    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    for report in reports:
+        name = escape(report["file"])
+        if not report["readable"]:
+            console.print(f"[bold red]unreadable[/] {name}: {escape(report['error'])}")
+            continue
+        verdict = "[bold green]valid[/]" if report["valid"] else "[bold red]invalid[/]"
+        console.print(f"{verdict} {name}")
+        for entry in report["documents"]:
+            where = f"{entry['location']}: " if entry["location"] else ""
+            kind = entry["kind"]
+            what = entry["predicateType"] or "no statement"
+            console.print(f"  {escape(where)}{escape(kind)}, {escape(what)}")
+            for finding in entry["findings"]:
+                style = _STYLE[finding["severity"]]
+                console.print(
+                    f"    [{style}]{finding['severity']}[/] {escape(finding['path'])}: "
+                    f"{escape(finding['message'])} [dim]\\[{finding['code']}][/]"
+                )
+    console.print(f"[dim]note: {escape(SIGNATURE_NOTE)}[/]")
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    documents = read_documents(read_input(args.file))
+    outputs: list[bytes] = []
+    for document in documents:
+        if document.statement is None:
+            where = f"{args.file} {document.location}".strip()
+            reason = document.findings[0].message if document.findings else "no statement"
+            raise AttestationError(where, reason)
+        result = migrate(document.statement)
+        pretty = len(documents) == 1
+        outputs.append(result.statement.to_json(pretty=pretty))
+        prefix = f"{document.location}: " if document.location else ""
+        for loss in result.losses:
+            print(f"{prefix}not carried over: {loss.path}: {loss.reason}", file=sys.stderr)
+    print("note: the migrated statement is unsigned", file=sys.stderr)
+    text = b"\n".join(outputs) + b"\n"
+    if args.out is None:
+        sys.stdout.write(text.decode())
+    else:
+        try:
+            args.out.write_bytes(text)
+        except OSError as error:
+            raise AttestationError(str(args.out), f"cannot write: {error.strerror}") from None
+    return EXIT_OK
+
+
+def _schema(args: argparse.Namespace) -> int:
+    sys.stdout.write(_json.dumps(json_schema(args.name), pretty=True).decode() + "\n")
+    return EXIT_OK
