@@ -313,6 +313,16 @@ def descriptor_list(
         wrong_type(out, where, "an array of resource descriptors", value)
         return
     for index, item in enumerate(value):
+        if item is None or item == {}:
+            # Unset, null and empty read alike: an empty entry describes nothing.
+            add(
+                out,
+                f"{where}[{index}]",
+                "descriptor-empty",
+                WARNING,
+                "expected at least one of uri, digest or content, found an empty entry",
+            )
+            continue
         descriptor(out, item, f"{where}[{index}]", style)
 
 
