@@ -205,33 +205,42 @@ def virtual_match_condition(
     end: VersionBound | None,
     builder: SqlBuilder,
 ) -> str:
-    """Criteria rows whose own components equal every non-`*` component of `match`,
-    and whose version overlaps the requested range."""
+    """Criteria rows whose own components equal every non-`*` component of `match`
+    (a criteria `*` does not satisfy a requested value), and whose version overlaps the
+    requested one: a literal version in `match` is the range [v, v]; versionStart and
+    versionEnd bound it; a criteria's literal version is a one-point range, its `*` the
+    range its bounds give (unbounded without them), and `-` overlaps nothing."""
     p = builder.param
     parts = [
         f"{column} = {p(value)}"
-        for column, value in zip(COMPONENT_COLUMNS, match.components, strict=True)
-        if value != "*"
+        for index, (column, value) in enumerate(
+            zip(COMPONENT_COLUMNS, match.components, strict=True)
+        )
+        if value != "*" and index != 3
     ]
-    if start is not None or end is not None:
-        literal: list[str] = ["version_key IS NOT NULL"]
-        ranged: list[str] = ["version = '*'"]
-        if start is not None:
-            s = version_key(start.version)
-            literal.append(
-                f"(version_key > {p(s)}"
-                + (f" OR version_key = {p(s)})" if start.inclusive else ")")
-            )
-            touching = " AND end_inclusive = 1" if start.inclusive else " AND 1 = 0"
-            ranged.append(f"(end_key IS NULL OR end_key > {p(s)} OR end_key = {p(s)}{touching})")
-        if end is not None:
-            e = version_key(end.version)
-            literal.append(
-                f"(version_key < {p(e)}" + (f" OR version_key = {p(e)})" if end.inclusive else ")")
-            )
-            touching = " AND start_inclusive = 1" if end.inclusive else " AND 1 = 0"
-            ranged.append(
-                f"(start_key IS NULL OR start_key < {p(e)} OR start_key = {p(e)}{touching})"
-            )
-        parts.append("((" + " AND ".join(literal) + ") OR (" + " AND ".join(ranged) + "))")
-    return " AND ".join(parts) if parts else "1 = 1"
+    requested = match.version
+    if requested == "-":
+        parts.append("version = '-'")
+        return " AND ".join(parts)
+    if requested != "*":
+        start = end = VersionBound(requested, True)
+    if start is None and end is None:
+        return " AND ".join(parts) if parts else "1 = 1"
+    literal: list[str] = ["version_key IS NOT NULL"]
+    ranged: list[str] = ["version = '*'"]
+    if start is not None:
+        s = version_key(start.version)
+        literal.append(
+            f"(version_key > {p(s)}" + (f" OR version_key = {p(s)})" if start.inclusive else ")")
+        )
+        touching = " AND end_inclusive = 1" if start.inclusive else " AND 1 = 0"
+        ranged.append(f"(end_key IS NULL OR end_key > {p(s)} OR end_key = {p(s)}{touching})")
+    if end is not None:
+        e = version_key(end.version)
+        literal.append(
+            f"(version_key < {p(e)}" + (f" OR version_key = {p(e)})" if end.inclusive else ")")
+        )
+        touching = " AND start_inclusive = 1" if end.inclusive else " AND 1 = 0"
+        ranged.append(f"(start_key IS NULL OR start_key < {p(e)} OR start_key = {p(e)}{touching})")
+    parts.append("((" + " AND ".join(literal) + ") OR (" + " AND ".join(ranged) + "))")
+    return " AND ".join(parts)
