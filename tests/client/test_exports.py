@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import inspect
 
-import assay.nvd.client as client
 from assay.errors import ClientError, QueryError
+from assay.nvd import client
 
 
 def test_all_names_exist_and_nothing_private_is_exported() -> None:
