@@ -33,8 +33,8 @@ run: $(STAMP)
 	$(BIN)/assay nvd import --store $(RUN_STORE) --bundled
 	@echo
 	@echo "assay is serving the bundled NVD sample on http://$(HOST):$(PORT). Try:"
-	@echo "  curl -s 'http://$(HOST):$(PORT)/rest/json/cves/2.0?cveId=CVE-2022-40482'"
-	@echo "  curl -s 'http://$(HOST):$(PORT)/rest/json/cves/2.0?cpeName=cpe:2.3:a:laravel:framework:8.83.27&resultsPerPage=5'"
+	@echo "  curl -s 'http://$(HOST):$(PORT)/rest/json/cves/2.0?cveId=CVE-2024-23113'"
+	@echo "  curl -s 'http://$(HOST):$(PORT)/rest/json/cves/2.0?cpeName=cpe:2.3:o:fortinet:fortios:7.0.5&isVulnerable'"
 	@echo "  curl -s 'http://$(HOST):$(PORT)/rest/json/cves/2.0?keywordSearch=buffer%20overflow&resultsPerPage=2'"
 	@echo "  curl -si 'http://$(HOST):$(PORT)/rest/json/cves/2.0?cveId=bogus'    (404 with a message header)"
 	@echo "  open http://$(HOST):$(PORT)/docs for the API description"
