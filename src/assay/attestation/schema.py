@@ -81,7 +81,17 @@ def _defs() -> Schema:
                 {"required": ["content"], "properties": {"content": {"minLength": 1}}},
             ],
         },
-        "descriptors": _nullable("array", items={"$ref": "#/$defs/resourceDescriptor"}),
+        # An empty entry reads as unset in v1: validate() warns, the schema lets it pass.
+        "descriptors": _nullable(
+            "array",
+            items={
+                "anyOf": [
+                    {"type": "null"},
+                    {"type": "object", "maxProperties": 0},
+                    {"$ref": "#/$defs/resourceDescriptor"},
+                ]
+            },
+        ),
         "subject": {
             "allOf": [{"$ref": "#/$defs/resourceDescriptor"}],
             "required": ["digest"],
