@@ -202,6 +202,55 @@ def test_round_trip(text: str) -> None:
     assert len(parsed.formatted().split(":")) >= 13
 
 
+@given(generated, st.integers(min_value=0, max_value=10))
+def test_padding_is_equivalent(text: str, extra: int) -> None:
+    parsed = parse_cpe(text, partial=True)
+    padded = parse_cpe(parsed.formatted() if extra else text, partial=True)
+    assert padded == parsed
+    if "\\" not in text:  # no escape can hide a colon: components are colons + 1
+        present = text.count(":") - 1
+        assert parse_cpe(text + ":*" * min(extra, 11 - present), partial=True) == parsed
+        assert parse_cpe(text + ":" * min(extra, 11 - present), partial=True) == parsed
+
+
+@given(generated)
+def test_a_name_matches_itself(text: str) -> None:
+    name = parse_cpe(text, partial=True)
+    assert name_matches(name, CriteriaRange(name))
+    assert criteria_expands_to(CriteriaRange(name), name)
+    assert matches_match_string(name, name)
+    assert virtual_matches(name, CriteriaRange(name), start=None, end=None)
+
+
+_versions = st.from_regex(r"[0-9]{1,2}(\.[0-9]{1,2}){0,3}(-rc[0-9])?", fullmatch=True)
+
+
+@given(
+    _versions,
+    st.one_of(st.none(), st.tuples(_versions, st.booleans())),
+    st.one_of(st.none(), st.tuples(_versions, st.booleans())),
+)
+def test_expansion_implies_a_cpe_name_hit(
+    version: str, low: tuple[str, bool] | None, high: tuple[str, bool] | None
+) -> None:
+    item = CriteriaRange(
+        cpe("cpe:2.3:a:laravel:framework:*"),
+        version_start_including=low[0] if low and low[1] else None,
+        version_start_excluding=low[0] if low and not low[1] else None,
+        version_end_including=high[0] if high and high[1] else None,
+        version_end_excluding=high[0] if high and not high[1] else None,
+    )
+    name = cpe(f"cpe:2.3:a:laravel:framework:{version}")
+    hit = name_matches(name, item)
+    assert criteria_expands_to(item, name) == hit
+    assert item.contains_version(version) == hit
+    # a concrete version hits exactly when the point range [v, v] overlaps the criteria
+    assert (
+        virtual_matches(cpe("cpe:2.3:a:laravel"), item, start=(version, True), end=(version, True))
+        == hit
+    )
+
+
 # --- cpeName against criteria (§6.2) ------------------------------------------------
 
 

@@ -64,6 +64,23 @@ from typing import NamedTuple
 from assay.errors import InputError
 from assay.nvd.versions import version_key
 
+__all__ = [
+    "ANY",
+    "COMPONENT_COUNT",
+    "COMPONENT_NAMES",
+    "NA",
+    "PREFIX",
+    "VERSION_INDEX",
+    "Cpe",
+    "CriteriaRange",
+    "InvalidCpe",
+    "criteria_expands_to",
+    "matches_match_string",
+    "name_matches",
+    "parse_cpe",
+    "virtual_matches",
+]
+
 PREFIX = "cpe:2.3:"
 ANY = "*"
 NA = "-"
@@ -85,6 +102,7 @@ VERSION_INDEX = 3
 PARTS = frozenset({"a", "o", "h", ANY})
 
 _NON_VERSION = tuple(i for i in range(COMPONENT_COUNT) if i != VERSION_INDEX)
+_SIMPLE = re.compile(r"[a-z0-9._\-*:]*")
 _FIELD = re.compile(r"(?:[^\\:]|\\.)*", re.DOTALL)
 _PLAIN = re.compile(r"[a-z0-9._\-]+")
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -157,12 +175,14 @@ def _split(text: str, lowered: str) -> list[str]:
             raise InvalidCpe("a CPE name must not end with a lone backslash", text=text)
         position = end + 1
     if len(components) > COMPONENT_COUNT:
-        raise InvalidCpe(
-            f"a CPE 2.3 name has at most {COMPONENT_COUNT} components after 'cpe:2.3:', "
-            f"found {len(components)}",
-            text=text,
-        )
+        raise InvalidCpe(_too_many(len(components)), text=text)
     return components
+
+
+def _too_many(count: int) -> str:
+    return (
+        f"a CPE 2.3 name has at most {COMPONENT_COUNT} components after 'cpe:2.3:', found {count}"
+    )
 
 
 @lru_cache(maxsize=65536)
@@ -172,7 +192,14 @@ def _parse(text: str, partial: bool) -> Cpe:
         raise InvalidCpe(
             f"a CPE 2.3 name must start with 'cpe:2.3:', found {_shown(text)}", text=text
         )
-    raw = _split(text, lowered)
+    rest = lowered[len(PREFIX) :]
+    if _SIMPLE.fullmatch(rest):
+        # The common case (no escapes, no punctuation): a plain split will do.
+        raw = rest.split(":")
+        if len(raw) > COMPONENT_COUNT:
+            raise InvalidCpe(_too_many(len(raw)), text=text)
+    else:
+        raw = _split(text, lowered)
     if len(raw) < COMPONENT_COUNT:
         if not partial:
             raise InvalidCpe(
@@ -203,9 +230,11 @@ class CriteriaRange:
     version_start_excluding: str | None = None
     version_end_including: str | None = None
     version_end_excluding: str | None = None
-    # Precomputed bounds as version keys, for the per-request hot path.
+    # Precomputed for the per-request hot path: bounds as version keys, and the
+    # (index, value) of every component other than the version that is not `*`.
     _low: Bound | None = field(init=False, repr=False, compare=False)
     _high: Bound | None = field(init=False, repr=False, compare=False)
+    _fixed: tuple[tuple[int, str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         low = _bound(self.version_start_including, self.version_start_excluding, "versionStart")
@@ -216,6 +245,8 @@ class CriteriaRange:
             low = high = None if self.criteria.version == NA else literal
         object.__setattr__(self, "_low", low)
         object.__setattr__(self, "_high", high)
+        fixed = tuple((i, self.criteria[i]) for i in _NON_VERSION if self.criteria[i] != ANY)
+        object.__setattr__(self, "_fixed", fixed)
 
     @classmethod
     def from_json(cls, obj: Mapping[str, object]) -> CriteriaRange:
@@ -273,11 +304,13 @@ class CriteriaRange:
         """Whether a concrete `version` lies within this criteria's version constraint."""
         if self.criteria.version == NA:
             return False
-        key = version_key(version)
-        low, high = self._low, self._high
-        if low is not None and (key < low[0] or (key == low[0] and not low[1])):
-            return False
-        return high is None or key < high[0] or (key == high[0] and high[1])
+        return _within(version_key(version), self._low, self._high)
+
+
+def _within(key: bytes, low: Bound | None, high: Bound | None) -> bool:
+    if low is not None and (key < low[0] or (key == low[0] and not low[1])):
+        return False
+    return high is None or key < high[0] or (key == high[0] and high[1])
 
 
 def _bound(including: str | None, excluding: str | None, name: str) -> Bound | None:
@@ -312,27 +345,20 @@ def _nonempty(low: Bound | None, high: Bound | None) -> bool:
     return low[0] < high[0] or (low[0] == high[0] and low[1] and high[1])
 
 
-def _others_match(name: Cpe, criteria: Cpe) -> bool:
-    # Criteria `*` or name `*` matches; otherwise equal (normalized, so case-insensitive).
-    for i in _NON_VERSION:
-        wanted = criteria[i]
-        if wanted != ANY:
-            value = name[i]
-            if value not in (wanted, ANY):
-                return False
-    return True
-
-
 def name_matches(name: Cpe, criteria: CriteriaRange) -> bool:
     """Whether a CPE name hits a criteria, as for the CVE API's `cpeName` (§6.2)."""
-    if not _others_match(name, criteria.criteria):
-        return False
+    # Criteria `*` or name `*` matches; otherwise equal (normalized, so case-insensitive).
+    for i, wanted in criteria._fixed:
+        value = name[i]
+        if value != wanted and value != ANY:  # noqa: PLR1714  # faster than `not in`
+            return False
     wanted, version = criteria.criteria.version, name.version
     if wanted != ANY:
         return version in (wanted, ANY)
-    if version in (ANY, NA) or not criteria.has_bounds:
+    low, high = criteria._low, criteria._high
+    if (low is None and high is None) or version in (ANY, NA):
         return True
-    return criteria.contains_version(version)
+    return _within(version_key(version), low, high)
 
 
 def virtual_matches(
@@ -376,12 +402,10 @@ def matches_match_string(pattern: Cpe, candidate: Cpe) -> bool:
 
 def criteria_expands_to(criteria: CriteriaRange, name: Cpe) -> bool:
     """Whether a dictionary CPE name belongs to a criteria's `matches` list."""
-    target = criteria.criteria
-    for i in _NON_VERSION:
-        wanted = target[i]
-        if wanted not in (ANY, name[i]):
+    for i, wanted in criteria._fixed:
+        if name[i] != wanted:
             return False
-    wanted, version = target.version, name.version
+    wanted, version = criteria.criteria.version, name.version
     if wanted != ANY:
         return version == wanted
     if not criteria.has_bounds:

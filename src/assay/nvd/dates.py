@@ -32,6 +32,20 @@ from functools import lru_cache
 
 from assay.errors import InputError
 
+__all__ = [
+    "INVALID_DATE_MESSAGE",
+    "MAX_WINDOW_DAYS",
+    "InvalidDate",
+    "InvalidTimestamp",
+    "WindowError",
+    "check_window",
+    "comparable_text",
+    "format_nvd_timestamp",
+    "normalize_record_timestamp",
+    "parse_nvd_datetime",
+    "parse_record_timestamp",
+]
+
 INVALID_DATE_MESSAGE = "Invalid ISO 8601 date/time format, see documentation."
 MAX_WINDOW_DAYS = 120
 

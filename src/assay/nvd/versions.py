@@ -39,7 +39,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+__all__ = ["compare_versions", "version_key"]
+
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_DOTTED = re.compile(r"[0-9]+(?:\.[0-9]+)*")
 _SEPARATORS = re.compile(r"[._+\-]+")
 _RUN = re.compile(r"[0-9]+|[^0-9]+")
 
@@ -89,9 +92,16 @@ def _text(text: str) -> bytes:
     return _TEXT + raw.replace(b"\x00", b"\x00\xff") + b"\x00"
 
 
-@lru_cache(maxsize=65536)
 def version_key(version: str) -> bytes:
     """Order-preserving byte encoding of `version` (see module docstring)."""
+    return _version_key(version)
+
+
+@lru_cache(maxsize=65536)
+def _version_key(version: str) -> bytes:
+    if _DOTTED.fullmatch(version):
+        # The common case, `8.83.27`: only digit pieces.
+        return b"".join([_PIECE + _number(piece) for piece in version.split(".")])
     if "\\" in version:
         version = _ESCAPE.sub(r"\1", version)
     parts: list[bytes] = []
