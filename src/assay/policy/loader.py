@@ -1,0 +1,364 @@
+"""Read a policy file (YAML or JSON) into `Policy`, naming the path of every error."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import yaml
+
+from assay.errors import InputError
+from assay.keys import MAX_PEM_BYTES, PublicKey, load_public_key
+from assay.policy.model import (
+    DEFAULT_LEVEL,
+    MAX_LEVEL,
+    PROVENANCE_V01,
+    PROVENANCE_V02,
+    PROVENANCE_V1,
+    BuilderRule,
+    DependencyRule,
+    ParameterRules,
+    Policy,
+    Signer,
+    SourceRule,
+    VsaSigner,
+)
+from assay.policy.refs import is_commit_digest, normalize_repository, parse_version
+
+MAX_POLICY_BYTES: Final = 1024 * 1024
+MAX_LIST_ITEMS: Final = 1000
+
+_PINS: Final = ("any", "none", "release-tag", "version", "commit")
+_TOP: Final = {
+    "version",
+    "uri",
+    "resourceUri",
+    "signers",
+    "vsaSigners",
+    "buildTypes",
+    "predicateTypes",
+    "externalParameters",
+    "source",
+    "minimumLevel",
+    "dependencies",
+    "description",
+}
+_KNOWN_PREDICATES: Final = (PROVENANCE_V1, PROVENANCE_V02, PROVENANCE_V01)
+
+T = TypeVar("T")
+
+
+class PolicyError(InputError):
+    """A policy file is malformed; `where` is `file: $.json.path`."""
+
+
+class _Reader:
+    def __init__(self, origin: str, base_dir: Path | None) -> None:
+        self.origin = origin
+        self.base_dir = base_dir
+
+    def fail(self, path: str, message: str) -> PolicyError:
+        return PolicyError(f"{self.origin}: {path}", message)
+
+    def mapping(self, value: object, path: str, allowed: set[str]) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"expected an object, got {_kind(value)}")
+        unknown = sorted(str(k) for k in value if k not in allowed)
+        if unknown:
+            raise self.fail(
+                f"{path}.{unknown[0]}",
+                f"unknown field; expected one of {', '.join(sorted(allowed))}",
+            )
+        return value
+
+    def string(self, value: object, path: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.fail(path, f"expected a non-empty string, got {_kind(value)}")
+        return value
+
+    def optional_string(self, data: Mapping[str, Any], key: str, path: str) -> str | None:
+        return None if data.get(key) is None else self.string(data[key], f"{path}.{key}")
+
+    def items(self, value: object, path: str, read: Callable[[object, str], T]) -> tuple[T, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self.fail(path, f"expected an array, got {_kind(value)}")
+        if len(value) > MAX_LIST_ITEMS:
+            raise self.fail(path, f"expected at most {MAX_LIST_ITEMS} items, got {len(value)}")
+        return tuple(read(item, f"{path}[{index}]") for index, item in enumerate(value))
+
+    def level(self, value: object, path: str, default: int) -> int:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LEVEL:
+            raise self.fail(path, f"expected a build level 0..{MAX_LEVEL}, got {value!r}")
+        return value
+
+    def positive(self, value: object, path: str) -> int:
+        if value is None:
+            return 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.fail(path, f"expected an integer of at least 1, got {value!r}")
+        return value
+
+    def regex(self, value: object, path: str) -> re.Pattern[str]:
+        text = self.string(value, path)
+        try:
+            return re.compile(text)
+        except re.error as error:
+            raise self.fail(path, f"expected a regular expression: {error}") from None
+
+    def key(self, value: object, path: str) -> PublicKey:
+        if isinstance(value, Mapping):
+            entry = self.mapping(value, path, {"key", "keyid"})
+            key = self.key(entry.get("key"), f"{path}.key")
+            keyid = self.optional_string(entry, "keyid", path)
+            return PublicKey(key.key, keyid=keyid or key.keyid, rsa_scheme=key.rsa_scheme)
+        text = self.string(value, path)
+        if "-----BEGIN" in text:
+            return load_public_key(text.encode(), where=f"{self.origin}: {path}")
+        file = Path(text)
+        if not file.is_absolute() and self.base_dir is not None:
+            file = self.base_dir / file
+        try:
+            if file.stat().st_size > MAX_PEM_BYTES:
+                raise self.fail(path, f"key file {file} is larger than {MAX_PEM_BYTES} bytes")
+            data = file.read_bytes()
+        except OSError as error:
+            raise self.fail(path, f"cannot read key file {file}: {error.strerror}") from None
+        return load_public_key(data, where=f"{self.origin}: {path} ({file})")
+
+    # -- sections ---------------------------------------------------------------------
+
+    def builder(self, value: object, path: str) -> BuilderRule:
+        data = self.mapping(
+            value, path, {"id", "idPattern", "pin", "versions", "commits", "maxLevel", "buildTypes"}
+        )
+        builder_id = self.optional_string(data, "id", path)
+        pattern = (
+            self.regex(data["idPattern"], f"{path}.idPattern") if "idPattern" in data else None
+        )
+        if (builder_id is None) == (pattern is None):
+            raise self.fail(path, "expected exactly one of id or idPattern")
+        versions = self.items(data.get("versions"), f"{path}.versions", self.string)
+        commits = self.items(data.get("commits"), f"{path}.commits", self.string)
+        for index, commit in enumerate(commits):
+            if not is_commit_digest(commit):
+                raise self.fail(
+                    f"{path}.commits[{index}]",
+                    f"expected a full lower-case commit digest, got {commit!r}",
+                )
+        default_pin = "commit" if commits and not versions else "version" if versions else "any"
+        pin = self.optional_string(data, "pin", path) or default_pin
+        if pin not in _PINS:
+            raise self.fail(f"{path}.pin", f"expected one of {', '.join(_PINS)}, got {pin!r}")
+        if pin == "version" and not versions:
+            raise self.fail(f"{path}.versions", "pin 'version' needs a non-empty versions list")
+        if pin == "commit" and not commits:
+            raise self.fail(f"{path}.commits", "pin 'commit' needs a non-empty commits list")
+        return BuilderRule(
+            builder_id,
+            pattern,
+            pin,
+            versions,
+            commits,
+            self.level(data.get("maxLevel"), f"{path}.maxLevel", DEFAULT_LEVEL),
+            self.items(data.get("buildTypes"), f"{path}.buildTypes", self.string),
+        )
+
+    def signer(self, value: object, path: str) -> Signer:
+        data = self.mapping(
+            value,
+            path,
+            {"name", "publicKeys", "threshold", "builders", "legacyRawPayload", "identity"},
+        )
+        identity = self.identity(data.get("identity"), f"{path}.identity")
+        keys = self.items(data.get("publicKeys"), f"{path}.publicKeys", self.key)
+        if not keys and identity is None:
+            raise self.fail(
+                f"{path}.publicKeys", "expected at least one public key (or an identity)"
+            )
+        if keys and identity is not None:
+            raise self.fail(path, "expected publicKeys or identity, not both")
+        threshold = self.positive(data.get("threshold"), f"{path}.threshold")
+        if keys and threshold > len(keys):
+            raise self.fail(
+                f"{path}.threshold",
+                f"expected at most {len(keys)} (the number of keys), got {threshold}",
+            )
+        builders = self.items(data.get("builders"), f"{path}.builders", self.builder)
+        if not builders:
+            # Without builders a signer would vouch for nothing: almost certainly a mistake.
+            raise self.fail(
+                f"{path}.builders", "expected at least one builder this signer vouches for"
+            )
+        raw = data.get("legacyRawPayload", False)
+        if not isinstance(raw, bool):
+            raise self.fail(f"{path}.legacyRawPayload", f"expected true or false, got {raw!r}")
+        name = self.optional_string(data, "name", path) or path
+        return Signer(name, keys, builders, threshold, raw, identity)
+
+    def identity(self, value: object, path: str) -> dict[str, str] | None:
+        if value is None:
+            return None
+        data = self.mapping(value, path, {"issuer", "subject", "subjectPattern"})
+        result = {str(k): self.string(v, f"{path}.{k}") for k, v in data.items()}
+        if "issuer" not in result or not ({"subject", "subjectPattern"} & set(result)):
+            raise self.fail(path, "expected issuer and one of subject or subjectPattern")
+        if "subjectPattern" in result:
+            self.regex(result["subjectPattern"], f"{path}.subjectPattern")
+        return result
+
+    def vsa_signer(self, value: object, path: str) -> VsaSigner:
+        data = self.mapping(value, path, {"name", "publicKeys", "threshold", "verifierIds"})
+        keys = self.items(data.get("publicKeys"), f"{path}.publicKeys", self.key)
+        if not keys:
+            raise self.fail(f"{path}.publicKeys", "expected at least one public key")
+        ids = self.items(data.get("verifierIds"), f"{path}.verifierIds", self.string)
+        if not ids:
+            raise self.fail(f"{path}.verifierIds", "expected at least one verifier id")
+        threshold = self.positive(data.get("threshold"), f"{path}.threshold")
+        name = self.optional_string(data, "name", path) or path
+        return VsaSigner(name, keys, ids, threshold)
+
+    def parameters(self, value: object, path: str) -> ParameterRules:
+        if value is None:
+            return ParameterRules()
+        data = self.mapping(value, path, {"exact", "allowed", "patterns", "allowUnknown"})
+        exact = dict(self.mapping(data.get("exact") or {}, f"{path}.exact", _AnyKey()))
+        allowed_raw = self.mapping(data.get("allowed") or {}, f"{path}.allowed", _AnyKey())
+        allowed: dict[str, tuple[Any, ...]] = {}
+        for key, options in allowed_raw.items():
+            if not isinstance(options, list) or not options:
+                raise self.fail(
+                    f"{path}.allowed.{key}", f"expected a non-empty array, got {_kind(options)}"
+                )
+            allowed[str(key)] = tuple(options)
+        patterns_raw = self.mapping(data.get("patterns") or {}, f"{path}.patterns", _AnyKey())
+        patterns = {str(k): self.regex(v, f"{path}.patterns.{k}") for k, v in patterns_raw.items()}
+        unknown = self.items(data.get("allowUnknown"), f"{path}.allowUnknown", self.string)
+        return ParameterRules(exact, allowed, patterns, unknown)
+
+    def source(self, value: object, path: str) -> SourceRule:
+        if value is None:
+            return SourceRule()
+        data = self.mapping(
+            value, path, {"repository", "branch", "tag", "versionedTag", "workflowInputs"}
+        )
+        repository = self.optional_string(data, "repository", path)
+        versioned = self.optional_string(data, "versionedTag", path)
+        if versioned is not None and parse_version(versioned) is None:
+            raise self.fail(
+                f"{path}.versionedTag",
+                f"expected a semantic version such as v1.2, got {versioned!r}",
+            )
+        refs = [k for k in ("branch", "tag", "versionedTag") if data.get(k) is not None]
+        if len(refs) > 1:
+            raise self.fail(path, f"expected at most one of branch, tag, versionedTag, got {refs}")
+        inputs_raw = self.mapping(
+            data.get("workflowInputs") or {}, f"{path}.workflowInputs", _AnyKey()
+        )
+        inputs = {str(k): str(v) for k, v in inputs_raw.items()}
+        return SourceRule(
+            normalize_repository(repository) if repository else None,
+            self.optional_string(data, "branch", path),
+            self.optional_string(data, "tag", path),
+            versioned,
+            inputs,
+        )
+
+    def dependencies(self, value: object, path: str) -> DependencyRule | None:
+        if value is None:
+            return None
+        data = self.mapping(value, path, {"minimumLevel", "exceptions"})
+        return DependencyRule(
+            self.level(data.get("minimumLevel"), f"{path}.minimumLevel", 0),
+            self.items(data.get("exceptions"), f"{path}.exceptions", self.string),
+        )
+
+
+class _AnyKey(set[str]):
+    """An `allowed` set for free-form maps: every key is allowed."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f"the string {value!r}" if value else "an empty string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object" if isinstance(value, Mapping) else type(value).__name__
+
+
+def parse_policy(
+    data: bytes, *, source: str = "policy", base_dir: Path | None = None, uri: str | None = None
+) -> Policy:
+    """Build a `Policy` from the bytes of a YAML or JSON file.
+
+    Relative key paths are resolved against `base_dir`. The policy digest is the
+    SHA-256 of `data`, so a VSA names exactly the bytes that were applied.
+    """
+    if len(data) > MAX_POLICY_BYTES:
+        raise PolicyError(source, f"expected at most {MAX_POLICY_BYTES} bytes, got {len(data)}")
+    try:
+        parsed = json.loads(data) if data.lstrip().startswith(b"{") else yaml.safe_load(data)
+    except (ValueError, yaml.YAMLError) as error:
+        raise PolicyError(source, f"expected YAML or JSON: {error}") from None
+    reader = _Reader(source, base_dir)
+    top = reader.mapping(parsed, "$", _TOP)
+    version = top.get("version", 1)
+    if version != 1:
+        raise reader.fail("$.version", f"expected 1, got {version!r}")
+    signers = reader.items(top.get("signers"), "$.signers", reader.signer)
+    if not signers:
+        raise reader.fail("$.signers", "expected at least one trusted signer")
+    build_types = reader.items(top.get("buildTypes"), "$.buildTypes", reader.string)
+    if not build_types:
+        raise reader.fail("$.buildTypes", "expected at least one accepted buildType")
+    predicate_types = reader.items(top.get("predicateTypes"), "$.predicateTypes", reader.string)
+    for index, predicate_type in enumerate(predicate_types):
+        if predicate_type not in _KNOWN_PREDICATES:
+            raise reader.fail(
+                f"$.predicateTypes[{index}]",
+                f"expected one of {', '.join(_KNOWN_PREDICATES)}, got {predicate_type!r}",
+            )
+    digest = hashlib.sha256(data).hexdigest()
+    return Policy(
+        uri=reader.optional_string(top, "uri", "$") or uri or source,
+        digest={"sha256": digest},
+        signers=signers,
+        build_types=build_types,
+        predicate_types=predicate_types or (PROVENANCE_V1, PROVENANCE_V02),
+        parameters=reader.parameters(top.get("externalParameters"), "$.externalParameters"),
+        source=reader.source(top.get("source"), "$.source"),
+        minimum_level=reader.level(top.get("minimumLevel"), "$.minimumLevel", DEFAULT_LEVEL),
+        dependencies=reader.dependencies(top.get("dependencies"), "$.dependencies"),
+        vsa_signers=reader.items(top.get("vsaSigners"), "$.vsaSigners", reader.vsa_signer),
+        resource_uri=reader.optional_string(top, "resourceUri", "$"),
+    )
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Read and parse a policy file; key paths in it are relative to the file."""
+    file = Path(path)
+    try:
+        size = file.stat().st_size
+        if size > MAX_POLICY_BYTES:
+            raise PolicyError(str(file), f"expected at most {MAX_POLICY_BYTES} bytes, got {size}")
+        data = file.read_bytes()
+    except OSError as error:
+        raise PolicyError(str(file), f"cannot read: {error.strerror}") from None
+    return parse_policy(data, source=str(file), base_dir=file.parent, uri=file.resolve().as_uri())

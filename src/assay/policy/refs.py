@@ -1,0 +1,116 @@
+"""Matching rules for refs, tags, semantic versions and repository URIs (pure functions).
+
+Semantics follow slsa-verifier, so that a policy can say what its flags say:
+
+- a *builder tag pin* is `refs/tags/vX.Y.Z` (or `vX.Y.Z`): exactly three numeric parts,
+  no pre-release, no build metadata;
+- a *versioned tag* expectation (`v1`, `v1.4`, `v1.4.2`) matches a tag whose major is
+  equal and whose minor and patch are equal when the expectation gives them; build
+  metadata is ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+_SEMVER: Final = re.compile(
+    r"^v?(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?(?:\.(0|[1-9]\d*))?"
+    r"(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?$"
+)
+_COMMIT: Final = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    major: int
+    minor: int | None
+    patch: int | None
+    prerelease: str | None
+    build: str | None
+
+
+def parse_version(text: str) -> Version | None:
+    """A semantic version with optional `v` prefix and optional minor/patch, or None."""
+    match = _SEMVER.match(text)
+    if not match:
+        return None
+    major, minor, patch, pre, build = match.groups()
+    if patch is not None and minor is None:
+        return None
+    return Version(
+        int(major),
+        int(minor) if minor is not None else None,
+        int(patch) if patch is not None else None,
+        pre,
+        build,
+    )
+
+
+def tag_name(ref: str) -> str:
+    """`refs/tags/v1.2.3` -> `v1.2.3`; other text unchanged."""
+    return ref.removeprefix("refs/tags/")
+
+
+def is_release_tag(ref: str) -> bool:
+    """True for `refs/tags/vX.Y.Z` or `vX.Y.Z` (three parts, no pre-release, no build)."""
+    name = tag_name(ref)
+    if not name.startswith("v"):
+        return False
+    version = parse_version(name)
+    return (
+        version is not None
+        and version.patch is not None
+        and version.prerelease is None
+        and version.build is None
+    )
+
+
+def is_commit_digest(ref: str) -> bool:
+    """A full git commit id (SHA-1 or SHA-256 object name), lower-case hex."""
+    return bool(_COMMIT.match(ref))
+
+
+def versioned_tag_matches(expected: str, tag: str) -> bool:
+    """slsa-verifier's `--source-versioned-tag`: major equal, minor/patch if given.
+
+    The caller validates `expected` with `parse_version` first.
+    """
+    want = parse_version(expected)
+    have = parse_version(tag_name(tag))
+    if want is None or have is None:
+        return False
+    if want.major != have.major:
+        return False
+    if want.minor is not None and want.minor != (have.minor or 0):
+        return False
+    if want.patch is not None and want.patch != (have.patch or 0):
+        return False
+    # A pre-release in the expectation must be matched exactly; build metadata never matters.
+    return want.prerelease is None or want.prerelease == have.prerelease
+
+
+def split_ref(builder_id: str) -> tuple[str, str | None]:
+    """`name@ref` -> (`name`, `ref`); no `@` gives (`builder_id`, None)."""
+    name, sep, ref = builder_id.rpartition("@")
+    if not sep or ("/" in ref and not ref.startswith("refs/")):
+        return builder_id, None
+    return name, ref
+
+
+def normalize_repository(uri: str) -> str:
+    """Compare repositories by host and path: no scheme, `git+`, `.git`, ref or slash."""
+    text = uri.strip()
+    text = text.removeprefix("git+")
+    text = re.sub(r"^[a-z][a-z0-9+.-]*://", "", text)
+    text = text.split("@", 1)[0] if "@" in text and "/" in text.split("@", 1)[0] else text
+    return text.rstrip("/").removesuffix(".git")
+
+
+def split_source_uri(uri: str) -> tuple[str, str | None]:
+    """`git+https://github.com/o/r@refs/heads/main` -> (`github.com/o/r`, `refs/heads/main`)."""
+    text = uri.strip().removeprefix("git+")
+    body = re.sub(r"^[a-z][a-z0-9+.-]*://", "", text)
+    repo, sep, ref = body.partition("@")
+    return normalize_repository(repo), (ref if sep else None)

@@ -1,0 +1,418 @@
+"""Individual policy checks: each returns a `Check` with what was expected and found.
+
+Pure functions over `Claims` and `Policy`; nothing here raises on a failed check.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from assay.policy.model import BuilderRule, ParameterRules, Policy, Signer, SourceRule
+from assay.policy.refs import (
+    is_release_tag,
+    normalize_repository,
+    parse_version,
+    split_ref,
+    tag_name,
+    versioned_tag_matches,
+)
+from assay.verify.claims import Claims
+
+ACCEPTED_DIGESTS: Final = {
+    "sha256": 64,
+    "sha384": 96,
+    "sha512": 128,
+    "sha3-256": 64,
+    "sha3_256": 64,
+    "sha3-384": 96,
+    "sha3_384": 96,
+    "sha3-512": 128,
+    "sha3_512": 128,
+}
+"""Subject digest algorithms accepted for matching: all at least 256 bits."""
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One check's outcome, for people (`detail`) and for machines (`expected`/`found`)."""
+
+    name: str
+    passed: bool
+    expected: Any
+    found: Any
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.name,
+            "passed": self.passed,
+            "expected": self.expected,
+            "found": self.found,
+            **({"detail": self.detail} if self.detail else {}),
+        }
+
+
+def _empty(value: object) -> bool:
+    # Provenance v1: unset, null and empty MUST be read equivalently.
+    return value is None or (isinstance(value, str | dict | list) and not value)
+
+
+# -- builder ----------------------------------------------------------------------------
+
+
+def builder_rule_matches(rule: BuilderRule, builder_id: str) -> bool:
+    """True when `builder_id` (`name@ref`) is the rule's builder, pinned as the rule says."""
+    name, ref = split_ref(builder_id)
+    if rule.id is not None and name != rule.id:
+        return False
+    if rule.id_pattern is not None and not rule.id_pattern.fullmatch(name):
+        return False
+    if ref is not None and ref in rule.commits:
+        return True
+    if rule.pin == "any":
+        return True
+    if rule.pin == "none":
+        return ref is None
+    if ref is None:
+        return False
+    versions = {tag_name(v) for v in rule.versions}
+    if rule.pin == "release-tag":
+        return is_release_tag(ref) and (not versions or tag_name(ref) in versions)
+    if rule.pin == "version":
+        return tag_name(ref) in versions
+    return False  # pin "commit" and the ref was not listed
+
+
+def matching_rules(claims: Claims, signers: Sequence[Signer]) -> list[BuilderRule]:
+    """The builder rules, among the given signers', that the claimed builder id satisfies."""
+    if claims.builder_id is None:
+        return []
+    return [
+        rule
+        for signer in signers
+        for rule in signer.builders
+        if builder_rule_matches(rule, claims.builder_id)
+    ]
+
+
+def check_builder(claims: Claims, signers: Sequence[Signer]) -> tuple[Check, int | None]:
+    """Is the builder paired with one of the signers that signed? Returns the trusted level."""
+    expected = [f"{s.name}: {r.describe()}" for s in signers for r in s.builders]
+    builder_id = claims.builder_id
+    if builder_id is None:
+        return Check("builder", False, expected, None, "the provenance names no builder id"), None
+    levels = [rule.max_level for rule in matching_rules(claims, signers)]
+    if not levels:
+        detail = (
+            "no signer that signed this attestation is paired with this builder"
+            if signers
+            else "no trusted signer signed this attestation"
+        )
+        return Check("builder", False, expected, builder_id, detail), None
+    return Check("builder", True, expected, builder_id), max(levels)
+
+
+# -- predicate and build type -------------------------------------------------------------
+
+
+def check_predicate_type(claims: Claims, policy: Policy) -> Check:
+    return Check(
+        "predicateType",
+        claims.predicate_type in policy.predicate_types,
+        list(policy.predicate_types),
+        claims.predicate_type,
+    )
+
+
+def check_build_type(claims: Claims, policy: Policy, rules: Sequence[BuilderRule] = ()) -> Check:
+    """The buildType must be accepted by the policy and, when the matched builder rules
+    name buildTypes, by one of them (slsa-verifier's builder/buildType pairs)."""
+    accepted = list(policy.build_types)
+    paired = [t for rule in rules for t in rule.build_types]
+    if paired and any(not rule.build_types for rule in rules):
+        paired = []  # a matching rule without its own list accepts the policy-wide ones
+    if paired:
+        accepted = [t for t in accepted if t in paired]
+    return Check("buildType", claims.build_type in accepted, accepted, claims.build_type)
+
+
+# -- subject ----------------------------------------------------------------------------
+
+
+def subject_matches(claims: Claims, artifact: Mapping[str, str]) -> str | None:
+    """The name of the first subject sharing an accepted digest with `artifact`, or None."""
+    for subject in claims.subjects:
+        for algorithm, value in artifact.items():
+            if algorithm not in ACCEPTED_DIGESTS:
+                continue
+            recorded = subject.digest.get(algorithm)
+            if recorded is not None and recorded.lower() == value.lower():
+                return subject.name or "(unnamed subject)"
+    return None
+
+
+def check_subject(claims: Claims, artifact_name: str, artifact: Mapping[str, str]) -> Check:
+    usable = {a: v for a, v in artifact.items() if a in ACCEPTED_DIGESTS}
+    found = [{"name": s.name, "digest": s.digest} for s in claims.subjects]
+    if not usable:
+        return Check(
+            f"subject[{artifact_name}]",
+            False,
+            dict(artifact),
+            found,
+            "no digest of at least 256 bits was given for the artifact",
+        )
+    bad = [a for a, v in usable.items() if len(v) != ACCEPTED_DIGESTS[a]]
+    if bad:
+        return Check(
+            f"subject[{artifact_name}]", False, dict(usable), found, f"malformed {bad[0]} digest"
+        )
+    name = subject_matches(claims, usable)
+    return Check(
+        f"subject[{artifact_name}]",
+        name is not None,
+        dict(usable),
+        found,
+        f"matches subject {name}" if name else "no subject has a matching digest",
+    )
+
+
+# -- parameters ---------------------------------------------------------------------------
+
+
+def _leaves(value: Any, prefix: str = "") -> Iterable[tuple[str, Any]]:
+    if isinstance(value, Mapping) and value:
+        for key, item in value.items():
+            yield from _leaves(item, f"{prefix}.{key}" if prefix else str(key))
+    elif prefix:
+        yield prefix, value
+
+
+def _lookup(parameters: Mapping[str, Any], path: str) -> Any:
+    value: Any = parameters
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _covered(path: str, names: set[str]) -> bool:
+    parts = path.split(".")
+    return any(".".join(parts[:i]) in names for i in range(1, len(parts) + 1))
+
+
+def check_parameters(claims: Claims, rules: ParameterRules) -> list[Check]:
+    """Exact values, allowed sets and patterns; any other non-empty parameter fails."""
+    checks = []
+    parameters = claims.external_parameters
+    for path, want in rules.exact.items():
+        found = _lookup(parameters, path)
+        same = found == want or (_empty(found) and _empty(want))
+        checks.append(Check(f"externalParameters.{path}", same, want, found))
+    for path, options in rules.allowed.items():
+        found = _lookup(parameters, path)
+        ok = found in options or (_empty(found) and any(_empty(o) for o in options))
+        checks.append(Check(f"externalParameters.{path}", ok, {"oneOf": list(options)}, found))
+    for path, pattern in rules.patterns.items():
+        found = _lookup(parameters, path)
+        ok = isinstance(found, str) and pattern.fullmatch(found) is not None
+        checks.append(Check(f"externalParameters.{path}", ok, {"pattern": pattern.pattern}, found))
+    if "*" not in rules.allow_unknown:
+        known = rules.expected_paths() | set(rules.allow_unknown)
+        unknown = [
+            path
+            for path, value in _leaves(parameters)
+            if not _empty(value) and not _covered(path, known)
+        ]
+        checks.append(
+            Check(
+                "externalParameters (unknown)",
+                not unknown,
+                sorted(known),
+                unknown,
+                "parameters without an expectation or allow-list entry" if unknown else "",
+            )
+        )
+    return checks
+
+
+# -- source and ref -----------------------------------------------------------------------
+
+_SCHEME: Final = re.compile(r"^([a-z][a-z0-9+.-]*)://")
+
+
+def _scheme(uri: str) -> str | None:
+    match = _SCHEME.match(uri.removeprefix("git+"))
+    return match.group(1) if match else None
+
+
+def recorded_repository(uri: str) -> str:
+    """The repository in a recorded source URI, without ref, commit path or fragment."""
+    text = uri.removeprefix("git+").split("#", 1)[0]
+    text = re.sub(r"/commit/[0-9a-f]{7,64}$", "", text)
+    return normalize_repository(text)
+
+
+def repository_matches(expected: str, recorded: str) -> bool:
+    """Compare a policy repository with a recorded URI.
+
+    The scheme matters only when the policy gives one (`https://` never matches `http://`);
+    a ref in the recorded URI is ignored, but an expectation that itself carries a ref or
+    fragment must match exactly.
+    """
+    scheme = _scheme(expected)
+    if scheme is not None and scheme != _scheme(recorded):
+        return False
+    want = _SCHEME.sub("", expected.removeprefix("git+")).rstrip("/").removesuffix(".git")
+    return want == recorded_repository(recorded)
+
+
+def check_source(claims: Claims, rule: SourceRule) -> list[Check]:
+    if rule.repository is None:
+        return []
+    recorded = [u for u in (claims.trigger_uri, claims.source_uri) if u]
+    if not recorded:
+        return [Check("source", False, rule.repository, None, "the provenance records no source")]
+    mismatched = [u for u in recorded if not repository_matches(rule.repository, u)]
+    checks = [
+        Check(
+            "source",
+            not mismatched,
+            rule.repository,
+            recorded if len(recorded) > 1 else recorded[0],
+            f"{mismatched[0]} is not from the expected repository" if mismatched else "",
+        )
+    ]
+    if claims.trigger_uri and claims.source_uri and not mismatched:
+        # The repository that triggered the build must be the one whose code was built.
+        same = claims.trigger_uri.removeprefix("git+") == claims.source_uri.removeprefix("git+")
+        if not same and "@" in claims.trigger_uri and "@" in claims.source_uri:
+            checks.append(
+                Check(
+                    "source.consistency",
+                    False,
+                    claims.trigger_uri,
+                    claims.source_uri,
+                    "trigger and source differ",
+                )
+            )
+    return checks
+
+
+def _branch(claims: Claims) -> str | None:
+    if claims.ref_type == "branch" and claims.ref:
+        return claims.ref
+    return claims.base_ref
+
+
+def check_refs(claims: Claims, rule: SourceRule) -> list[Check]:
+    checks = []
+    if rule.branch is not None:
+        want = rule.branch if rule.branch.startswith("refs/") else f"refs/heads/{rule.branch}"
+        found = _branch(claims)
+        checks.append(
+            Check(
+                "source.branch",
+                found == want,
+                want,
+                found,
+                "" if found else "the provenance records no branch",
+            )
+        )
+    tag = (
+        claims.ref
+        if claims.ref_type == "tag" or (claims.ref or "").startswith("refs/tags/")
+        else None
+    )
+    if rule.tag is not None:
+        found_tag = tag_name(tag) if tag else None
+        checks.append(
+            Check("source.tag", found_tag == tag_name(rule.tag), tag_name(rule.tag), found_tag)
+        )
+    if rule.versioned_tag is not None:
+        found_tag = tag_name(tag) if tag else None
+        ok = (
+            found_tag is not None
+            and parse_version(found_tag) is not None
+            and versioned_tag_matches(rule.versioned_tag, found_tag)
+        )
+        checks.append(Check("source.versionedTag", ok, rule.versioned_tag, found_tag))
+    if rule.workflow_inputs:
+        inputs = claims.workflow_inputs
+        for key, want in rule.workflow_inputs.items():
+            found = None if inputs is None else inputs.get(key)
+            found_text = found if found is None or isinstance(found, str) else _text(found)
+            checks.append(
+                Check(
+                    f"workflowInputs.{key}",
+                    found_text == want,
+                    want,
+                    found_text,
+                    "" if inputs is not None else "not a workflow_dispatch build",
+                )
+            )
+    return checks
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def check_level(level: int | None, policy: Policy) -> Check:
+    return Check(
+        "level",
+        level is not None and level >= policy.minimum_level,
+        f"SLSA_BUILD_LEVEL_{policy.minimum_level} or higher",
+        None if level is None else f"SLSA_BUILD_LEVEL_{level}",
+    )
+
+
+def check_gcb_context(context: Mapping[str, Any], statement: Mapping[str, Any]) -> list[Check]:
+    """Google Cloud Build: the unsigned metadata printed beside the envelope must agree
+    with the signed statement (as slsa-verifier requires), or the output was tampered with.
+    """
+    checks = [Check("gcb.kind", context.get("kind") == "BUILD", "BUILD", context.get("kind"))]
+    subjects = statement.get("subject")
+    digests = {
+        f"sha256:{s['digest']['sha256']}"
+        for s in (subjects if isinstance(subjects, list) else [])
+        if isinstance(s, Mapping)
+        and isinstance(s.get("digest"), Mapping)
+        and "sha256" in s["digest"]
+    }
+    image = context.get("imageDigest")
+    qualified = context.get("fullyQualifiedDigest")
+    resource = context.get("resourceUri")
+    consistent = (
+        isinstance(image, str)
+        and image in digests
+        and (not isinstance(qualified, str) or qualified.endswith(f"@{image}"))
+        and (not isinstance(resource, str) or resource.endswith(f"@{image}"))
+    )
+    checks.append(
+        Check(
+            "gcb.imageSummary",
+            consistent,
+            sorted(digests),
+            {"digest": image, "fullyQualifiedDigest": qualified, "resourceUri": resource},
+        )
+    )
+    text = context.get("text")
+    if isinstance(text, Mapping):
+        differing = sorted(str(k) for k in text if text[k] != statement.get(k))
+        checks.append(
+            Check(
+                "gcb.textProvenance",
+                not differing,
+                "equal to the signed statement",
+                differing or "equal",
+                f"fields differ: {', '.join(differing)}" if differing else "",
+            )
+        )
+    return checks

@@ -1,0 +1,117 @@
+"""Read attestation files into `Attestation`s, without verifying anything.
+
+Accepted shapes: a DSSE envelope (JSON), JSON lines of envelopes (`.intoto.jsonl`), a
+Sigstore bundle (its `dsseEnvelope`; the bundle's certificate is not checked here, so a
+key-based policy will not trust it), and the output of
+`gcloud artifacts docker images describe --show-provenance` (its envelopes, with the
+unsigned metadata kept as context for consistency checks).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from assay import dsse
+from assay.errors import AttestationError
+from assay.verify.verifier import Attestation
+
+MAX_ATTESTATION_BYTES: Final = dsse.MAX_ENVELOPE_BYTES
+MAX_ENVELOPES_PER_FILE: Final = 1000
+
+
+def _digest(data: bytes) -> dict[str, str]:
+    return {"sha256": hashlib.sha256(data).hexdigest()}
+
+
+def read_attestations(data: bytes, name: str) -> list[Attestation]:
+    """Every envelope in one file's bytes; `name` is used in reports and errors."""
+    if len(data) > MAX_ATTESTATION_BYTES:
+        raise AttestationError(
+            name, f"expected at most {MAX_ATTESTATION_BYTES} bytes, got {len(data)}"
+        )
+    digest = _digest(data)
+    documents = _json_documents(data, name)
+    if len(documents) > MAX_ENVELOPES_PER_FILE:
+        raise AttestationError(
+            name, f"expected at most {MAX_ENVELOPES_PER_FILE} records, got {len(documents)}"
+        )
+    result: list[Attestation] = []
+    for index, document in enumerate(documents):
+        label = name if len(documents) == 1 else f"{name}#{index + 1}"
+        result.extend(_from_document(document, label, digest))
+    if not result:
+        raise AttestationError(name, "expected at least one DSSE envelope, found none")
+    return result
+
+
+def _json_documents(data: bytes, name: str) -> list[Any]:
+    text = data.strip()
+    try:
+        return [json.loads(text)]
+    except (ValueError, UnicodeDecodeError):
+        pass
+    documents = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            documents.append(json.loads(line))
+        except (ValueError, UnicodeDecodeError) as error:
+            raise AttestationError(f"{name} line {number}", f"expected JSON: {error}") from None
+    if not documents:
+        raise AttestationError(name, "expected JSON, got an empty file")
+    return documents
+
+
+def _from_document(document: Any, name: str, digest: dict[str, str]) -> list[Attestation]:
+    if not isinstance(document, Mapping):
+        raise AttestationError(name, f"expected a JSON object, got {type(document).__name__}")
+    if "dsseEnvelope" in document:
+        envelope = dsse.Envelope.from_dict(
+            document["dsseEnvelope"], where=f"{name}: $.dsseEnvelope"
+        )
+        return [Attestation(name, envelope, digest, {"sigstoreBundle": True})]
+    if "provenance_summary" in document:
+        return _gcloud(document, name, digest)
+    return [Attestation(name, dsse.Envelope.from_dict(document, where=f"{name}: $"), digest)]
+
+
+def _gcloud(document: Mapping[str, Any], name: str, digest: dict[str, str]) -> list[Attestation]:
+    summary = document.get("provenance_summary")
+    provenance = summary.get("provenance") if isinstance(summary, Mapping) else None
+    if not isinstance(provenance, list) or not provenance:
+        raise AttestationError(
+            f"{name}: $.provenance_summary.provenance", "expected a non-empty array"
+        )
+    image = document.get("image_summary")
+    result = []
+    for index, item in enumerate(provenance):
+        path = f"{name}: $.provenance_summary.provenance[{index}]"
+        if not isinstance(item, Mapping):
+            raise AttestationError(path, "expected an object")
+        envelope = dsse.Envelope.from_dict(item.get("envelope"), where=f"{path}.envelope")
+        build = item.get("build")
+        context = {
+            "gcb": True,
+            "kind": item.get("kind"),
+            "resourceUri": item.get("resourceUri"),
+            "imageDigest": image.get("digest") if isinstance(image, Mapping) else None,
+            "fullyQualifiedDigest": (
+                image.get("fully_qualified_digest") if isinstance(image, Mapping) else None
+            ),
+            "text": _text_statement(build),
+        }
+        label = name if len(provenance) == 1 else f"{name}#{index + 1}"
+        result.append(Attestation(label, envelope, digest, context))
+    return result
+
+
+def _text_statement(build: object) -> Any:
+    # gcloud prints the statement beside the envelope (the "text provenance").
+    if not isinstance(build, Mapping):
+        return None
+    statement = build.get("intotoStatement") or build.get("inTotoSlsaProvenanceV1")
+    return dict(statement) if isinstance(statement, Mapping) else None

@@ -1,0 +1,278 @@
+"""Verification summary attestations: issue one from a report, and check one.
+
+Checking follows the VSA spec's seven MUST steps, in order:
+
+1. the DSSE signature, with preconfigured keys;
+2. every expected subject digest is among the subjects' digests;
+3. `predicateType` is `https://slsa.dev/verification_summary/v1`;
+4. `verifier.id` is one the signing key is trusted for (the key is *bound* to its
+   verifier ids, which slsa-verifier does not do) and the expected one;
+5. `resourceUri` equals the expected value;
+6. `verificationResult` is `PASSED`;
+7. `verifiedLevels` holds every expected value, a level implying the lower levels of
+   its track (`SLSA_BUILD_LEVEL_3` satisfies `SLSA_BUILD_LEVEL_2`). `…_UNEVALUATED` and
+   verified properties (`SLSA_BUILD_REPRODUCED`) are accepted and match exactly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from assay import __version__, dsse
+from assay.errors import AttestationError, InputError
+from assay.policy.model import VSA_V1
+from assay.verify.checks import Check
+from assay.verify.claims import parse_statement
+
+STATEMENT_V1: Final = "https://in-toto.io/Statement/v1"
+SLSA_VERSION: Final = "1.0"
+LEVEL_PATTERN: Final = re.compile(r"^SLSA_([A-Z0-9]+)_LEVEL_(\d+|UNEVALUATED)$")
+MAX_EXPECTED_DIGESTS: Final = 100
+
+
+def build_level(level: int) -> str:
+    return f"SLSA_BUILD_LEVEL_{level}"
+
+
+def implies(verified: str, requested: str) -> bool:
+    """True when holding `verified` satisfies a requirement of `requested`."""
+    if verified == requested:
+        return True
+    want = LEVEL_PATTERN.match(requested)
+    have = LEVEL_PATTERN.match(verified)
+    if not want or not have or want.group(1) != have.group(1):
+        return False
+    if not want.group(2).isdigit() or not have.group(2).isdigit():
+        return False  # UNEVALUATED only matches itself
+    return int(have.group(2)) >= int(want.group(2))
+
+
+def highest_levels(values: Sequence[str]) -> list[str]:
+    """At most one level per track (the highest), other values unchanged and in order."""
+    best: dict[str, int] = {}
+    for value in values:
+        match = LEVEL_PATTERN.match(value)
+        if match and match.group(2).isdigit():
+            track, level = match.group(1), int(match.group(2))
+            best[track] = max(best.get(track, level), level)
+    result = []
+    for value in values:
+        match = LEVEL_PATTERN.match(value)
+        if match and match.group(2).isdigit():
+            track = match.group(1)
+            if track in best:
+                result.append(f"SLSA_{track}_LEVEL_{best.pop(track)}")
+        elif value not in result:
+            result.append(value)
+    return result
+
+
+# -- issuing -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class VsaInput:
+    """Everything a VSA states, as plain data (the verifier's report reduced)."""
+
+    subjects: Sequence[tuple[str, Mapping[str, str]]]
+    verifier_id: str
+    resource_uri: str
+    policy_uri: str
+    policy_digest: Mapping[str, str]
+    passed: bool
+    level: int | None
+    input_attestations: Sequence[tuple[str, Mapping[str, str]]] = ()
+    dependency_levels: Mapping[str, int] | None = None
+    time_verified: dt.datetime | None = None
+
+
+def build_vsa(data: VsaInput) -> dict[str, Any]:
+    """A VSA v1 in-toto statement (`verifiedLevels` is `["FAILED"]` when the policy failed)."""
+    moment = (data.time_verified or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    levels = [build_level(data.level)] if data.passed and data.level is not None else ["FAILED"]
+    predicate: dict[str, Any] = {
+        "verifier": {"id": data.verifier_id, "version": {"assay": __version__}},
+        "timeVerified": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "resourceUri": data.resource_uri,
+        "policy": {"uri": data.policy_uri, "digest": dict(data.policy_digest)},
+        "inputAttestations": [
+            {"uri": uri, "digest": dict(digest)} for uri, digest in data.input_attestations
+        ],
+        "verificationResult": "PASSED" if data.passed else "FAILED",
+        "verifiedLevels": levels,
+        "slsaVersion": SLSA_VERSION,
+    }
+    if data.dependency_levels is not None:
+        predicate["dependencyLevels"] = dict(data.dependency_levels)
+    return {
+        "_type": STATEMENT_V1,
+        "subject": [{"name": name, "digest": dict(digest)} for name, digest in data.subjects],
+        "predicateType": VSA_V1,
+        "predicate": predicate,
+    }
+
+
+def serialize(statement: Mapping[str, Any]) -> bytes:
+    return json.dumps(statement, separators=(",", ":"), sort_keys=True).encode("utf-8")
+
+
+# -- checking ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class VsaResult:
+    checks: list[Check]
+    statement: dict[str, Any] | None = None
+    signed_for: list[str] = field(default_factory=list)
+    """Verifier ids whose trusted keys signed the envelope."""
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and all(c.passed for c in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "checks": [c.to_dict() for c in self.checks]}
+
+
+def parse_digest(text: str) -> tuple[str, str]:
+    """`ALG:VALUE` from the command line."""
+    algorithm, sep, value = text.partition(":")
+    if not sep or not algorithm or not value:
+        raise InputError("--subject-digest", f"expected ALG:VALUE (sha256:abc…), got {text!r}")
+    return algorithm, value
+
+
+def _subject_digests(statement: Mapping[str, Any]) -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    subjects = statement.get("subject")
+    for subject in subjects if isinstance(subjects, list) else []:
+        digest = subject.get("digest") if isinstance(subject, Mapping) else None
+        if isinstance(digest, Mapping):
+            found.update((str(k), str(v)) for k, v in digest.items())
+    return found
+
+
+def check_vsa(
+    envelope: dsse.Envelope,
+    *,
+    trusted: Mapping[str, Sequence[dsse.Verifier]],
+    subject_digests: Sequence[tuple[str, str]],
+    verifier_id: str,
+    resource_uri: str,
+    levels: Sequence[str] = (),
+) -> VsaResult:
+    """Run the seven steps; `trusted` maps each verifier id to the keys that may sign for it."""
+    if not subject_digests:
+        raise InputError("--subject-digest", "expected at least one subject digest, got none")
+    if len(subject_digests) > MAX_EXPECTED_DIGESTS:
+        raise InputError("--subject-digest", f"expected at most {MAX_EXPECTED_DIGESTS} digests")
+    result = VsaResult([])
+    # (1) signature, remembering which verifier ids the signing keys are bound to.
+    result.signed_for = [
+        vid for vid, keys in trusted.items() if keys and dsse.check_signatures(envelope, keys)
+    ]
+    result.checks.append(
+        Check(
+            "signature",
+            bool(result.signed_for),
+            "a signature by a key trusted for a verifier",
+            result.signed_for,
+        )
+    )
+    if not result.signed_for:
+        return result
+    result.checks.append(
+        Check(
+            "payloadType",
+            envelope.payload_type == dsse.INTOTO_PAYLOAD_TYPE,
+            dsse.INTOTO_PAYLOAD_TYPE,
+            envelope.payload_type,
+        )
+    )
+    try:
+        statement = parse_statement(envelope.payload)
+    except AttestationError as error:
+        result.checks.append(Check("statement", False, "an in-toto statement", None, str(error)))
+        return result
+    result.statement = statement
+    predicate = statement.get("predicate")
+    predicate = predicate if isinstance(predicate, Mapping) else {}
+    # (2) subject digests
+    found = _subject_digests(statement)
+    for algorithm, value in subject_digests:
+        result.checks.append(
+            Check(
+                f"subject[{algorithm}:{value}]",
+                (algorithm, value) in found,
+                f"{algorithm}:{value}",
+                sorted(f"{a}:{v}" for a, v in found),
+            )
+        )
+    # (3) predicateType
+    result.checks.append(
+        Check(
+            "predicateType",
+            statement.get("predicateType") == VSA_V1,
+            VSA_V1,
+            statement.get("predicateType"),
+        )
+    )
+    # (4) verifier, bound to the key that signed
+    verifier = predicate.get("verifier")
+    found_id = verifier.get("id") if isinstance(verifier, Mapping) else None
+    result.checks.append(
+        Check(
+            "verifier.id",
+            found_id == verifier_id and found_id in result.signed_for,
+            verifier_id,
+            found_id,
+            ""
+            if found_id in result.signed_for
+            else "the signing key is not trusted for this verifier",
+        )
+    )
+    # (5) resourceUri
+    result.checks.append(
+        Check(
+            "resourceUri",
+            predicate.get("resourceUri") == resource_uri,
+            resource_uri,
+            predicate.get("resourceUri"),
+        )
+    )
+    # (6) verificationResult
+    outcome = predicate.get("verificationResult")
+    result.checks.append(Check("verificationResult", outcome == "PASSED", "PASSED", outcome))
+    # (7) verifiedLevels
+    verified = predicate.get("verifiedLevels")
+    verified_list = (
+        [v for v in verified if isinstance(v, str)] if isinstance(verified, list) else []
+    )
+    tracks = [
+        m.group(1) for v in verified_list if (m := LEVEL_PATTERN.match(v)) and m.group(2).isdigit()
+    ]
+    duplicated = sorted({t for t in tracks if tracks.count(t) > 1})
+    result.checks.append(
+        Check(
+            "verifiedLevels (one level per track)",
+            not duplicated,
+            "at most one level per track",
+            verified_list,
+            f"several levels for track {duplicated[0]}" if duplicated else "",
+        )
+    )
+    for level in levels:
+        result.checks.append(
+            Check(
+                f"verifiedLevels[{level}]",
+                any(implies(v, level) for v in verified_list),
+                level,
+                verified_list,
+            )
+        )
+    return result
