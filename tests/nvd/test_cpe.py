@@ -65,7 +65,7 @@ def hits(name: str, asset: str) -> bool:
 
 # --- parsing ------------------------------------------------------------------------
 
-LARAVEL = "real-2024a-CVE-2022-40482.json"
+LARAVEL = "cves/CVE-2022-40482.json"
 
 
 def test_parse_components() -> None:
