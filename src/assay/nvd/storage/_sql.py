@@ -6,6 +6,8 @@ travel as bound parameters; the SQL text is assembled from fixed fragments.
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -33,10 +35,10 @@ class Dialect:
                 "c.id IN (SELECT rowid FROM cve_text WHERE cve_text MATCH "
                 f"{builder.param(fts5_expression(words, exact))})"
             )
-        return (
-            "c.search_vector @@ to_tsquery('simple', "
-            f"{builder.param(tsquery_expression(words, exact))})"
-        )
+        expression = tsquery_expression(words, exact)
+        if expression is None:
+            return "1 = 0"  # as in FTS5, a word that yields no token matches nothing
+        return f"c.search_vector @@ CAST({builder.param(expression)} AS tsquery)"
 
 
 SQLITE = Dialect("sqlite", "?")
@@ -68,31 +70,99 @@ def fts5_expression(words: Sequence[str], exact: bool) -> str:
     return " AND ".join(f"{q}*" for q in quoted)
 
 
-def tsquery_expression(words: Sequence[str], exact: bool) -> str:
-    """PostgreSQL's equivalent of `fts5_expression` over the 'simple' configuration."""
-    token_groups = [_tokens(word) for word in words]
-    token_groups = [group for group in token_groups if group]
-    if not token_groups:
-        return "''"
+def tsquery_expression(words: Sequence[str], exact: bool) -> str | None:
+    """PostgreSQL's equivalent of `fts5_expression`: a `tsquery` literal over the lexemes
+    `search_tokens` gives, or None when some word (or the phrase) yields no token.
+
+    The lexemes are quoted, so PostgreSQL takes them as they are: its own parser (which
+    keeps `1.2.3`, `example.com` or `cross-site` whole) never sees them. A word of several
+    tokens is a phrase whose last token is a prefix, as `"cross-site"*` is in FTS5.
+    """
     if exact:
-        return " <-> ".join(token for group in token_groups for token in group)
-    return " & ".join(
-        "(" + " <-> ".join([*group[:-1], group[-1] + ":*"]) + ")" for group in token_groups
+        tokens = search_tokens(" ".join(words))
+        if not tokens or not all(_fits_lexeme(token) for token in tokens):
+            return None
+        return " <-> ".join(_quoted_lexeme(token) for token in tokens)
+    groups: list[str] = []
+    for word in words:
+        tokens = search_tokens(word)
+        if not tokens or not all(_fits_lexeme(token) for token in tokens):
+            return None
+        lexemes = [_quoted_lexeme(token) for token in tokens]
+        lexemes[-1] += ":*"
+        groups.append("(" + " <-> ".join(lexemes) + ")")
+    return " & ".join(groups)
+
+
+# PostgreSQL's limits for one lexeme (bytes) and for a position within a tsvector.
+MAX_LEXEME_BYTES = 2046
+MAX_LEXEME_POSITION = 16383
+MAX_POSITIONS_PER_LEXEME = 256
+
+
+def tsvector_literal(text: str) -> str:
+    """The `tsvector` of `text` as PostgreSQL's input syntax: each `search_tokens`
+    lexeme with its 1-based positions, so phrase and prefix queries see exactly the
+    tokens and adjacency FTS5 sees. Positions past PostgreSQL's limit share the last
+    one (phrases there cannot match, as with `to_tsvector`), and a lexeme too long for
+    PostgreSQL is left out."""
+    positions: dict[str, list[int]] = {}
+    for index, token in enumerate(search_tokens(text), start=1):
+        if not _fits_lexeme(token):
+            continue
+        found = positions.setdefault(token, [])
+        position = min(index, MAX_LEXEME_POSITION)
+        if len(found) < MAX_POSITIONS_PER_LEXEME and (not found or found[-1] != position):
+            found.append(position)
+    return " ".join(
+        _quoted_lexeme(token) + ":" + ",".join(map(str, found))
+        for token, found in positions.items()
     )
 
 
-def _tokens(word: str) -> list[str]:
-    out: list[str] = []
-    current: list[str] = []
-    for ch in word.lower():
-        if ch.isalnum():
-            current.append(ch)
-        elif current:
-            out.append("".join(current))
-            current = []
-    if current:
-        out.append("".join(current))
-    return out
+def search_tokens(text: str) -> list[str]:
+    """The tokens SQLite's FTS5 `unicode61 remove_diacritics 2` tokenizer makes of `text`
+    (case-folded, diacritics removed), in order.
+
+    The PostgreSQL backend indexes and queries these exact tokens, so that both backends
+    agree on what a word is. They come from SQLite's own tokenizer, run on an in-memory
+    `fts3tokenize` table (the unicode61 tokenizer FTS3 and FTS5 share): no database file
+    is involved, and no Python reimplementation can drift from it.
+    """
+    return _TOKENIZER.tokens(text)
+
+
+class _SqliteTokenizer:
+    def __init__(self) -> None:
+        self._connection: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def tokens(self, text: str) -> list[str]:
+        with self._lock:
+            if self._connection is None:
+                connection = sqlite3.connect(":memory:", check_same_thread=False)
+                connection.execute(
+                    "CREATE VIRTUAL TABLE tokens "
+                    "USING fts3tokenize('unicode61', 'remove_diacritics=2')"
+                )
+                self._connection = connection
+            return [
+                str(row[0])
+                for row in self._connection.execute(
+                    "SELECT token FROM tokens WHERE input = ? ORDER BY position", (text,)
+                )
+            ]
+
+
+_TOKENIZER = _SqliteTokenizer()
+
+
+def _fits_lexeme(token: str) -> bool:
+    return len(token) * 4 <= MAX_LEXEME_BYTES or len(token.encode()) <= MAX_LEXEME_BYTES
+
+
+def _quoted_lexeme(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def cve_where(query: CveQuery, builder: SqlBuilder) -> str:
