@@ -59,17 +59,21 @@ def is_sigstore_bundle(document: Mapping[str, Any]) -> bool:
     return isinstance(media_type, str) and media_type.startswith(SIGSTORE_BUNDLE_PREFIX)
 
 
-def decode_base64(text: str, *, where: str, limit: int = MAX_PAYLOAD_BYTES) -> bytes:
+def decode_base64(text: str, *, where: str, limit: int | None = None) -> bytes:
     """Standard or URL-safe base64, padded or not (DSSE allows both alphabets)."""
+    limit = MAX_PAYLOAD_BYTES if limit is None else limit
     # Four base64 characters carry three bytes: reject oversize input before decoding.
     if len(text) > (limit // 3 + 1) * 4:
         raise AttestationError(where, f"expected at most {limit} decoded bytes, found more")
     padded = text + "=" * (-len(text) % 4)
     alphabet = b"-_" if ("-" in text or "_" in text) else None
     try:
-        return base64.b64decode(padded, altchars=alphabet, validate=True)
+        decoded = base64.b64decode(padded, altchars=alphabet, validate=True)
     except (binascii.Error, ValueError):
         raise AttestationError(where, "expected base64 text, found invalid base64") from None
+    if len(decoded) > limit:
+        raise AttestationError(where, f"expected at most {limit} decoded bytes, found more")
+    return decoded
 
 
 def extract_payload(data: bytes | str | Mapping[str, Any]) -> EnvelopePayload:
