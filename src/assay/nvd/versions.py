@@ -21,8 +21,9 @@ follows the spec's recommendation and settles what it leaves open:
    `1.2.1`, and also `2.6.32` < `2.6.32-rc1`: a suffix is never read as a pre-release).
 
 This is a total preorder: distinct strings can be equal (`1.01` = `1.1` = `1_1` =
-`1.1.`), and the empty string equals any string without digits or letters (`-` or `*`
-are not versions: callers handle the CPE ANY/NA values before comparing).
+`1.1.` = `1.1\\.`), and the empty string equals any string made only of separators
+(`-`, `...`). The CPE values ANY (`*`) and NA (`-`) are not versions: callers handle
+them before comparing.
 
 `version_key(v)` encodes the same order as bytes, so a database can compare versions
 with plain `<`/`>=` on BLOB/bytea columns:
