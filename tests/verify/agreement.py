@@ -17,6 +17,7 @@ Run `python tests/verify/agreement.py` to print the figures for docs/verificatio
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sys
 from collections import Counter
@@ -82,8 +83,13 @@ class Outcome:
         return self.got == self.expected
 
 
+@functools.cache
+def _example_policy(name: str) -> Policy:
+    return load_policy(POLICIES / name)
+
+
 def _policy_for(name: str, options: dict[str, Any], builder_id: str | None) -> Policy:
-    policy = load_policy(POLICIES / name)
+    policy = _example_policy(name)
     source = policy.source
     inputs = {str(k): str(v) for k, v in (options.get("build_workflow_inputs") or {}).items()}
     source = SourceRule(

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.nvd",
     "assay._cli.keys",
     "assay._cli.attest_signing",
+    "assay._cli.verify",
     "assay._cli.attest",
 )
 
