@@ -57,7 +57,7 @@ class Request:
 
 @dataclass
 class Reply:
-    """A scripted answer. kind: respond, hang, reset, truncate (cut body, close)."""
+    """A scripted answer. kind: respond, hang, reset, truncate (cut body, close), trickle."""
 
     kind: str = "respond"
     status: int = 200
@@ -68,6 +68,11 @@ class Reply:
 
 def respond(status: int = 200, body: bytes = b"", **headers: str) -> Reply:
     return Reply("respond", status, body, {k.replace("_", "-"): v for k, v in headers.items()})
+
+
+def trickle(body: bytes, pieces: int, pause: float) -> Reply:
+    """The whole body, in `pieces` parts with `pause` seconds between them."""
+    return Reply("trickle", 200, body, {"x-pause": str(pause), "x-pieces": str(pieces)})
 
 
 HANG = Reply("hang")
@@ -167,14 +172,21 @@ class LoopbackServer:
                 )
                 extra = "".join(f"{k}: {v}\r\n" for k, v in reply.headers.items())
                 reason = _REASONS.get(reply.status, "Status")
-                writer.write(
-                    (
-                        f"HTTP/1.1 {reply.status} {reason}\r\n"
-                        f"Content-Type: application/json\r\nContent-Length: {length}\r\n"
-                        f"{extra}\r\n"
-                    ).encode("latin-1")
-                    + reply.body
-                )
+                head = (
+                    f"HTTP/1.1 {reply.status} {reason}\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {length}\r\n"
+                    f"{extra}\r\n"
+                ).encode("latin-1")
+                if reply.kind == "trickle":
+                    writer.write(head)
+                    pieces = int(reply.headers["x-pieces"])
+                    step = -(-len(reply.body) // pieces)
+                    for offset in range(0, len(reply.body), step):
+                        await writer.drain()
+                        await asyncio.sleep(float(reply.headers["x-pause"]))
+                        writer.write(reply.body[offset : offset + step])
+                else:
+                    writer.write(head + reply.body)
                 await writer.drain()
                 if reply.kind == "truncate":
                     return

@@ -30,6 +30,7 @@ from .conftest import (
     asset_json,
     page_server,
     respond,
+    trickle,
     truncated,
 )
 
@@ -211,6 +212,33 @@ def test_hang_every_time_raises_timeout(server: LoopbackServer) -> None:
     assert len(server.requests) == 2
 
 
+def test_a_body_trickling_past_the_time_out_times_out(server: LoopbackServer) -> None:
+    # every piece arrives well within the time-out, but the whole answer does not
+    server.fallback = lambda _r: trickle(CVE_BODY, pieces=6, pause=0.1)
+    nvd = client(server, request_timeout=350, max_retries=0)
+    started = time.monotonic()
+    with nvd, pytest.raises(NvdTimeoutError):
+        nvd.get_cves()
+    assert time.monotonic() - started < 1.5
+
+
+def test_async_body_trickling_past_the_time_out_times_out(server: LoopbackServer) -> None:
+    server.fallback = lambda _r: trickle(CVE_BODY, pieces=6, pause=0.1)
+
+    async def go() -> None:
+        async with aclient(server, request_timeout=350, max_retries=0) as nvd:
+            await nvd.get_cves()
+
+    with pytest.raises(NvdTimeoutError):
+        run(go)
+
+
+def test_a_slow_body_within_the_time_out_is_fine(server: LoopbackServer) -> None:
+    server.fallback = lambda _r: trickle(CVE_BODY, pieces=3, pause=0.05)
+    with client(server, request_timeout=2000) as nvd:
+        assert len(nvd.get_cves().vulnerabilities) == 200
+
+
 def test_connection_reset_then_success(server: LoopbackServer) -> None:
     server.script.extend([RESET, RESET, ok()])
     with client(server) as nvd:
@@ -334,6 +362,12 @@ def test_get_all_other_endpoints(
 def test_get_all_refuses_paging_arguments(server: LoopbackServer) -> None:
     with client(server) as nvd, pytest.raises(TypeError):
         nvd.get_all_cves(start_index=5)  # type: ignore[call-arg]
+
+
+def test_iterating_with_empty_pages_is_refused(server: LoopbackServer) -> None:
+    with client(server) as nvd, pytest.raises(ValueError, match="results_per_page"):
+        nvd.iter_cve_pages(results_per_page=0)
+    assert server.requests == []
 
 
 # --- async -----------------------------------------------------------------------------

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import enum
+import itertools
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
 from assay.errors import QueryError
-from assay.nvd.client import InvalidQuery, build_query, encode_query, format_datetime
+from assay.nvd.client import (
+    InvalidQuery,
+    build_query,
+    encode_query,
+    format_datetime,
+    split_window,
+)
 from assay.nvd.client._params import CVE_HISTORY_EVENT_NAMES, Operation, parameter_names
 
 D0 = "2024-01-01T00:00:00"
@@ -621,3 +628,26 @@ def test_encoding_escapes_reserved_characters() -> None:
     assert encode_query({"keywordSearch": "a&b=c+d#e%f"}) == ("keywordSearch=a%26b%3Dc%2Bd%23e%25f")
     assert encode_query({"eventName": "CVE Rejected"}) == "eventName=CVE%20Rejected"
     assert encode_query({}) == ""
+
+
+# --- windows ---------------------------------------------------------------------------
+
+
+def test_split_window_covers_the_range_in_120_day_steps() -> None:
+    windows = split_window("2023-01-01T00:00:00Z", datetime(2024, 1, 1, tzinfo=UTC))
+    assert windows[0][0] == datetime(2023, 1, 1, tzinfo=UTC)
+    assert windows[-1][1] == datetime(2024, 1, 1, tzinfo=UTC)
+    assert len(windows) == 4
+    for (_, end), (start, _) in itertools.pairwise(windows):
+        assert end == start
+    for start, end in windows:
+        assert timedelta(0) < end - start <= timedelta(days=120)
+        build_query("cves", {"last_mod_start_date": start, "last_mod_end_date": end})
+
+
+def test_split_window_edge_cases() -> None:
+    moment = datetime(2024, 1, 1, tzinfo=UTC)
+    assert split_window(moment, moment) == [(moment, moment)]
+    with pytest.raises(ValueError, match="before"):
+        split_window(moment, moment - timedelta(seconds=1))
+    assert len(split_window(moment, moment + timedelta(days=1), max_range=timedelta(hours=1))) == 24

@@ -76,6 +76,7 @@ from assay.nvd.client._params import (
     build_query,
     encode_query,
     format_datetime,
+    split_window,
 )
 from assay.nvd.client._retry import RetryPolicy
 from assay.nvd.client._sync import NvdClient
@@ -138,4 +139,5 @@ __all__ = [
     "parse_cpes",
     "parse_cve_history",
     "parse_cves",
+    "split_window",
 ]

@@ -27,6 +27,7 @@ from assay.nvd.client._models import (
 )
 from assay.nvd.client._params import (
     MAX_RESULTS_PER_PAGE,
+    InvalidQuery,
     Operation,
     Query,
     build_query,
@@ -194,6 +195,11 @@ def pager_for(endpoint: Endpoint[Any], params: Mapping[str, object]) -> Pager:
     """A pager for `params`; paging arguments default to index 0 and the largest page."""
     per_page = params.get("results_per_page")
     start = params.get("start_index")
+    if per_page == 0 and not isinstance(per_page, bool):
+        raise InvalidQuery(
+            ["results_per_page"],
+            "results_per_page (resultsPerPage): must be at least 1 when reading every page",
+        )
     query = build_query(
         endpoint.operation,
         {**params, "results_per_page": per_page or endpoint.max_page, "start_index": start or 0},

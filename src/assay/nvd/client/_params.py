@@ -43,6 +43,7 @@ __all__ = [
     "encode_query",
     "format_datetime",
     "parameter_names",
+    "split_window",
 ]
 
 Operation = Literal["cves", "cvehistory", "cpes", "cpematch"]
@@ -563,6 +564,28 @@ def _check_rules(
                 )
     if operation in ("cves", "cpes"):
         requires("keyword_exact_match", "keyword_search")
+
+
+def split_window(
+    start: DateLike, end: DateLike, *, max_range: timedelta = MAX_DATE_RANGE
+) -> list[tuple[datetime, datetime]]:
+    """Consecutive UTC windows of at most `max_range` covering `start`..`end`.
+
+    Each window ends where the next begins (NVD compares both ends inclusively, so a
+    record stamped exactly on a boundary appears in two windows; upserts absorb that).
+    """
+    begin, finish = to_utc(start, "start"), to_utc(end, "end")
+    if finish < begin:
+        raise ValueError(f"end {finish.isoformat()} is before start {begin.isoformat()}")
+    if max_range <= timedelta(0):
+        raise ValueError(f"max_range must be positive, got {max_range}")
+    windows = []
+    while True:
+        stop = min(begin + max_range, finish)
+        windows.append((begin, stop))
+        if stop >= finish:
+            return windows
+        begin = stop
 
 
 def encode_query(query: Mapping[str, str | None]) -> str:
