@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import IngestError, InputError
+from assay.nvd.change_record import change_facts
+from assay.nvd.cpe_record import cpe_facts
+from assay.nvd.cpematch_record import match_facts
 from assay.nvd.cve_record import cve_facts
 from assay.nvd.ingest.sources import members, read_member
 from assay.nvd.storage.interface import Store, UpsertCounts
@@ -31,6 +34,9 @@ class RecordHandler:
 
 HANDLERS: dict[str, RecordHandler] = {
     "cve": RecordHandler(cve_facts, lambda store, batch: store.upsert_cves(batch)),
+    "cpe": RecordHandler(cpe_facts, lambda store, batch: store.upsert_cpes(batch)),
+    "cpematch": RecordHandler(match_facts, lambda store, batch: store.upsert_match_strings(batch)),
+    "change": RecordHandler(change_facts, lambda store, batch: store.upsert_changes(batch)),
 }
 
 

@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 
 from assay.errors import QueryError, StoreError
 from assay.nvd.cve_query import parse_cve_query
+from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY, Listing, Q
 from assay.nvd.server.openapi import docs_page, openapi_document
 from assay.nvd.server.responses import (
     CORS_PREFLIGHT,
@@ -76,6 +77,37 @@ class NvdApi:
 
         return handle
 
+    def listing(self, endpoint: Listing[Q], *, legacy: bool) -> Callable[[Request], object]:
+        """The handler of a change-history, CPE or match-criteria endpoint."""
+
+        async def handle(request: Request) -> Response:
+            if request.method == "OPTIONS":
+                return Response(b"", headers=CORS_PREFLIGHT)
+            if len(request.scope.get("query_string", b"")) > MAX_QUERY_BYTES:
+                return nvd_error(f"Query string is longer than {MAX_QUERY_BYTES} bytes")
+            try:
+                query = endpoint.parse(request.query_params.multi_items())
+            except QueryError as error:
+                return nvd_error(error.reason)
+            try:
+                page = await run_in_threadpool(endpoint.search, self.store, query)
+            except StoreError:
+                return nvd_error("The store is unavailable", status=503)
+            records = page.records
+            if legacy or self.settings.legacy_fields_only:
+                records = [endpoint.legacy(record) for record in records]
+            body = envelope(
+                format_name=endpoint.format_name,
+                list_key=endpoint.list_key,
+                wrapper=endpoint.wrapper,
+                start_index=query.start_index,
+                total=page.total,
+                records=records,
+            )
+            return json_response(body, head=request.method == "HEAD")
+
+        return handle
+
 
 def api_routes(
     path: str, make: Callable[[bool], Callable[[Request], object]]
@@ -95,6 +127,9 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Starlett
     api = NvdApi(store, settings or ServerSettings())
     routes: list[BaseRoute] = [
         *api_routes("/cves/2.0", lambda legacy: api.cves(legacy=legacy)),
+        *api_routes(HISTORY.path, lambda legacy: api.listing(HISTORY, legacy=legacy)),
+        *api_routes(CPES.path, lambda legacy: api.listing(CPES, legacy=legacy)),
+        *api_routes(CPEMATCH.path, lambda legacy: api.listing(CPEMATCH, legacy=legacy)),
         Route("/openapi.json", _openapi, methods=["GET", "HEAD"]),
         Route("/docs", _docs, methods=["GET", "HEAD"]),
     ]

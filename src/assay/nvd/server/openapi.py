@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from assay import __version__
+from assay.nvd.history_query import EVENT_NAMES
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,60 @@ CVE_ENDPOINT = EndpointDoc(
     ),
 )  # fmt: skip
 
-ENDPOINTS: list[EndpointDoc] = [CVE_ENDPOINT]
+HISTORY_ENDPOINT = EndpointDoc(
+    path="/rest/json/cvehistory/2.0",
+    operation_id="get_cve_history",
+    summary="CVE change events, filtered and paged (ordered by created, then cveChangeId).",
+    format_name="NVD_CVEHistory",
+    list_key="cveChanges",
+    max_page=5000,
+    parameters=(
+        Param("cveId", "string", "The complete change history of one CVE (CVE-YYYY-NNNN)."),
+        Param("cveIds", "string", "The change histories of up to 100 comma-separated CVE ids."),
+        Param("changeStartDate", "datetime", "Start of a window (at most 120 days) on the change's created date; needs changeEndDate."),
+        Param("changeEndDate", "datetime", "End of the change window."),
+        Param("eventName", "enum", "Changes of one event type (case-insensitive; spaces as + or %20).", EVENT_NAMES),
+        *PAGING,
+    ),
+)  # fmt: skip
+
+CPE_ENDPOINT = EndpointDoc(
+    path="/rest/json/cpes/2.0",
+    operation_id="get_cpes",
+    summary="CPE dictionary products, deprecated ones included, filtered and paged (ordered by created, then cpeNameId).",
+    format_name="NVD_CPE",
+    list_key="products",
+    max_page=10000,
+    parameters=(
+        Param("cpeNameId", "string", "One product by its UUID (case-insensitive)."),
+        Param("cpeMatchString", "string", "Products matching this CPE 2.3 match string: every component other than * must be equal (case-insensitive); partial strings are padded with *."),
+        Param("keywordSearch", "string", "Words that must all begin a word of a title or a reference link."),
+        Param("keywordExactMatch", "flag", "With keywordSearch: match the words as one exact phrase."),
+        Param("lastModStartDate", "datetime", "Start of a window (at most 120 days) on lastModified; needs lastModEndDate."),
+        Param("lastModEndDate", "datetime", "End of the lastModified window."),
+        Param("matchCriteriaId", "string", "The products a match criteria (UUID) expands to: its stored matches, else the dictionary names its criteria and version bounds cover."),
+        *PAGING,
+    ),
+)  # fmt: skip
+
+CPEMATCH_ENDPOINT = EndpointDoc(
+    path="/rest/json/cpematch/2.0",
+    operation_id="get_cpe_match",
+    summary="Match criteria with their dictionary expansions, filtered and paged (ordered by created, then matchCriteriaId).",
+    format_name="NVD_CPEMatchString",
+    list_key="matchStrings",
+    max_page=500,
+    parameters=(
+        Param("cveId", "string", "Every match criteria the configurations of this CVE reference."),
+        Param("matchCriteriaId", "string", "One match criteria by its UUID (case-insensitive)."),
+        Param("matchStringSearch", "string", "Criteria conforming to this complete (13-field) CPE 2.3 match string: every component other than * must be equal."),
+        Param("lastModStartDate", "datetime", "Start of a window (at most 120 days) on lastModified or cpeLastModified; needs lastModEndDate."),
+        Param("lastModEndDate", "datetime", "End of the lastModified window."),
+        *PAGING,
+    ),
+)  # fmt: skip
+
+ENDPOINTS: list[EndpointDoc] = [CVE_ENDPOINT, HISTORY_ENDPOINT, CPE_ENDPOINT, CPEMATCH_ENDPOINT]
 
 
 def _schema(param: Param) -> dict[str, Any]:

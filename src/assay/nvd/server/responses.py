@@ -6,6 +6,7 @@ parsed on the way out unless the legacy compatibility filter asks for it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -91,4 +92,96 @@ def legacy_cve(record: bytes) -> bytes:
     metrics = trimmed.get("metrics")
     if isinstance(metrics, dict):
         trimmed["metrics"] = {k: v for k, v in metrics.items() if k in LEGACY_METRIC_KEYS}
+    return encode(trimmed)
+
+
+# -- the nvd-api 0.9.1 view of products, match criteria and changes --------------------
+# Its 2023 models reject unknown keys, values of the wrong type, a `refs[].type` outside
+# its enum and a `refs[].ref` its URL pattern refuses (the pattern of NVD's CPE schema).
+LEGACY_CPE_KEYS = frozenset(
+    [
+        "deprecated",
+        "cpeName",
+        "cpeNameId",
+        "created",
+        "lastModified",
+        "titles",
+        "refs",
+        "deprecatedBy",
+        "deprecates",
+    ]
+)
+LEGACY_REF_TYPES = frozenset(["Advisory", "Change Log", "Product", "Project", "Vendor", "Version"])
+_LEGACY_REF_URL = re.compile(
+    r"^([A-Za-z][A-Za-z0-9+.-]+):(\/\/([^@]+@)?([A-Za-z0-9.\-_~]+)(:\d+)?)?((?:[A-Za-z0-9-._~]|%[A-Fa-f0-9]|[!$&\'\[\]()*+,;=:@])+(?:\/(?:[A-Za-z0-9-._~]|%[A-Fa-f0-9]|[!$&\'\[\]()*+,;=:@])*)*|(?:\/(?:[A-Za-z0-9-._~]|%[A-Fa-f0-9]|[!$&\'()*+,;=:@])+)*)?(\?(?:[A-Za-z0-9-._~]|%[A-Fa-f0-9]|[!$&\'\[\]()*+,;=:@]|[\/?])*)?(\#(?:[A-Za-z0-9-._~]|%[A-Fa-f0-9]|[!$&\'\[\]()*+,;=:@]|[\/?])*)?$"
+)
+LEGACY_MATCH_KEYS = frozenset(
+    [
+        "criteria",
+        "matchCriteriaId",
+        "created",
+        "lastModified",
+        "status",
+        "versionStartExcluding",
+        "versionStartIncluding",
+        "versionEndExcluding",
+        "versionEndIncluding",
+        "cpeLastModified",
+        "matches",
+    ]
+)
+LEGACY_CHANGE_KEYS = frozenset(
+    ["cveId", "eventName", "cveChangeId", "sourceIdentifier", "created", "details"]
+)
+LEGACY_DETAIL_KEYS = frozenset(["type", "action", "oldValue", "newValue"])
+
+
+def _strings(item: Any, keys: frozenset[str]) -> dict[str, str]:
+    """The string-valued entries of `item` among `keys`."""
+    if not isinstance(item, dict):
+        return {}
+    return {key: value for key, value in item.items() if key in keys and isinstance(value, str)}
+
+
+def legacy_cpe(record: bytes) -> bytes:
+    """A product record as nvd-api 0.9.1 parses it (unknown keys and bad refs dropped)."""
+    cpe: dict[str, Any] = orjson.loads(record)
+    trimmed = {key: value for key, value in cpe.items() if key in LEGACY_CPE_KEYS}
+    if "titles" in trimmed:
+        trimmed["titles"] = [_strings(t, frozenset(("title", "lang"))) for t in trimmed["titles"]]
+    if "refs" in trimmed:
+        refs = []
+        for ref in trimmed["refs"]:
+            kept = _strings(ref, frozenset(("ref", "type")))
+            if _LEGACY_REF_URL.match(kept.get("ref", "")) is None:
+                continue
+            if kept.get("type", "Advisory") not in LEGACY_REF_TYPES:
+                del kept["type"]
+            refs.append(kept)
+        trimmed["refs"] = refs
+    for key in ("deprecatedBy", "deprecates"):
+        if key in trimmed:
+            trimmed[key] = [
+                _strings(link, frozenset(("cpeName", "cpeNameId"))) for link in trimmed[key]
+            ]
+    return encode(trimmed)
+
+
+def legacy_match_string(record: bytes) -> bytes:
+    """A match-criteria record as nvd-api 0.9.1 parses it (unknown keys dropped)."""
+    match: dict[str, Any] = orjson.loads(record)
+    trimmed = {key: value for key, value in match.items() if key in LEGACY_MATCH_KEYS}
+    if "matches" in trimmed:
+        trimmed["matches"] = [
+            _strings(name, frozenset(("cpeName", "cpeNameId"))) for name in trimmed["matches"]
+        ]
+    return encode(trimmed)
+
+
+def legacy_change(record: bytes) -> bytes:
+    """A change record as nvd-api 0.9.1 parses it (unknown keys and non-string values dropped)."""
+    change: dict[str, Any] = orjson.loads(record)
+    trimmed = {key: value for key, value in change.items() if key in LEGACY_CHANGE_KEYS}
+    if "details" in trimmed:
+        trimmed["details"] = [_strings(detail, LEGACY_DETAIL_KEYS) for detail in trimmed["details"]]
     return encode(trimmed)

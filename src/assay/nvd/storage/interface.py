@@ -11,8 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from assay.nvd.change_record import ChangeFacts
+from assay.nvd.cpe_query import CpeQuery
+from assay.nvd.cpe_record import CpeFacts
+from assay.nvd.cpematch_query import CpeMatchQuery
+from assay.nvd.cpematch_record import MatchFacts
 from assay.nvd.cve_query import CveQuery
 from assay.nvd.cve_record import CveFacts
+from assay.nvd.history_query import HistoryQuery
 
 
 @dataclass(slots=True)
@@ -48,6 +54,35 @@ class Store(Protocol):
         ...
 
     def count_cves(self) -> int: ...
+
+    # -- CPE products, match criteria, change history (see storage/_sql_products.py) ----
+
+    def upsert_cpes(self, batch: Sequence[CpeFacts]) -> UpsertCounts:
+        """Insert or update by cpeNameId; an older `lastModified` never replaces a newer one."""
+        ...
+
+    def search_cpes(self, query: CpeQuery) -> Page:
+        """The page of matching products, ordered by created then cpeNameId."""
+        ...
+
+    def upsert_match_strings(self, batch: Sequence[MatchFacts]) -> UpsertCounts:
+        """Insert or update by matchCriteriaId; an older `lastModified` never replaces a
+        newer one. A stored record's `matches` become the criteria's expansion for the CVE
+        API's `cpeName` filter."""
+        ...
+
+    def search_match_strings(self, query: CpeMatchQuery) -> Page:
+        """The page of matching match-criteria records, ordered by created then id."""
+        ...
+
+    def upsert_changes(self, batch: Sequence[ChangeFacts]) -> UpsertCounts:
+        """Insert or update by cveChangeId; a change with an older `created` never
+        replaces a newer one."""
+        ...
+
+    def search_changes(self, query: HistoryQuery) -> Page:
+        """The page of matching changes, ordered by created then cveChangeId."""
+        ...
 
     def get_meta(self, key: str) -> str | None:
         """A small named value (sync checkpoints, data generation)."""

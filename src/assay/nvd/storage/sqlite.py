@@ -14,6 +14,7 @@ from assay.nvd.cve_query import CveQuery
 from assay.nvd.cve_record import CveFacts
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
+from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin
 from assay.nvd.storage.interface import Page, UpsertCounts
 
 T = TypeVar("T")
@@ -89,7 +90,7 @@ def path_from_url(url: str) -> Path:
     return Path(url)
 
 
-class SqliteStore:
+class SqliteStore(ProductStoreMixin):
     def __init__(self, url: str) -> None:
         self.url = url
         self.path = path_from_url(url)
@@ -99,7 +100,7 @@ class SqliteStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             connection = self._connection()
             with connection:
-                connection.executescript(SCHEMA)
+                connection.executescript(SCHEMA + PRODUCT_SCHEMA)
                 connection.execute(
                     "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?), ('generation', '0')",
                     (SCHEMA_VERSION,),

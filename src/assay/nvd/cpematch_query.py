@@ -1,0 +1,63 @@
+"""The Match Criteria API's query string: `parse_cpematch_query(pairs) -> CpeMatchQuery`.
+
+Pure. Same rules as the CVE API (`assay.nvd.params`). Chosen semantics (spec
+`nvd-api-behaviour.md` §5.1):
+
+* `cveId`: every match criteria that CVE's configurations reference.
+* `matchCriteriaId`: one record, by UUID (case-insensitive).
+* `matchStringSearch`: a complete CPE 2.3 match string (all 11 components after
+  `cpe:2.3:`, `*` allowed); fewer or more components are a 404. A criteria conforms when
+  every component of the pattern other than `*` equals its own
+  (`assay.nvd.cpe.matches_match_string`: a criteria `*` does not satisfy a specific value).
+* `lastModStartDate`/`lastModEndDate` (≤ 120 days) hit a record whose `lastModified` *or*
+  `cpeLastModified` lies in the window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from assay.nvd.cpe import Cpe
+from assay.nvd.cpe_query import parse_match_string, parse_uuid
+from assay.nvd.history_query import parse_cve_id
+from assay.nvd.params import RawQuery, Window
+
+MAX_RESULTS_PER_PAGE = 500
+
+PARAMETERS = (
+    "cveId", "lastModStartDate", "lastModEndDate", "matchCriteriaId", "matchStringSearch",
+    "resultsPerPage", "startIndex",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class CpeMatchQuery:
+    """A validated match-criteria query. Paging is kept apart from the filter."""
+
+    cve_id: str | None = None
+    match_criteria_id: str | None = None
+    match_string: Cpe | None = None
+    last_mod_window: Window | None = None
+    start_index: int = 0
+    results_per_page: int = MAX_RESULTS_PER_PAGE
+
+    @property
+    def filter_key(self) -> CpeMatchQuery:
+        """The same query without paging: equal for every page of one result set."""
+        return replace(self, start_index=0, results_per_page=MAX_RESULTS_PER_PAGE)
+
+
+def parse_cpematch_query(pairs: Iterable[tuple[str, str]]) -> CpeMatchQuery:
+    """Validate decoded query-string pairs and build a `CpeMatchQuery`."""
+    raw = RawQuery(pairs, PARAMETERS)
+    return CpeMatchQuery(
+        cve_id=parse_cve_id(raw, "cveId"),
+        match_criteria_id=parse_uuid(raw, "matchCriteriaId"),
+        match_string=parse_match_string(raw, "matchStringSearch", partial=False),
+        last_mod_window=raw.window("lastModStartDate", "lastModEndDate"),
+        start_index=raw.integer("startIndex", default=0),
+        results_per_page=raw.integer(
+            "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE
+        ),
+    )

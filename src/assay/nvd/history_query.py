@@ -1,0 +1,120 @@
+"""The CVE Change History API's query string: `parse_history_query(pairs) -> HistoryQuery`.
+
+Pure. Same rules as the CVE API (`assay.nvd.params`): case-insensitive names, unknown
+names and malformed values answered with a 404 whose `message` names the parameter.
+A `HistoryQuery` is hashable: the store caches result lists under its `filter_key`.
+
+`eventName` takes one value of `EVENT_NAMES` (the eleven of the interface description
+plus the five newer ones NVD emits, spec `nvd-api-behaviour.md` §3.1), compared
+case-insensitively with runs of spaces read as one; `+` and `%20` both arrive as a space.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from assay.errors import QueryError
+from assay.nvd.cve_query import CVE_ID, MAX_CVE_IDS
+from assay.nvd.params import RawQuery, Window, printable
+
+MAX_RESULTS_PER_PAGE = 5000
+
+PARAMETERS = (
+    "changeStartDate", "changeEndDate", "cveId", "cveIds", "eventName",
+    "resultsPerPage", "startIndex",
+)  # fmt: skip
+
+EVENT_NAMES = (
+    "New CVE Received",
+    "Initial Analysis",
+    "Reanalysis",
+    "CVE Modified",
+    "Modified Analysis",
+    "CVE Translated",
+    "Vendor Comment",
+    "CVE Source Update",
+    "CPE Deprecation Remap",
+    "CWE Remap",
+    "Reference Tag Update",
+    "CVE Rejected",
+    "CVE Unrejected",
+    "CVE CISA KEV Update",
+    "CVE Status Change",
+    "Data Remediation",
+)
+_EVENTS_BY_KEY = {name.lower(): name for name in EVENT_NAMES}
+
+
+def event_key(name: str) -> str:
+    """The form event names are compared in: lower-case, single spaces."""
+    return " ".join(name.split()).lower()
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryQuery:
+    """A validated change-history query. Paging is kept apart from the filter."""
+
+    cve_id: str | None = None
+    cve_ids: tuple[str, ...] | None = None
+    change_window: Window | None = None
+    event_name: str | None = None  # the canonical spelling, from EVENT_NAMES
+    start_index: int = 0
+    results_per_page: int = MAX_RESULTS_PER_PAGE
+
+    @property
+    def filter_key(self) -> HistoryQuery:
+        """The same query without paging: equal for every page of one result set."""
+        return replace(self, start_index=0, results_per_page=MAX_RESULTS_PER_PAGE)
+
+
+def parse_history_query(pairs: Iterable[tuple[str, str]]) -> HistoryQuery:
+    """Validate decoded query-string pairs and build a `HistoryQuery`."""
+    raw = RawQuery(pairs, PARAMETERS)
+    return HistoryQuery(
+        cve_id=parse_cve_id(raw, "cveId"),
+        cve_ids=_cve_ids(raw),
+        change_window=raw.window("changeStartDate", "changeEndDate"),
+        event_name=_event_name(raw),
+        start_index=raw.integer("startIndex", default=0),
+        results_per_page=raw.integer(
+            "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE
+        ),
+    )
+
+
+def parse_cve_id(raw: RawQuery, name: str) -> str | None:
+    """A `CVE-YYYY-NNNN` parameter, upper-cased (NVD's ids are upper-case)."""
+    value = raw.text(name)
+    if value is None:
+        return None
+    if not CVE_ID.fullmatch(value):
+        raise QueryError(name, f"Invalid {name}: expected CVE-YYYY-NNNN, found '{printable(value)}'")
+    return value.upper()
+
+
+def _cve_ids(raw: RawQuery) -> tuple[str, ...] | None:
+    value = raw.text("cveIds")
+    if value is None:
+        return None
+    ids = [part.strip() for part in value.split(",") if part.strip()]
+    if not ids or len(ids) > MAX_CVE_IDS:
+        raise QueryError("cveIds", f"cveIds takes 1 to {MAX_CVE_IDS} comma-separated CVE ids")
+    for cve in ids:
+        if not CVE_ID.fullmatch(cve):
+            raise QueryError("cveIds", f"Invalid cveIds: '{printable(cve)}' is not a CVE id")
+    return tuple(sorted({cve.upper() for cve in ids}))
+
+
+def _event_name(raw: RawQuery) -> str | None:
+    value = raw.text("eventName")
+    if value is None:
+        return None
+    name = _EVENTS_BY_KEY.get(event_key(value))
+    if name is None:
+        raise QueryError(
+            "eventName",
+            "Invalid eventName: expected an NVD change event name such as 'Initial Analysis' "
+            f"or 'CVE Rejected', found '{printable(value)}'",
+        )
+    return name

@@ -1,0 +1,66 @@
+"""The change-history, CPE and match-criteria endpoints, described as data.
+
+Each `Listing` says how its query string is parsed (pure), which store method answers
+it, and how the page is wrapped; `NvdApi.listing` serves any of them with the transport
+rules of the CVE API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from assay.nvd.cpe_query import CpeQuery, parse_cpe_query
+from assay.nvd.cpematch_query import CpeMatchQuery, parse_cpematch_query
+from assay.nvd.history_query import HistoryQuery, parse_history_query
+from assay.nvd.server.responses import legacy_change, legacy_cpe, legacy_match_string
+from assay.nvd.storage import Page, Store
+
+
+class PagedQuery(Protocol):
+    @property
+    def start_index(self) -> int: ...
+
+
+Q = TypeVar("Q", bound=PagedQuery)
+
+
+@dataclass(frozen=True, slots=True)
+class Listing(Generic[Q]):
+    path: str
+    parse: Callable[[Iterable[tuple[str, str]]], Q]
+    search: Callable[[Store, Q], Page]
+    format_name: str
+    list_key: str
+    wrapper: str
+    legacy: Callable[[bytes], bytes]  # the nvd-api 0.9.1 view of one record
+
+
+HISTORY: Listing[HistoryQuery] = Listing(
+    path="/cvehistory/2.0",
+    parse=parse_history_query,
+    search=lambda store, query: store.search_changes(query),
+    format_name="NVD_CVEHistory",
+    list_key="cveChanges",
+    wrapper="change",
+    legacy=legacy_change,
+)
+CPES: Listing[CpeQuery] = Listing(
+    path="/cpes/2.0",
+    parse=parse_cpe_query,
+    search=lambda store, query: store.search_cpes(query),
+    format_name="NVD_CPE",
+    list_key="products",
+    wrapper="cpe",
+    legacy=legacy_cpe,
+)
+CPEMATCH: Listing[CpeMatchQuery] = Listing(
+    path="/cpematch/2.0",
+    parse=parse_cpematch_query,
+    search=lambda store, query: store.search_match_strings(query),
+    format_name="NVD_CPEMatchString",
+    list_key="matchStrings",
+    wrapper="matchString",
+    legacy=legacy_match_string,
+)

@@ -1,0 +1,181 @@
+"""Query translation for the CPE, match-criteria and change-history APIs, per dialect.
+
+Pure (no database import), like `_sql`: values only ever travel as bound parameters.
+Every backend provides these tables (SQLite's DDL is in `_sqlite_products.py`):
+
+    cpe             id, cpe_name_id (unique, upper-case), created, last_modified,
+                    deprecated, the 11 component columns of `_sql.COMPONENT_COLUMNS`
+                    (normalized, as `assay.nvd.cpe.parse_cpe` gives them), version_key
+                    (NULL for `*` and `-`), record
+    cpe_match       id, match_criteria_id (unique), created, last_modified,
+                    cpe_last_modified, status, the 11 component columns of the criteria,
+                    version_key, start_key, start_inclusive, end_key, end_inclusive
+                    (as in `cve_criteria`), record
+    cpe_match_name  match (cpe_match.id), cpe_name_id, the 11 component columns: one row
+                    per entry of the record's `matches` (the criteria's expansion)
+    cve_change      id, cve_change_id (unique), cve_id, event_key, created, record
+
+Keyword search over product titles and reference links uses the FTS5 table `cpe_text`
+(rowid = cpe.id) in SQLite and the `tsvector` column `cpe.search_vector` in PostgreSQL
+(the `search_text` of `CpeFacts`, tokenized as the CVE descriptions are, so both
+backends find the same words).
+
+Orders (stable, so `startIndex` paging is consistent): products by `created` then
+`cpeNameId` (NVD lists products by creation), match criteria by `created` then
+`matchCriteriaId`, changes by `created` then `cveChangeId`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay.nvd.cpe import Cpe
+from assay.nvd.cpe_query import CpeQuery
+from assay.nvd.cpematch_query import CpeMatchQuery
+from assay.nvd.cve_record import Criteria
+from assay.nvd.history_query import HistoryQuery, event_key
+from assay.nvd.storage._sql import (
+    COMPONENT_COLUMNS,
+    SqlBuilder,
+    fts5_expression,
+    tsquery_expression,
+)
+
+CPE_ORDER = "p.created, p.cpe_name_id"
+MATCH_ORDER = "m.created, m.match_criteria_id"
+CHANGE_ORDER = "h.created, h.cve_change_id"
+
+# How a matchCriteriaId resolves for the CPE API: the stored record, else a criteria of
+# some CVE configuration (the same id always names the same criteria).
+STORED_MATCH_SQL = "SELECT id FROM cpe_match WHERE match_criteria_id = {p}"
+CVE_CRITERIA_SQL = (
+    "SELECT " + ", ".join(COMPONENT_COLUMNS) + ", start_key, start_inclusive, end_key, "
+    "end_inclusive FROM cve_criteria WHERE match_criteria_id = {p} LIMIT 1"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CriteriaSource:
+    """Where the expansion of a `matchCriteriaId` comes from (see `cpe_where`)."""
+
+    stored_match: int | None = None  # cpe_match.id: the record's own `matches`
+    criteria: Criteria | None = None  # else computed from a CVE configuration's criteria
+
+
+def cpe_where(query: CpeQuery, builder: SqlBuilder, source: CriteriaSource | None) -> str:
+    """The WHERE clause (over `cpe p`) of a CPE query; `1 = 1` when unfiltered.
+
+    `source` is how `query.match_criteria_id` resolved (the store looks it up first);
+    an id that resolves to nothing matches no product.
+    """
+    p = builder.param
+    conditions: list[str] = []
+    if query.cpe_name_id is not None:
+        conditions.append(f"p.cpe_name_id = {p(query.cpe_name_id)}")
+    if query.match_string is not None:
+        conditions.extend(pattern_conditions(query.match_string, builder, "p"))
+    if query.keywords:
+        conditions.append(_keyword_condition(builder, query.keywords, query.keyword_exact))
+    if query.last_mod_window is not None:
+        window = query.last_mod_window
+        conditions.append(f"p.last_modified BETWEEN {p(window.start)} AND {p(window.end)}")
+    if query.match_criteria_id is not None:
+        if source is not None and source.stored_match is not None:
+            conditions.append(
+                "p.cpe_name_id IN (SELECT cpe_name_id FROM cpe_match_name "
+                f"WHERE match = {p(source.stored_match)})"
+            )
+        elif source is not None and source.criteria is not None:
+            conditions.extend(expansion_conditions(source.criteria, builder, "p"))
+        else:
+            conditions.append("1 = 0")
+    return " AND ".join(conditions) if conditions else "1 = 1"
+
+
+def pattern_conditions(pattern: Cpe, builder: SqlBuilder, alias: str) -> list[str]:
+    """`matches_match_string`: every component of the pattern other than `*` is equal."""
+    return [
+        f"{alias}.{column} = {builder.param(value)}"
+        for column, value in zip(COMPONENT_COLUMNS, pattern.components, strict=True)
+        if value != "*"
+    ]
+
+
+def expansion_conditions(criteria: Criteria, builder: SqlBuilder, alias: str) -> list[str]:
+    """`criteria_expands_to` over the product rows `alias`: the dictionary names a
+    criteria stands for when NVD's own expansion is not stored."""
+    p = builder.param
+    parts: list[str] = []
+    for index, (column, value) in enumerate(
+        zip(COMPONENT_COLUMNS, criteria.components, strict=True)
+    ):
+        if index != 3 and value != "*":
+            parts.append(f"{alias}.{column} = {p(value)}")
+    version = criteria.components[3]
+    if version != "*":
+        parts.append(f"{alias}.version = {p(version)}")
+        return parts
+    if criteria.start_key is None and criteria.end_key is None:
+        return parts
+    key = f"{alias}.version_key"
+    parts.append(f"{key} IS NOT NULL")
+    if criteria.start_key is not None:
+        s = p(criteria.start_key)
+        parts.append(f"{key} >= {s}" if criteria.start_inclusive else f"{key} > {s}")
+    if criteria.end_key is not None:
+        e = p(criteria.end_key)
+        parts.append(f"{key} <= {e}" if criteria.end_inclusive else f"{key} < {e}")
+    return parts
+
+
+def _keyword_condition(builder: SqlBuilder, words: tuple[str, ...], exact: bool) -> str:
+    searchable = [word for word in words if any(ch.isalnum() for ch in word)]
+    if not searchable:
+        return "1 = 0"  # punctuation alone is no word of any title or link
+    if builder.dialect.name == "sqlite":
+        return (
+            "p.id IN (SELECT rowid FROM cpe_text WHERE cpe_text MATCH "
+            f"{builder.param(fts5_expression(searchable, exact))})"
+        )
+    expression = tsquery_expression(searchable, exact)
+    if not expression:
+        return "1 = 0"  # as in FTS5, a word that yields no token matches nothing
+    return f"p.search_vector @@ CAST({builder.param(expression)} AS tsquery)"
+
+
+def cpematch_where(query: CpeMatchQuery, builder: SqlBuilder) -> str:
+    """The WHERE clause (over `cpe_match m`) of a match-criteria query."""
+    p = builder.param
+    conditions: list[str] = []
+    if query.cve_id is not None:
+        conditions.append(
+            "m.match_criteria_id IN (SELECT k.match_criteria_id FROM cve_criteria k "
+            f"JOIN cve c ON c.id = k.cve WHERE c.cve_id = {p(query.cve_id)})"
+        )
+    if query.match_criteria_id is not None:
+        conditions.append(f"m.match_criteria_id = {p(query.match_criteria_id)}")
+    if query.match_string is not None:
+        conditions.extend(pattern_conditions(query.match_string, builder, "m"))
+    if query.last_mod_window is not None:
+        start, end = query.last_mod_window.start, query.last_mod_window.end
+        conditions.append(
+            f"(m.last_modified BETWEEN {p(start)} AND {p(end)} "
+            f"OR m.cpe_last_modified BETWEEN {p(start)} AND {p(end)})"
+        )
+    return " AND ".join(conditions) if conditions else "1 = 1"
+
+
+def change_where(query: HistoryQuery, builder: SqlBuilder) -> str:
+    """The WHERE clause (over `cve_change h`) of a change-history query."""
+    p = builder.param
+    conditions: list[str] = []
+    if query.cve_id is not None:
+        conditions.append(f"h.cve_id = {p(query.cve_id)}")
+    if query.cve_ids is not None:
+        conditions.append(f"h.cve_id IN {builder.params_in(query.cve_ids)}")
+    if query.event_name is not None:
+        conditions.append(f"h.event_key = {p(event_key(query.event_name))}")
+    if query.change_window is not None:
+        window = query.change_window
+        conditions.append(f"h.created BETWEEN {p(window.start)} AND {p(window.end)}")
+    return " AND ".join(conditions) if conditions else "1 = 1"
