@@ -177,3 +177,23 @@ def test_a_2000_record_page_parses_fast() -> None:
     assert len(result.vulnerabilities) == 2000
     # Target 60 ms (measured ~35 ms); the bound leaves room for a loaded shared runner.
     assert min(timings) < 0.120, timings
+
+
+def test_records_built_in_code_render_their_typed_fields_as_raw() -> None:
+    cve = Cve(id="CVE-2000-0001", published="2000-01-01T00:00:00.000", last_modified="x")
+    assert cve.raw["id"] == "CVE-2000-0001"
+    assert cve.raw["lastModified"] == "x"
+    assert cve.raw["metrics"] == {
+        "cvssMetricV40": [],
+        "cvssMetricV31": [],
+        "cvssMetricV30": [],
+        "cvssMetricV2": [],
+    }
+    assert "sourceIdentifier" not in cve.raw
+    assert cve.extra == {}
+
+
+def test_results_know_their_records() -> None:
+    result = parse_cves(asset_bytes("search_full_page.json"))
+    assert len(result) == 47
+    assert [c.id for c in result.records()] == [i.cve.id for i in result.vulnerabilities]

@@ -83,8 +83,12 @@ class _Record(msgspec.Struct, frozen=True, dict=True, rename=_camel_or_hidden, k
     @cached_property
     def raw(self) -> dict[str, Any]:
         """The record's JSON object, decoded from `raw_json`: the lossless form to store."""
-        if not self.raw_json:
-            return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+        if not self.raw_json:  # built in code rather than parsed: render the typed fields
+            return {
+                field.encode_name: msgspec.to_builtins(getattr(self, field.name))
+                for field in msgspec.structs.fields(self)
+                if field.name != "raw_json" and getattr(self, field.name) is not None
+            }
         value = _PLAIN.decode(self.raw_json)
         assert isinstance(value, dict)
         return value
