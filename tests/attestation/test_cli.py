@@ -145,3 +145,12 @@ def test_schema_unknown_name_is_a_usage_error(capsys: pytest.CaptureFixture[str]
         main(["attest", "schema", "nope"])
     assert raised.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_user_docs_list_every_code_and_schema() -> None:
+    from assay.attestation.findings import CODES
+    from assay.attestation.schema import SCHEMA_NAMES
+
+    docs = (Path(__file__).parents[2] / "docs" / "attestations.md").read_text()
+    assert [code for code in CODES if f"| `{code}` |" not in docs] == []
+    assert [name for name in SCHEMA_NAMES if f"`{name}`" not in docs] == []
