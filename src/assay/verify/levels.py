@@ -94,7 +94,7 @@ def resolve_dependencies(
             result.cycles.append(f"{key}: deeper than {MAX_DEPTH} levels, not followed")
             return
         excepted = rule.excepts(dependency.uri, dependency.digest)
-        evidence = [e for e in resolver(dependency)] if dependency.digest else []
+        evidence = list(resolver(dependency)) if dependency.digest else []
         if not evidence:
             result.missing.append(key)
             if rule.minimum_level > 0 and not excepted:

@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from assay.keys import generate_private_key
+
+from .helpers import digest_of, provenance, sign, write_policy
+
+ARTIFACT = b"widget binary\n"
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> dict[str, Path]:
+    key = generate_private_key("ed25519")
+    vsa_key = generate_private_key("ecdsa-p256")
+    paths = {
+        "artifact": tmp_path / "widget",
+        "pub": tmp_path / "ci.pub",
+        "vsa_key": tmp_path / "vsa.key",
+        "vsa_pub": tmp_path / "vsa.pub",
+        "att": tmp_path / "widget.intoto.json",
+        "deps": tmp_path / "deps",
+    }
+    paths["artifact"].write_bytes(ARTIFACT)
+    paths["pub"].write_bytes(key.public_key().to_pem())
+    paths["vsa_key"].write_bytes(vsa_key.to_pem())
+    paths["vsa_pub"].write_bytes(vsa_key.public_key().to_pem())
+    lib = {"uri": "pkg:generic/libfoo@1.0", "digest": {"sha256": "11" * 32}}
+    statement = provenance({"sha256": digest_of(ARTIFACT)}, dependencies=[lib])
+    paths["att"].write_bytes(sign(statement, key))
+    paths["deps"].mkdir()
+    lib_statement = provenance({"sha256": "11" * 32}, name="libfoo")
+    (paths["deps"] / "libfoo.intoto.json").write_bytes(sign(lib_statement, key))
+    (paths["deps"] / "README").write_text("not an attestation")
+    paths["policy"] = write_policy(tmp_path, paths["pub"], resourceUri="pkg:generic/widget@1.0")
+    return paths
+
+
+def test_verify_passes_and_issues_a_signed_vsa(
+    cli: Callable[..., int],
+    setup: dict[str, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "vsa.json"
+    code = cli(
+        "verify",
+        str(setup["artifact"]),
+        "--attestation",
+        str(setup["att"]),
+        "--policy",
+        str(setup["policy"]),
+        "--attestation-dir",
+        str(setup["deps"]),
+        "--vsa-out",
+        str(out),
+        "--vsa-key",
+        str(setup["vsa_key"]),
+        "--verifier-id",
+        "https://verifier.example/assay",
+        "--json",
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    assert report["dependencyLevels"] == {"SLSA_BUILD_LEVEL_3": 1}
+    checks = report["attestations"][0]["checks"]
+    assert all({"check", "expected", "found", "passed"} <= set(c) for c in checks)
+    code = cli(
+        "verify-vsa",
+        str(out),
+        "--subject-digest",
+        f"sha256:{digest_of(ARTIFACT)}",
+        "--verifier-id",
+        "https://verifier.example/assay",
+        "--key",
+        str(setup["vsa_pub"]),
+        "--resource-uri",
+        "pkg:generic/widget@1.0",
+        "--level",
+        "SLSA_BUILD_LEVEL_2",
+    )
+    assert code == 0
+    predicate = json.loads(__import__("base64").b64decode(json.loads(out.read_text())["payload"]))[
+        "predicate"
+    ]
+    assert predicate["inputAttestations"][0]["digest"]["sha256"] == digest_of(
+        setup["att"].read_bytes()
+    )
+    assert predicate["dependencyLevels"] == {"SLSA_BUILD_LEVEL_3": 1}
+
+
+def test_verify_fails_with_exit_1_and_a_failed_vsa(
+    cli: Callable[..., int],
+    setup: dict[str, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    setup["artifact"].write_bytes(b"tampered")
+    out = tmp_path / "vsa.json"
+    code = cli(
+        "verify",
+        str(setup["artifact"]),
+        "--attestation",
+        str(setup["att"]),
+        "--policy",
+        str(setup["policy"]),
+        "--vsa-out",
+        str(out),
+        "--verifier-id",
+        "https://verifier.example/assay",
+    )
+    assert code == 1
+    assert "FAILED" in capsys.readouterr().err
+    statement = json.loads(out.read_text())  # unsigned: the statement itself
+    assert statement["predicate"]["verifiedLevels"] == ["FAILED"]
+    assert "dependencyLevels" not in statement["predicate"]
+
+
+def test_dependency_minimum_without_evidence_fails(
+    cli: Callable[..., int], setup: dict[str, Path]
+) -> None:
+    document = json.loads(setup["policy"].read_text())
+    document["dependencies"] = {"minimumLevel": 2}
+    setup["policy"].write_text(json.dumps(document))
+    args = (
+        "verify",
+        str(setup["artifact"]),
+        "--attestation",
+        str(setup["att"]),
+        "--policy",
+        str(setup["policy"]),
+    )
+    assert cli(*args) == 1
+    assert cli(*args, "--attestation-dir", str(setup["deps"])) == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda s: ("--policy", str(s["artifact"])),
+        lambda s: ("--attestation", str(s["artifact"])),
+        lambda s: ("--vsa-out", "x.json"),
+    ],
+    ids=["bad-policy", "bad-attestation", "vsa-without-verifier"],
+)
+def test_unusable_input_exits_2(
+    cli: Callable[..., int],
+    setup: dict[str, Path],
+    change: Callable[[dict[str, Path]], tuple[str, ...]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = {"--attestation": str(setup["att"]), "--policy": str(setup["policy"])}
+    extra = change(setup)
+    if extra[0] in base:
+        base[extra[0]] = extra[1]
+        extra = ()
+    args = [a for pair in base.items() for a in pair]
+    assert cli("verify", str(setup["artifact"]), *args, *extra) == 2
+    err = capsys.readouterr().err
+    assert "assay: error:" in err
+    assert "Traceback" not in err
+
+
+def test_digest_arguments_and_missing_artifacts(
+    cli: Callable[..., int], setup: dict[str, Path]
+) -> None:
+    base = ("--attestation", str(setup["att"]), "--policy", str(setup["policy"]))
+    assert cli("verify", f"sha256:{digest_of(ARTIFACT)}", *base) == 0
+    assert cli("verify", "no-such-file", *base) == 2

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import pytest
+
+from assay.policy.refs import (
+    is_commit_digest,
+    is_release_tag,
+    normalize_repository,
+    parse_version,
+    split_ref,
+    split_source_uri,
+    versioned_tag_matches,
+)
+
+
+@pytest.mark.parametrize(
+    ("expected", "tag", "matches"),
+    [
+        ("v1", "v1.4.2", True),
+        ("v1.4", "v1.4.2", True),
+        ("v1.4.2", "v1.4.2", True),
+        ("v1.4.3", "v1.4.2", False),
+        ("v1.5", "v1.4.2", False),
+        ("v2", "v1.4.2", False),
+        ("v14.2", "refs/tags/v14.2", True),
+        ("v14.2.1", "v14.2", False),
+        ("v14.2.0", "v14.2", True),
+        ("v0", "v14", False),
+        ("v1.4.2", "v1.4.2+build.7", True),
+        ("v1.4.2-rc.1", "v1.4.2", False),
+    ],
+)
+def test_versioned_tag_matching(expected: str, tag: str, matches: bool) -> None:
+    assert versioned_tag_matches(expected, tag) is matches
+
+
+@pytest.mark.parametrize(
+    ("ref", "release"),
+    [
+        ("refs/tags/v1.2.3", True),
+        ("v1.2.3", True),
+        ("refs/tags/v1.2", False),
+        ("refs/tags/v1.2.3-rc1", False),
+        ("refs/tags/v1.2.3+meta", False),
+        ("refs/tags/1.2.3", False),
+        ("refs/heads/main", False),
+    ],
+)
+def test_release_tag(ref: str, release: bool) -> None:
+    assert is_release_tag(ref) is release
+
+
+def test_versions_and_commits() -> None:
+    assert parse_version("v1.x") is None
+    assert parse_version("v3") is not None
+    assert is_commit_digest("a" * 40)
+    assert not is_commit_digest("A" * 40)
+    assert not is_commit_digest("a" * 39)
+
+
+def test_builder_and_source_splitting() -> None:
+    assert split_ref("https://b/x.yml@refs/tags/v1.0.0") == ("https://b/x.yml", "refs/tags/v1.0.0")
+    assert split_ref("https://cloudbuild.googleapis.com/GoogleHostedWorker@v0.2")[1] == "v0.2"
+    assert split_ref("https://b/x.yml") == ("https://b/x.yml", None)
+    assert split_source_uri("git+https://github.com/o/r@refs/heads/main") == (
+        "github.com/o/r",
+        "refs/heads/main",
+    )
+    assert normalize_repository("https://github.com/o/r.git/") == "github.com/o/r"
