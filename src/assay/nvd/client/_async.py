@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
@@ -56,6 +57,8 @@ from assay.nvd.client._params import (
 __all__ = ["AsyncNvdClient"]
 
 R = TypeVar("R", bound=Result)
+
+_log = logging.getLogger("assay.nvd.client")
 
 
 class AsyncNvdClient:
@@ -240,6 +243,7 @@ class AsyncNvdClient:
 
     async def _request(self, endpoint: Endpoint[R], query: Query) -> R:
         url = self._settings.url(endpoint, query)
+        _log.debug("GET %s", url)
         attempt = 0
         while True:
             retry_after: str | None = None
@@ -265,7 +269,11 @@ class AsyncNvdClient:
                     self._last_finished = time.monotonic()
             if not self._retry.can_retry(attempt):
                 raise failure
-            await asyncio.sleep(self._retry.delay(attempt, retry_after))
+            delay = self._retry.delay(attempt, retry_after)
+            _log.info(
+                "retrying in %.1f s (%d/%d): %s", delay, attempt + 1, self.max_retries, failure
+            )
+            await asyncio.sleep(delay)
             attempt += 1
 
     async def _pace(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -56,6 +57,8 @@ from assay.nvd.client._params import (
 __all__ = ["NvdClient"]
 
 R = TypeVar("R", bound=Result)
+
+_log = logging.getLogger("assay.nvd.client")
 
 
 class NvdClient:
@@ -238,6 +241,7 @@ class NvdClient:
 
     def _request(self, endpoint: Endpoint[R], query: Query) -> R:
         url = self._settings.url(endpoint, query)
+        _log.debug("GET %s", url)
         attempt = 0
         while True:
             retry_after: str | None = None
@@ -263,7 +267,11 @@ class NvdClient:
                     self._last_finished = time.monotonic()
             if not self._retry.can_retry(attempt):
                 raise failure
-            time.sleep(self._retry.delay(attempt, retry_after))
+            delay = self._retry.delay(attempt, retry_after)
+            _log.info(
+                "retrying in %.1f s (%d/%d): %s", delay, attempt + 1, self.max_retries, failure
+            )
+            time.sleep(delay)
             attempt += 1
 
     def _pace(self) -> None:
