@@ -75,7 +75,7 @@ def _validate(args: argparse.Namespace) -> int:
     code = EXIT_OK
     for path in args.files:
         try:
-            documents = read_documents(read_input(path))
+            documents = _read(path)
         except AttestationError as error:
             reports.append({"file": str(path), "readable": False, "error": error.reason})
             code = EXIT_UNUSABLE
@@ -150,8 +150,16 @@ def _print_reports(reports: list[dict[str, Any]]) -> None:
     console.print(f"[dim]note: {escape(SIGNATURE_NOTE)}[/]")
 
 
+def _read(path: Path) -> list[Document]:
+    try:
+        return read_documents(read_input(path))
+    except AttestationError as error:
+        # Name the file rather than "input".
+        raise AttestationError(str(path), error.reason) from None
+
+
 def _migrate(args: argparse.Namespace) -> int:
-    documents = read_documents(read_input(args.file))
+    documents = _read(args.file)
     outputs: list[bytes] = []
     for document in documents:
         if document.statement is None:

@@ -46,7 +46,7 @@ class JSONView:
 
     def __init__(self, **fields: Any) -> None:
         # Subclasses build `_raw` from snake_case keyword arguments.
-        raise TypeError(f"{type(self).__name__} cannot be built this way")
+        raise TypeError(f"{type(self).__name__} is read-only: use {type(self).__name__}.from_dict")
 
     @classmethod
     def from_dict(cls: type[_V], data: Mapping[str, Any]) -> _V:

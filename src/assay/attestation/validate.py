@@ -48,7 +48,9 @@ def validate(statement: JSONView | Mapping[str, Any]) -> list[Finding]:
     Returns every finding, in document order within each part; an empty list means
     the statement is valid. Never raises for bad content.
     """
-    raw = statement._raw if isinstance(statement, JSONView) else statement
+    raw: Any = statement._raw if isinstance(statement, JSONView) else statement
+    if isinstance(raw, Mapping) and not isinstance(raw, dict):
+        raw = dict(raw)
     out: list[Finding] = []
     if not isinstance(raw, dict):
         c.add(
