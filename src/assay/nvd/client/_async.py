@@ -19,6 +19,7 @@ from assay.nvd.client._base import (
     DEFAULT_BASE_URL,
     ClientSettings,
     Endpoint,
+    Pager,
     api_error,
     concat,
     filters_only,
@@ -235,7 +236,7 @@ class AsyncNvdClient:
         pager = pager_for(endpoint, params)  # validates before the first request
         return self._pages(endpoint, pager)
 
-    async def _pages(self, endpoint: Endpoint[R], pager: Any) -> AsyncIterator[R]:
+    async def _pages(self, endpoint: Endpoint[R], pager: Pager) -> AsyncIterator[R]:
         while not pager.done:
             page = await self._request(endpoint, pager.next_query())
             pager.advance(len(endpoint.items(page)), page.total_results)

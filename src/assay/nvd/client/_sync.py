@@ -19,6 +19,7 @@ from assay.nvd.client._base import (
     DEFAULT_BASE_URL,
     ClientSettings,
     Endpoint,
+    Pager,
     api_error,
     concat,
     filters_only,
@@ -233,7 +234,7 @@ class NvdClient:
         pager = pager_for(endpoint, params)  # validates before the first request
         return self._pages(endpoint, pager)
 
-    def _pages(self, endpoint: Endpoint[R], pager: Any) -> Iterator[R]:
+    def _pages(self, endpoint: Endpoint[R], pager: Pager) -> Iterator[R]:
         while not pager.done:
             page = self._request(endpoint, pager.next_query())
             pager.advance(len(endpoint.items(page)), page.total_results)
