@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -90,6 +90,9 @@ class PublicKey:
     key: PublicKeyTypes
     keyid: str = ""
     rsa_scheme: RsaScheme = RsaScheme.ANY
+    # Worked out once, so that verifying costs little more than the signature check itself.
+    _ecdsa: ec.ECDSA | None = field(default=None, init=False, repr=False, compare=False)
+    _raw_size: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.keyid:
@@ -100,7 +103,9 @@ class PublicKey:
                 f"expected an RSA key of at least {MIN_RSA_BITS} bits, got {self.key.key_size}",
             )
         if isinstance(self.key, ec.EllipticCurvePublicKey):
-            _ecdsa_hash(self.key.curve)  # refuse unsupported curves when loaded, not when used
+            # Refuse unsupported curves when the key is loaded, not when it is used.
+            object.__setattr__(self, "_ecdsa", ec.ECDSA(_ecdsa_hash(self.key.curve)))
+            object.__setattr__(self, "_raw_size", (self.key.curve.key_size + 7) // 8)
 
     @property
     def algorithm(self) -> str:
@@ -122,8 +127,10 @@ class PublicKey:
             if isinstance(key, ed25519.Ed25519PublicKey):
                 key.verify(signature, data)
                 return True
-            if isinstance(key, ec.EllipticCurvePublicKey):
-                return _verify_ecdsa(key, signature, data)
+            if self._ecdsa is not None:
+                assert isinstance(key, ec.EllipticCurvePublicKey)
+                return _verify_ecdsa(key, self._ecdsa, self._raw_size, signature, data)
+            assert isinstance(key, rsa.RSAPublicKey)
             return _verify_rsa(key, self.rsa_scheme, signature, data)
         except InvalidSignature:
             return False
@@ -134,9 +141,9 @@ class PublicKey:
         )
 
 
-def _verify_ecdsa(key: ec.EllipticCurvePublicKey, signature: bytes, data: bytes) -> bool:
-    algorithm = ec.ECDSA(_ecdsa_hash(key.curve))
-    size = (key.curve.key_size + 7) // 8
+def _verify_ecdsa(
+    key: ec.EllipticCurvePublicKey, algorithm: ec.ECDSA, size: int, signature: bytes, data: bytes
+) -> bool:
     if signature[:1] == b"\x30":
         try:
             key.verify(signature, data, algorithm)
