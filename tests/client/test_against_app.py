@@ -71,7 +71,7 @@ def test_filters_reach_the_app(base_url: str, every_record: list[dict[str, objec
 def test_app_errors_surface_as_nvd_api_errors(base_url: str) -> None:
     nvd = NvdClient(wait_time=0, base_url=base_url, max_retries=0)
     with nvd, pytest.raises(NvdApiError) as caught:
-        nvd.get_cves(cpe_name="cpe:2.3:*:*:*")  # part/vendor/product must be given
+        nvd.get_cves(keyword_search="overflow " * 3000)  # a query string the app refuses
     assert caught.value.status == 404
     assert caught.value.message  # the reason, from the `message` header
 

@@ -304,6 +304,26 @@ INVALID: list[tuple[str, Operation, dict[str, Any], tuple[str, ...]]] = [
         {"match_string_search": "cpe:2.3:a:apache:log4j" + ":*" * 9},
         ("match_string_search",),
     ),
+    (
+        "cpeName without a version",
+        "cves",
+        {"cpe_name": "cpe:2.3:a:laravel:framework"},
+        ("cpe_name",),
+    ),
+    ("cpeName with a * vendor", "cves", {"cpe_name": "cpe:2.3:a:*:framework:1.0"}, ("cpe_name",)),
+    ("cpeName with part x", "cves", {"cpe_name": "cpe:2.3:x:laravel:framework:1.0"}, ("cpe_name",)),
+    (
+        "virtualMatchString with part x",
+        "cves",
+        {"virtual_match_string": "cpe:2.3:x:linux"},
+        ("virtual_match_string",),
+    ),
+    (
+        "cpeMatchString ending in a lone backslash",
+        "cpes",
+        {"cpe_match_string": "cpe:2.3:a:vendor\\"},
+        ("cpe_match_string",),
+    ),
     ("empty keywordSearch", "cves", {"keyword_search": "  "}, ("keyword_search",)),
     ("flag not a bool", "cves", {"has_kev": "yes"}, ("has_kev",)),
     (

@@ -33,13 +33,20 @@ cve_ids = st.builds(
     st.integers(0, 10**7).map(lambda n: f"{n:04d}"),
 )
 uuids = st.uuids().map(str)
+parts = st.sampled_from(["a", "o", "h", "*"])
 components = st.sampled_from(["*", "-", "microsoft", "linux_kernel", "1.2.3", "x64", "de"])
-cpe_partial = st.lists(components, min_size=1, max_size=11).map(
-    lambda parts: ":".join(["cpe", "2.3", *parts])
+values = st.sampled_from(["microsoft", "linux_kernel", "1.2.3", "x64", "de", "8.83.27"])
+cpe_partial = st.tuples(parts, st.lists(components, max_size=10)).map(
+    lambda p: ":".join(["cpe", "2.3", p[0], *p[1]])
 )
-cpe_complete = st.lists(components, min_size=11, max_size=11).map(
-    lambda parts: ":".join(["cpe", "2.3", *parts])
+cpe_complete = st.tuples(parts, st.lists(components, min_size=10, max_size=10)).map(
+    lambda p: ":".join(["cpe", "2.3", p[0], *p[1]])
 )
+cpe_names = st.tuples(
+    st.sampled_from(["a", "o", "h"]),
+    st.lists(values, min_size=3, max_size=3),
+    st.lists(components, max_size=7),
+).map(lambda p: ":".join(["cpe", "2.3", p[0], *p[1], *p[2]]))
 aware = st.datetimes(
     min_value=datetime(2000, 1, 1),
     max_value=datetime(2030, 1, 1),
@@ -87,7 +94,7 @@ def cves_kwargs(draw: st.DrawFn) -> dict[str, Any]:
         kwargs["keyword_search"] = draw(texts)
         kwargs["keyword_exact_match"] = draw(st.booleans())
     if draw(st.booleans()):
-        kwargs["cpe_name"] = draw(cpe_partial)
+        kwargs["cpe_name"] = draw(cpe_names)
         kwargs["is_vulnerable"] = draw(st.booleans())
     elif draw(st.booleans()):
         vms = draw(cpe_partial)

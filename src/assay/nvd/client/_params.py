@@ -21,6 +21,7 @@ from typing import Final, Literal, TypedDict
 from urllib.parse import quote
 
 from assay.errors import InputError, QueryError
+from assay.nvd.cpe import ANY, Cpe, parse_cpe
 
 __all__ = [
     "CVE_HISTORY_EVENT_NAMES",
@@ -99,8 +100,6 @@ _CVE_ID = re.compile(r"CVE-\d{4}-\d{4,}", re.ASCII)
 _CWE_ID = re.compile(r"CWE-\d+", re.ASCII)
 _CWE_SPECIAL = {"nvd-cwe-other": "NVD-CWE-Other", "nvd-cwe-noinfo": "NVD-CWE-noinfo"}
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-_CPE_SEPARATOR = re.compile(r"(?<!\\):")
-_CPE_COMPONENTS = 13  # "cpe", "2.3" and the 11 components
 
 
 class InvalidQuery(QueryError, ValueError):
@@ -396,26 +395,20 @@ def _cve(value: object, name: str) -> str:
     return text
 
 
-def _cpe_components(text: str) -> list[str]:
-    return _CPE_SEPARATOR.split(text)
-
-
-def _cpe(value: object, name: str, *, complete: bool) -> str:
+def _cpe(value: object, name: str, *, complete: bool, product: bool = False) -> Cpe:
+    """Parse a CPE argument with the rules the assay server applies (`assay.nvd.cpe`)."""
     text = _text(value, name).strip()
-    parts = _cpe_components(text)
-    if len(parts) < 3 or parts[0].casefold() != "cpe" or parts[1] != "2.3":
-        raise _fail([name], f"{_label(name)}: expected a CPE 2.3 name 'cpe:2.3:…', got {text!r}")
-    if len(parts) > _CPE_COMPONENTS:
-        raise _fail(
-            [name], f"{_label(name)}: a CPE 2.3 name has at most 13 fields, got {len(parts)}"
-        )
-    if complete and len(parts) != _CPE_COMPONENTS:
-        raise _fail(
-            [name],
-            f"{_label(name)}: expected a complete CPE 2.3 match string of 13 fields, "
-            f"got {len(parts)}",
-        )
-    return text
+    try:
+        cpe = parse_cpe(text, partial=not complete)
+    except InputError as error:
+        raise _fail([name], f"{_label(name)}: {error.reason}") from None
+    if product:  # NVD: part, vendor, product and version are REQUIRED in a cpeName
+        for component in ("part", "vendor", "product", "version"):
+            if getattr(cpe, component) == ANY:
+                raise _fail(
+                    [name], f"{_label(name)}: the {component} component must not be *: {text!r}"
+                )
+    return cpe
 
 
 def _value(param: _Param, value: object) -> str | None:
@@ -469,9 +462,11 @@ def _value(param: _Param, value: object) -> str | None:
         case "enum":
             return _enum(value, name, param.choices)
         case "cpe":
-            return _cpe(value, name, complete=False)
+            _cpe(value, name, complete=False, product=name == "cpe_name")
+            return _text(value, name).strip()
         case "cpe13":
-            return _cpe(value, name, complete=True)
+            _cpe(value, name, complete=True)
+            return _text(value, name).strip()
         case "text":
             return _text(value, name)
 
@@ -554,14 +549,17 @@ def _check_rules(
         requires("version_start", "virtual_match_string")
         requires("version_end", "virtual_match_string")
         vms = values.get("virtual_match_string")
-        if vms is not None and ("version_start" in given or "version_end" in given):
-            parts = _cpe_components(vms)
-            if len(parts) > 5 and parts[5] not in ("", "*"):
-                raise _fail(
-                    ["virtual_match_string", "version_start", "version_end"],
-                    f"{_label('virtual_match_string')} must not name a version when "
-                    f"version_start/version_end give a range, got {vms!r}",
-                )
+        ranged = "version_start" in given or "version_end" in given
+        if (
+            vms is not None
+            and ranged
+            and _cpe(vms, "virtual_match_string", complete=False).version != ANY
+        ):
+            raise _fail(
+                ["virtual_match_string", "version_start", "version_end"],
+                f"{_label('virtual_match_string')} must not name a version when "
+                f"version_start/version_end give a range, got {vms!r}",
+            )
     if operation in ("cves", "cpes"):
         requires("keyword_exact_match", "keyword_search")
 
