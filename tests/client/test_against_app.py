@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
 from starlette.testclient import TestClient
 from tests.live import serving
 
-from assay.nvd.client import AsyncNvdClient, NvdApiError, NvdClient
+from assay.nvd.client import AsyncNvdClient, NvdApiError, NvdClient, build_query, encode_query
 from assay.nvd.server.app import create_app
 from assay.nvd.storage import open_store
+
+from .test_properties import cves_kwargs
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +99,23 @@ def test_async_client_in_process(
         assert asyncio.run(go()) == [record["id"] for record in every_record]
     finally:
         store.close()
+
+
+@pytest.fixture(scope="module")
+def app_client(sample_store_url: str) -> Iterator[TestClient]:
+    store = open_store(sample_store_url)
+    try:
+        with TestClient(create_app(store)) as http:
+            yield http
+    finally:
+        store.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kwargs=cves_kwargs())
+def test_the_app_accepts_every_query_the_client_sends(
+    app_client: TestClient, kwargs: dict[str, Any]
+) -> None:
+    query = encode_query(build_query("cves", kwargs))
+    response = app_client.get(f"/rest/json/cves/2.0?{query}")
+    assert response.status_code == 200, (query, response.headers.get("message"))
