@@ -224,6 +224,8 @@ def extensions(
     *,
     where: str,
 ) -> None:
+    if known.issuperset(obj):
+        return  # the common case, checked in C
     for key in obj:
         if key not in known:
             extension(out, key, path, style, where)
@@ -232,6 +234,7 @@ def extensions(
 DESCRIPTOR_FIELDS: Final = frozenset(
     {"uri", "digest", "name", "downloadLocation", "mediaType", "content", "annotations"}
 )
+_DESCRIPTOR_STRINGS: Final = frozenset({"uri", "name", "downloadLocation", "mediaType"})
 
 
 def descriptor(
@@ -256,27 +259,34 @@ def descriptor(
             f"expected a resource descriptor (object), found {type_name(value)}",
         )
         return False
-    uri = value.get("uri")
-    digest = value.get("digest")
-    content = value.get("content")
-    for key in ("uri", "name", "downloadLocation", "mediaType"):
-        item = value.get(key)
-        if item is not None and not isinstance(item, str):
-            wrong_type(out, child(path, key), "a string", item)
-    if content is not None and content != "":
-        if not isinstance(content, str):
-            wrong_type(out, child(path, "content"), "base64 text", content)
-        elif not _is_base64(content):
-            add(
-                out,
-                child(path, "content"),
-                "content-not-base64",
-                ERROR,
-                "expected base64 text, found other text",
-            )
-    annotations = value.get("annotations")
-    if annotations is not None and not isinstance(annotations, dict):
-        wrong_type(out, child(path, "annotations"), "an object", annotations)
+    # One pass over the fields: a typical descriptor has two or three.
+    uri = digest = content = None
+    for key, item in value.items():
+        if key in _DESCRIPTOR_STRINGS:
+            if item is not None and item.__class__ is not str:
+                wrong_type(out, child(path, key), "a string", item)
+            if key == "uri":
+                uri = item
+        elif key == "digest":
+            digest = item
+        elif key == "content":
+            content = item
+            if item is not None and item != "":
+                if item.__class__ is not str:
+                    wrong_type(out, child(path, key), "base64 text", item)
+                elif not _is_base64(item):
+                    add(
+                        out,
+                        child(path, key),
+                        "content-not-base64",
+                        ERROR,
+                        "expected base64 text, found other text",
+                    )
+        elif key == "annotations":
+            if item is not None and item.__class__ is not dict:
+                wrong_type(out, child(path, key), "an object", item)
+        else:
+            extension(out, key, path, style, "a resource descriptor")
     if digest is not None and digest != {}:
         digest_set(out, digest, child(path, "digest"))
     elif require_digest:
@@ -287,7 +297,7 @@ def descriptor(
             ERROR,
             "expected a digest set, found nothing",
         )
-    if is_empty(uri) and is_empty(digest) and is_empty(content) and not require_digest:
+    if not require_digest and is_empty(uri) and is_empty(digest) and is_empty(content):
         add(
             out,
             path,
@@ -295,9 +305,6 @@ def descriptor(
             ERROR,
             "expected at least one of uri, digest or content, found none",
         )
-    for key in value:
-        if key not in DESCRIPTOR_FIELDS:
-            extension(out, key, path, style, "a resource descriptor")
     return True
 
 
@@ -306,7 +313,9 @@ def descriptor_list(
 ) -> None:
     """An optional array of ResourceDescriptors (unset, null and empty pass)."""
     value = obj.get(key)
-    if value is None:
+    if not value:
+        if value is not None and value != []:
+            wrong_type(out, child(path, key), "an array of resource descriptors", value)
         return
     where = child(path, key)
     if not isinstance(value, list):

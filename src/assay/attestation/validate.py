@@ -64,9 +64,10 @@ def validate(statement: JSONView | Mapping[str, Any]) -> list[Finding]:
     predicate_type = raw.get("predicateType")
     _statement_type(out, raw.get("_type"), predicate_type)
     _subjects(out, raw.get("subject"))
-    for key in raw:
-        if key not in _STATEMENT_FIELDS:
-            c.extension(out, key, "$", "uri", "a statement")
+    if not _STATEMENT_FIELDS.issuperset(raw):
+        for key in raw:
+            if key not in _STATEMENT_FIELDS:
+                c.extension(out, key, "$", "uri", "a statement")
     if not isinstance(predicate_type, str) or not predicate_type:
         if c.is_empty(predicate_type):
             c.missing(out, "$.predicateType", "a predicate type URI")
