@@ -92,12 +92,12 @@ def _assay(data: list[bytes]) -> None:
 
 
 def _in_toto(data: list[bytes]) -> None:
-    from google.protobuf import json_format
+    from google.protobuf import json_format  # type: ignore[import-untyped]
     from in_toto_attestation.v1 import statement_pb2
     from in_toto_attestation.v1.statement import Statement
 
     for item in data:
-        proto = statement_pb2.Statement()  # type: ignore[attr-defined]
+        proto = statement_pb2.Statement()
         json_format.Parse(item, proto, ignore_unknown_fields=True)
         Statement.copy_from_pb(proto).validate()
 
@@ -125,7 +125,7 @@ def run(argv: list[str]) -> None:
     print(f"{args.count} distinct v1 statements, {size:.0f} bytes each on average")
     print(f"Python {platform.python_version()} on {platform.machine()}, best of {args.repeat}")
     # orjson.loads is what assay parses with: shown so the cost of validation is visible.
-    pipelines = {
+    pipelines: dict[str, Callable[[list[bytes]], None]] = {
         "json.loads": _json_loads,
         "orjson.loads": _orjson_loads,
         "assay parse+validate": _assay,

@@ -53,7 +53,8 @@ def test_every_code_is_exercised_or_container_level() -> None:
 
 
 def test_unset_null_and_empty_optional_fields_read_alike() -> None:
-    for value in (None, {}, []):
+    empties: tuple[Any, ...] = (None, {}, [])
+    for value in empties:
         document = BASES["provenance-v1"]()
         definition = document["predicate"]["buildDefinition"]
         run = document["predicate"]["runDetails"]
