@@ -100,7 +100,9 @@ def _case(name: str, private: PrivateKey, rounds: int, repeats: int) -> dict[str
         return _bare(data, crypto_key)
 
     # Every contender must actually verify before it is timed.
-    assert assay() and sslib() and bare() == PAYLOAD
+    assert assay()
+    assert sslib()
+    assert bare() == PAYLOAD
     contenders = {"cryptography": bare, "assay": assay, "securesystemslib": sslib}
     _interleaved(contenders, rounds // 10, 1)  # warm-up
     results = _interleaved(contenders, rounds, repeats)

@@ -82,8 +82,9 @@ def check_signatures(
     message = envelope.pae()
     signed: list[Verifier] = []
     for signature in envelope.signatures:
-        remaining = [k for k in keys if not any(k is s for s in signed)]
-        remaining.sort(key=lambda k: k.keyid != signature.keyid or not signature.keyid)
+        remaining = [k for k in keys if k not in signed] if signed else list(keys)
+        if len(remaining) > 1 and signature.keyid:
+            remaining.sort(key=lambda k: k.keyid != signature.keyid)
         for key in remaining:
             if key.verify(signature.sig, message):
                 signed.append(key)
