@@ -10,11 +10,11 @@ Only payloads whose signatures were verified should be handed to `read_claims`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from assay import attestation
 from assay.errors import AttestationError
 from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1
 
@@ -120,14 +120,11 @@ def _subjects(statement: Mapping[str, Any]) -> tuple[Subject, ...]:
 
 
 def parse_statement(payload: bytes, *, where: str = "payload") -> dict[str, Any]:
-    """The statement object in verified payload bytes."""
+    """The statement object in verified payload bytes (parsed by `assay.attestation`)."""
     try:
-        statement = json.loads(payload)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise AttestationError(where, f"expected a JSON in-toto statement: {error}") from None
-    if not isinstance(statement, dict):
-        raise AttestationError(where, f"expected a JSON object, got {type(statement).__name__}")
-    return statement
+        return attestation.parse_statement(payload).to_dict()
+    except AttestationError as error:
+        raise AttestationError(where, error.reason) from None
 
 
 def read_claims(statement: Mapping[str, Any]) -> Claims:

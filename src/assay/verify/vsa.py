@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from assay import __version__, dsse
+from assay import __version__, attestation, dsse
 from assay.errors import AttestationError, InputError
 from assay.policy.model import VSA_V1
 from assay.verify.checks import Check
@@ -92,33 +92,37 @@ class VsaInput:
 
 
 def build_vsa(data: VsaInput) -> dict[str, Any]:
-    """A VSA v1 in-toto statement (`verifiedLevels` is `["FAILED"]` when the policy failed)."""
+    """A VSA v1 in-toto statement (`verifiedLevels` is `["FAILED"]` when the policy failed).
+
+    Built with the attestation models (`assay.attestation`), so the wire form is theirs.
+    """
     moment = (data.time_verified or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     levels = [build_level(data.level)] if data.passed and data.level is not None else ["FAILED"]
-    predicate: dict[str, Any] = {
-        "verifier": {"id": data.verifier_id, "version": {"assay": __version__}},
-        "timeVerified": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "resourceUri": data.resource_uri,
-        "policy": {"uri": data.policy_uri, "digest": dict(data.policy_digest)},
-        "inputAttestations": [
-            {"uri": uri, "digest": dict(digest)} for uri, digest in data.input_attestations
+    summary = attestation.VerificationSummaryV1(
+        verifier_id=data.verifier_id,
+        verifier_version={"assay": __version__},
+        time_verified=moment,
+        resource_uri=data.resource_uri,
+        policy=attestation.ResourceDescriptor(uri=data.policy_uri, digest=dict(data.policy_digest)),
+        input_attestations=[
+            attestation.ResourceDescriptor(uri=uri, digest=dict(digest))
+            for uri, digest in data.input_attestations
         ],
-        "verificationResult": "PASSED" if data.passed else "FAILED",
-        "verifiedLevels": levels,
-        "slsaVersion": SLSA_VERSION,
-    }
-    if data.dependency_levels is not None:
-        predicate["dependencyLevels"] = dict(data.dependency_levels)
-    return {
-        "_type": STATEMENT_V1,
-        "subject": [{"name": name, "digest": dict(digest)} for name, digest in data.subjects],
-        "predicateType": VSA_V1,
-        "predicate": predicate,
-    }
+        verification_result="PASSED" if data.passed else "FAILED",
+        verified_levels=levels,
+        # `{}` (no dependencies) and None (not evaluated) stay distinct.
+        dependency_levels=None if data.dependency_levels is None else dict(data.dependency_levels),
+        slsa_version=SLSA_VERSION,
+    )
+    subjects = [
+        attestation.ResourceDescriptor(name=name, digest=dict(digest))
+        for name, digest in data.subjects
+    ]
+    return attestation.build_vsa_statement(subjects, summary).to_dict()
 
 
 def serialize(statement: Mapping[str, Any]) -> bytes:
-    return json.dumps(statement, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    return json.dumps(statement, separators=(",", ":")).encode("utf-8")
 
 
 # -- checking ------------------------------------------------------------------------------
