@@ -295,13 +295,6 @@ class PostgresStore:
                 f"{action} failed on {self._target.describe()}: {_reason(error)}"
             ) from error
 
-    @contextmanager
-    def _snapshot(self, action: str) -> Iterator[Connection]:
-        """A read-only transaction seeing one state of the store (generation included)."""
-        with self._using(action) as connection, connection.transaction():
-            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            yield connection
-
     # -- meta ------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
@@ -422,20 +415,20 @@ class PostgresStore:
         builder = SqlBuilder(POSTGRES)
         where = cve_where(query, builder)
         params = [_text(value) if isinstance(value, str) else value for value in builder.params]
-        with self._snapshot("searching CVEs") as connection:
+        with self._using("searching CVEs") as connection:
             if query.cve_id is not None:
                 # At most one row: no ordering, no cache.
                 rows = connection.execute(f"SELECT c.record FROM cve c WHERE {where}", params)
                 records = [bytes(row[0]) for row in rows]
                 window = records[query.start_index : query.start_index + query.results_per_page]
                 return Page(len(records), window)
+            # Read before the list: a list cached under generation g reflects g or later,
+            # and once a write has bumped g no reader asks for g again.
             key = (self._generation(connection), query.filter_key)
             ids = self._cache.get(key)
             if ids is None:
-                ids = array(
-                    "q",
-                    (int(row[0]) for row in connection.execute(ORDERED_IDS.format(where), params)),
-                )
+                rows = connection.execute(ORDERED_IDS.format(where), params)
+                ids = array("q", (int(row[0]) for row in rows))
                 self._cache.put(key, ids)
             page_ids = ids[query.start_index : query.start_index + query.results_per_page]
             return Page(len(ids), self._records(connection, page_ids))
@@ -470,7 +463,9 @@ def _cve_columns(
 
 def _text(value: str) -> str:
     """PostgreSQL text cannot hold NUL; it is stored (and looked up) as U+FFFD."""
-    return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, str) and "\x00" in value:
+        return value.replace("\x00", "\ufffd")
+    return value  # (anything else is left for the database to accept or refuse)
 
 
 def _reason(error: BaseException) -> str:
