@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -29,6 +30,7 @@ from assay.nvd.server.responses import (
     legacy_cve,
     nvd_error,
 )
+from assay.nvd.server.shortcut import CveIdShortcut
 from assay.nvd.storage import Store, open_store
 
 API_PREFIX = "/rest/json"
@@ -124,7 +126,8 @@ def api_routes(
 
 
 def create_app(store: Store, settings: ServerSettings | None = None) -> Starlette:
-    api = NvdApi(store, settings or ServerSettings())
+    settings = settings or ServerSettings()
+    api = NvdApi(store, settings)
     routes: list[BaseRoute] = [
         *api_routes("/cves/2.0", lambda legacy: api.cves(legacy=legacy)),
         *api_routes(HISTORY.path, lambda legacy: api.listing(HISTORY, legacy=legacy)),
@@ -133,7 +136,12 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Starlett
         Route("/openapi.json", _openapi, methods=["GET", "HEAD"]),
         Route("/docs", _docs, methods=["GET", "HEAD"]),
     ]
-    app = Starlette(routes=routes)
+    middleware: list[Middleware] = []
+    if not settings.legacy_fields_only:
+        # Single-CVE look-ups skip routing and, on stores with cheap reads, the thread hop.
+        inline = bool(getattr(store, "inline_reads", False))
+        middleware.append(Middleware(CveIdShortcut, store=store, inline=inline))
+    app = Starlette(routes=routes, middleware=middleware)
     app.state.store = store
     return app
 

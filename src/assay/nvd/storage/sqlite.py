@@ -91,6 +91,9 @@ def path_from_url(url: str) -> Path:
 
 
 class SqliteStore(ProductStoreMixin):
+    # A single-row read takes microseconds: the server may run it on its event loop.
+    inline_reads = True
+
     def __init__(self, url: str) -> None:
         self.url = url
         self.path = path_from_url(url)
