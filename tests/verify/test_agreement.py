@@ -4,17 +4,25 @@ from __future__ import annotations
 
 from .agreement import outcomes, summarize
 
+KEYID_GROUP = "VSA signature with a key id (keyid is a hint in assay)"
+
 
 def test_every_decidable_case_agrees() -> None:
     results = list(outcomes())
     table = summarize(results)
     disagreements = [r for r in results if r.got is not None and not r.agrees]
-    assert disagreements == []
-    gcb = table["Google Cloud Build (full verification)"]
-    assert gcb["cases"] == gcb["agree"] == 58
-    gha = table["GitHub Actions (checks without Sigstore)"]
-    assert gha["cases"] == gha["agree"] == 1098
-    assert table["VSA (full verification)"]["agree"] == 3
+    # The only differences are by design: slsa-verifier refuses a VSA signature whose
+    # envelope keyid differs from --public-key-id; in DSSE the keyid is only a hint.
+    assert {r.group for r in disagreements} == {KEYID_GROUP}
+    assert [(r.expected, r.got) for r in disagreements] == [("fail", "pass")] * 2
+    expected = {
+        "Google Cloud Build (full verification)": 58,
+        "Google Cloud Build unit checks": 123,
+        "GitHub Actions (checks without Sigstore)": 1098,
+        "VSA (full verification)": 3,
+    }
+    for group, count in expected.items():
+        assert table[group]["cases"] == table[group]["agree"] == count, group
     # Both verdicts occur, so agreement is not agreement on "always fail".
     decided = [r for r in results if r.got is not None]
     assert {r.got for r in decided} == {"pass", "fail"}
