@@ -211,3 +211,15 @@ def test_private_key_round_trip_with_passphrase() -> None:
         load_private_key(pem)
     with pytest.raises(Exception, match="wrong passphrase"):
         load_private_key(pem, passphrase=b"nope")
+
+
+def test_rsa_pkcs1v15_and_pss_are_both_accepted() -> None:
+    from assay.keys import PrivateKey, PublicKey, RsaScheme
+
+    key = KEYS[KeyType.RSA_3072]
+    pkcs1 = PrivateKey(key.key, rsa_scheme=RsaScheme.PKCS1V15)
+    envelope = dsse.sign(b"x", "t", [pkcs1])
+    assert dsse.verify(envelope, [key.public_key()]).payload == b"x"
+    pss_only = PublicKey(key.key.public_key(), rsa_scheme=RsaScheme.PSS)
+    assert not dsse.check_signatures(envelope, [pss_only])
+    assert dsse.check_signatures(dsse.sign(b"x", "t", [key]), [pss_only])

@@ -171,3 +171,34 @@ def test_digest_arguments_and_missing_artifacts(
     base = ("--attestation", str(setup["att"]), "--policy", str(setup["policy"]))
     assert cli("verify", f"sha256:{digest_of(ARTIFACT)}", *base) == 0
     assert cli("verify", "no-such-file", *base) == 2
+
+
+def test_real_cloud_build_provenance(
+    cli: Callable[..., int], asset: Callable[[str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = str(Path(__file__).resolve().parents[2] / "policies" / "gcb.yaml")
+    image = "sha256:1a033b002f89ed2b8ea733162497fb70f1a4049a7f8602d6a33682b4ad9921fd"
+    good = str(asset("slsa-verifier/cli/gcb_container/v0.2/gcloud-container-github.json"))
+    assert cli("verify", image, "--attestation", good, "--policy", policy, "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["level"] == 3
+    assert report["attestations"][0]["signedBy"] == ["gcb-regional-legacy"]
+    tampered = str(
+        asset("slsa-verifier/cli/gcb_container/v0.2/gcloud-container-mismatch-payload-digest.json")
+    )
+    assert cli("verify", image, "--attestation", tampered, "--policy", policy) == 1
+    assert "no trusted signer" in capsys.readouterr().err
+
+
+def test_sigstore_bundle_is_read_but_not_trusted(
+    cli: Callable[..., int], asset: Callable[[str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = str(
+        Path(__file__).resolve().parents[2] / "policies" / "slsa-github-generator-delegator.yaml"
+    )
+    bundle = str(
+        asset("slsa-verifier/cli/gha_delegator/v1.10.0/binary-linux-amd64-push-v14.build.slsa")
+    )
+    digest = "sha256:" + "00" * 32
+    assert cli("verify", digest, "--attestation", bundle, "--policy", policy) == 1
+    assert "Sigstore identity" in capsys.readouterr().err

@@ -152,6 +152,19 @@ def _legacy_raw_signed(envelope: dsse.Envelope, signer: Signer) -> bool:
     return len(signed) >= signer.threshold
 
 
+def _unsigned_detail(policy: Policy, attestation: Attestation) -> str:
+    detail = "no trusted signer's keys verified the envelope"
+    identities = [s.name for s in policy.signers if s.identity is not None]
+    if identities:
+        detail += (
+            f"; signer(s) {', '.join(identities)} use a Sigstore identity, which this version"
+            " does not verify"
+        )
+    if attestation.context.get("sigstoreBundle"):
+        detail += "; the envelope came from a Sigstore bundle (certificate not checked)"
+    return detail
+
+
 def evaluate_attestation(attestation: Attestation, policy: Policy) -> AttestationReport:
     """Signature first; only a verified payload is parsed and checked against the policy."""
     report = AttestationReport(attestation.name, attestation.digest, [])
@@ -164,7 +177,7 @@ def evaluate_attestation(attestation: Attestation, policy: Policy) -> Attestatio
             bool(signed),
             [s.name for s in policy.signers],
             report.signed_by,
-            "" if signed else "no trusted signer's keys verified the envelope",
+            "" if signed else _unsigned_detail(policy, attestation),
         )
     )
     if not signed:
