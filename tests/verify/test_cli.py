@@ -202,3 +202,37 @@ def test_sigstore_bundle_is_read_but_not_trusted(
     digest = "sha256:" + "00" * 32
     assert cli("verify", digest, "--attestation", bundle, "--policy", policy) == 1
     assert "Sigstore identity" in capsys.readouterr().err
+
+
+def test_real_in_toto_provenance_with_json_key_and_missing_dependency(
+    cli: Callable[..., int],
+    asset: Callable[[str], Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    key = asset("attestation-verifier/key.pub")  # securesystemslib JSON key format
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "signers:\n"
+        f"  - publicKeys: [{key}]\n"
+        "    builders:\n"
+        "      - id: https://github.com/slsa-framework/slsa-github-generator/.github/workflows/builder_go_slsa3.yml\n"
+        "        pin: release-tag\n"
+        "        maxLevel: 3\n"
+        "buildTypes: [https://slsa-framework.github.io/github-actions-buildtypes/workflow/v1]\n"
+        "minimumLevel: 3\n"
+    )
+    empty = tmp_path / "deps"
+    empty.mkdir()
+    digest = "sha256:58eaf5a78d580f5dbd49d31a5b733094169b31bfdf49055b74bcac2877d8f58c"
+    attestation = str(asset("attestation-verifier/build.fe1c6281.json"))
+    args = ("verify", digest, "--attestation", attestation, "--policy", str(policy), "--json")
+    assert cli(*args, "--attestation-dir", str(empty)) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["dependencyLevels"] == {}
+    missing = [c for c in report["checks"] if c["check"] == "dependencies (evidence)"]
+    assert missing[0]["found"] == {
+        "missing": ["sha256:" + "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"]
+    }
+    policy.write_text(policy.read_text() + "dependencies: {minimumLevel: 1}\n")
+    assert cli(*args) == 1

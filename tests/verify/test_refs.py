@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assay.policy.refs import (
     is_commit_digest,
@@ -67,3 +69,13 @@ def test_builder_and_source_splitting() -> None:
         "refs/heads/main",
     )
     assert normalize_repository("https://github.com/o/r.git/") == "github.com/o/r"
+
+
+@given(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50), st.integers(0, 2))
+def test_versioned_tag_properties(major: int, minor: int, patch: int, given_parts: int) -> None:
+    tag = f"v{major}.{minor}.{patch}"
+    parts = [major, minor, patch][: given_parts + 1]
+    expectation = "v" + ".".join(map(str, parts))
+    assert versioned_tag_matches(expectation, tag)
+    assert versioned_tag_matches(expectation, f"refs/tags/{tag}+build.1")
+    assert not versioned_tag_matches(f"v{major + 1}", tag)
