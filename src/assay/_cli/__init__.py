@@ -22,6 +22,7 @@ from assay.errors import AssayError
 COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.serve",
     "assay._cli.nvd",
+    "assay._cli.nvd_sync",
     "assay._cli.keys",
     "assay._cli.attest_signing",
     "assay._cli.verify",

@@ -1,0 +1,266 @@
+"""`assay nvd sync`: mirror an NVD-compatible API into a store, resumably."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import datetime, timedelta
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
+from assay.config import STORE_ENV, default_store_url
+from assay.errors import InputError
+from assay.nvd.client import DEFAULT_BASE_URL
+from assay.nvd.dates import parse_nvd_datetime
+from assay.nvd.storage import open_store
+from assay.nvd.sync import (
+    KINDS,
+    SPECS,
+    KindFinished,
+    KindStarted,
+    Mirror,
+    Notice,
+    PageStored,
+    Rate,
+    SyncError,
+    SyncEvent,
+    SyncOptions,
+    SyncReport,
+    default_rate,
+    parse_kinds,
+    parse_rate,
+)
+
+API_KEY_ENV = "NVD_API_KEY"
+
+
+def register(tree: CommandTree) -> None:
+    group = tree.group("nvd", help="NVD data: import files into a store.")
+    parser = group.add_parser(
+        "sync",
+        help="Mirror an NVD-compatible API (NVD itself, or another assay) into a store.",
+        description="Mirror an NVD API 2.0 service into a store: the first run loads every "
+        "CVE, CVE change, CPE and match criteria; later runs fetch what changed since the "
+        "last checkpoint, in lastModified windows of at most 120 days. A checkpoint is "
+        "committed after every page: a run stopped at any moment resumes where it stopped. "
+        "Requests are paced as NVD allows (5 per 30 s, 50 with an API key); an upstream on "
+        "a loopback address is not paced. Exit 0 when everything was mirrored, 1 when some "
+        "records were rejected, 2 when the upstream or the store could not be used.",
+    )
+    parser.add_argument(
+        "--store",
+        default=None,
+        help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
+    )
+    parser.add_argument(
+        "--upstream",
+        default=DEFAULT_BASE_URL,
+        help=f"base URL of the NVD API 2.0 to mirror (default: {DEFAULT_BASE_URL}; "
+        "another assay: http://HOST:PORT/rest/json)",
+    )
+    parser.add_argument(
+        "--api-key",
+        default=None,
+        help=f"NVD API key, sent in the apiKey header (default: ${API_KEY_ENV})",
+    )
+    parser.add_argument(
+        "--kinds",
+        default=",".join(KINDS),
+        help=f"what to mirror, comma-separated (default: {','.join(KINDS)})",
+    )
+    parser.add_argument(
+        "--since",
+        default=None,
+        metavar="DATE",
+        help="fetch what changed since DATE (ISO 8601, UTC unless an offset is given) "
+        "instead of what the checkpoints say",
+    )
+    pacing = parser.add_mutually_exclusive_group()
+    pacing.add_argument(
+        "--no-pacing",
+        action="store_true",
+        help="send requests back to back (automatic for loopback upstreams)",
+    )
+    pacing.add_argument(
+        "--rate",
+        default=None,
+        metavar="N/SECONDS",
+        help="at most N requests in any SECONDS-long window (default: NVD's limits)",
+    )
+    parser.add_argument(
+        "--page-size",
+        type=int,
+        default=None,
+        help="records per request (default and maximum: 2000 CVEs, 5000 changes, "
+        "10000 CPEs, 500 match criteria)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds allowed per answer (default 60)"
+    )
+    parser.add_argument("--retries", type=int, default=6, help="retries per request (default 6)")
+    parser.add_argument(
+        "--backoff",
+        type=float,
+        default=2.0,
+        help="first retry delay in seconds, doubling up to 60 (default 2)",
+    )
+    parser.set_defaults(handler=sync)
+
+
+def _options(args: argparse.Namespace) -> SyncOptions:
+    upstream: str = args.upstream
+    if not upstream.startswith(("http://", "https://")):
+        raise InputError("--upstream", f"expected an http(s) URL, got {upstream!r}")
+    api_key: str | None = args.api_key or os.environ.get(API_KEY_ENV) or None
+    rate: Rate | None
+    if args.no_pacing:
+        rate = None
+    elif args.rate is not None:
+        rate = parse_rate(args.rate)
+    else:
+        rate = default_rate(upstream, api_key)
+    since: datetime | None = None
+    if args.since is not None:
+        text = args.since if "T" in args.since else f"{args.since}T00:00"
+        try:
+            since = parse_nvd_datetime(text)
+        except InputError:
+            raise InputError(
+                "--since", f"expected an ISO 8601 date or date-time, got {args.since!r}"
+            ) from None
+    for name, value in (("--timeout", args.timeout), ("--backoff", args.backoff)):
+        if not value >= 0 or (name == "--timeout" and value == 0):
+            raise InputError(name, f"expected a positive number of seconds, got {value}")
+    if args.retries < 0:
+        raise InputError("--retries", f"expected an integer >= 0, got {args.retries}")
+    if args.page_size is not None and args.page_size < 1:
+        raise InputError("--page-size", f"expected an integer >= 1, got {args.page_size}")
+    return SyncOptions(
+        upstream=upstream,
+        api_key=api_key,
+        kinds=parse_kinds(args.kinds),
+        rate=rate,
+        page_size=args.page_size,
+        timeout=args.timeout,
+        max_retries=args.retries,
+        backoff=args.backoff,
+        since=since,
+    )
+
+
+def sync(args: argparse.Namespace) -> int:
+    try:
+        options = _options(args)
+    except InputError as error:
+        print(f"assay nvd sync: {error}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    console = Console(stderr=True)
+    pacing = f"paced at {options.rate}" if options.rate else "not paced"
+    console.print(f"mirroring {escape(options.upstream)} ({pacing})", highlight=False)
+    store = open_store(args.store or default_store_url())
+    try:
+        with _Display(console) as display:
+            mirror = Mirror(store, options, on_event=display.event)
+            try:
+                report = mirror.run()
+            except SyncError as error:
+                display.close()
+                _summary(mirror.report, console)
+                console.print(f"[red]error[/red] {escape(error.diagnostics())}", highlight=False)
+                return EXIT_UNUSABLE
+    finally:
+        store.close()
+    _summary(report, console)
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+class _Display:
+    """A progress bar per kind with an ETA (on a terminal), and notices."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress = Progress(
+            TextColumn("[bold]{task.description:<16}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=console,
+            disable=not console.is_terminal,
+            transient=True,
+        )
+        self.tasks: dict[str, TaskID] = {}
+        self.done: dict[str, int] = {}
+
+    def __enter__(self) -> _Display:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.progress.stop()
+
+    def event(self, event: SyncEvent) -> None:
+        if isinstance(event, KindStarted):
+            label = SPECS[event.kind].label
+            self.console.print(f"{label}: {escape(event.plan)}", highlight=False)
+            self.tasks[event.kind] = self.progress.add_task(label, total=None)
+            self.done[event.kind] = 0
+        elif isinstance(event, PageStored):
+            task = self.tasks[event.kind]
+            self.done[event.kind] += event.received
+            position = event.position
+            remaining = max(0, (position.total or 0) - position.next_index)
+            done = self.done[event.kind]
+            self.progress.update(task, completed=done, total=done + remaining)
+        elif isinstance(event, KindFinished):
+            task = self.tasks[event.report.kind]
+            done = self.done[event.report.kind]
+            self.progress.update(task, completed=done, total=done)
+        elif isinstance(event, Notice):
+            self.console.print(escape(event.text), highlight=False)
+
+
+def _summary(report: SyncReport, console: Console) -> None:
+    table = Table(title="sync summary", show_edge=False)
+    table.add_column("records")
+    for column in ("fetched", "added", "updated", "unchanged", "rejected", "pages"):
+        table.add_column(column, justify="right")
+    for kind in report.kinds:
+        counts = kind.counts
+        table.add_row(
+            SPECS[kind.kind].label,
+            str(kind.fetched),
+            str(counts.added),
+            str(counts.updated),
+            str(counts.unchanged),
+            str(kind.rejected),
+            str(kind.pages),
+        )
+    console.print(table)
+    waited = (
+        f", {timedelta(seconds=round(report.waited))} waiting for the rate limit"
+        if report.waited >= 1
+        else ""
+    )
+    console.print(
+        f"{report.requests} request(s), {report.retries} retries; "
+        f"{report.elapsed:.1f} s elapsed{waited}",
+        highlight=False,
+    )

@@ -1,0 +1,494 @@
+"""The mirror's I/O: read pages from the upstream, upsert them, commit a checkpoint.
+
+For each page: fetch (the client paces, times out and retries), check and index every
+record with the importer's facts function, upsert the batch (one transaction), then
+store the kind's checkpoint. The store interface has no way to put the checkpoint in the
+page's transaction, so it is written right after the page commits: a run killed between
+the two reads that page again, and the upserts (idempotent by id, never replacing a newer
+`lastModified`) leave the store exactly as one application would. Fetching and checking
+the next page overlaps with writing the current one (one page ahead, in a thread).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final, TypeVar
+
+import httpx
+import orjson
+
+from assay.errors import ClientError, InputError
+from assay.nvd.client import (
+    DEFAULT_BASE_URL,
+    InvalidQuery,
+    NvdClient,
+    NvdClientError,
+    Result,
+)
+from assay.nvd.dates import parse_record_timestamp
+from assay.nvd.ingest.importer import HANDLERS
+from assay.nvd.storage import Store, UpsertCounts
+from assay.nvd.sync._pacing import CountingTransport, Rate, SlidingWindowLimiter
+from assay.nvd.sync._plan import (
+    KINDS,
+    SPECS,
+    Checkpoint,
+    Kind,
+    KindSpec,
+    Position,
+    Window,
+    advance,
+    catch_up,
+    plan,
+    utc,
+)
+
+__all__ = [
+    "DEFAULT_OVERLAP",
+    "KindFinished",
+    "KindReport",
+    "KindStarted",
+    "Mirror",
+    "Notice",
+    "PageStored",
+    "SyncError",
+    "SyncEvent",
+    "SyncOptions",
+    "SyncReport",
+]
+
+_log = logging.getLogger("assay.nvd.sync")
+
+DEFAULT_OVERLAP: Final = timedelta(hours=2)
+"""Incremental runs start this long before the checkpoint: NVD stamps `lastModified`
+when a change is made, which can be a little before the change is served."""
+MAX_REPORTED_PROBLEMS: Final = 1000
+GC_EVERY_PAGES: Final = 64
+
+T = TypeVar("T")
+
+
+class SyncError(ClientError):
+    """The mirror could not continue; everything up to the last checkpoint is kept."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SyncOptions:
+    """What to mirror from where, and how hard to push the upstream."""
+
+    upstream: str = DEFAULT_BASE_URL
+    api_key: str | None = None
+    kinds: tuple[Kind, ...] = KINDS
+    rate: Rate | None = None
+    """Pacing (`None`: none). `assay.nvd.sync.default_rate` gives NVD's limits."""
+    page_size: int | None = None
+    """Records per request (capped at each listing's maximum); `None`: the maximum."""
+    timeout: float = 60.0
+    """Seconds allowed for one complete answer."""
+    max_retries: int = 6
+    backoff: float = 2.0
+    """First back-off in seconds; it doubles on every retry, up to `max_backoff`."""
+    max_backoff: float = 60.0
+    overlap: timedelta = DEFAULT_OVERLAP
+    since: datetime | None = None
+    """Read what changed since this time instead of what the checkpoints say."""
+    prefetch: bool = True
+    """Fetch the next page while the current one is written."""
+
+    def __post_init__(self) -> None:
+        if self.page_size is not None and self.page_size < 1:
+            raise InputError("page_size", f"expected at least 1, got {self.page_size}")
+        if self.timeout <= 0:
+            raise InputError(
+                "timeout", f"expected a positive number of seconds, got {self.timeout}"
+            )
+        if self.max_retries < 0:
+            raise InputError("max_retries", f"expected at least 0, got {self.max_retries}")
+        if self.backoff < 0:
+            raise InputError("backoff", f"expected at least 0 seconds, got {self.backoff}")
+        if self.overlap < timedelta(0):
+            raise InputError("overlap", f"expected a positive duration, got {self.overlap}")
+        if not self.kinds:
+            raise InputError("kinds", "expected at least one record kind")
+
+
+# --- report and events --------------------------------------------------------------------
+
+
+@dataclass
+class KindReport:
+    """What one kind's run did."""
+
+    kind: Kind
+    plan: str = ""
+    fetched: int = 0
+    counts: UpsertCounts = field(default_factory=UpsertCounts)
+    rejected: int = 0
+    pages: int = 0
+    windows: int = 0
+    full_load: bool = False
+
+
+@dataclass
+class SyncReport:
+    """What a run did, per kind and in total."""
+
+    upstream: str
+    upstream_time: datetime | None = None
+    kinds: list[KindReport] = field(default_factory=list)
+    requests: int = 0
+    """HTTP requests sent, retries included."""
+    retries: int = 0
+    elapsed: float = 0.0
+    paced: Rate | None = None
+    waited: float = 0.0
+    """Seconds spent waiting for the rate limit."""
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def rejected(self) -> int:
+        """Records the upstream sent that could not be stored."""
+        return sum(kind.rejected for kind in self.kinds)
+
+    @property
+    def ok(self) -> bool:
+        """Every record fetched was stored."""
+        return self.rejected == 0
+
+
+@dataclass(frozen=True, slots=True)
+class KindStarted:
+    kind: Kind
+    plan: str
+
+
+@dataclass(frozen=True, slots=True)
+class PageStored:
+    kind: Kind
+    window: Window | None
+    start_index: int
+    received: int
+    position: Position
+    counts: UpsertCounts
+    rejected: int
+
+
+@dataclass(frozen=True, slots=True)
+class KindFinished:
+    report: KindReport
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    text: str
+
+
+SyncEvent = KindStarted | PageStored | KindFinished | Notice
+
+
+# --- the engine ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Fetched:
+    """A page fetched and checked, ready to be written."""
+
+    start_index: int
+    received: int
+    facts: list[Any]
+    problems: list[str]
+    position: Position
+
+
+_METHODS: Final[dict[Kind, str]] = {
+    "cves": "get_cves",
+    "cvehistory": "get_cve_history",
+    "cpes": "get_cpes",
+    "cpematch": "get_cpe_match",
+}
+
+
+class Mirror:
+    """Mirror an NVD-compatible upstream into a store; `run()` once per invocation.
+
+    `transport` replaces the HTTP transport (tests); requests are counted and paced on
+    top of it either way. `on_event` receives progress events (`PageStored`, ...).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        options: SyncOptions,
+        *,
+        on_event: Callable[[SyncEvent], None] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.store = store
+        self.options = options
+        self.upstream = options.upstream.rstrip("/")
+        self._emit = on_event or (lambda _event: None)
+        self._limiter = SlidingWindowLimiter(options.rate) if options.rate else None
+        self._transport = CountingTransport(self.upstream, limiter=self._limiter, inner=transport)
+        self._calls = 0
+        self.report = SyncReport(upstream=self.upstream, paced=options.rate)
+
+    def run(self) -> SyncReport:
+        """Mirror every selected kind; raises `SyncError` if the upstream cannot be read."""
+        started = time.perf_counter()
+        gc_was_enabled = gc.isenabled()
+        # Pages are ~10^5 short-lived acyclic objects: collector passes only cost time.
+        gc.disable()
+        try:
+            with NvdClient(
+                wait_time=0,
+                request_timeout=max(1, round(self.options.timeout * 1000)),
+                max_retries=self.options.max_retries,
+                api_key=self.options.api_key,
+                base_url=self.upstream,
+                transport=self._transport,
+                backoff=self.options.backoff,
+                max_backoff=self.options.max_backoff,
+            ) as client:
+                now = self._upstream_time(client, SPECS[self.options.kinds[0]])
+                self.report.upstream_time = now
+                for kind in self.options.kinds:
+                    self._kind(client, SPECS[kind], now)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+            self.report.requests = self._transport.sent
+            self.report.retries = max(0, self._transport.sent - self._calls)
+            self.report.waited = self._limiter.waited if self._limiter else 0.0
+            self.report.elapsed = time.perf_counter() - started
+        return self.report
+
+    # -- one kind --------------------------------------------------------------------
+
+    def _kind(self, client: NvdClient, spec: KindSpec, now: datetime) -> None:
+        report = KindReport(spec.kind)
+        self.report.kinds.append(report)
+        checkpoint = self._load(spec)
+        overlap = self.options.overlap
+        if self.options.since is not None:
+            since = utc(self.options.since)
+            checkpoint = Checkpoint(upstream=self.upstream, phase="incremental", since=since)
+            overlap = timedelta(0)
+            report.plan = f"changes since {since.isoformat()} (--since)"
+            full = None
+        else:
+            decided = plan(checkpoint, upstream=self.upstream, now=now)
+            report.plan = decided.reason
+            full = decided.full
+            if full is not None:
+                base = Checkpoint(upstream=self.upstream, phase="full", since=decided.started)
+                checkpoint = base.at(full.start)
+        self._emit(KindStarted(spec.kind, report.plan))
+        if full is not None:
+            assert checkpoint is not None
+            report.full_load = True
+            self._read(client, spec, checkpoint, None, start=full.start, report=report)
+            checkpoint = Checkpoint(
+                upstream=self.upstream, phase="incremental", since=checkpoint.since
+            )
+            self._save(spec, checkpoint)
+        assert checkpoint is not None
+        for listing in catch_up(checkpoint, now=now, overlap=overlap):
+            assert listing.window is not None
+            report.windows += 1
+            base = Checkpoint(
+                upstream=self.upstream,
+                phase="incremental",
+                since=checkpoint.since,
+                window=listing.window,
+            )
+            self._read(client, spec, base, listing.window, start=listing.start, report=report)
+            checkpoint = Checkpoint(
+                upstream=self.upstream,
+                phase="incremental",
+                since=max(checkpoint.since, listing.window[1]),
+            )
+            self._save(spec, checkpoint)
+        self._emit(KindFinished(report))
+
+    def _read(
+        self,
+        client: NvdClient,
+        spec: KindSpec,
+        base: Checkpoint,
+        window: Window | None,
+        *,
+        start: Position,
+        report: KindReport,
+    ) -> None:
+        """Read one listing from `start` to its end, committing a checkpoint per page."""
+        write = HANDLERS[spec.record].write
+        pages = self._pages(client, spec, window, start)
+        if self.options.prefetch:
+            pages = _prefetched(pages)
+        for page in pages:
+            counts = write(self.store, page.facts) if page.facts else UpsertCounts()
+            self._save(spec, base.at(page.position))
+            report.pages += 1
+            report.fetched += page.received
+            report.counts += counts
+            report.rejected += len(page.problems)
+            for problem in page.problems:
+                self._problem(problem)
+            self._emit(
+                PageStored(
+                    spec.kind,
+                    window,
+                    page.start_index,
+                    page.received,
+                    page.position,
+                    counts,
+                    len(page.problems),
+                )
+            )
+            if report.pages % GC_EVERY_PAGES == 0:
+                gc.collect()
+
+    def _pages(
+        self, client: NvdClient, spec: KindSpec, window: Window | None, start: Position
+    ) -> Iterator[_Fetched]:
+        """Fetch and check the pages of one listing (runs one page ahead of the writer)."""
+        size = min(self.options.page_size or spec.max_page, spec.max_page)
+        position = start
+        while not position.done:
+            index = position.next_index
+            params: dict[str, Any] = {"results_per_page": size, "start_index": index}
+            if window is not None:
+                params[spec.start_param] = window[0]
+                params[spec.end_param] = window[1]
+            result = self._call(client, spec, params, window)
+            records = result.records()
+            facts, problems = self._check(spec, records, index)
+            try:
+                position = advance(
+                    position, start_index=index, received=len(records), total=result.total_results
+                )
+            except InputError as error:
+                raise SyncError(f"{self._where(spec, window)}: {error}") from error
+            yield _Fetched(index, len(records), facts, problems, position)
+
+    def _check(self, spec: KindSpec, records: list[Any], index: int) -> tuple[list[Any], list[str]]:
+        """The store facts of each record; a record that fails the checks is reported."""
+        make = HANDLERS[spec.record].facts
+        facts: list[Any] = []
+        problems: list[str] = []
+        for offset, record in enumerate(records):
+            where = f"$.{spec.list_key}[{offset}].{spec.wrapper}"
+            raw = record.raw_json
+            try:
+                value = orjson.loads(memoryview(raw)) if raw else record.raw
+                facts.append(make(value, where))
+            except InputError as error:
+                problems.append(
+                    f"{self.upstream}{spec.path} startIndex={index} at {error.where}: "
+                    f"{error.reason}"
+                )
+        return facts, problems
+
+    # -- upstream ------------------------------------------------------------------------
+
+    def _call(
+        self, client: NvdClient, spec: KindSpec, params: dict[str, Any], window: Window | None
+    ) -> Result:
+        self._calls += 1
+        try:
+            result: Result = getattr(client, _METHODS[spec.kind])(**params)
+        except NvdClientError as error:
+            raise SyncError(
+                f"{self._where(spec, window)}, startIndex={params['start_index']}: {error}; "
+                "everything up to the last checkpoint is stored, run again to resume"
+            ) from error
+        except InvalidQuery as error:  # pragma: no cover - the engine builds valid queries
+            raise SyncError(f"{self._where(spec, window)}: {error}") from error
+        return result
+
+    def _upstream_time(self, client: NvdClient, spec: KindSpec) -> datetime:
+        """The upstream's clock (the `timestamp` of a one-record answer), else ours."""
+        result = self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
+        if result.timestamp:
+            try:
+                return parse_record_timestamp(result.timestamp)
+            except InputError:
+                pass
+        self._emit(
+            Notice(
+                f"the upstream sent no usable timestamp ({result.timestamp!r}); "
+                "using this machine's clock"
+            )
+        )
+        return datetime.now(UTC)
+
+    def _where(self, spec: KindSpec, window: Window | None) -> str:
+        if window is None:
+            return f"{spec.label} from {self.upstream}{spec.path} (full load)"
+        start, end = (moment.isoformat() for moment in window)
+        return f"{spec.label} from {self.upstream}{spec.path} (window {start} to {end})"
+
+    # -- store ---------------------------------------------------------------------------
+
+    def _load(self, spec: KindSpec) -> Checkpoint | None:
+        text = self.store.get_meta(spec.meta_key)
+        if text is None:
+            return None
+        return Checkpoint.from_json(text, f"{self.store.url} meta {spec.meta_key}")
+
+    def _save(self, spec: KindSpec, checkpoint: Checkpoint) -> None:
+        self.store.set_meta(spec.meta_key, checkpoint.to_json())
+
+    def _problem(self, text: str) -> None:
+        _log.warning("rejected: %s", text)
+        if len(self.report.problems) < MAX_REPORTED_PROBLEMS:
+            self.report.problems.append(text)
+        self._emit(Notice(f"rejected {text}"))
+
+
+# --- one page ahead -----------------------------------------------------------------------
+
+
+def _prefetched(source: Iterator[T], depth: int = 1) -> Iterator[T]:
+    """Run `source` in a thread, at most `depth` items ahead; its errors surface here."""
+    items: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                items.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in source:
+                if not put(("item", item)):
+                    return
+            put(("end", None))
+        except BaseException as error:  # handed to the consumer, which re-raises it
+            put(("error", error))
+
+    thread = threading.Thread(target=produce, name="assay-sync-fetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            tag, value = items.get()
+            if tag == "item":
+                yield value
+            elif tag == "end":
+                return
+            else:
+                raise value
+    finally:
+        stop.set()
