@@ -216,3 +216,91 @@ def _read_everything(view: Any) -> None:
         assert isinstance(view.verified_levels, tuple)
         _ = view.dependency_levels, view.policy.uri, view.verifier.version
         _ = [a.digest for a in view.input_attestations], view.time_verified
+
+
+# The fast path must never accept what the detailed validator would report on.
+from assay.attestation._fast import clean_provenance_v1  # noqa: E402
+from assay.attestation.validate import validate_in_detail  # noqa: E402
+
+from .cases import CASES, apply  # noqa: E402
+from .samples import provenance_v1  # noqa: E402
+
+_MUTATION_PATHS = [
+    ("_type",),
+    ("predicateType",),
+    ("subject",),
+    ("subject", 0),
+    ("subject", 0, "digest"),
+    ("subject", 0, "digest", "sha256"),
+    ("subject", 0, "name"),
+    ("subject", 0, "uri"),
+    ("predicate",),
+    ("predicate", "buildDefinition"),
+    ("predicate", "buildDefinition", "buildType"),
+    ("predicate", "buildDefinition", "externalParameters"),
+    ("predicate", "buildDefinition", "internalParameters"),
+    ("predicate", "buildDefinition", "internalParameters", "workflow"),
+    ("predicate", "buildDefinition", "resolvedDependencies"),
+    ("predicate", "buildDefinition", "resolvedDependencies", 0),
+    ("predicate", "buildDefinition", "resolvedDependencies", 0, "uri"),
+    ("predicate", "buildDefinition", "resolvedDependencies", 0, "digest"),
+    ("predicate", "buildDefinition", "resolvedDependencies", 0, "content"),
+    ("predicate", "buildDefinition", "resolvedDependencies", 0, "annotations"),
+    ("predicate", "buildDefinition", "acme_x"),
+    ("predicate", "buildDefinition", "x"),
+    ("predicate", "runDetails"),
+    ("predicate", "runDetails", "builder"),
+    ("predicate", "runDetails", "builder", "id"),
+    ("predicate", "runDetails", "builder", "version"),
+    ("predicate", "runDetails", "builder", "builderDependencies"),
+    ("predicate", "runDetails", "metadata"),
+    ("predicate", "runDetails", "metadata", "startedOn"),
+    ("predicate", "runDetails", "metadata", "invocationId"),
+    ("predicate", "runDetails", "byproducts"),
+    ("extra",),
+]
+_ODD_VALUES = st.sampled_from(
+    [
+        None,
+        "",
+        "x",
+        "https://a.example/b",
+        "A" * 64,
+        "a" * 64,
+        "2026-11-22T10:00:00Z",
+        0,
+        -1,
+        True,
+        [],
+        {},
+        [{}],
+        [None],
+        {"sha256": "a" * 64},
+        {"uri": "u"},
+        {"name": "n"},
+        {"k": 1},
+    ]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_MUTATION_PATHS), _ODD_VALUES), min_size=1, max_size=3))
+def test_fast_path_never_accepts_what_detail_rejects(
+    edits: list[tuple[tuple[Any, ...], Any]],
+) -> None:
+    document = provenance_v1()
+    for where, value in edits:
+        try:
+            apply(document, where, value)
+        except (KeyError, IndexError, TypeError):
+            continue
+    if clean_provenance_v1(document):
+        assert validate_in_detail(document) == []
+    assert validate(document) == validate_in_detail(document)
+
+
+def test_fast_path_takes_the_clean_base_and_refuses_every_case() -> None:
+    assert clean_provenance_v1(provenance_v1())
+    for case in CASES:
+        if case.edits[0][0] != ():
+            assert not clean_provenance_v1(case.document()), case.id

@@ -19,6 +19,7 @@ from assay.attestation import (
 )
 from assay.attestation.documents import read_documents
 from assay.attestation.findings import Severity
+from assay.attestation.validate import validate_in_detail
 
 from .samples import SLSA_ASSETS, asset_files
 
@@ -219,6 +220,8 @@ def test_real_statement_round_trips(where: str, raw: dict[str, Any]) -> None:
         assert orjson.loads(predicate.to_json()) == raw["predicate"]
     for subject in statement.subject:
         assert isinstance(subject.digest, dict)
+    # The fast path and the detailed rules agree on real data.
+    assert validate(raw) == validate_in_detail(raw)
 
 
 @pytest.mark.parametrize(("name", "predicate_type"), sorted(PREDICATE_ONLY.items()))

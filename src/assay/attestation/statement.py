@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import orjson
+
 from assay.attestation import _json
 from assay.attestation.constants import (
     MAX_PAYLOAD_BYTES,
@@ -294,4 +296,15 @@ def parse_statement(data: bytes | str) -> Statement:
     Raises `AttestationError` if the bytes are too large, not JSON, or not a JSON
     object. Call `validate()` on the result to check it against the spec.
     """
+    if len(data) <= MAX_PAYLOAD_BYTES:
+        # Inlined happy path: this runs once per statement read.
+        try:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            value = None
+        if value.__class__ is dict:
+            statement = object.__new__(Statement)
+            statement._raw = value
+            return statement
+    # Anything else: let the general reader raise with the reason.
     return Statement._wrap(_json.loads_object(data, limit=MAX_PAYLOAD_BYTES))
