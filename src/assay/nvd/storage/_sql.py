@@ -223,11 +223,7 @@ def cve_where(query: CveQuery, builder: SqlBuilder) -> str:
         else:
             conditions.append("1 = 0")  # punctuation alone is no word of any description
     if query.cpe_name is not None:
-        conditions.append(
-            "c.id IN (SELECT cve FROM cve_criteria WHERE "
-            + cpe_name_condition(query.cpe_name, query.is_vulnerable, builder)
-            + ")"
-        )
+        conditions.append(cpe_name_filter(query.cpe_name, query.is_vulnerable, builder))
     elif query.virtual_match is not None:
         conditions.append(
             "c.id IN (SELECT cve FROM cve_criteria WHERE "
@@ -237,6 +233,35 @@ def cve_where(query: CveQuery, builder: SqlBuilder) -> str:
             + ")"
         )
     return " AND ".join(conditions) if conditions else "1 = 1"
+
+
+def cpe_name_filter(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> str:
+    """CVEs a CPE name hits, as NVD decides it: through a criteria's dictionary expansion
+    (its stored match-criteria record's `matches`, rows of `cpe_match_name`) where that
+    record is stored, otherwise computed from the criteria and its version bounds
+    (`cpe_name_condition`). An expansion name hits when it matches `name` as an unbounded
+    criteria would. See docs/nvd-compatibility.md, "cpeName and match criteria"."""
+    computed = cpe_name_condition(name, vulnerable_only, builder)
+    if builder.dialect.name != "sqlite":
+        # Until storage/postgres.py creates cpe_match and cpe_match_name (see
+        # _sql_products.py): every criteria is computed there.
+        return f"c.id IN (SELECT cve FROM cve_criteria WHERE {computed})"
+    expanded = [
+        f"n.{column} IN ({builder.param(value)}, '*')"
+        for column, value in zip(COMPONENT_COLUMNS, name.components, strict=True)
+        if value != "*"
+    ]
+    if vulnerable_only:
+        expanded.append("k.vulnerable = 1")
+    return (
+        f"c.id IN (SELECT cve FROM cve_criteria WHERE {computed} AND (match_criteria_id IS NULL "
+        "OR NOT EXISTS (SELECT 1 FROM cpe_match m "
+        "WHERE m.match_criteria_id = cve_criteria.match_criteria_id)) "
+        "UNION ALL SELECT k.cve FROM cpe_match_name n JOIN cpe_match m ON m.id = n.match "
+        "JOIN cve_criteria k ON k.match_criteria_id = m.match_criteria_id WHERE "
+        + (" AND ".join(expanded) or "1 = 1")
+        + ")"
+    )
 
 
 def cpe_name_condition(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> str:
