@@ -13,6 +13,7 @@ from assay.errors import StoreError
 from assay.nvd.cve_query import CveQuery
 from assay.nvd.cve_record import CveFacts
 from assay.nvd.storage._cache import ResultCache
+from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin
 from assay.nvd.storage.interface import Page, UpsertCounts
@@ -158,6 +159,7 @@ class SqliteStore(ProductStoreMixin):
         try:
             connection.execute("BEGIN IMMEDIATE")
             existing = self._existing(connection, list(latest))
+            derived = _DerivedRows()
             for facts in latest.values():
                 current = existing.get(facts.cve_id)
                 if current is None:
@@ -165,12 +167,14 @@ class SqliteStore(ProductStoreMixin):
                     counts.added += 1
                 else:
                     row_id, last_modified, record = current
-                    if facts.last_modified < last_modified or facts.record == record:
+                    if facts.last_modified < last_modified or facts.record == unpack(record):
                         counts.unchanged += 1
                         continue
                     self._replace_cve(connection, row_id, facts)
                     counts.updated += 1
-                self._insert_derived(connection, row_id, facts)
+                derived.add(row_id, facts)
+            # One statement per table for the whole batch, after every row it replaces is gone.
+            derived.insert(connection)
             if counts.added or counts.updated:
                 connection.execute(
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
@@ -206,7 +210,7 @@ class SqliteStore(ProductStoreMixin):
                 facts.vuln_status,
                 int(facts.rejected),
                 facts.kev_added,
-                facts.record,
+                pack(facts.record),
             ),
         )
         assert cursor.lastrowid is not None
@@ -222,41 +226,13 @@ class SqliteStore(ProductStoreMixin):
                 facts.vuln_status,
                 int(facts.rejected),
                 facts.kev_added,
-                facts.record,
+                pack(facts.record),
                 row_id,
             ),
         )
         connection.execute("DELETE FROM cve_facet WHERE cve = ?", (row_id,))
         connection.execute("DELETE FROM cve_criteria WHERE cve = ?", (row_id,))
         connection.execute("DELETE FROM cve_text WHERE rowid = ?", (row_id,))
-
-    def _insert_derived(self, connection: sqlite3.Connection, row_id: int, facts: CveFacts) -> None:
-        connection.executemany(
-            "INSERT INTO cve_facet (cve, kind, value, grp) VALUES (?, ?, ?, ?)",
-            [(row_id, kind, value, group) for kind, value, group in facts.facets],
-        )
-        connection.executemany(
-            CRITERIA_INSERT,
-            [
-                (
-                    row_id,
-                    int(c.vulnerable),
-                    *c.components,
-                    c.version_key,
-                    c.start_key,
-                    int(c.start_inclusive),
-                    c.end_key,
-                    int(c.end_inclusive),
-                    c.match_criteria_id,
-                )
-                for c in facts.criteria
-            ],
-        )
-        if facts.search_text:
-            connection.execute(
-                "INSERT INTO cve_text (rowid, description) VALUES (?, ?)",
-                (row_id, facts.search_text),
-            )
 
     def search_cves(self, query: CveQuery) -> Page:
         connection = self._connection()
@@ -270,7 +246,7 @@ class SqliteStore(ProductStoreMixin):
             ).fetchall()
             total = len(rows)
             window = rows[query.start_index : query.start_index + query.results_per_page]
-            return Page(total, [row[0] for row in window])
+            return Page(total, [unpack(row[0]) for row in window])
         key = (self._generation(connection), query.filter_key)
         ids = self._cache.get(key)
         if ids is None:
@@ -301,7 +277,44 @@ class SqliteStore(ProductStoreMixin):
                     chunk,
                 ).fetchall()
             )
-        return [by_id[row_id] for row_id in wanted if row_id in by_id]
+        return [unpack(by_id[row_id]) for row_id in wanted if row_id in by_id]
+
+
+class _DerivedRows:
+    """The facet, criteria and search-text rows of a batch, inserted together."""
+
+    def __init__(self) -> None:
+        self.facets: list[tuple[int, str, str, int]] = []
+        self.criteria: list[tuple[object, ...]] = []
+        self.texts: list[tuple[int, str]] = []
+
+    def add(self, row_id: int, facts: CveFacts) -> None:
+        self.facets.extend((row_id, kind, value, group) for kind, value, group in facts.facets)
+        self.criteria.extend(
+            (
+                row_id,
+                int(c.vulnerable),
+                *c.components,
+                c.version_key,
+                c.start_key,
+                int(c.start_inclusive),
+                c.end_key,
+                int(c.end_inclusive),
+                c.match_criteria_id,
+            )
+            for c in facts.criteria
+        )
+        if facts.search_text:
+            self.texts.append((row_id, facts.search_text))
+
+    def insert(self, connection: sqlite3.Connection) -> None:
+        connection.executemany(
+            "INSERT INTO cve_facet (cve, kind, value, grp) VALUES (?, ?, ?, ?)", self.facets
+        )
+        connection.executemany(CRITERIA_INSERT, self.criteria)
+        connection.executemany(
+            "INSERT INTO cve_text (rowid, description) VALUES (?, ?)", self.texts
+        )
 
 
 def _latest_per_id(batch: Sequence[CveFacts]) -> dict[str, CveFacts]:

@@ -1,0 +1,224 @@
+"""How the SQLite store keeps CVE records: NVD-encoded JSON, deflated against a preset
+dictionary of what NVD records have in common.
+
+A CVE record is a few kilobytes of JSON, mostly key names, CVSS vocabulary, reference
+URL prefixes and CPE strings, so each record compresses ~4x on its own once the
+compressor is primed with that vocabulary (zlib's preset dictionary), while staying
+individually readable: a page decodes only the records it returns. Decoding costs a few
+microseconds per record.
+
+Stored form: a record that starts with `{` is plain JSON (stores written before records
+were compressed); otherwise the first byte names the format (`FORMAT_DEFLATE_V1`: raw
+deflate against `DICTIONARY_V1`) and the rest is the compressed record. The dictionary is
+part of the stored format: it must never change; a better one gets a new format byte.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+FORMAT_DEFLATE_V1 = b"\x01"
+LEVEL = 6
+_WBITS = -15  # raw deflate: no zlib header or checksum (the database checks pages)
+
+# Most frequent material last: deflate reaches the end of the dictionary most cheaply.
+_FRAGMENTS = (
+    # descriptions
+    "In the Linux kernel, the following vulnerability has been resolved:\\n\\n",
+    "allows remote attackers to execute arbitrary code via a crafted ",
+    "allows remote authenticated users to ",
+    "allows local users to gain privileges via ",
+    "cause a denial of service (memory corruption) or possibly have unspecified other impact ",
+    "cause a denial of service (application crash) via a crafted ",
+    "Cross-site scripting (XSS) vulnerability in ",
+    "allows remote attackers to inject arbitrary web script or HTML via the ",
+    "SQL injection vulnerability in ",
+    "allows remote attackers to execute arbitrary SQL commands via the ",
+    "Multiple cross-site scripting (XSS) vulnerabilities in ",
+    "Buffer overflow in ",
+    "Directory traversal vulnerability in ",
+    "Cross-Site Request Forgery (CSRF) vulnerability in ",
+    "The WordPress plugin before ",
+    "plugin for WordPress is vulnerable to ",
+    " due to insufficient input sanitization and output escaping ",
+    "This makes it possible for authenticated attackers, with ",
+    "An issue was discovered in ",
+    "A vulnerability was found in ",
+    "A vulnerability has been found in ",
+    "classified as critical",
+    "classified as problematic",
+    "The exploit has been disclosed to the public and may be used.",
+    "It is recommended to upgrade the affected component.",
+    "which could allow an attacker to ",
+    "A remote attacker could ",
+    "An attacker could exploit this vulnerability by ",
+    "A successful exploit could allow the attacker to ",
+    "Successful exploitation of this vulnerability could ",
+    "Vulnerability in the ",
+    " component of Oracle ",
+    "Supported versions that are affected are ",
+    "Easily exploitable vulnerability allows ",
+    "CVSS 3.1 Base Score ",
+    " (Confidentiality, Integrity and Availability impacts). CVSS Vector: (CVSS:3.1\\/AV:N\\/AC:L\\/PR:N\\/UI:N\\/S:U\\/C:H\\/I:H\\/A:H).",
+    "use-after-free",
+    "NULL pointer dereference",
+    "out-of-bounds read",
+    "out-of-bounds write",
+    "heap-based buffer overflow",
+    "information disclosure",
+    "privilege escalation",
+    "denial of service",
+    "in the context of the ",
+    " before ",
+    " through ",
+    " and earlier",
+    " versions ",
+    # references
+    "https:\\/\\/github.com\\/",
+    "\\/security\\/advisories\\/GHSA-",
+    "\\/commit\\/",
+    "\\/issues\\/",
+    "\\/blob\\/master\\/",
+    "https:\\/\\/git.kernel.org\\/stable\\/c\\/",
+    "https:\\/\\/www.oracle.com\\/security-alerts\\/cpu",
+    "https:\\/\\/portal.msrc.microsoft.com\\/en-US\\/security-guidance\\/advisory\\/CVE-",
+    "https:\\/\\/msrc.microsoft.com\\/update-guide\\/vulnerability\\/CVE-",
+    "https:\\/\\/support.apple.com\\/",
+    "https:\\/\\/source.android.com\\/security\\/bulletin\\/",
+    "https:\\/\\/chromereleases.googleblog.com\\/",
+    "https:\\/\\/crbug.com\\/",
+    "https:\\/\\/bugzilla.redhat.com\\/show_bug.cgi?id=",
+    "https:\\/\\/access.redhat.com\\/errata\\/RHSA-",
+    "https:\\/\\/access.redhat.com\\/security\\/cve\\/CVE-",
+    "https:\\/\\/lists.debian.org\\/debian-lts-announce\\/",
+    "https:\\/\\/www.debian.org\\/security\\/",
+    "https:\\/\\/security.gentoo.org\\/glsa\\/",
+    "https:\\/\\/security.netapp.com\\/advisory\\/ntap-",
+    "https:\\/\\/usn.ubuntu.com\\/",
+    "https:\\/\\/ubuntu.com\\/security\\/notices\\/USN-",
+    "https:\\/\\/lists.fedoraproject.org\\/archives\\/list\\/package-announce@lists.fedoraproject.org\\/message\\/",
+    "https:\\/\\/wpscan.com\\/vulnerability\\/",
+    "https:\\/\\/www.wordfence.com\\/threat-intel\\/vulnerabilities\\/id\\/",
+    "https:\\/\\/plugins.trac.wordpress.org\\/changeset\\/",
+    "https:\\/\\/vuldb.com\\/?id.",
+    "https:\\/\\/vuldb.com\\/?ctiid.",
+    "https:\\/\\/huntr.dev\\/bounties\\/",
+    "https:\\/\\/www.zerodayinitiative.com\\/advisories\\/ZDI-",
+    "https:\\/\\/tools.cisco.com\\/security\\/center\\/content\\/CiscoSecurityAdvisory\\/cisco-sa-",
+    "https:\\/\\/kb.juniper.net\\/JSA",
+    "https:\\/\\/cert-portal.siemens.com\\/productcert\\/pdf\\/ssa-",
+    "https:\\/\\/www.cisa.gov\\/known-exploited-vulnerabilities-catalog",
+    "https:\\/\\/packetstormsecurity.com\\/files\\/",
+    "http:\\/\\/packetstormsecurity.com\\/files\\/",
+    "https:\\/\\/www.exploit-db.com\\/exploits\\/",
+    "http:\\/\\/www.securityfocus.com\\/bid\\/",
+    "http:\\/\\/www.securitytracker.com\\/id\\/",
+    "http:\\/\\/secunia.com\\/advisories\\/",
+    "http:\\/\\/www.openwall.com\\/lists\\/oss-security\\/",
+    "http:\\/\\/www.vupen.com\\/english\\/advisories\\/",
+    "https:\\/\\/exchange.xforce.ibmcloud.com\\/vulnerabilities\\/",
+    "http:\\/\\/lists.opensuse.org\\/opensuse-security-announce\\/",
+    "http:\\/\\/www.ubuntu.com\\/usn\\/USN-",
+    "http:\\/\\/rhn.redhat.com\\/errata\\/RHSA-",
+    "http:\\/\\/www.debian.org\\/security\\/",
+    "http:\\/\\/www.mandriva.com\\/security\\/advisories?name=MDVSA-",
+    "\"tags\":[\"Third Party Advisory\",\"VDB Entry\"]",
+    "\"tags\":[\"Exploit\",\"Third Party Advisory\"]",
+    "\"tags\":[\"Mailing List\",\"Third Party Advisory\"]",
+    "\"tags\":[\"Issue Tracking\",\"Patch\",\"Third Party Advisory\"]",
+    "\"tags\":[\"Release Notes\",\"Vendor Advisory\"]",
+    "\"tags\":[\"Patch\",\"Vendor Advisory\"]",
+    "\"tags\":[\"Vendor Advisory\"]",
+    "\"tags\":[\"Broken Link\"]",
+    "\"tags\":[\"Patch\"]",
+    # CVSS v4.0
+    ',"cvssMetricV40":[{"source":"',
+    '","type":"Secondary","cvssData":{"version":"4.0","vectorString":"CVSS:4.0\\/AV:N\\/AC:L\\/AT:N\\/PR:N\\/UI:N\\/VC:H\\/VI:H\\/VA:H\\/SC:N\\/SI:N\\/SA:N'
+    "\\/E:X\\/CR:X\\/IR:X\\/AR:X\\/MAV:X\\/MAC:X\\/MAT:X\\/MPR:X\\/MUI:X\\/MVC:X\\/MVI:X\\/MVA:X\\/MSC:X\\/MSI:X\\/MSA:X"
+    '\\/S:X\\/AU:X\\/R:X\\/V:X\\/RE:X\\/U:X","baseScore":6.9,"baseSeverity":"MEDIUM",'
+    '"attackVector":"NETWORK","attackComplexity":"LOW","attackRequirements":"NONE",'
+    '"privilegesRequired":"NONE","userInteraction":"NONE","vulnConfidentialityImpact":"LOW",'
+    '"vulnIntegrityImpact":"LOW","vulnAvailabilityImpact":"LOW","subConfidentialityImpact":"NONE",'
+    '"subIntegrityImpact":"NONE","subAvailabilityImpact":"NONE","exploitMaturity":"NOT_DEFINED",'
+    '"confidentialityRequirement":"NOT_DEFINED","integrityRequirement":"NOT_DEFINED",'
+    '"availabilityRequirement":"NOT_DEFINED","modifiedAttackVector":"NOT_DEFINED",'
+    '"modifiedAttackComplexity":"NOT_DEFINED","modifiedAttackRequirements":"NOT_DEFINED",'
+    '"modifiedPrivilegesRequired":"NOT_DEFINED","modifiedUserInteraction":"NOT_DEFINED",'
+    '"modifiedVulnConfidentialityImpact":"NOT_DEFINED","modifiedVulnIntegrityImpact":"NOT_DEFINED",'
+    '"modifiedVulnAvailabilityImpact":"NOT_DEFINED","modifiedSubConfidentialityImpact":"NOT_DEFINED",'
+    '"modifiedSubIntegrityImpact":"NOT_DEFINED","modifiedSubAvailabilityImpact":"NOT_DEFINED",'
+    '"Safety":"NOT_DEFINED","Automatable":"NOT_DEFINED","Recovery":"NOT_DEFINED",'
+    '"valueDensity":"NOT_DEFINED","vulnerabilityResponseEffort":"NOT_DEFINED",'
+    '"providerUrgency":"NOT_DEFINED"}}]',
+    # CVSS v2
+    '"cvssMetricV2":[{"source":"nvd@nist.gov","type":"Primary","cvssData":{"version":"2.0",'
+    '"vectorString":"AV:N\\/AC:L\\/Au:N\\/C:P\\/I:P\\/A:P","accessVector":"NETWORK",'
+    '"accessComplexity":"LOW","authentication":"NONE","confidentialityImpact":"PARTIAL",'
+    '"integrityImpact":"PARTIAL","availabilityImpact":"PARTIAL","baseScore":7.5},'
+    '"baseSeverity":"HIGH","exploitabilityScore":10.0,"impactScore":6.4,"acInsufInfo":false,'
+    '"obtainAllPrivilege":false,"obtainUserPrivilege":false,"obtainOtherPrivilege":false,'
+    '"userInteractionRequired":false}]',
+    '"accessComplexity":"MEDIUM","authentication":"SINGLE","confidentialityImpact":"NONE",'
+    '"integrityImpact":"NONE","availabilityImpact":"COMPLETE","baseScore":4.3},"baseSeverity":"MEDIUM",'
+    '"exploitabilityScore":8.6,"impactScore":2.9,"acInsufInfo":false,"userInteractionRequired":true}]',
+    # CVSS v3
+    '"cvssMetricV30":[{"source":"nvd@nist.gov","type":"Primary","cvssData":{"version":"3.0",'
+    '"vectorString":"CVSS:3.0\\/AV:N\\/AC:L\\/PR:N\\/UI:R\\/S:C\\/C:L\\/I:L\\/A:N","attackVector":"NETWORK",'
+    '"attackComplexity":"LOW","privilegesRequired":"NONE","userInteraction":"REQUIRED",'
+    '"scope":"CHANGED","confidentialityImpact":"LOW","integrityImpact":"LOW",'
+    '"availabilityImpact":"NONE","baseScore":6.1,"baseSeverity":"MEDIUM"},'
+    '"exploitabilityScore":2.8,"impactScore":2.7}]',
+    '"attackVector":"LOCAL","attackComplexity":"HIGH","privilegesRequired":"LOW","userInteraction":"NONE",'
+    '"scope":"UNCHANGED","confidentialityImpact":"HIGH","integrityImpact":"HIGH","availabilityImpact":"HIGH",'
+    '"baseScore":7.8,"baseSeverity":"HIGH"},"exploitabilityScore":1.8,"impactScore":5.9}]',
+    '"metrics":{"cvssMetricV31":[{"source":"nvd@nist.gov","type":"Primary","cvssData":{"version":"3.1",'
+    '"vectorString":"CVSS:3.1\\/AV:N\\/AC:L\\/PR:N\\/UI:N\\/S:U\\/C:H\\/I:H\\/A:H","attackVector":"NETWORK",'
+    '"attackComplexity":"LOW","privilegesRequired":"NONE","userInteraction":"NONE",'
+    '"scope":"UNCHANGED","confidentialityImpact":"HIGH","integrityImpact":"HIGH",'
+    '"availabilityImpact":"HIGH","baseScore":9.8,"baseSeverity":"CRITICAL"},'
+    '"exploitabilityScore":3.9,"impactScore":5.9}',
+    ',{"source":"','","type":"Secondary","cvssData":{"version":"3.1","vectorString":"CVSS:3.1\\/',
+    # weaknesses, configurations, the record's head
+    '"weaknesses":[{"source":"nvd@nist.gov","type":"Primary","description":[{"lang":"en","value":"CWE-79"}]}]',
+    '"description":[{"lang":"en","value":"NVD-CWE-noinfo"}]},{"source":"',
+    '"cisaExploitAdd":"2022-','"cisaActionDue":"2022-',
+    '"cisaRequiredAction":"Apply mitigations per vendor instructions or discontinue use of the product '
+    'if mitigations are unavailable.","cisaVulnerabilityName":"',
+    '"cveTags":[{"sourceIdentifier":"','","tags":["disputed"]}],',
+    '{"lang":"es","value":"',
+    '"configurations":[{"operator":"AND","nodes":[{"operator":"OR","negate":false,"cpeMatch":['
+    '{"vulnerable":false,"criteria":"cpe:2.3:o:microsoft:windows:-:*:*:*:*:*:*:*","matchCriteriaId":"',
+    '{"vulnerable":true,"criteria":"cpe:2.3:o:linux:linux_kernel:*:*:*:*:*:*:*:*",'
+    '"versionStartIncluding":"5.','"versionEndExcluding":"6.1.',
+    '{"vulnerable":true,"criteria":"cpe:2.3:a:','","versionStartIncluding":"','","versionEndIncluding":"',
+    ':*:*:*:*:*:*:*","versionEndExcluding":"','","matchCriteriaId":"',
+    '"}]}]}],"references":[{"url":"',
+    '{"id":"CVE-20','","sourceIdentifier":"cve@mitre.org","published":"20','","lastModified":"20',
+    '","vulnStatus":"Modified","descriptions":[{"lang":"en","value":"',
+    '","vulnStatus":"Analyzed","cveTags":[],"descriptions":[{"lang":"en","value":"',
+    '","source":"cve@mitre.org"},{"url":"','","source":"nvd@nist.gov","tags":["Patch","Third Party Advisory"]},{"url":"',
+    '","source":"secalert@redhat.com"},{"url":"','","source":"security@android.com"},{"url":"',
+    '","source":"416baaa9-dc9f-4396-8d5f-8c081fb06d67"},{"url":"',
+    '","source":"security-advisories@github.com","tags":["Third Party Advisory"]},{"url":"',
+    '"},{"vulnerable":true,"criteria":"cpe:2.3:a:','"},{"vulnerable":false,"criteria":"cpe:2.3:o:',
+    ':*:*:*:*:*:*:*","matchCriteriaId":"',
+)  # fmt: skip
+DICTIONARY_V1 = "".join(_FRAGMENTS).encode()
+
+
+def pack(record: bytes) -> bytes:
+    """The stored form of an NVD-encoded record."""
+    compressor = zlib.compressobj(
+        LEVEL, zlib.DEFLATED, _WBITS, 9, zlib.Z_DEFAULT_STRATEGY, DICTIONARY_V1
+    )
+    return FORMAT_DEFLATE_V1 + compressor.compress(record) + compressor.flush()
+
+
+def unpack(stored: bytes) -> bytes:
+    """The NVD-encoded record from its stored form (plain JSON passes through)."""
+    if stored[:1] == b"{":
+        return stored
+    if stored[:1] != FORMAT_DEFLATE_V1:
+        raise ValueError(f"unknown stored record format {stored[:1]!r}")
+    decompressor = zlib.decompressobj(_WBITS, DICTIONARY_V1)
+    return decompressor.decompress(memoryview(stored)[1:]) + decompressor.flush()
