@@ -371,3 +371,18 @@ def test_filters_combine_with_and(client: TestClient, products: list[dict[str, A
         ids(client, "keywordSearch=safari")
     )
     assert ids(client, f"cpeNameId={ACCESS_ID}&cpeMatchString=cpe:2.3:a:apple") == []
+
+
+def test_openapi_and_docs_describe_the_products_endpoints(client: TestClient) -> None:
+    document = client.get("/openapi.json").json()
+    for path, operation, name in (
+        ("/rest/json/cvehistory/2.0", "get_cve_history", "eventName"),
+        ("/rest/json/cpes/2.0", "get_cpes", "cpeMatchString"),
+        ("/rest/json/cpematch/2.0", "get_cpe_match", "matchStringSearch"),
+    ):
+        described = document["paths"][path]["get"]
+        assert described["operationId"] == operation
+        assert name in {p["name"] for p in described["parameters"]}
+    page = client.get("/docs").text
+    assert "NVD_CPEMatchString" in page
+    assert "New CVE Received" in page

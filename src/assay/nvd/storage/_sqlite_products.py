@@ -401,12 +401,15 @@ class ProductStoreMixin:
         cacheable: bool,
     ) -> Page:
         """The ordered id list of a result set (cached when it may be large), sliced."""
-        key = (self._generation(connection), query.filter_key)
-        ids = self._cache.get(key) if cacheable else None
-        if ids is None:
+        if not cacheable:  # a handful of rows at most: no generation read, no cache
             ids = array("q", (row[0] for row in connection.execute(sql, params)))
-            if cacheable:
-                self._cache.put(key, ids)
+        else:
+            key = (self._generation(connection), query.filter_key)
+            cached = self._cache.get(key)
+            if cached is None:
+                cached = array("q", (row[0] for row in connection.execute(sql, params)))
+                self._cache.put(key, cached)
+            ids = cached
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
         return Page(len(ids), self._fetch(connection, table, page_ids))
 
