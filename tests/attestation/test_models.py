@@ -240,3 +240,12 @@ def test_resource_descriptor_wire_names_and_extensions() -> None:
     assert descriptor.download_location == "https://x/log"
     assert descriptor.unknown_fields == {"acme_kind": "log"}
     assert ResourceDescriptor.from_dict(descriptor.to_dict()) == descriptor
+
+
+def test_public_api_names_resolve() -> None:
+    import assay.attestation as api
+
+    assert [name for name in api.__all__ if not hasattr(api, name)] == []
+    assert {"parse_statement", "validate", "extract_payload", "build_vsa_statement"} <= set(
+        api.__all__
+    )

@@ -29,6 +29,12 @@ Envelopes (not verified here)
     v0.1-v0.3 (`payload`, `payload_type`, `container`, `envelope`, `signatures_checked`
     is always False); `is_intoto_payload_type(payload_type)`.
 
+Files, migration and schemas
+    `read_documents(data) -> list[Document]`: every statement in a file (bare statement,
+    DSSE envelope, Sigstore bundle, JSON Lines, npm or gcloud wrappers), validated.
+    `migrate(statement) -> Migration` (`.statement` in provenance v1, `.losses`).
+    `json_schema(name)` for each of `SCHEMA_NAMES` (Draft 2020-12).
+
 Constants
     `STATEMENT_V1`, `STATEMENT_V01`, `PROVENANCE_V1`, `PROVENANCE_V02`, `PROVENANCE_V01`,
     `VSA_V1`, `PAYLOAD_TYPE_INTOTO`, size limits `MAX_*`.
@@ -49,8 +55,10 @@ from assay.attestation.constants import (
     STATEMENT_V1,
     VSA_V1,
 )
+from assay.attestation.documents import Document, read_documents
 from assay.attestation.envelope import EnvelopePayload, extract_payload, is_intoto_payload_type
 from assay.attestation.findings import CODES, Finding, Severity, has_errors
+from assay.attestation.migrate import Loss, Migration, migrate
 from assay.attestation.provenance import (
     BuildDefinition,
     Builder,
@@ -66,6 +74,7 @@ from assay.attestation.provenance import (
     Recipe,
     RunDetails,
 )
+from assay.attestation.schema import SCHEMA_NAMES, json_schema
 from assay.attestation.statement import DigestSet, ResourceDescriptor, Statement, parse_statement
 from assay.attestation.validate import InvalidAttestation, require_valid, validate
 from assay.attestation.vsa import (
@@ -85,6 +94,7 @@ __all__ = [
     "PROVENANCE_V01",
     "PROVENANCE_V02",
     "PROVENANCE_V1",
+    "SCHEMA_NAMES",
     "STATEMENT_V01",
     "STATEMENT_V1",
     "VSA_V1",
@@ -94,12 +104,15 @@ __all__ = [
     "Completeness",
     "ConfigSource",
     "DigestSet",
+    "Document",
     "EnvelopePayload",
     "Finding",
     "InvalidAttestation",
     "Invocation",
     "LegacyMetadata",
+    "Loss",
     "Material",
+    "Migration",
     "ProvenanceV01",
     "ProvenanceV02",
     "ProvenanceV1",
@@ -115,7 +128,10 @@ __all__ = [
     "format_timestamp",
     "has_errors",
     "is_intoto_payload_type",
+    "json_schema",
+    "migrate",
     "parse_statement",
+    "read_documents",
     "require_valid",
     "validate",
 ]
