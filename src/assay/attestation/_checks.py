@@ -45,15 +45,15 @@ HEX_LENGTHS: Final[dict[str, tuple[int, ...]]] = {
     "gitTree": (40, 64),
     "dirHash": (64,),
 }
-_LOWER_HEX: Final = "0123456789abcdef"
+LOWER_HEX: Final = "0123456789abcdef"
 
 # <YYYY>-<MM>-<DD>T<hh>:<mm>:<ss>Z; fractional seconds are tolerated (the spec's own
 # examples use them), offsets other than Z are not.
-_TIMESTAMP: Final = re.compile(
+TIMESTAMP: Final = re.compile(
     r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])"
     r"T(?:[01]\d|2[0-3]):[0-5]\d:(?:[0-5]\d|60)(?:\.\d{1,9})?Z"
 )
-_URI_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+URI_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _VENDOR_EXTENSION: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9.\-]*_[A-Za-z0-9][A-Za-z0-9_]*")
 
 
@@ -79,7 +79,7 @@ def required_str(
 ) -> str | None:
     value = obj.get(key)
     if isinstance(value, str) and value:
-        if uri and _URI_SCHEME.match(value) is None:
+        if uri and URI_SCHEME.match(value) is None:
             add(
                 out,
                 child(path, key),
@@ -131,7 +131,7 @@ def timestamp(out: list[Finding], obj: dict[str, Any], key: str, path: str) -> N
         return
     if not isinstance(value, str):
         wrong_type(out, child(path, key), "a timestamp string", value)
-    elif _TIMESTAMP.fullmatch(value) is None:
+    elif TIMESTAMP.fullmatch(value) is None:
         add(
             out,
             child(path, key),
@@ -164,8 +164,8 @@ def digest_set(out: list[Finding], value: Any, path: str) -> None:
                     "expected a digest, found ''",
                 )
             continue
-        if digest.strip(_LOWER_HEX):
-            found = "uppercase hex" if not digest.lower().strip(_LOWER_HEX) else repr(digest)
+        if digest.strip(LOWER_HEX):
+            found = "uppercase hex" if not digest.lower().strip(LOWER_HEX) else repr(digest)
             add(
                 out,
                 child(path, algorithm),
@@ -204,7 +204,7 @@ def extension(out: list[Finding], key: str, path: str, style: ExtensionStyle, wh
                 WARNING,
                 f"expected an extension named <vendor>_<field>, found {key!r}",
             )
-    elif _URI_SCHEME.match(key) is None:
+    elif URI_SCHEME.match(key) is None:
         add(
             out,
             child(path, key),
@@ -348,4 +348,4 @@ def _is_base64(text: str) -> bool:
 
 
 def is_uri(text: str) -> bool:
-    return _URI_SCHEME.match(text) is not None
+    return URI_SCHEME.match(text) is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from assay.attestation._checks import _LOWER_HEX, _TIMESTAMP, _URI_SCHEME, HEX_LENGTHS
+from assay.attestation._checks import LOWER_HEX, TIMESTAMP, URI_SCHEME, HEX_LENGTHS
 from assay.attestation.constants import PROVENANCE_V1, STATEMENT_V1
 
 _STATEMENT: Final = frozenset({"_type", "subject", "predicateType", "predicate"})
@@ -40,7 +40,7 @@ def _digests(value: Any) -> bool:
         if lengths is None:
             if not digest:
                 return False
-        elif digest.strip(_LOWER_HEX) or len(digest) not in lengths:
+        elif digest.strip(LOWER_HEX) or len(digest) not in lengths:
             return False
     return True
 
@@ -74,12 +74,12 @@ def _descriptors(value: Any) -> bool:
 
 
 def _is_uri(text: Any) -> bool:
-    """`_URI_SCHEME.match`, remembered: builder ids and build types repeat across statements."""
+    """`URI_SCHEME.match`, remembered: builder ids and build types repeat across statements."""
     if text.__class__ is not str:
         return False
     known = _URIS.get(text)
     if known is None:
-        known = _URI_SCHEME.match(text) is not None
+        known = URI_SCHEME.match(text) is not None
         if len(_URIS) >= _URI_CACHE_SIZE:
             _URIS.clear()
         _URIS[text] = known
@@ -89,7 +89,7 @@ def _is_uri(text: Any) -> bool:
 def _timestamp(value: Any) -> bool:
     if value is None or value == "":
         return True
-    return value.__class__ is str and _TIMESTAMP.fullmatch(value) is not None
+    return value.__class__ is str and TIMESTAMP.fullmatch(value) is not None
 
 
 def clean_provenance_v1(raw: dict[str, Any]) -> bool:
