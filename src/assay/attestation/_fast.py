@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from assay.attestation._checks import LOWER_HEX, TIMESTAMP, URI_SCHEME, HEX_LENGTHS
+from assay.attestation._checks import HEX_LENGTHS, LOWER_HEX, TIMESTAMP, URI_SCHEME
 from assay.attestation.constants import PROVENANCE_V1, STATEMENT_V1
 
 _STATEMENT: Final = frozenset({"_type", "subject", "predicateType", "predicate"})
