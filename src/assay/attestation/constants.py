@@ -61,5 +61,3 @@ MAX_PAYLOAD_BYTES: Final = 4 * 1024 * 1024
 """Largest decoded DSSE payload."""
 MAX_BUNDLE_LINES: Final = 10_000
 """Most documents read from one JSON Lines bundle."""
-MAX_JSON_DEPTH: Final = 64
-"""Deepest nesting of objects and arrays that validation descends into."""
