@@ -41,7 +41,9 @@ def test_validate_invalid_file_names_path_and_code(capsys: pytest.CaptureFixture
 def test_validate_unreadable_wins(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "nope.json"
     assert main(["attest", "validate", str(BROKEN), str(missing)]) == 2
-    assert f"unreadable {missing}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"unreadable {missing}" in out
+    assert "2 files: 0 valid, 1 invalid, 1 unreadable" in out
 
 
 def test_validate_not_json_is_unreadable(

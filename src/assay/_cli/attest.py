@@ -147,6 +147,13 @@ def _print_reports(reports: list[dict[str, Any]]) -> None:
                     f"    [{style}]{finding['severity']}[/] {escape(finding['path'])}: "
                     f"{escape(finding['message'])} [dim]\\[{finding['code']}][/]"
                 )
+    if len(reports) > 1:
+        valid = sum(1 for report in reports if report.get("valid"))
+        unreadable = sum(1 for report in reports if not report["readable"])
+        invalid = len(reports) - valid - unreadable
+        console.print(
+            f"{len(reports)} files: {valid} valid, {invalid} invalid, {unreadable} unreadable"
+        )
     console.print(f"[dim]note: {escape(SIGNATURE_NOTE)}[/]")
 
 
