@@ -401,6 +401,8 @@ ORACLE_QUERIES = [
     "cpeName=cpe:2.3:o:linux:linux_kernel:2.6.32&isVulnerable",
     "virtualMatchString=cpe:2.3:a:gitlab",
     "virtualMatchString=cpe:2.3:o:fortinet:fortios&versionStart=7.0.0&versionStartType=including&versionEnd=7.0.5&versionEndType=excluding",
+    "virtualMatchString=cpe:2.3:a:apache:http_server&versionStart=1.2&versionStartType=excluding&versionEnd=1.3.0&versionEndType=including",
+    "virtualMatchString=cpe:2.3:a:apache:http_server:1.2.6",
     "cweId=CWE-79&cvssV3Severity=MEDIUM&noRejected",
 ]
 

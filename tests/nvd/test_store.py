@@ -495,11 +495,6 @@ def test_the_query_table_exercises_real_matches(reference: Store) -> None:
     assert empty - {"virtualMatchString both bounds"} == EXPECTED_EMPTY
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="virtual_match_condition binds its parameters out of order when both "
-    "versionStart and versionEnd are given (shared SQL translation, both backends)",
-)
 def test_virtual_match_string_with_both_bounds_finds_an_overlapping_range(sample: Store) -> None:
     # CVE-1999-0070 has apache http_server versions below 1.3.0 (versionEndExcluding),
     # which overlaps (1.2, 1.3.0]; no literal version of the sample lies in that range.

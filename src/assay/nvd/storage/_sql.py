@@ -321,20 +321,25 @@ def virtual_match_condition(
         start = end = VersionBound(requested, True)
     if start is None and end is None:
         return " AND ".join(parts) if parts else "1 = 1"
+    # Placeholders are positional: build the text strictly left to right.
     literal: list[str] = ["version_key IS NOT NULL"]
-    ranged: list[str] = ["version = '*'"]
     if start is not None:
         s = version_key(start.version)
         literal.append(
             f"(version_key > {p(s)}" + (f" OR version_key = {p(s)})" if start.inclusive else ")")
         )
-        touching = " AND end_inclusive = 1" if start.inclusive else " AND 1 = 0"
-        ranged.append(f"(end_key IS NULL OR end_key > {p(s)} OR end_key = {p(s)}{touching})")
     if end is not None:
         e = version_key(end.version)
         literal.append(
             f"(version_key < {p(e)}" + (f" OR version_key = {p(e)})" if end.inclusive else ")")
         )
+    ranged: list[str] = ["version = '*'"]
+    if start is not None:
+        s = version_key(start.version)
+        touching = " AND end_inclusive = 1" if start.inclusive else " AND 1 = 0"
+        ranged.append(f"(end_key IS NULL OR end_key > {p(s)} OR end_key = {p(s)}{touching})")
+    if end is not None:
+        e = version_key(end.version)
         touching = " AND start_inclusive = 1" if end.inclusive else " AND 1 = 0"
         ranged.append(f"(start_key IS NULL OR start_key < {p(e)} OR start_key = {p(e)}{touching})")
     parts.append("((" + " AND ".join(literal) + ") OR (" + " AND ".join(ranged) + "))")
