@@ -3,11 +3,17 @@
 A malformed record is rejected (and reported with file, position and reason) before it
 reaches the store; a file that turns out to be malformed part-way loses only the batch
 in progress, which was never committed, so the store stays as it was before that batch.
+
+Reading and checking run in a background thread, one or two batches ahead of the
+writes, which stay on the calling thread: the store's work (SQLite releases the GIL
+while it runs a statement) overlaps with the parsing of the next batch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +28,7 @@ from assay.nvd.storage.interface import Store, UpsertCounts
 
 DEFAULT_BATCH_SIZE = 1000
 MAX_REPORTED_PROBLEMS = 1000
+READ_AHEAD_BATCHES = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,27 +88,32 @@ class Importer:
 
     def import_file(self, path: Path) -> None:
         self.report.files += 1
-        pending: dict[str, list[Any]] = {}
         try:
-            with path.open("rb") as raw:
-                for member in members(path, raw):
-                    for record in read_member(member):
-                        self._take(record.kind, record.value, member.name, record.position, pending)
-                        batch = pending.get(record.kind)
-                        if batch is not None and len(batch) >= self.batch_size:
-                            self._flush(record.kind, pending)
-                            if self._on_progress:
-                                self._on_progress(raw.tell())
-                for kind in list(pending):
-                    self._flush(kind, pending)
+            for kind, batch, position in _read_ahead(self._batches(path), READ_AHEAD_BATCHES):
+                if batch:
+                    self._write(kind, batch)
                 if self._on_progress:
-                    self._on_progress(raw.tell())
+                    self._on_progress(position)
         except IngestError as error:
             self.report.failed_files += 1
             self._problem(f"{error}; the batch in progress was not stored")
         except OSError as error:
             self.report.failed_files += 1
             self._problem(f"{path}: cannot read: {error.strerror or error}")
+
+    def _batches(self, path: Path) -> Iterator[tuple[str, list[Any], int]]:
+        """(kind, checked records, bytes of the file read so far), batch by batch."""
+        pending: dict[str, list[Any]] = {}
+        with path.open("rb") as raw:
+            for member in members(path, raw):
+                for record in read_member(member):
+                    self._take(record.kind, record.value, member.name, record.position, pending)
+                    batch = pending.get(record.kind)
+                    if batch is not None and len(batch) >= self.batch_size:
+                        yield record.kind, pending.pop(record.kind), raw.tell()
+            for kind in list(pending):
+                yield kind, pending.pop(kind), raw.tell()
+            yield "", [], raw.tell()
 
     def _take(
         self, kind: str, value: Any, source: str, position: str, pending: dict[str, list[Any]]
@@ -119,15 +131,63 @@ class Importer:
             return
         pending.setdefault(kind, []).append(facts)
 
-    def _flush(self, kind: str, pending: dict[str, list[Any]]) -> None:
-        batch = pending.pop(kind, [])
-        if batch:
-            counts = HANDLERS[kind].write(self.store, batch)
-            self.report.counts.setdefault(kind, UpsertCounts())
-            self.report.counts[kind] += counts
+    def _write(self, kind: str, batch: list[Any]) -> None:
+        counts = HANDLERS[kind].write(self.store, batch)
+        self.report.counts.setdefault(kind, UpsertCounts())
+        self.report.counts[kind] += counts
 
     def _problem(self, text: str) -> None:
         if len(self.report.problems) < MAX_REPORTED_PROBLEMS:
             self.report.problems.append(text)
         if self._on_problem:
             self._on_problem(text)
+
+
+_DONE = object()
+
+
+def _read_ahead(items: Iterator[Any], depth: int) -> Iterator[Any]:
+    """`items`, produced by a background thread at most `depth` items ahead.
+
+    An exception in the producer is raised here, after the items before it. If the
+    consumer stops early (an exception of its own), the producer is told to stop.
+    """
+    buffer: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                buffer.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((item, None)):
+                    return
+        except BaseException as error:  # handed to the consumer, which raises it
+            put((_DONE, error))
+            return
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()  # a generator left early still closes its files now
+        put((_DONE, None))
+
+    producer = threading.Thread(target=produce, name="assay-import-reader", daemon=True)
+    producer.start()
+    try:
+        while True:
+            item, error = buffer.get()
+            if item is _DONE:
+                if error is not None:
+                    raise error
+                return
+            yield item
+    finally:
+        stop.set()
+        producer.join()
