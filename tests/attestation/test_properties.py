@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import orjson
@@ -291,7 +292,7 @@ def test_fast_path_never_accepts_what_detail_rejects(
     document = provenance_v1()
     for where, value in edits:
         try:
-            apply(document, where, value)
+            apply(document, where, copy.deepcopy(value))
         except (KeyError, IndexError, TypeError):
             continue
     if clean_provenance_v1(document):

@@ -226,7 +226,12 @@ def test_real_statement_round_trips(where: str, raw: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(("name", "predicate_type"), sorted(PREDICATE_ONLY.items()))
 def test_real_bare_predicates_are_valid(name: str, predicate_type: str) -> None:
-    predicate = orjson.loads((SLSA_ASSETS / name).read_bytes())
+    data = (SLSA_ASSETS / name).read_bytes()
+    # As a file, a bare predicate is named for what it is...
+    (document,) = read_documents(data)
+    assert [(f.path, f.code) for f in document.findings] == [("$", "not-a-statement")]
+    # ...and inside a statement it is valid.
+    predicate = orjson.loads(data)
     statement = {
         "_type": "https://in-toto.io/Statement/v1",
         "subject": [{"name": "x", "digest": {"sha256": "0" * 64}}],

@@ -47,6 +47,7 @@ def test_every_code_is_exercised_or_container_level() -> None:
         "payload-encoding",
         "bundle-content",
         "not-json",
+        "not-a-statement",
         "predicate-type-mismatch",
     }
     assert set(CODES) - exercised <= container_level
@@ -146,3 +147,10 @@ def test_messages_say_what_was_found() -> None:
         "error: $.subject[0].digest.sha256: expected 64 hex characters for sha256, "
         "found 2 [digest-length]"
     )
+
+
+def test_non_string_keys_from_python_callers_do_not_crash() -> None:
+    document = BASES["provenance-v1"]()
+    document["predicate"][0] = "x"
+    (finding,) = validate(document)
+    assert (finding.path, finding.code) == ('$.predicate["0"]', "unknown-field")

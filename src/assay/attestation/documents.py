@@ -33,6 +33,20 @@ from assay.errors import AttestationError
 
 DocumentKind = Literal["statement", "dsse", "sigstore-bundle"]
 
+_STATEMENT_KEYS = frozenset({"_type", "subject", "predicateType"})
+# Top-level fields of the predicates: a file with these alone is a predicate, not a statement.
+_PREDICATE_KEYS = frozenset(
+    {
+        "buildDefinition",
+        "runDetails",
+        "builder",
+        "buildType",
+        "recipe",
+        "verifier",
+        "verificationResult",
+    }
+)
+
 
 @dataclass(slots=True)
 class Document:
@@ -110,7 +124,7 @@ def _documents(value: Any, location: str, *, in_bundle: bool = False) -> Iterato
         yield from _npm_attestations(value["attestations"], location)
     elif isinstance(value.get("provenance_summary"), dict):
         yield from _gcloud_provenance(value["provenance_summary"], location)
-    elif in_bundle and not {"_type", "subject", "predicateType"} & value.keys():
+    elif in_bundle and not _STATEMENT_KEYS & value.keys():
         # JSON Lines bundles: consumers ignore lines they do not recognise.
         yield Document(
             location,
@@ -124,6 +138,14 @@ def _documents(value: Any, location: str, *, in_bundle: bool = False) -> Iterato
                     f"{sorted(value)[:6]} (ignored)",
                 )
             ],
+        )
+    elif not _STATEMENT_KEYS & value.keys() and _PREDICATE_KEYS & value.keys():
+        fields = ", ".join(sorted(_PREDICATE_KEYS & value.keys()))
+        yield _broken(
+            location,
+            "not-a-statement",
+            "expected an in-toto statement (_type, subject, predicateType, predicate), "
+            f"found a bare predicate ({fields})",
         )
     else:
         yield Document(location, "statement", value, findings=validate(value))

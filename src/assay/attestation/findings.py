@@ -76,6 +76,7 @@ CODES: dict[str, str] = {
     "input-attestation-uri": "each inputAttestations entry should carry a uri",
     "dependency-count": "dependencyLevels counts must be non-negative integers",
     "version-format": "a version must be <MAJOR>.<MINOR>",
+    "not-a-statement": "the document is a bare predicate, not an in-toto statement",
     "not-json": "a line of a JSON Lines bundle is not JSON",
     "predicate-type-mismatch": "the predicateType listed beside a bundle differs from its statement's",
     "payload-type": "the DSSE payloadType is not an in-toto type",
