@@ -184,11 +184,12 @@ def digest_set(out: list[Finding], value: Any, path: str) -> None:
             )
 
 
-def extension(out: list[Finding], key: str, path: str, style: ExtensionStyle, where: str) -> None:
+def extension(
+    out: list[Finding], name: object, path: str, style: ExtensionStyle, where: str
+) -> None:
     """A field `where` does not define: fine if named as an extension, else a warning."""
-    if not isinstance(key, str):
-        # Only Python callers can build such keys; JSON cannot.
-        key = repr(key)
+    # Only Python callers can build non-string keys; JSON cannot.
+    key = name if isinstance(name, str) else repr(name)
     if style == "vendor":
         if "_" not in key:
             add(
