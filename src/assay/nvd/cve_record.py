@@ -184,10 +184,34 @@ def _criteria(obj: dict[str, Any], where: str) -> Iterator[Criteria]:
                 yield criteria_from_json(match, path)
 
 
+# Criteria recur across records (NVD shares one match criteria among every CVE it fits):
+# the normalized form of each distinct one is kept, up to this many.
+MAX_REMEMBERED_CRITERIA = 100_000
+_REMEMBERED: dict[tuple[Any, ...], Criteria] = {}
+_MATCH_KEYS = (
+    "criteria", "vulnerable", "versionStartIncluding", "versionStartExcluding",
+    "versionEndIncluding", "versionEndExcluding", "matchCriteriaId",
+)  # fmt: skip
+
+
 def criteria_from_json(match: Any, path: str) -> Criteria:
     """Normalize one `cpeMatch` item (or match-criteria record) for indexing."""
     if not isinstance(match, dict):
         raise InputError(path, f"expected a cpeMatch object, found {_kind(match)}")
+    key = tuple(match.get(name) for name in _MATCH_KEYS)
+    try:
+        remembered = _REMEMBERED.get(key)
+    except TypeError:  # an unhashable (malformed) value: checked below
+        remembered, key = None, ()
+    if remembered is not None:
+        return remembered
+    criteria = _criteria_from_json(match, path)
+    if key and len(_REMEMBERED) < MAX_REMEMBERED_CRITERIA:
+        _REMEMBERED[key] = criteria
+    return criteria
+
+
+def _criteria_from_json(match: dict[str, Any], path: str) -> Criteria:
     text = match.get("criteria")
     if not isinstance(text, str):
         raise InputError(f"{path}.criteria", f"expected a CPE 2.3 string, found {_kind(text)}")
