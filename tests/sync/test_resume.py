@@ -12,7 +12,6 @@ import orjson
 import pytest
 
 from assay.nvd.storage import open_store
-from assay.nvd.sync import KINDS
 
 from .harness import FaultProxy, assert_mirrored
 
@@ -30,8 +29,10 @@ def _command(proxy: FaultProxy, mirror_url: str) -> list[str]:
         mirror_url,
         "--upstream",
         proxy.base_url,
+        "--kinds",
+        "cves,cvehistory,cpematch",
         "--page-size",
-        "250",
+        "20",
         "--timeout",
         "10",
         "--backoff",
@@ -71,26 +72,28 @@ def test_killed_twice_then_finished(
 ) -> None:
     rng = random.Random(os.getpid())
     command = _command(proxy, mirror_url)
-    # Once while the CVEs load (2 pages of 250 after the clock probe), once among the CPEs.
-    assert _run_until(proxy, command, 2, rng.uniform(0, 0.05)) == -9
-    assert _run_until(proxy, command, 14, rng.uniform(0, 0.05)) == -9
-    cpes = _checkpoint(mirror_url, "cpes")
-    assert cpes is not None, "the second kill should land among the CPE pages"
-    assert cpes["phase"] == "full"
-    resume_at = cpes["nextIndex"]
+    # Twice while the CVEs load (17 pages of 20 after the clock probe).
+    assert _run_until(proxy, command, 4, rng.uniform(0, 0.03)) == -9
+    assert _run_until(proxy, command, 6, rng.uniform(0, 0.03)) == -9
+    cves = _checkpoint(mirror_url, "cves")
+    assert cves is not None, "the kills should land among the CVE pages"
+    assert cves["phase"] == "full"
+    resume_at = cves["nextIndex"]
     assert isinstance(resume_at, int)
-    assert resume_at > 0
+    assert 0 < resume_at < 324
 
     before = proxy.count
     finished = subprocess.run(command, capture_output=True, timeout=120, check=False)
     assert finished.returncode == 0, finished.stderr.decode()
-    cpe_pages = [
+    cve_pages = [
         seen
         for seen in proxy.seen[before:]
-        if seen.path.endswith("/cpes/2.0") and "lastModStartDate" not in seen.query
+        if seen.path.endswith("/cves/2.0")
+        and "lastModStartDate" not in seen.query
+        and seen.query.get("resultsPerPage") == "20"
     ]
-    assert int(cpe_pages[0].query["startIndex"]) == resume_at, "the CPE load did not resume"
-    assert_mirrored(sample_store_url, mirror_url, KINDS)
+    assert int(cve_pages[0].query["startIndex"]) == resume_at, "the CVE load did not resume"
+    assert_mirrored(sample_store_url, mirror_url, ("cves", "cvehistory", "cpematch"))
     summary = finished.stderr.decode()
     assert "resuming the full load at record" in summary
     assert "sync summary" in summary

@@ -179,7 +179,11 @@ def sync(args: argparse.Namespace) -> int:
             except SyncError as error:
                 display.close()
                 _summary(mirror.report, console)
-                console.print(f"[red]error[/red] {escape(error.diagnostics())}", highlight=False)
+                console.print(
+                    f"[red]error[/red] {escape(error.diagnostics())}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
                 return EXIT_UNUSABLE
     finally:
         store.close()
@@ -234,7 +238,7 @@ class _Display:
             done = self.done[event.report.kind]
             self.progress.update(task, completed=done, total=done)
         elif isinstance(event, Notice):
-            self.console.print(escape(event.text), highlight=False)
+            self.console.print(escape(event.text), highlight=False, soft_wrap=True)
 
 
 def _summary(report: SyncReport, console: Console) -> None:

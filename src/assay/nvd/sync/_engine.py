@@ -447,7 +447,7 @@ class Mirror:
         self.store.set_meta(spec.meta_key, checkpoint.to_json())
 
     def _problem(self, text: str) -> None:
-        _log.warning("rejected: %s", text)
+        _log.info("rejected: %s", text)
         if len(self.report.problems) < MAX_REPORTED_PROBLEMS:
             self.report.problems.append(text)
         self._emit(Notice(f"rejected {text}"))
