@@ -32,6 +32,7 @@ from assay.nvd.storage._postgres_rows import (
     copy_rows,
     insert_rows,
     text,
+    texts,
     update_rows,
 )
 from assay.nvd.storage._sql import POSTGRES, SqlBuilder, tsvector_literal
@@ -90,7 +91,7 @@ class ProductStoreMixin:
                 facts.created,
                 facts.last_modified,
                 int(facts.deprecated),
-                *map(text, facts.components),
+                *texts(facts.components),
                 facts.version_key,
                 tsvector_literal(facts.search_text),
                 facts.record,
@@ -162,7 +163,7 @@ class ProductStoreMixin:
                 facts.last_modified,
                 facts.cpe_last_modified,
                 text(facts.status),
-                *map(text, c.components),
+                *texts(c.components),
                 c.version_key,
                 c.start_key,
                 int(c.start_inclusive),
@@ -174,7 +175,7 @@ class ProductStoreMixin:
         def names(written: Iterable[tuple[int, MatchFacts]]) -> Iterator[tuple[object, ...]]:
             for row_id, facts in written:
                 for name in facts.names:
-                    yield (row_id, name.cpe_name_id, *map(text, name.components))
+                    yield (row_id, name.cpe_name_id, *texts(name.components))
 
         def insert(connection: Connection, added: list[MatchFacts]) -> None:
             ids = insert_rows(connection, "cpe_match", MATCH_COLUMNS, [values(f) for f in added])

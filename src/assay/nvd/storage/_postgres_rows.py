@@ -212,6 +212,15 @@ def text(value: str) -> str:
     return value  # (anything else is left for the database to accept or refuse)
 
 
+def texts(values: Sequence[str]) -> Sequence[str]:
+    """`text` of each value (one scan for the usual case of no NUL at all)."""
+    try:
+        clean = "\x00" not in "".join(values)
+    except TypeError:  # not all text: each value is left for the database to judge
+        clean = False
+    return values if clean else [text(value) for value in values]
+
+
 def bound(values: Sequence[object]) -> list[object]:
     """Query parameters as bound: text through `text`, everything else as it is."""
     return [text(value) if isinstance(value, str) else value for value in values]

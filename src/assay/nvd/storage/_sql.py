@@ -94,30 +94,21 @@ def tsquery_expression(words: Sequence[str], exact: bool) -> str | None:
     return " & ".join(groups)
 
 
-# PostgreSQL's limits for one lexeme (bytes) and for a position within a tsvector.
+# PostgreSQL's limit for one lexeme, in bytes.
 MAX_LEXEME_BYTES = 2046
-MAX_LEXEME_POSITION = 16383
-MAX_POSITIONS_PER_LEXEME = 256
 
 
 def tsvector_literal(text: str) -> str:
-    """The `tsvector` of `text` as PostgreSQL's input syntax: each `search_tokens`
-    lexeme with its 1-based positions, so phrase and prefix queries see exactly the
-    tokens and adjacency FTS5 sees. Positions past PostgreSQL's limit share the last
-    one (phrases there cannot match, as with `to_tsvector`), and a lexeme too long for
-    PostgreSQL is left out."""
-    positions: dict[str, list[int]] = {}
-    for index, token in enumerate(search_tokens(text), start=1):
-        if not _fits_lexeme(token):
-            continue
-        found = positions.setdefault(token, [])
-        position = min(index, MAX_LEXEME_POSITION)
-        if len(found) < MAX_POSITIONS_PER_LEXEME and (not found or found[-1] != position):
-            found.append(position)
-    return " ".join(
-        _quoted_lexeme(token) + ":" + ",".join(map(str, found))
-        for token, found in positions.items()
-    )
+    """The `tsvector` of `text` in PostgreSQL's input syntax: every `search_tokens`
+    token with its 1-based position, so phrase and prefix queries see exactly the tokens
+    and adjacency FTS5 sees.
+
+    PostgreSQL's input merges the repeats of a lexeme, keeps its first 256 positions and
+    reads positions past 16383 as 16383 (as `to_tsvector` does: phrases that far into a
+    text cannot match there); a token too long to be a lexeme is left out. The literal is
+    assembled by SQLite in the statement that tokenizes, so indexing a text is one call.
+    """
+    return _TOKENIZER.vector(text)
 
 
 def search_tokens(text: str) -> list[str]:
@@ -132,26 +123,38 @@ def search_tokens(text: str) -> list[str]:
     return _TOKENIZER.tokens(text)
 
 
+# Each token quoted as a lexeme (backslashes and quotes doubled), then `:position`.
+_VECTOR_SQL = (
+    "SELECT group_concat(quote(replace(token, '\\', '\\\\')) || ':' || (position + 1), ' ') "
+    f"FROM tokens WHERE input = ? AND length(CAST(token AS BLOB)) <= {MAX_LEXEME_BYTES}"
+)
+
+
 class _SqliteTokenizer:
     def __init__(self) -> None:
         self._connection: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
+    def _tokenizer(self) -> sqlite3.Connection:
+        if self._connection is None:
+            connection = sqlite3.connect(":memory:", check_same_thread=False)
+            connection.execute(
+                "CREATE VIRTUAL TABLE tokens USING fts3tokenize('unicode61', 'remove_diacritics=2')"
+            )
+            self._connection = connection
+        return self._connection
+
     def tokens(self, text: str) -> list[str]:
         with self._lock:
-            if self._connection is None:
-                connection = sqlite3.connect(":memory:", check_same_thread=False)
-                connection.execute(
-                    "CREATE VIRTUAL TABLE tokens "
-                    "USING fts3tokenize('unicode61', 'remove_diacritics=2')"
-                )
-                self._connection = connection
-            return [
-                str(row[0])
-                for row in self._connection.execute(
-                    "SELECT token FROM tokens WHERE input = ? ORDER BY position", (text,)
-                )
-            ]
+            rows = self._tokenizer().execute(
+                "SELECT token FROM tokens WHERE input = ? ORDER BY position", (text,)
+            )
+            return [str(row[0]) for row in rows]
+
+    def vector(self, text: str) -> str:
+        with self._lock:
+            row = self._tokenizer().execute(_VECTOR_SQL, (text,)).fetchone()
+        return "" if row is None or row[0] is None else str(row[0])
 
 
 _TOKENIZER = _SqliteTokenizer()
@@ -242,10 +245,6 @@ def cpe_name_filter(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> st
     (`cpe_name_condition`). An expansion name hits when it matches `name` as an unbounded
     criteria would. See docs/nvd-compatibility.md, "cpeName and match criteria"."""
     computed = cpe_name_condition(name, vulnerable_only, builder)
-    if builder.dialect.name != "sqlite":
-        # Until storage/postgres.py creates cpe_match and cpe_match_name (see
-        # _sql_products.py): every criteria is computed there.
-        return f"c.id IN (SELECT cve FROM cve_criteria WHERE {computed})"
     expanded = [
         f"n.{column} IN ({builder.param(value)}, '*')"
         for column, value in zip(COMPONENT_COLUMNS, name.components, strict=True)

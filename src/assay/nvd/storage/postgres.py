@@ -48,6 +48,7 @@ from assay.nvd.storage._postgres_rows import (
     lock_for_writing,
     stored_versions,
     text,
+    texts,
     update_rows,
 )
 from assay.nvd.storage._sql import POSTGRES, SqlBuilder, cve_where, search_tokens, tsvector_literal
@@ -309,7 +310,7 @@ class PostgresStore(ProductStoreMixin):
                 (
                     row_id,
                     int(c.vulnerable),
-                    *map(text, c.components),
+                    *texts(c.components),
                     c.version_key,
                     c.start_key,
                     int(c.start_inclusive),
