@@ -26,7 +26,7 @@ from assay.nvd.cve_record import cve_facts
 from assay.nvd.ingest.sources import members, read_member
 from assay.nvd.storage.interface import Store, UpsertCounts
 
-DEFAULT_BATCH_SIZE = 1000
+DEFAULT_BATCH_SIZE = 5000
 MAX_REPORTED_PROBLEMS = 1000
 READ_AHEAD_BATCHES = 2
 

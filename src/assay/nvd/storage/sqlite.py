@@ -72,6 +72,9 @@ PRAGMAS = (
     "PRAGMA cache_size = -65536",
     "PRAGMA mmap_size = 1073741824",
     "PRAGMA busy_timeout = 30000",
+    # Checkpoint the WAL every 64 MiB rather than 4 MiB: a bulk import then writes its
+    # hot index pages back a third as often.
+    "PRAGMA wal_autocheckpoint = 16384",
 )
 
 CRITERIA_INSERT = (
