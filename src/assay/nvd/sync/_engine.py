@@ -151,6 +151,14 @@ class SyncReport:
     waited: float = 0.0
     """Seconds spent waiting for the rate limit."""
     problems: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("fetch", "check", "write", "checkpoint", "idle"), 0.0
+        )
+    )
+    """Seconds spent fetching and parsing pages, checking records (facts), upserting,
+    committing checkpoints, and writing nothing while waiting for the next page. Fetching
+    and checking run one page ahead of the others, so the sum exceeds `elapsed`."""
 
     @property
     def rejected(self) -> int:
@@ -329,12 +337,21 @@ class Mirror:
     ) -> None:
         """Read one listing from `start` to its end, committing a checkpoint per page."""
         write = HANDLERS[spec.record].write
+        timings = self.report.timings
         pages = self._pages(client, spec, window, start)
         if self.options.prefetch:
             pages = _prefetched(pages)
+        clock = time.perf_counter
+        waiting = clock()
         for page in pages:
+            began = clock()
+            timings["idle"] += began - waiting
             counts = write(self.store, page.facts) if page.facts else UpsertCounts()
+            written = clock()
             self._save(spec, base.at(page.position))
+            waiting = clock()
+            timings["write"] += written - began
+            timings["checkpoint"] += waiting - written
             report.pages += 1
             report.fetched += page.received
             report.counts += counts
@@ -367,9 +384,13 @@ class Mirror:
             if window is not None:
                 params[spec.start_param] = window[0]
                 params[spec.end_param] = window[1]
+            began = time.perf_counter()
             result = self._call(client, spec, params, window)
             records = result.records()
+            fetched = time.perf_counter()
             facts, problems = self._check(spec, records, index)
+            self.report.timings["fetch"] += fetched - began
+            self.report.timings["check"] += time.perf_counter() - fetched
             try:
                 position = advance(
                     position, start_index=index, received=len(records), total=result.total_results
