@@ -36,6 +36,9 @@ run: $(STAMP)
 	@echo "  curl -s 'http://$(HOST):$(PORT)/rest/json/cves/2.0?cveId=CVE-2024-23113'"
 	@echo "  curl -s 'http://$(HOST):$(PORT)/rest/json/cves/2.0?cpeName=cpe:2.3:o:fortinet:fortios:7.0.5&isVulnerable'"
 	@echo "  curl -s 'http://$(HOST):$(PORT)/rest/json/cves/2.0?keywordSearch=buffer%20overflow&resultsPerPage=2'"
+	@echo "  curl -s 'http://$(HOST):$(PORT)/rest/json/cpes/2.0?cpeMatchString=cpe:2.3:a:microsoft:access'"
+	@echo "  curl -s 'http://$(HOST):$(PORT)/rest/json/cpematch/2.0?matchCriteriaId=A2572D17-1DE6-457B-99CC-64AFD54487EA'"
+	@echo "  curl -s 'http://$(HOST):$(PORT)/rest/json/cvehistory/2.0?cveId=CVE-2019-1010218&eventName=CVE+Modified'"
 	@echo "  curl -si 'http://$(HOST):$(PORT)/rest/json/cves/2.0?cveId=bogus'    (404 with a message header)"
 	@echo "  open http://$(HOST):$(PORT)/docs for the API description"
 	@echo
