@@ -221,4 +221,7 @@ def unpack(stored: bytes) -> bytes:
     if stored[:1] != FORMAT_DEFLATE_V1:
         raise ValueError(f"unknown stored record format {stored[:1]!r}")
     decompressor = zlib.decompressobj(_WBITS, DICTIONARY_V1)
-    return decompressor.decompress(memoryview(stored)[1:]) + decompressor.flush()
+    record = decompressor.decompress(memoryview(stored)[1:])
+    if not decompressor.eof:  # `decompress` gave everything there is; no `flush` needed
+        raise ValueError("truncated stored record")
+    return record
