@@ -81,6 +81,7 @@ class NvdApi:
 
     def listing(self, endpoint: Listing[Q], *, legacy: bool) -> Callable[[Request], object]:
         """The handler of a change-history, CPE or match-criteria endpoint."""
+        inline = bool(getattr(self.store, "inline_reads", False))
 
         async def handle(request: Request) -> Response:
             if request.method == "OPTIONS":
@@ -92,7 +93,11 @@ class NvdApi:
             except QueryError as error:
                 return nvd_error(error.reason)
             try:
-                page = await run_in_threadpool(endpoint.search, self.store, query)
+                if inline and endpoint.point(query):
+                    # A look-up by id reads a few rows: on SQLite, cheaper than a thread hop.
+                    page = endpoint.search(self.store, query)
+                else:
+                    page = await run_in_threadpool(endpoint.search, self.store, query)
             except StoreError:
                 return nvd_error("The store is unavailable", status=503)
             records = page.records

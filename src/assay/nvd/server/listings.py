@@ -35,6 +35,7 @@ class Listing(Generic[Q]):
     list_key: str
     wrapper: str
     legacy: Callable[[bytes], bytes]  # the nvd-api 0.9.1 view of one record
+    point: Callable[[Q], bool]  # a look-up by id, answered from a few rows
 
 
 HISTORY: Listing[HistoryQuery] = Listing(
@@ -45,6 +46,7 @@ HISTORY: Listing[HistoryQuery] = Listing(
     list_key="cveChanges",
     wrapper="change",
     legacy=legacy_change,
+    point=lambda query: query.cve_id is not None,
 )
 CPES: Listing[CpeQuery] = Listing(
     path="/cpes/2.0",
@@ -54,6 +56,7 @@ CPES: Listing[CpeQuery] = Listing(
     list_key="products",
     wrapper="cpe",
     legacy=legacy_cpe,
+    point=lambda query: query.cpe_name_id is not None,
 )
 CPEMATCH: Listing[CpeMatchQuery] = Listing(
     path="/cpematch/2.0",
@@ -63,4 +66,5 @@ CPEMATCH: Listing[CpeMatchQuery] = Listing(
     list_key="matchStrings",
     wrapper="matchString",
     legacy=legacy_match_string,
+    point=lambda query: query.match_criteria_id is not None or query.cve_id is not None,
 )
