@@ -59,7 +59,8 @@ def timestamp(obj: dict[str, Any], key: str, where: str) -> str:
         return normalize_record_timestamp(text)
     except InputError:
         raise InputError(
-            f"{where}.{key}", f"expected a timestamp like 2023-05-04T19:40:31.363, found {text[:80]!r}"
+            f"{where}.{key}",
+            f"expected a timestamp like 2023-05-04T19:40:31.363, found {text[:80]!r}",
         ) from None
 
 

@@ -89,7 +89,9 @@ def parse_cve_id(raw: RawQuery, name: str) -> str | None:
     if value is None:
         return None
     if not CVE_ID.fullmatch(value):
-        raise QueryError(name, f"Invalid {name}: expected CVE-YYYY-NNNN, found '{printable(value)}'")
+        raise QueryError(
+            name, f"Invalid {name}: expected CVE-YYYY-NNNN, found '{printable(value)}'"
+        )
     return value.upper()
 
 

@@ -56,6 +56,7 @@ class _Paged(Protocol):
     @property
     def results_per_page(self) -> int: ...
 
+
 _COMPONENTS = (
     "part TEXT NOT NULL, vendor TEXT NOT NULL, product TEXT NOT NULL, version TEXT NOT NULL, "
     "cpe_update TEXT NOT NULL, edition TEXT NOT NULL, cpe_language TEXT NOT NULL, "
