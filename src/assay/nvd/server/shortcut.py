@@ -16,8 +16,8 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from assay.errors import QueryError, StoreError
-from assay.nvd.cve_query import parse_cve_query
+from assay.errors import StoreError
+from assay.nvd.cve_query import CveQuery
 from assay.nvd.server.responses import COMMON_HEADERS, envelope
 from assay.nvd.storage import Store
 
@@ -48,13 +48,14 @@ class CveIdShortcut:
         if match is None:
             await self.app(scope, receive, send)
             return
+        # What `parse_cve_query` makes of this query string, without its general checks.
+        query = CveQuery(cve_id=match.group(1).decode("ascii"))
         try:
-            query = parse_cve_query([("cveId", match.group(1).decode("ascii"))])
             if self.inline:
                 page = self.store.search_cves(query)
             else:
                 page = await run_in_threadpool(self.store.search_cves, query)
-        except (QueryError, StoreError):
+        except StoreError:
             await self.app(scope, receive, send)  # the full handler gives the error answer
             return
         body = envelope(
