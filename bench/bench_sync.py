@@ -192,6 +192,8 @@ def _mirror(base: str, upstream: Path, count: int) -> dict[str, Any]:
         "compared": compared,
         "different": different,
         "requests": _requests(summary),
+        "stages_s": _stages(summary),
+        "load_at_end": [round(x, 2) for x in os.getloadavg()],
     }
 
 
@@ -200,6 +202,17 @@ def _requests(summary: str) -> int | None:
         if "request(s)" in line:
             return int(line.split()[0])
     return None
+
+
+def _stages(summary: str) -> dict[str, float]:
+    """Where the sync's time went, from its summary (`fetching 30.6 s, checking ...`)."""
+    text = " ".join(summary.split())
+    stages = {}
+    for name in ("fetching", "checking", "writing", "checkpoints", "waiting for pages"):
+        _, found, rest = text.partition(f"{name} ")
+        if found:
+            stages[name] = float(rest.split(" s", 1)[0])
+    return stages
 
 
 def _compare(upstream_url: str, mirror_url: str) -> tuple[int, int]:
@@ -359,6 +372,7 @@ def _report(results: dict[str, Any]) -> None:
             f"CVEs/s, {mirror['cpu_s']} s CPU in the sync process, peak RSS "
             f"{mirror['peak_rss_mib']} MiB, {mirror['requests']} requests)"
         )
+        print(f"mirror stages (s): {mirror['stages_s']}; load at end {mirror['load_at_end']}")
         print(
             f"mirror per 300,000 CVEs: {mirror['seconds_per_300k']} s  "
             f"{_ratio(mirror['seconds_per_300k'], TARGET_MIRROR_S_PER_300K)}"
