@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from assay.nvd.storage import open_store
@@ -142,3 +143,27 @@ def test_an_upstream_failing_for_good_stops_the_run_and_the_next_run_resumes(
     assert int(full_pages[1].query["startIndex"]) == 120  # [0] is the clock probe
     assert report.ok
     assert_mirrored(sample_store_url, mirror_url, ("cves", "cvehistory", "cpematch"))
+
+
+def _empty_page(body: bytes) -> bytes:
+    page = orjson.loads(body)
+    return orjson.dumps({**page, "resultsPerPage": 0, "vulnerabilities": []})
+
+
+def test_an_empty_page_before_the_end_is_asked_again(
+    proxy: FaultProxy, sample_store_url: str, tmp_path: Path
+) -> None:
+    proxy.rules.append(_on_cve_pages(Fault("corrupt", corrupt=_empty_page), times=2))  # type: ignore[arg-type]
+    mirror_url = f"sqlite:///{tmp_path / 'mirror.db'}"
+    report = _sync(proxy, mirror_url)
+    assert report.ok
+    assert len(proxy.faults) == 6
+    assert_mirrored(sample_store_url, mirror_url, ("cves", "cvehistory", "cpematch"))
+
+
+def test_empty_pages_for_good_stop_the_run(proxy: FaultProxy, tmp_path: Path) -> None:
+    proxy.rules.append(_on_cve_pages(Fault("corrupt", corrupt=_empty_page), times=99))  # type: ignore[arg-type]
+    with pytest.raises(SyncError) as caught:
+        _sync(proxy, f"sqlite:///{tmp_path / 'mirror.db'}", max_retries=2)
+    assert "startIndex=40: expected records up to totalResults=" in str(caught.value)
+    assert "found an empty page" in str(caught.value)

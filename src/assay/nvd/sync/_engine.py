@@ -43,6 +43,7 @@ from assay.nvd.sync._plan import (
     Kind,
     KindSpec,
     Position,
+    UpstreamInconsistent,
     Window,
     advance,
     catch_up,
@@ -378,6 +379,7 @@ class Mirror:
         """Fetch and check the pages of one listing (runs one page ahead of the writer)."""
         size = min(self.options.page_size or spec.max_page, spec.max_page)
         position = start
+        empty_pages = 0
         while not position.done:
             index = position.next_index
             params: dict[str, Any] = {"results_per_page": size, "start_index": index}
@@ -388,15 +390,23 @@ class Mirror:
             result = self._call(client, spec, params, window)
             records = result.records()
             fetched = time.perf_counter()
+            try:
+                after = advance(
+                    position, start_index=index, received=len(records), total=result.total_results
+                )
+            except UpstreamInconsistent as error:
+                # NVD under load now and then answers an empty page before the end: ask again.
+                if empty_pages >= self.options.max_retries:
+                    raise SyncError(f"{self._where(spec, window)}: {error}") from error
+                self._emit(Notice(f"{self._where(spec, window)}: {error}; asking again"))
+                time.sleep(min(self.options.max_backoff, self.options.backoff * 2**empty_pages))
+                empty_pages += 1
+                continue
+            empty_pages = 0
+            position = after
             facts, problems = self._check(spec, records, index)
             self.report.timings["fetch"] += fetched - began
             self.report.timings["check"] += time.perf_counter() - fetched
-            try:
-                position = advance(
-                    position, start_index=index, received=len(records), total=result.total_results
-                )
-            except InputError as error:
-                raise SyncError(f"{self._where(spec, window)}: {error}") from error
             yield _Fetched(index, len(records), facts, problems, position)
 
     def _check(self, spec: KindSpec, records: list[Any], index: int) -> tuple[list[Any], list[str]]:
