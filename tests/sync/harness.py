@@ -12,6 +12,7 @@ import asyncio
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,10 +32,11 @@ from assay.nvd.sync import KINDS, Kind, SyncOptions
 
 @dataclass(frozen=True)
 class Seen:
-    """A request the proxy received: its number (from 1), path and query."""
+    """A request the proxy received: its number (from 1), target and arrival time."""
 
     number: int
     target: str
+    arrived: float = field(default_factory=time.monotonic)
 
     @property
     def path(self) -> str:

@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from assay._cli import main
+from assay.nvd.storage import open_store
+from assay.nvd.sync import NVD_RATE_WITH_KEY, NVD_RATE_WITHOUT_KEY, Mirror, Rate, SyncOptions
+from assay.nvd.sync._pacing import SAFETY
 
-from .harness import Fault, FaultProxy, Seen, assert_mirrored
+from .harness import Fault, FaultProxy, Seen, assert_mirrored, quick_options
 
 QUICK = ["--timeout", "2", "--backoff", "0.01", "--retries", "2"]
 
@@ -101,8 +104,6 @@ def test_bad_arguments_exit_2_naming_the_option(
 def test_a_damaged_checkpoint_exits_2_naming_the_key(
     tmp_path: Path, proxy: FaultProxy, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from assay.nvd.storage import open_store
-
     url = f"sqlite:///{tmp_path / 'm.db'}"
     store = open_store(url)
     store.set_meta("sync.cves", '{"version": 99}')
@@ -110,3 +111,41 @@ def test_a_damaged_checkpoint_exits_2_naming_the_key(
     code, err = _sync(capsys, "--store", url, "--upstream", proxy.base_url, "--kinds", "cves")
     assert code == 2
     assert "meta sync.cves.version: expected checkpoint version 1, found 99" in err
+
+
+def _parsed_options(*args: str) -> SyncOptions:
+    from assay._cli import build_parser
+    from assay._cli.nvd_sync import _options
+
+    return _options(build_parser().parse_args(["nvd", "sync", *args]))
+
+
+def test_pacing_follows_the_upstream_and_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NVD_API_KEY", raising=False)
+    remote = "https://nvd.example/rest/json"
+    assert _parsed_options().rate == NVD_RATE_WITHOUT_KEY
+    assert _parsed_options("--upstream", remote).rate == NVD_RATE_WITHOUT_KEY
+    assert _parsed_options("--upstream", remote, "--api-key", "k").rate == NVD_RATE_WITH_KEY
+    assert _parsed_options("--upstream", "http://127.0.0.1:8000/rest/json").rate is None
+    assert _parsed_options("--upstream", remote, "--no-pacing").rate is None
+    assert _parsed_options("--upstream", remote, "--rate", "2/10").rate == Rate(2, 10.0)
+    monkeypatch.setenv("NVD_API_KEY", "from-env")
+    options = _parsed_options()
+    assert options.api_key == "from-env"
+    assert options.rate == NVD_RATE_WITH_KEY
+
+
+def test_requests_are_paced_in_a_sliding_window(proxy: FaultProxy, tmp_path: Path) -> None:
+    rate = Rate(4, 0.05)
+    store = open_store(f"sqlite:///{tmp_path / 'mirror.db'}")
+    try:
+        options = quick_options(proxy.base_url, kinds=("cves",), page_size=80, rate=rate)
+        report = Mirror(store, options).run()
+    finally:
+        store.close()
+    arrivals = [seen.arrived for seen in proxy.seen]
+    assert len(arrivals) > rate.requests
+    span = rate.seconds + SAFETY
+    for first, fifth in zip(arrivals, arrivals[rate.requests :], strict=False):
+        assert fifth - first >= span - 0.02
+    assert report.waited > 0
