@@ -472,7 +472,7 @@ class Mirror:
         text = self.store.get_meta(spec.meta_key)
         if text is None:
             return None
-        return Checkpoint.from_json(text, f"{self.store.url} meta {spec.meta_key}")
+        return Checkpoint.from_json(text, f"store meta {spec.meta_key}")
 
     def _save(self, spec: KindSpec, checkpoint: Checkpoint) -> None:
         self.store.set_meta(spec.meta_key, checkpoint.to_json())
