@@ -42,10 +42,70 @@ SEVERITIES = {
 }
 # Metric names each CVSS version defines (base, temporal/threat, environmental, supplemental).
 CVSS_METRICS = {
-    "V2": frozenset(["AV", "AC", "AU", "C", "I", "A", "E", "RL", "RC", "CDP", "TD", "CR", "IR", "AR"]),
-    "V3": frozenset(["AV", "AC", "PR", "UI", "S", "C", "I", "A", "E", "RL", "RC", "CR", "IR", "AR", "MAV", "MAC", "MPR", "MUI", "MS", "MC", "MI", "MA"]),
+    "V2": frozenset(
+        ["AV", "AC", "AU", "C", "I", "A", "E", "RL", "RC", "CDP", "TD", "CR", "IR", "AR"]
+    ),
+    "V3": frozenset(
+        [
+            "AV",
+            "AC",
+            "PR",
+            "UI",
+            "S",
+            "C",
+            "I",
+            "A",
+            "E",
+            "RL",
+            "RC",
+            "CR",
+            "IR",
+            "AR",
+            "MAV",
+            "MAC",
+            "MPR",
+            "MUI",
+            "MS",
+            "MC",
+            "MI",
+            "MA",
+        ]
+    ),
     "V4": frozenset(
-        ["AV", "AC", "AT", "PR", "UI", "VC", "VI", "VA", "SC", "SI", "SA", "E", "CR", "IR", "AR", "MAV", "MAC", "MAT", "MPR", "MUI", "MVC", "MVI", "MVA", "MSC", "MSI", "MSA", "S", "AU", "R", "V", "RE", "U"]
+        [
+            "AV",
+            "AC",
+            "AT",
+            "PR",
+            "UI",
+            "VC",
+            "VI",
+            "VA",
+            "SC",
+            "SI",
+            "SA",
+            "E",
+            "CR",
+            "IR",
+            "AR",
+            "MAV",
+            "MAC",
+            "MAT",
+            "MPR",
+            "MUI",
+            "MVC",
+            "MVI",
+            "MVA",
+            "MSC",
+            "MSI",
+            "MSA",
+            "S",
+            "AU",
+            "R",
+            "V",
+            "RE",
+            "U",
+        ]
     ),
 }
 METRIC_PAIR = re.compile(r"([A-Za-z]{1,3}):([A-Za-z]{1,2})")

@@ -31,7 +31,26 @@ MAX_MESSAGE_LENGTH = 300
 
 # The fields nvd-api 0.9.1 (2023 schema, strict deserialization) knows; newer ones make it fail.
 LEGACY_CVE_KEYS = frozenset(
-    ["id", "sourceIdentifier", "published", "lastModified", "vulnStatus", "evaluatorComment", "evaluatorSolution", "evaluatorImpact", "cisaExploitAdd", "cisaActionDue", "cisaRequiredAction", "cisaVulnerabilityName", "descriptions", "references", "metrics", "weaknesses", "configurations", "vendorComments"]
+    [
+        "id",
+        "sourceIdentifier",
+        "published",
+        "lastModified",
+        "vulnStatus",
+        "evaluatorComment",
+        "evaluatorSolution",
+        "evaluatorImpact",
+        "cisaExploitAdd",
+        "cisaActionDue",
+        "cisaRequiredAction",
+        "cisaVulnerabilityName",
+        "descriptions",
+        "references",
+        "metrics",
+        "weaknesses",
+        "configurations",
+        "vendorComments",
+    ]
 )
 LEGACY_METRIC_KEYS = frozenset(("cvssMetricV31", "cvssMetricV30", "cvssMetricV2"))
 
