@@ -42,7 +42,7 @@ from typing import Any
 
 import orjson
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "data" / "nvd"
 DEFAULT_OUT = REPO_ROOT / "bench" / "corpus"
@@ -67,6 +67,7 @@ KERNEL_VOLUMES = {
 }  # fmt: skip
 
 REJECTED_SHARE = 0.04
+VENDOR_CLONES = 12  # a vendor seen in one template gets 12 clones, in 12 or more none
 KEV_SHARE = 0.004
 DISPUTED_SHARE = 0.006
 UNSUPPORTED_SHARE = 0.002
@@ -294,6 +295,19 @@ class Generator:
             for t in pools.templates
             if not any("linux_kernel" in m["criteria"] for m in _matches(t.configurations))
         ]
+        # Each template is used ~20 times, which would give every long-tail product ~20x
+        # its real number of CVEs. A vendor seen in few templates is therefore cloned
+        # (`acme`, `acme_2`, ...), one clone drawn per record: small vendors keep a few
+        # CVEs each, as in NVD, while the large ones (Microsoft, Google, Cisco, ...)
+        # stay concentrated.
+        templates_per_vendor: Counter[str] = Counter()
+        for t in self.general:
+            for vendor in {m["criteria"].split(":")[3] for m in _matches(t.configurations)}:
+                templates_per_vendor[vendor] += 1
+        self.clones = {
+            vendor: max(1, round(VENDOR_CLONES / seen))
+            for vendor, seen in templates_per_vendor.items()
+        }
 
     def year_plan(self) -> list[tuple[int, int, int]]:
         """(year, records, of which kernel) with totals scaled to `count`."""
@@ -364,9 +378,37 @@ class Generator:
         if t.weaknesses and not backlog:
             record["weaknesses"] = t.weaknesses
         if t.configurations and not backlog:
-            record["configurations"] = t.configurations
+            record["configurations"] = self._cloned(t.configurations)
         record["references"] = t.references
         return record
+
+    def _cloned(self, configurations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The configurations with each small vendor replaced by one of its clones."""
+        renamed: dict[str, str] = {}
+        for match in _matches(configurations):
+            vendor = match["criteria"].split(":")[3]
+            if vendor not in renamed:
+                clone = self.rng.randrange(self.clones.get(vendor, 1))
+                renamed[vendor] = vendor if clone == 0 else f"{vendor}_{clone + 1}"
+        if all(vendor == clone for vendor, clone in renamed.items()):
+            return configurations
+        out = []
+        for configuration in configurations:
+            nodes = []
+            for node in configuration["nodes"]:
+                matches = []
+                for match in node["cpeMatch"]:
+                    parts = match["criteria"].split(":")
+                    if renamed[parts[3]] == parts[3]:
+                        matches.append(match)
+                        continue
+                    parts[3] = renamed[parts[3]]
+                    clone = {**match, "criteria": ":".join(parts)}
+                    clone["matchCriteriaId"] = _criteria_id(clone)
+                    matches.append(clone)
+                nodes.append({**node, "cpeMatch": matches})
+            out.append({**configuration, "nodes": nodes})
+        return out
 
     def _rejected(self, cve_id: str, published: datetime) -> dict[str, Any]:
         self.stats.rejected += 1
