@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+import assay._cli
 
 ASSETS = Path(__file__).parent / "assets"
 POSTGRES_URL = os.environ.get(
@@ -67,3 +69,28 @@ def sample_store_url(
         store.close()
         assert report.ok, report.problems
         yield url
+
+
+@pytest.fixture
+def asset() -> Callable[[str], Path]:
+    """A file of tests/assets/verify (signing and verification vectors)."""
+
+    def find(name: str) -> Path:
+        path = ASSETS / "verify" / name
+        assert path.exists(), path
+        return path
+
+    return find
+
+
+@pytest.fixture
+def cli() -> Callable[..., int]:
+    """`assay._cli.main` returning the exit code, whether returned or raised."""
+
+    def run(*argv: str) -> int:
+        try:
+            return assay._cli.main(list(argv))
+        except SystemExit as exit_:
+            return int(exit_.code or 0)
+
+    return run

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
 
@@ -42,3 +43,27 @@ def serving(store_url: str, settings: ServerSettings | None = None) -> Iterator[
         server.should_exit = True
         thread.join(timeout=10)
         store.close()
+
+
+NVD_HOST = "https://services.nvd.nist.gov"
+
+
+def redirect_nvdlib(monkeypatch: Any, base_url: str) -> Any:
+    """nvdlib with its hard-coded NVD host redirected to `base_url` and no pacing; the
+    URLs it sent are collected in `nvdlib.sent`."""
+    import nvdlib
+    import nvdlib.get
+    import requests
+
+    real_get = requests.get
+    sent: list[str] = []
+
+    def redirected(url: str, *args: Any, **kwargs: Any) -> Any:
+        answer = real_get(url.replace(NVD_HOST, base_url), *args, **kwargs)
+        sent.append(answer.url)
+        return answer
+
+    monkeypatch.setattr(nvdlib.get.requests, "get", redirected)
+    monkeypatch.setattr(nvdlib.get.time, "sleep", lambda _seconds: None)
+    nvdlib.sent = sent
+    return nvdlib

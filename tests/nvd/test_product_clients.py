@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.live import serving
+from tests.live import redirect_nvdlib, serving
 from tests.nvd.conftest import CPEMATCH_FILE, CPES_FILE, HISTORY_FILE, response
 
 from assay.nvd.change_record import change_facts
@@ -17,7 +17,6 @@ from assay.nvd.cpe_record import cpe_facts
 from assay.nvd.cpematch_record import match_facts
 from assay.nvd.storage import open_store
 
-NVD_HOST = "https://services.nvd.nist.gov"
 ACCESS_ID = "87316812-5F2C-4286-94FE-CC98B9EAEF53"
 WINDOWS = "A2572D17-1DE6-457B-99CC-64AFD54487EA"
 HISTORY_CVE = "CVE-2019-1010218"
@@ -31,23 +30,7 @@ def live_url(products_store_url: str) -> Iterator[str]:
 
 @pytest.fixture
 def nvdlib_at(live_url: str, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """nvdlib with its hard-coded NVD host redirected to the test server, and no pacing."""
-    import nvdlib
-    import nvdlib.get
-    import requests
-
-    real_get = requests.get
-    sent: list[str] = []
-
-    def redirected(url: str, *args: Any, **kwargs: Any) -> Any:
-        answer = real_get(url.replace(NVD_HOST, live_url), *args, **kwargs)
-        sent.append(answer.url)
-        return answer
-
-    monkeypatch.setattr(nvdlib.get.requests, "get", redirected)
-    monkeypatch.setattr(nvdlib.get.time, "sleep", lambda _seconds: None)
-    nvdlib.sent = sent  # type: ignore[attr-defined]
-    return nvdlib
+    return redirect_nvdlib(monkeypatch, live_url)
 
 
 def test_nvdlib_search_cpe(nvdlib_at: Any) -> None:

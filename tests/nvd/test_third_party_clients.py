@@ -11,14 +11,13 @@ from typing import Any
 import orjson
 import pytest
 from tests.conftest import ASSETS, backends, make_store_url
-from tests.live import serving
+from tests.live import redirect_nvdlib, serving
 
 from assay._cli.nvd import bundled_files
 from assay.nvd.ingest.importer import Importer
 from assay.nvd.server.app import ServerSettings
 from assay.nvd.storage import open_store
 
-NVD_HOST = "https://services.nvd.nist.gov"
 EXTRA_COPIES = 9  # 285 real records x 10 > 2000: nvdlib must fetch a second page
 
 
@@ -68,23 +67,7 @@ def live_url(large_store_url: str) -> Iterator[str]:
 
 @pytest.fixture
 def nvdlib_at(live_url: str, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """nvdlib with its hard-coded NVD host redirected to the test server, and no pacing."""
-    import nvdlib
-    import nvdlib.get
-    import requests
-
-    real_get = requests.get
-    sent: list[str] = []
-
-    def redirected(url: str, *args: Any, **kwargs: Any) -> Any:
-        response = real_get(url.replace(NVD_HOST, live_url), *args, **kwargs)
-        sent.append(response.url)
-        return response
-
-    monkeypatch.setattr(nvdlib.get.requests, "get", redirected)
-    monkeypatch.setattr(nvdlib.get.time, "sleep", lambda _seconds: None)
-    nvdlib.sent = sent  # type: ignore[attr-defined]
-    return nvdlib
+    return redirect_nvdlib(monkeypatch, live_url)
 
 
 def test_nvdlib_pages_through_the_whole_collection(nvdlib_at: Any) -> None:
