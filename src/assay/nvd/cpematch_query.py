@@ -20,8 +20,7 @@ from dataclasses import dataclass, replace
 
 from assay.nvd.cpe import Cpe
 from assay.nvd.cpe_query import parse_match_string, parse_uuid
-from assay.nvd.history_query import parse_cve_id
-from assay.nvd.params import RawQuery, Window
+from assay.nvd.params import RawQuery, Window, parse_cve_id
 
 MAX_RESULTS_PER_PAGE = 500
 

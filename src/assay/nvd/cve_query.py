@@ -14,10 +14,9 @@ from dataclasses import dataclass, replace
 
 from assay.errors import InputError, QueryError
 from assay.nvd.cpe import Cpe, parse_cpe
-from assay.nvd.params import RawQuery, Window, printable
+from assay.nvd.params import RawQuery, Window, parse_cve_id, parse_cve_ids, printable
 
 MAX_RESULTS_PER_PAGE = 2000
-MAX_CVE_IDS = 100
 MAX_KEYWORDS = 20
 
 PARAMETERS = (
@@ -32,7 +31,6 @@ PARAMETERS = (
     "virtualMatchString",
 )  # fmt: skip
 
-CVE_ID = re.compile(r"CVE-\d{4}-\d{4,19}", re.IGNORECASE)
 CWE_ID = re.compile(r"CWE-\d{1,9}|NVD-CWE-Other|NVD-CWE-noinfo", re.IGNORECASE)
 CVE_TAGS = ("disputed", "unsupported-when-assigned", "exclusively-hosted-service")
 SEVERITIES = {
@@ -199,8 +197,8 @@ def parse_cve_query(pairs: Iterable[tuple[str, str]]) -> CveQuery:
         raise QueryError("keywordExactMatch", "keywordExactMatch requires keywordSearch")
 
     return CveQuery(
-        cve_id=_cve_id(raw),
-        cve_ids=_cve_ids(raw),
+        cve_id=parse_cve_id(raw, "cveId"),
+        cve_ids=parse_cve_ids(raw),
         cpe_name=cpe_name,
         is_vulnerable=is_vulnerable,
         virtual_match=virtual,
@@ -226,30 +224,6 @@ def parse_cve_query(pairs: Iterable[tuple[str, str]]) -> CveQuery:
             "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE
         ),
     )
-
-
-def _cve_id(raw: RawQuery) -> str | None:
-    value = raw.text("cveId")
-    if value is None:
-        return None
-    if not CVE_ID.fullmatch(value):
-        raise QueryError(
-            "cveId", f"Invalid cveId: expected CVE-YYYY-NNNN, found '{printable(value)}'"
-        )
-    return value.upper()
-
-
-def _cve_ids(raw: RawQuery) -> tuple[str, ...] | None:
-    value = raw.text("cveIds")
-    if value is None:
-        return None
-    ids = [part.strip() for part in value.split(",") if part.strip()]
-    if not ids or len(ids) > MAX_CVE_IDS:
-        raise QueryError("cveIds", f"cveIds takes 1 to {MAX_CVE_IDS} comma-separated CVE ids")
-    for cve in ids:
-        if not CVE_ID.fullmatch(cve):
-            raise QueryError("cveIds", f"Invalid cveIds: '{printable(cve)}' is not a CVE id")
-    return tuple(sorted({cve.upper() for cve in ids}))
 
 
 def _cwe_id(raw: RawQuery) -> str | None:

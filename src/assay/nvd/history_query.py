@@ -15,8 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from assay.errors import QueryError
-from assay.nvd.cve_query import CVE_ID, MAX_CVE_IDS
-from assay.nvd.params import RawQuery, Window, printable
+from assay.nvd.params import RawQuery, Window, parse_cve_id, parse_cve_ids, printable
 
 MAX_RESULTS_PER_PAGE = 5000
 
@@ -73,7 +72,7 @@ def parse_history_query(pairs: Iterable[tuple[str, str]]) -> HistoryQuery:
     raw = RawQuery(pairs, PARAMETERS)
     return HistoryQuery(
         cve_id=parse_cve_id(raw, "cveId"),
-        cve_ids=_cve_ids(raw),
+        cve_ids=parse_cve_ids(raw),
         change_window=raw.window("changeStartDate", "changeEndDate"),
         event_name=_event_name(raw),
         start_index=raw.integer("startIndex", default=0),
@@ -81,31 +80,6 @@ def parse_history_query(pairs: Iterable[tuple[str, str]]) -> HistoryQuery:
             "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE
         ),
     )
-
-
-def parse_cve_id(raw: RawQuery, name: str) -> str | None:
-    """A `CVE-YYYY-NNNN` parameter, upper-cased (NVD's ids are upper-case)."""
-    value = raw.text(name)
-    if value is None:
-        return None
-    if not CVE_ID.fullmatch(value):
-        raise QueryError(
-            name, f"Invalid {name}: expected CVE-YYYY-NNNN, found '{printable(value)}'"
-        )
-    return value.upper()
-
-
-def _cve_ids(raw: RawQuery) -> tuple[str, ...] | None:
-    value = raw.text("cveIds")
-    if value is None:
-        return None
-    ids = [part.strip() for part in value.split(",") if part.strip()]
-    if not ids or len(ids) > MAX_CVE_IDS:
-        raise QueryError("cveIds", f"cveIds takes 1 to {MAX_CVE_IDS} comma-separated CVE ids")
-    for cve in ids:
-        if not CVE_ID.fullmatch(cve):
-            raise QueryError("cveIds", f"Invalid cveIds: '{printable(cve)}' is not a CVE id")
-    return tuple(sorted({cve.upper() for cve in ids}))
 
 
 def _event_name(raw: RawQuery) -> str | None:

@@ -8,6 +8,7 @@ case-insensitively, treats a flag as on whenever it is present (clients send `ha
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +20,8 @@ from assay.nvd.dates import check_window, comparable_text, parse_nvd_datetime
 MAX_PARAMETERS = 40
 MAX_VALUE_LENGTH = 2048
 INVALID_DATE = "Invalid ISO 8601 date/time format, see documentation."
+MAX_CVE_IDS = 100
+CVE_ID = re.compile(r"CVE-\d{4}-\d{4,19}", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +116,29 @@ def printable(text: str) -> str:
     """Header-safe rendering of user text: ASCII, no control characters, bounded."""
     safe = "".join(ch if " " <= ch <= "~" else "?" for ch in text[:80])
     return safe + ("..." if len(text) > 80 else "")
+
+
+def parse_cve_id(raw: RawQuery, name: str) -> str | None:
+    """A `CVE-YYYY-NNNN` parameter, upper-cased (NVD's ids are upper-case)."""
+    value = raw.text(name)
+    if value is None:
+        return None
+    if not CVE_ID.fullmatch(value):
+        raise QueryError(
+            name, f"Invalid {name}: expected CVE-YYYY-NNNN, found '{printable(value)}'"
+        )
+    return value.upper()
+
+
+def parse_cve_ids(raw: RawQuery, name: str = "cveIds") -> tuple[str, ...] | None:
+    """A comma-separated list of 1 to 100 CVE ids, de-duplicated and sorted."""
+    value = raw.text(name)
+    if value is None:
+        return None
+    ids = [part.strip() for part in value.split(",") if part.strip()]
+    if not ids or len(ids) > MAX_CVE_IDS:
+        raise QueryError(name, f"{name} takes 1 to {MAX_CVE_IDS} comma-separated CVE ids")
+    for cve in ids:
+        if not CVE_ID.fullmatch(cve):
+            raise QueryError(name, f"Invalid {name}: '{printable(cve)}' is not a CVE id")
+    return tuple(sorted({cve.upper() for cve in ids}))
