@@ -45,7 +45,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from bench.nvd_corpus import DEFAULT_COUNT, DEFAULT_OUT, DEFAULT_SEED, DEFAULT_SOURCE, generate
+from bench.nvd_corpus import (
+    DEFAULT_COUNT,
+    DEFAULT_OUT,
+    DEFAULT_SEED,
+    DEFAULT_SOURCE,
+    cpe_components,
+    generate,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 OUT = REPO_ROOT / "bench" / "out"
@@ -434,7 +441,7 @@ class Queries:
         """A concrete version inside a real range (or a real literal) of a typical product."""
         names: list[str] = []
         for match in self.manifest["ranges"]:
-            product = ":".join(match["criteria"].split(":")[3:5])
+            product = ":".join(cpe_components(match["criteria"])[3:5])
             if product in self.top:
                 continue
             version = _inside(match)
@@ -443,7 +450,7 @@ class Queries:
         names.extend(
             literal
             for literal in self.manifest["literals"]
-            if ":".join(literal.split(":")[3:5]) not in self.top
+            if ":".join(cpe_components(literal)[3:5]) not in self.top
         )
         self.rng.shuffle(names)
         return [f"{API}?cpeName={quote(name, safe=':')}" for name in dict.fromkeys(names)][:n]
@@ -453,7 +460,7 @@ class Queries:
         names: list[str] = []
         for product in self.top[:5]:
             for match in self.manifest["examples"].get(product, []):
-                parts = match["criteria"].split(":")
+                parts = cpe_components(match["criteria"])
                 version = _inside(match) or (parts[5] if parts[5] not in ("*", "-") else None)
                 if version is not None:
                     names.append(_with_version(match["criteria"], version))
@@ -537,7 +544,7 @@ def _inside(match: dict[str, Any]) -> str | None:
 
 
 def _with_version(criteria: str, version: str) -> str:
-    parts = criteria.split(":")
+    parts = cpe_components(criteria)
     parts[5] = version.replace(":", "\\:")
     return ":".join(parts)
 

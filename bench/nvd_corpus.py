@@ -31,6 +31,7 @@ import gzip
 import hashlib
 import json
 import random
+import re
 import sys
 import time
 from collections import Counter
@@ -42,7 +43,7 @@ from typing import Any
 
 import orjson
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "data" / "nvd"
 DEFAULT_OUT = REPO_ROOT / "bench" / "corpus"
@@ -66,6 +67,7 @@ KERNEL_VOLUMES = {
     2024: 5500, 2025: 5600, 2026: 900,
 }  # fmt: skip
 
+UNESCAPED_COLON = re.compile(r"(?<!\\):")
 REJECTED_SHARE = 0.04
 VENDOR_CLONES = 12  # a vendor seen in one template gets 12 clones, in 12 or more none
 KEV_SHARE = 0.004
@@ -302,7 +304,7 @@ class Generator:
         # stay concentrated.
         templates_per_vendor: Counter[str] = Counter()
         for t in self.general:
-            for vendor in {m["criteria"].split(":")[3] for m in _matches(t.configurations)}:
+            for vendor in {cpe_components(m["criteria"])[3] for m in _matches(t.configurations)}:
                 templates_per_vendor[vendor] += 1
         self.clones = {
             vendor: max(1, round(VENDOR_CLONES / seen))
@@ -386,7 +388,7 @@ class Generator:
         """The configurations with each small vendor replaced by one of its clones."""
         renamed: dict[str, str] = {}
         for match in _matches(configurations):
-            vendor = match["criteria"].split(":")[3]
+            vendor = cpe_components(match["criteria"])[3]
             if vendor not in renamed:
                 clone = self.rng.randrange(self.clones.get(vendor, 1))
                 renamed[vendor] = vendor if clone == 0 else f"{vendor}_{clone + 1}"
@@ -398,7 +400,7 @@ class Generator:
             for node in configuration["nodes"]:
                 matches = []
                 for match in node["cpeMatch"]:
-                    parts = match["criteria"].split(":")
+                    parts = cpe_components(match["criteria"])
                     if renamed[parts[3]] == parts[3]:
                         matches.append(match)
                         continue
@@ -458,7 +460,7 @@ class Generator:
             stats.metric_keys[key] += 1
         products = set()
         for match in _matches(record.get("configurations", ())):
-            parts = match["criteria"].split(":")
+            parts = cpe_components(match["criteria"])
             product = f"{parts[3]}:{parts[4]}"
             products.add(product)
             examples = stats.examples.setdefault(product, [])
@@ -473,6 +475,11 @@ class Generator:
             stats.products[product] += 1
         if self.rng.random() < 0.03:
             stats.sample_ids.append(record["id"])
+
+
+def cpe_components(criteria: str) -> list[str]:
+    """A CPE 2.3 string split at its unescaped colons."""
+    return UNESCAPED_COLON.split(criteria)
 
 
 def _matches(configurations: Any) -> Iterator[dict[str, Any]]:
@@ -518,7 +525,7 @@ def _kev(rng: random.Random, published: datetime, configurations: Any) -> dict[s
     added = min(added, CORPUS_END)
     vendor, product = "Multiple", "Products"
     for match in _matches(configurations):
-        parts = match["criteria"].split(":")
+        parts = cpe_components(match["criteria"])
         vendor, product = parts[3].replace("_", " ").title(), parts[4].replace("_", " ").title()
         break
     return {
