@@ -314,6 +314,11 @@ class _DerivedRows:
             self.texts.append((row_id, facts.search_text))
 
     def insert(self, connection: sqlite3.Connection) -> None:
+        # Rows of one product (one facet value) go in side by side: a cpeName query then
+        # reads a few pages per batch instead of one page per row, and the inserts touch
+        # fewer index pages.
+        self.facets.sort(key=lambda row: (str(row[1]), str(row[2])))
+        self.criteria.sort(key=lambda row: (str(row[4]), str(row[3])))
         connection.executemany(
             "INSERT INTO cve_facet (cve, kind, value, grp) VALUES (?, ?, ?, ?)", self.facets
         )
