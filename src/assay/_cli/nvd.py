@@ -21,7 +21,7 @@ BUNDLED_PACKAGE = "assay.data"
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("nvd", help="NVD data: import files into a store.")
+    group = tree.group("nvd", help="NVD data: import files into a store, or mirror an upstream.")
     parser = group.add_parser(
         "import",
         help="Import NVD API 2.0 responses, 2.0 feeds and JSON Lines into a store.",

@@ -48,7 +48,7 @@ API_KEY_ENV = "NVD_API_KEY"
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("nvd", help="NVD data: import files into a store.")
+    group = tree.group("nvd", help="NVD data: import files into a store, or mirror an upstream.")
     parser = group.add_parser(
         "sync",
         help="Mirror an NVD-compatible API (NVD itself, or another assay) into a store.",
