@@ -9,10 +9,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import assay._cli
 
 ASSETS = Path(__file__).parent / "assets"
+
+# Timing belongs to the benchmarks: on a shared 2-core machine a property's examples may
+# be slow for reasons outside the code, which must not fail the suite.
+settings.register_profile("assay", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("assay")
 POSTGRES_URL = os.environ.get(
     "ASSAY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
 )
