@@ -227,3 +227,29 @@ def concat(endpoint: Endpoint[R], pages: Sequence[R]) -> R:
         endpoint.attr: items,
     }
     return endpoint.result_type(**fields)
+
+
+class SettingsView:
+    """The reference client's read-only settings, shared by both clients."""
+
+    _settings: ClientSettings
+
+    @property
+    def wait_time(self) -> int:
+        """Pause (ms) after the previous request finished."""
+        return self._settings.wait_time
+
+    @property
+    def request_timeout(self) -> int:
+        """Time (ms) allowed for one complete request."""
+        return self._settings.request_timeout
+
+    @property
+    def max_retries(self) -> int:
+        """Retries after the first attempt."""
+        return self._settings.max_retries
+
+    @property
+    def base_url(self) -> str:
+        """The service root, e.g. `https://services.nvd.nist.gov/rest/json`."""
+        return self._settings.base_url

@@ -20,6 +20,7 @@ from assay.nvd.client._base import (
     ClientSettings,
     Endpoint,
     Pager,
+    SettingsView,
     api_error,
     concat,
     filters_only,
@@ -62,7 +63,7 @@ R = TypeVar("R", bound=Result)
 _log = logging.getLogger("assay.nvd.client")
 
 
-class NvdClient:
+class NvdClient(SettingsView):
     """NVD API 2.0 client with the reference client's interface (`nvd-api` 0.9.1).
 
     ```python
@@ -112,28 +113,6 @@ class NvdClient:
         )
         self._lock = threading.Lock()
         self._last_finished: float | None = None
-
-    # --- settings, as the reference client exposes them --------------------------------
-
-    @property
-    def wait_time(self) -> int:
-        """Pause (ms) after the previous request finished."""
-        return self._settings.wait_time
-
-    @property
-    def request_timeout(self) -> int:
-        """Time (ms) allowed for one complete request."""
-        return self._settings.request_timeout
-
-    @property
-    def max_retries(self) -> int:
-        """Retries after the first attempt."""
-        return self._settings.max_retries
-
-    @property
-    def base_url(self) -> str:
-        """The service root, e.g. `https://services.nvd.nist.gov/rest/json`."""
-        return self._settings.base_url
 
     # --- lifecycle ----------------------------------------------------------------------
 
