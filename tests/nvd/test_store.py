@@ -163,7 +163,7 @@ def _bad_cve_row(batch: list[CveFacts]) -> list[CveFacts]:
 
 def _bad_facet_row(batch: list[CveFacts]) -> list[CveFacts]:
     last = batch[-1]
-    broken = dataclasses.replace(last, cve_id="CVE-2099-0002", facets=(("cwe", None, 0),))  # type: ignore[arg-type]
+    broken = dataclasses.replace(last, cve_id="CVE-2099-0002", facets=(("cwe", None),))  # type: ignore[arg-type]
     return [*batch, broken]
 
 
@@ -202,7 +202,8 @@ def test_a_failing_batch_leaves_the_store_exactly_as_before(store: Store, spoil:
     # Updates of stored records, new records, then one row the database refuses.
     updates = [revised(r, "2030-01-01T00:00:00.000", "REVISED overflow") for r in SAMPLE[:20]]
     batch = spoil(facts([*updates, *SAMPLE[60:100]]))
-    with pytest.raises(WRITE_FAILURES):
+    # (a criteria that cannot be named fails before the database sees it: TypeError)
+    with pytest.raises((*WRITE_FAILURES, TypeError)):
         store.upsert_cves(batch)
     assert state(store) == before
     # and the store still takes the good part of it afterwards

@@ -7,6 +7,7 @@ filter be answered from an index. The record itself is kept as NVD-encoded bytes
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -57,7 +58,7 @@ class CveFacts:
     rejected: bool
     kev_added: str | None
     search_text: str
-    facets: tuple[tuple[str, str, int], ...]  # (kind, value, group)
+    facets: tuple[tuple[str, str], ...]  # (kind, value), each pair once
     criteria: tuple[Criteria, ...]
     record: bytes
 
@@ -101,13 +102,13 @@ def cve_facts(obj: Any, where: str = "$") -> CveFacts:
         rejected=rejected,
         kev_added=f"{kev_added[:10]}T00:00:00.000" if kev_added else None,
         search_text="\n".join(english),
-        facets=tuple(_facets(obj, where)),
+        facets=tuple(dict.fromkeys(_facets(obj, where))),
         criteria=tuple(_criteria(obj, where)),
         record=record,
     )
 
 
-def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str, int]]:
+def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str]]:
     sources: set[str] = set()
     _add_source(sources, obj.get("sourceIdentifier"))
     for tag_set in _list(obj, "cveTags"):
@@ -115,13 +116,13 @@ def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str, int]]:
             _add_source(sources, tag_set.get("sourceIdentifier"))
             for tag in tag_set.get("tags") or ():
                 if isinstance(tag, str):
-                    yield "tag", tag.lower(), 0
+                    yield "tag", tag.lower()
     for weakness in _list(obj, "weaknesses"):
         if isinstance(weakness, dict):
             _add_source(sources, weakness.get("source"))
             for description in weakness.get("description") or ():
                 if isinstance(description, dict) and isinstance(description.get("value"), str):
-                    yield "cwe", description["value"].upper(), 0
+                    yield "cwe", description["value"].upper()
     alerts = notes = oval = False
     for reference in _list(obj, "references"):
         if isinstance(reference, dict):
@@ -131,15 +132,14 @@ def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str, int]]:
             notes = notes or any(marker in url for marker in CERT_NOTE_MARKERS)
             oval = oval or any(marker in url for marker in OVAL_MARKERS)
     if alerts:
-        yield "certAlert", "1", 0
+        yield "certAlert", "1"
     if notes:
-        yield "certNote", "1", 0
+        yield "certNote", "1"
     if oval:
-        yield "oval", "1", 0
+        yield "oval", "1"
     metrics = obj.get("metrics")
     if metrics is not None and not isinstance(metrics, dict):
         raise InputError(f"{where}.metrics", f"expected an object, found {_kind(metrics)}")
-    group = 0
     for version, keys in (
         ("V2", ("cvssMetricV2",)),
         ("V3", V3_METRIC_KEYS),
@@ -149,7 +149,6 @@ def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str, int]]:
             for entry in (metrics or {}).get(key) or ():
                 if not isinstance(entry, dict):
                     continue
-                group += 1
                 _add_source(sources, entry.get("source"))
                 data = entry.get("cvssData")
                 if not isinstance(data, dict):
@@ -157,14 +156,23 @@ def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str, int]]:
                 # v2 keeps baseSeverity beside cvssData (inside it in 2022 beta records).
                 severity = data.get("baseSeverity") or entry.get("baseSeverity")
                 if isinstance(severity, str):
-                    yield f"sev{version}", severity.upper(), group
+                    yield f"sev{version}", severity.upper()
                 vector = data.get("vectorString")
                 if isinstance(vector, str):
-                    for pair in vector.split("/"):
-                        if ":" in pair and not pair.upper().startswith("CVSS:"):
-                            yield f"vec{version}", pair.upper(), group
+                    normalized = cvss_vector(vector)
+                    if normalized:
+                        yield f"vec{version}", normalized
     for source in sorted(sources):
-        yield "source", source, 0
+        yield "source", source
+
+
+def cvss_vector(vector: str) -> str:
+    """A vector as the store indexes it: its `METRIC:VALUE` pairs, upper-case, in order,
+    without the `CVSS:3.1` prefix. A partial vector query (`cvssV3Metrics=AV:N/AC:L`)
+    asks for the vectors holding each of its pairs."""
+    return "/".join(
+        pair for pair in vector.upper().split("/") if ":" in pair and not pair.startswith("CVSS:")
+    )
 
 
 def _add_source(sources: set[str], value: object) -> None:
@@ -188,17 +196,22 @@ def _criteria(obj: dict[str, Any], where: str) -> Iterator[Criteria]:
 # the normalized form of each distinct one is kept, up to this many.
 MAX_REMEMBERED_CRITERIA = 100_000
 _REMEMBERED: dict[tuple[Any, ...], Criteria] = {}
-_MATCH_KEYS = (
-    "criteria", "vulnerable", "versionStartIncluding", "versionStartExcluding",
-    "versionEndIncluding", "versionEndExcluding", "matchCriteriaId",
-)  # fmt: skip
 
 
 def criteria_from_json(match: Any, path: str) -> Criteria:
     """Normalize one `cpeMatch` item (or match-criteria record) for indexing."""
     if not isinstance(match, dict):
         raise InputError(path, f"expected a cpeMatch object, found {_kind(match)}")
-    key = tuple(match.get(name) for name in _MATCH_KEYS)
+    get = match.get
+    key: tuple[Any, ...] = (
+        get("criteria"),
+        get("vulnerable"),
+        get("versionStartIncluding"),
+        get("versionStartExcluding"),
+        get("versionEndIncluding"),
+        get("versionEndExcluding"),
+        get("matchCriteriaId"),
+    )
     try:
         remembered = _REMEMBERED.get(key)
     except TypeError:  # an unhashable (malformed) value: checked below
@@ -209,6 +222,20 @@ def criteria_from_json(match: Any, path: str) -> Criteria:
     if key and len(_REMEMBERED) < MAX_REMEMBERED_CRITERIA:
         _REMEMBERED[key] = criteria
     return criteria
+
+
+def criteria_identity(criteria: Criteria) -> bytes:
+    """16 bytes that name a criteria by everything but `vulnerable` (which belongs to its
+    use in one configuration): stores keep each distinct criteria once."""
+    parts = [
+        *criteria.components,
+        criteria.start_key.hex() if criteria.start_key is not None else "",
+        "1" if criteria.start_inclusive else "0",
+        criteria.end_key.hex() if criteria.end_key is not None else "",
+        "1" if criteria.end_inclusive else "0",
+        criteria.match_criteria_id or "",
+    ]
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).digest()
 
 
 def _criteria_from_json(match: dict[str, Any], path: str) -> Criteria:

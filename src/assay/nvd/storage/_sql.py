@@ -211,12 +211,15 @@ def cve_where(query: CveQuery, builder: SqlBuilder) -> str:
         )
     if query.cvss_metrics is not None:
         version, pairs = query.cvss_metrics
-        # All pairs must come from one vector (one metric entry), not from several.
-        conditions.append(
-            f"c.id IN (SELECT cve FROM cve_facet WHERE kind = {p('vec' + version)} "
-            f"AND value IN {builder.params_in(pairs)} "
-            f"GROUP BY cve, grp HAVING COUNT(*) = {p(len(pairs))})"
-        )
+        # Every pair in one vector (one metric entry), not spread over several: the
+        # distinct vectors holding them all (a few thousand to search), then their CVEs.
+        # Placeholders are positional: the text is built strictly left to right.
+        text = f"c.id IN (SELECT cve FROM cve_facet WHERE kind = {p('vec' + version)} AND value IN "
+        text += f"(SELECT v.vector FROM cvss_vector v WHERE v.kind = {p('vec' + version)}"
+        for pair in pairs:
+            pattern = p("%/" + _like_escaped(pair) + "/%")
+            text += f" AND '/' || v.vector || '/' LIKE {pattern} ESCAPE '!'"
+        conditions.append(text + "))")
     if query.keywords:
         searchable = [word for word in query.keywords if any(ch.isalnum() for ch in word)]
         if searchable:
@@ -229,13 +232,22 @@ def cve_where(query: CveQuery, builder: SqlBuilder) -> str:
         conditions.append(cpe_name_filter(query.cpe_name, query.is_vulnerable, builder))
     elif query.virtual_match is not None:
         conditions.append(
-            "c.id IN (SELECT cve FROM cve_criteria WHERE "
+            f"c.id IN (SELECT cve FROM {CRITERIA_USES} WHERE "
             + virtual_match_condition(
                 query.virtual_match, query.version_start, query.version_end, builder
             )
             + ")"
         )
     return " AND ".join(conditions) if conditions else "1 = 1"
+
+
+def _like_escaped(text: str) -> str:
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
+# A criteria's uses: `criteria` holds each distinct criteria once, `cve_criteria` links
+# it to the CVEs whose configurations use it (with `vulnerable` as that CVE says).
+CRITERIA_USES = "criteria JOIN cve_criteria ON cve_criteria.criteria = criteria.id"
 
 
 def cpe_name_filter(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> str:
@@ -251,13 +263,14 @@ def cpe_name_filter(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> st
         if value != "*"
     ]
     if vulnerable_only:
-        expanded.append("k.vulnerable = 1")
+        expanded.append("l.vulnerable = 1")
     return (
-        f"c.id IN (SELECT cve FROM cve_criteria WHERE {computed} AND (match_criteria_id IS NULL "
-        "OR NOT EXISTS (SELECT 1 FROM cpe_match m "
-        "WHERE m.match_criteria_id = cve_criteria.match_criteria_id)) "
-        "UNION ALL SELECT k.cve FROM cpe_match_name n JOIN cpe_match m ON m.id = n.match "
-        "JOIN cve_criteria k ON k.match_criteria_id = m.match_criteria_id WHERE "
+        f"c.id IN (SELECT cve FROM {CRITERIA_USES} WHERE {computed} "
+        "AND (criteria.match_criteria_id IS NULL OR NOT EXISTS (SELECT 1 FROM cpe_match m "
+        "WHERE m.match_criteria_id = criteria.match_criteria_id)) "
+        "UNION ALL SELECT l.cve FROM cpe_match_name n JOIN cpe_match m ON m.id = n.match "
+        "JOIN criteria k ON k.match_criteria_id = m.match_criteria_id "
+        "JOIN cve_criteria l ON l.criteria = k.id WHERE "
         + (" AND ".join(expanded) or "1 = 1")
         + ")"
     )
@@ -286,9 +299,11 @@ def _name_version_condition(version: str, builder: SqlBuilder) -> str:
         # criteria for any version (documented in docs/nvd-compatibility.md).
         return "1 = 1" if version == "*" else "version IN ('-', '*')"
     key = version_key(version)
+    # `version IN (v, '*')` first, so the (product, version) index seeks both straight
+    # away: a product's literal criteria for other versions are never read.
     return (
-        f"(version = {p(version)} OR version = '*'"
-        f" AND (start_key IS NULL OR start_key < {p(key)} OR start_inclusive = 1 AND start_key = {p(key)})"
+        f"version IN ({p(version)}, '*') AND (version <> '*'"
+        f" OR (start_key IS NULL OR start_key < {p(key)} OR start_inclusive = 1 AND start_key = {p(key)})"
         f" AND (end_key IS NULL OR end_key > {p(key)} OR end_inclusive = 1 AND end_key = {p(key)}))"
     )
 

@@ -10,7 +10,7 @@ Every backend provides these tables (SQLite's DDL is in `_sqlite_products.py`):
     cpe_match       id, match_criteria_id (unique), created, last_modified,
                     cpe_last_modified, status, the 11 component columns of the criteria,
                     version_key, start_key, start_inclusive, end_key, end_inclusive
-                    (as in `cve_criteria`), record
+                    (as in `criteria`), record
     cpe_match_name  match (cpe_match.id), cpe_name_id, the 11 component columns: one row
                     per entry of the record's `matches` (the criteria's expansion)
     cve_change      id, cve_change_id (unique), cve_id, event_key, created, record
@@ -45,12 +45,13 @@ CPE_ORDER = "p.created, p.cpe_name_id"
 MATCH_ORDER = "m.created, m.match_criteria_id"
 CHANGE_ORDER = "h.created, h.cve_change_id"
 
-# How a matchCriteriaId resolves for the CPE API: the stored record, else a criteria of
-# some CVE configuration (the same id always names the same criteria).
+# How a matchCriteriaId resolves for the CPE API: the stored record, else a criteria
+# some CVE configuration uses now (the same id always names the same criteria).
 STORED_MATCH_SQL = "SELECT id FROM cpe_match WHERE match_criteria_id = {p}"
 CVE_CRITERIA_SQL = (
     "SELECT " + ", ".join(COMPONENT_COLUMNS) + ", start_key, start_inclusive, end_key, "
-    "end_inclusive FROM cve_criteria WHERE match_criteria_id = {p} LIMIT 1"
+    "end_inclusive FROM criteria WHERE match_criteria_id = {p} AND EXISTS "
+    "(SELECT 1 FROM cve_criteria l WHERE l.criteria = criteria.id) LIMIT 1"
 )
 
 
@@ -149,8 +150,9 @@ def cpematch_where(query: CpeMatchQuery, builder: SqlBuilder) -> str:
     conditions: list[str] = []
     if query.cve_id is not None:
         conditions.append(
-            "m.match_criteria_id IN (SELECT k.match_criteria_id FROM cve_criteria k "
-            f"JOIN cve c ON c.id = k.cve WHERE c.cve_id = {p(query.cve_id)})"
+            "m.match_criteria_id IN (SELECT k.match_criteria_id FROM criteria k "
+            "JOIN cve_criteria l ON l.criteria = k.id JOIN cve c ON c.id = l.cve "
+            f"WHERE c.cve_id = {p(query.cve_id)})"
         )
     if query.match_criteria_id is not None:
         conditions.append(f"m.match_criteria_id = {p(query.match_criteria_id)}")

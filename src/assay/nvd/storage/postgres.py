@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import orjson
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
@@ -29,21 +30,25 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from assay.errors import StoreError
 from assay.nvd.cve_query import CveQuery
-from assay.nvd.cve_record import CveFacts
+from assay.nvd.cve_record import Criteria, CveFacts, criteria_identity, cve_facts
 from assay.nvd.storage._cache import ResultCache
+from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._postgres_products import ProductStoreMixin
 from assay.nvd.storage._postgres_rows import (
     BUMP_GENERATION,
     CRITERIA_COLUMNS,
     CVE_COLUMNS,
+    DERIVED_TABLES,
     FACET_COLUMNS,
     SCHEMA,
     SCHEMA_VERSION,
+    USE_COLUMNS,
     Connection,
     F,
     Paged,
     bound,
     copy_rows,
+    insert_distinct,
     insert_rows,
     lock_for_writing,
     stored_versions,
@@ -54,6 +59,7 @@ from assay.nvd.storage._postgres_rows import (
 from assay.nvd.storage._sql import POSTGRES, SqlBuilder, cve_where, search_tokens, tsvector_literal
 from assay.nvd.storage.interface import Page, UpsertCounts
 
+REDERIVE_BATCH = 2000
 POOL_MIN_SIZE = 1
 POOL_MAX_SIZE = 8
 CONNECT_TIMEOUT = 10  # seconds to reach the server, unless the URL sets connect_timeout
@@ -127,6 +133,8 @@ class PostgresStore(ProductStoreMixin):
         self.url = url
         self._target = parse_url(url)
         self._cache = ResultCache()
+        self._criteria_ids: RememberedIds[Criteria] = RememberedIds()
+        self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
         self._kwargs: dict[str, Any] = {"autocommit": True}
         if not self._target.sets_timeout:
             self._kwargs["connect_timeout"] = CONNECT_TIMEOUT
@@ -183,8 +191,22 @@ class PostgresStore(ProductStoreMixin):
                         connection.execute(
                             sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(schema))
                         )
-                    if self._schema_version(connection) != SCHEMA_VERSION:
+                    found = self._schema_version(connection)
+                    if found is not None and found != SCHEMA_VERSION:
+                        if not found.isdigit() or int(found) > int(SCHEMA_VERSION):
+                            raise StoreError(
+                                f"the store in {self._target.describe()} has schema {found!r}; "
+                                f"this assay reads schema {SCHEMA_VERSION}: use the assay that wrote it"
+                            )
+                        # Older schemas derived other facet and criteria rows: they are
+                        # rebuilt from the records, which are kept as they were.
+                        for table in DERIVED_TABLES:
+                            connection.execute(f"DROP TABLE IF EXISTS {table}")
+                    if found != SCHEMA_VERSION:
                         connection.execute(SCHEMA)
+                        if found is not None:
+                            self._rederive(connection)
+                            connection.execute(BUMP_GENERATION)
                         connection.execute(
                             "INSERT INTO meta (key, value) VALUES ('schema', %s), "
                             "('generation', '0') ON CONFLICT (key) DO NOTHING",
@@ -193,10 +215,33 @@ class PostgresStore(ProductStoreMixin):
                         connection.execute(
                             "UPDATE meta SET value = %s WHERE key = 'schema'", (SCHEMA_VERSION,)
                         )
-            except psycopg.Error as error:
-                raise StoreError(
-                    f"cannot create the store in {self._target.describe()}: {_reason(error)}"
-                ) from error
+            except BaseException as error:
+                self._criteria_ids.rolled_back()
+                self._vectors.rolled_back()
+                if isinstance(error, psycopg.Error):
+                    raise StoreError(
+                        f"cannot create the store in {self._target.describe()}: {_reason(error)}"
+                    ) from error
+                raise
+            self._criteria_ids.committed()
+            self._vectors.committed()
+
+    def _rederive(self, connection: Connection) -> None:
+        """Rebuild every CVE's derived rows from its stored record."""
+        last = 0
+        while True:
+            rows = connection.execute(
+                "SELECT id, record FROM cve WHERE id > %s ORDER BY id LIMIT %s",
+                (last, REDERIVE_BATCH),
+            ).fetchall()
+            if not rows:
+                return
+            derived = [
+                (int(row_id), cve_facts(orjson.loads(bytes(record)), f"stored record {row_id}"))
+                for row_id, record in rows
+            ]
+            self._insert_derived(connection, derived)
+            last = int(rows[-1][0])
 
     def _schema_version(self, connection: Connection) -> str | None:
         if connection.execute("SELECT to_regclass('meta')").fetchone() in (None, (None,)):
@@ -292,36 +337,72 @@ class PostgresStore(ProductStoreMixin):
         )
 
     def _insert_derived(self, connection: Connection, written: list[tuple[int, CveFacts]]) -> None:
+        vectors = {
+            (kind, value)
+            for _, facts in written
+            for kind, value in facts.facets
+            if kind.startswith("vec") and self._vectors.get((kind, value)) is None
+        }
+        if vectors:
+            connection.execute(
+                "INSERT INTO cvss_vector (kind, vector) SELECT * FROM unnest(%s::text[], %s::text[]) "
+                "ON CONFLICT DO NOTHING",
+                ([text(kind) for kind, _ in vectors], [text(vector) for _, vector in vectors]),
+            )
+            for vector in vectors:
+                self._vectors.learn(vector, 0)
         copy_rows(
             connection,
             "cve_facet",
             FACET_COLUMNS,
-            (
-                (row_id, text(kind), text(value), group)
+            sorted(
+                (text(kind), text(value), row_id)
                 for row_id, facts in written
-                for kind, value, group in facts.facets
+                for kind, value in facts.facets
             ),
         )
-        copy_rows(
-            connection,
-            "cve_criteria",
-            CRITERIA_COLUMNS,
-            (
+        ids = self._criteria_ids_of(connection, [c for _, facts in written for c in facts.criteria])
+        uses = {
+            (ids[criteria], row_id, int(criteria.vulnerable))
+            for row_id, facts in written
+            for criteria in facts.criteria
+        }
+        copy_rows(connection, "cve_criteria", USE_COLUMNS, sorted(uses))
+
+    def _criteria_ids_of(
+        self, connection: Connection, criteria: Sequence[Criteria]
+    ) -> dict[Criteria, int]:
+        """The row id of each criteria, inserting those the store does not hold yet."""
+        ids: dict[Criteria, int] = {}
+        unknown: dict[bytes, list[Criteria]] = {}
+        for item in criteria:
+            if item in ids:
+                continue
+            row_id = self._criteria_ids.get(item)
+            if row_id is not None:
+                ids[item] = row_id
+            else:
+                unknown.setdefault(criteria_identity(item), []).append(item)
+        if unknown:
+            rows = [
                 (
-                    row_id,
-                    int(c.vulnerable),
-                    *texts(c.components),
-                    c.version_key,
-                    c.start_key,
-                    int(c.start_inclusive),
-                    c.end_key,
-                    int(c.end_inclusive),
-                    None if c.match_criteria_id is None else text(c.match_criteria_id),
+                    identity,
+                    *texts(first.components),
+                    first.version_key,
+                    first.start_key,
+                    int(first.start_inclusive),
+                    first.end_key,
+                    int(first.end_inclusive),
+                    None if first.match_criteria_id is None else text(first.match_criteria_id),
                 )
-                for row_id, facts in written
-                for c in facts.criteria
-            ),
-        )
+                for identity, (first, *_) in unknown.items()
+            ]
+            found = insert_distinct(connection, "criteria", CRITERIA_COLUMNS, rows)
+            for identity, items in unknown.items():
+                for item in items:
+                    ids[item] = found[identity]
+                    self._criteria_ids.learn(item, found[identity])
+        return ids
 
     def search_cves(self, query: CveQuery) -> Page:
         builder = SqlBuilder(POSTGRES)
@@ -370,30 +451,47 @@ class PostgresStore(ProductStoreMixin):
         counts.unchanged += len(batch) - len(latest)
         if not latest:
             return counts
-        with self._using(f"storing {what}") as connection, connection.transaction():
-            lock_for_writing(connection, name)
-            existing = stored_versions(connection, name, key_column, order_column, list(latest))
-            added: list[F] = []
-            replaced: list[tuple[int, F]] = []
-            for item_key, facts in latest.items():
-                current = existing.get(item_key)
-                if current is None:
-                    added.append(facts)
-                    continue
-                row_id, current_order, digest = current
-                if order(facts) < current_order or _digest(facts.record) == digest:
-                    counts.unchanged += 1
-                    continue
-                replaced.append((row_id, facts))
-            if replaced:
-                replace(connection, replaced)
-            if added:
-                insert(connection, added)
-            if added or replaced:
-                connection.execute(BUMP_GENERATION)
-            counts.added += len(added)
-            counts.updated += len(replaced)
+        try:
+            with self._using(f"storing {what}") as connection, connection.transaction():
+                try:
+                    lock_for_writing(connection, name)
+                    existing = stored_versions(
+                        connection, name, key_column, order_column, list(latest)
+                    )
+                    added: list[F] = []
+                    replaced: list[tuple[int, F]] = []
+                    for item_key, facts in latest.items():
+                        current = existing.get(item_key)
+                        if current is None:
+                            added.append(facts)
+                            continue
+                        row_id, current_order, digest = current
+                        if order(facts) < current_order or _digest(facts.record) == digest:
+                            counts.unchanged += 1
+                            continue
+                        replaced.append((row_id, facts))
+                    if replaced:
+                        replace(connection, replaced)
+                    if added:
+                        insert(connection, added)
+                    if added or replaced:
+                        connection.execute(BUMP_GENERATION)
+                    counts.added += len(added)
+                    counts.updated += len(replaced)
+                except BaseException:
+                    # Forgotten before the rollback lets another writer in.
+                    self._forget_pending()
+                    raise
+        except BaseException:
+            self._forget_pending()  # (a failed commit)
+            raise
+        self._criteria_ids.committed()
+        self._vectors.committed()
         return counts
+
+    def _forget_pending(self) -> None:
+        self._criteria_ids.rolled_back()
+        self._vectors.rolled_back()
 
     def _page(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from array import array
@@ -9,10 +10,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+import orjson
+
 from assay.errors import StoreError
 from assay.nvd.cve_query import CveQuery
-from assay.nvd.cve_record import CveFacts
+from assay.nvd.cve_record import Criteria, CveFacts, criteria_identity, cve_facts
 from assay.nvd.storage._cache import ResultCache
+from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin
@@ -20,7 +24,7 @@ from assay.nvd.storage.interface import Page, UpsertCounts
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,17 +44,29 @@ CREATE INDEX IF NOT EXISTS cve_by_kev ON cve (kev_added) WHERE kev_added IS NOT 
 -- noRejected (most mirrors ask for it) in API order without reading the records.
 CREATE INDEX IF NOT EXISTS cve_unrejected_by_published
     ON cve (published, cve_id, rejected) WHERE rejected = 0;
+"""
+
+# What the CVE filters read, derived from the records (rebuilt from them when the
+# derivation changes: `_rederive`).
+DERIVED_TABLES = ("cve_facet", "cvss_vector", "cve_criteria", "criteria", "cve_text")
+DERIVED_SCHEMA = """
 CREATE TABLE IF NOT EXISTS cve_facet (
-    cve INTEGER NOT NULL,
     kind TEXT NOT NULL,
     value TEXT NOT NULL,
-    grp INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS cve_facet_by_value ON cve_facet (kind, value, cve);
-CREATE INDEX IF NOT EXISTS cve_facet_by_cve ON cve_facet (cve);
-CREATE TABLE IF NOT EXISTS cve_criteria (
     cve INTEGER NOT NULL,
-    vulnerable INTEGER NOT NULL,
+    PRIMARY KEY (kind, value, cve)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS cve_facet_by_cve ON cve_facet (cve);
+-- Every distinct CVSS vector, to find those a partial vector query fits.
+CREATE TABLE IF NOT EXISTS cvss_vector (
+    kind TEXT NOT NULL,
+    vector TEXT NOT NULL,
+    PRIMARY KEY (kind, vector)
+) WITHOUT ROWID;
+-- Every distinct criteria once (NVD shares them among CVEs: ~5 uses each), and its uses.
+CREATE TABLE IF NOT EXISTS criteria (
+    id INTEGER PRIMARY KEY,
+    identity BLOB NOT NULL UNIQUE,
     part TEXT NOT NULL, vendor TEXT NOT NULL, product TEXT NOT NULL, version TEXT NOT NULL,
     cpe_update TEXT NOT NULL, edition TEXT NOT NULL, cpe_language TEXT NOT NULL,
     sw_edition TEXT NOT NULL, target_sw TEXT NOT NULL, target_hw TEXT NOT NULL,
@@ -60,9 +76,15 @@ CREATE TABLE IF NOT EXISTS cve_criteria (
     end_key BLOB, end_inclusive INTEGER NOT NULL,
     match_criteria_id TEXT
 );
-CREATE INDEX IF NOT EXISTS cve_criteria_by_product ON cve_criteria (product, vendor);
+CREATE INDEX IF NOT EXISTS criteria_by_product ON criteria (product, version, vendor);
+CREATE INDEX IF NOT EXISTS criteria_by_id ON criteria (match_criteria_id);
+CREATE TABLE IF NOT EXISTS cve_criteria (
+    criteria INTEGER NOT NULL,
+    cve INTEGER NOT NULL,
+    vulnerable INTEGER NOT NULL,
+    PRIMARY KEY (criteria, cve, vulnerable)
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS cve_criteria_by_cve ON cve_criteria (cve);
-CREATE INDEX IF NOT EXISTS cve_criteria_by_id ON cve_criteria (match_criteria_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS cve_text USING fts5 (
     description, tokenize = 'unicode61 remove_diacritics 2'
 );
@@ -84,10 +106,18 @@ PRAGMAS = (
 )
 
 CRITERIA_INSERT = (
-    "INSERT INTO cve_criteria (cve, vulnerable, part, vendor, product, version, cpe_update, "
-    "edition, cpe_language, sw_edition, target_sw, target_hw, other, version_key, start_key, "
+    "INSERT INTO criteria (identity, part, vendor, product, version, cpe_update, edition, "
+    "cpe_language, sw_edition, target_sw, target_hw, other, version_key, start_key, "
     "start_inclusive, end_key, end_inclusive, match_criteria_id) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+REDERIVE_BATCH = 2000
+
+_SCHEMA_OBJECTS = frozenset(
+    re.findall(
+        r"CREATE (?:VIRTUAL )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)",
+        SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA,
+    )
 )
 
 
@@ -109,17 +139,87 @@ class SqliteStore(ProductStoreMixin):
         self.path = path_from_url(url)
         self._local = threading.local()
         self._cache = ResultCache()
+        self._criteria_ids: RememberedIds[Criteria] = RememberedIds()
+        self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = self._connection()
-            with connection:
-                connection.executescript(SCHEMA + PRODUCT_SCHEMA)
-                connection.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?), ('generation', '0')",
-                    (SCHEMA_VERSION,),
-                )
+            self._set_up(self._connection())
         except (sqlite3.Error, OSError) as error:
             raise StoreError(f"cannot open the SQLite store at {self.path}: {error}") from error
+
+    def _set_up(self, connection: sqlite3.Connection) -> None:
+        """Create what is missing; bring a store of an older schema up to this one.
+
+        A complete store of this schema is only read, so opening it never waits for a
+        writer (an import holds the write lock for seconds at a time)."""
+        if self._schema_version(connection) == SCHEMA_VERSION and _has_everything(connection):
+            return
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            found = self._schema_version(connection)
+            if found is not None and found != SCHEMA_VERSION:
+                if not found.isdigit() or int(found) > int(SCHEMA_VERSION):
+                    raise StoreError(
+                        f"the SQLite store at {self.path} has schema {found!r}; this assay "
+                        f"reads schema {SCHEMA_VERSION}: use the assay that wrote it"
+                    )
+                # Schema 1 kept one facet row per CVSS metric and one criteria row per
+                # use: the derived rows are rebuilt from the records, which are kept as
+                # they were.
+                for table in DERIVED_TABLES:
+                    connection.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in _statements(SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA):
+                connection.execute(statement)
+            connection.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?), ('generation', '0')",
+                (SCHEMA_VERSION,),
+            )
+            if found is not None and found != SCHEMA_VERSION:
+                self._rederive(connection)
+                connection.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,)
+                )
+                connection.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+                )
+            connection.execute("COMMIT")
+        except BaseException:
+            # Forgotten before the rollback lets another writer in.
+            self._criteria_ids.rolled_back()
+            self._vectors.rolled_back()
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+        self._criteria_ids.committed()
+        self._vectors.committed()
+
+    def _schema_version(self, connection: sqlite3.Connection) -> str | None:
+        if (
+            connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+            ).fetchone()
+            is None
+        ):
+            return None
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        return None if row is None else str(row[0])
+
+    def _rederive(self, connection: sqlite3.Connection) -> None:
+        """Rebuild every CVE's derived rows from its stored record."""
+        last = 0
+        while True:
+            rows = connection.execute(
+                "SELECT id, record FROM cve WHERE id > ? ORDER BY id LIMIT ?",
+                (last, REDERIVE_BATCH),
+            ).fetchall()
+            if not rows:
+                return
+            derived = _DerivedRows()
+            for row_id, stored in rows:
+                record = unpack(stored)
+                derived.add(row_id, cve_facts(orjson.loads(record), f"stored record {row_id}"))
+            self._insert_derived(connection, derived)
+            last = rows[-1][0]
 
     def _connection(self) -> sqlite3.Connection:
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
@@ -183,16 +283,21 @@ class SqliteStore(ProductStoreMixin):
                     counts.updated += 1
                 derived.add(row_id, facts)
             # One statement per table for the whole batch, after every row it replaces is gone.
-            derived.insert(connection)
+            self._insert_derived(connection, derived)
             if counts.added or counts.updated:
                 connection.execute(
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
                 )
             connection.execute("COMMIT")
         except BaseException:
+            # Forgotten before the rollback lets another writer in.
+            self._criteria_ids.rolled_back()
+            self._vectors.rolled_back()
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
             raise
+        self._criteria_ids.committed()
+        self._vectors.committed()
         return counts
 
     def _existing(
@@ -240,8 +345,65 @@ class SqliteStore(ProductStoreMixin):
             ),
         )
         connection.execute("DELETE FROM cve_facet WHERE cve = ?", (row_id,))
+        # The criteria rows stay (other CVEs may use them; ids must stay right): only
+        # this CVE's uses go.
         connection.execute("DELETE FROM cve_criteria WHERE cve = ?", (row_id,))
         connection.execute("DELETE FROM cve_text WHERE rowid = ?", (row_id,))
+
+    def _insert_derived(self, connection: sqlite3.Connection, derived: _DerivedRows) -> None:
+        new_vectors = []
+        for vector in derived.vectors:
+            if self._vectors.get(vector) is None:
+                new_vectors.append(vector)
+                self._vectors.learn(vector, 0)
+        connection.executemany(
+            "INSERT OR IGNORE INTO cvss_vector (kind, vector) VALUES (?, ?)", new_vectors
+        )
+        uses = [
+            (self._criteria_id(connection, criteria), row_id, int(criteria.vulnerable))
+            for row_id, criteria in derived.criteria
+        ]
+        # Rows in key order: each B-tree page is visited once per batch.
+        uses.sort()
+        derived.facets.sort()
+        connection.executemany(
+            "INSERT OR IGNORE INTO cve_facet (kind, value, cve) VALUES (?, ?, ?)", derived.facets
+        )
+        connection.executemany(
+            "INSERT OR IGNORE INTO cve_criteria (criteria, cve, vulnerable) VALUES (?, ?, ?)", uses
+        )
+        connection.executemany(
+            "INSERT INTO cve_text (rowid, description) VALUES (?, ?)", derived.texts
+        )
+
+    def _criteria_id(self, connection: sqlite3.Connection, criteria: Criteria) -> int:
+        row_id = self._criteria_ids.get(criteria)
+        if row_id is not None:
+            return row_id
+        identity = criteria_identity(criteria)
+        row = connection.execute(
+            "SELECT id FROM criteria WHERE identity = ?", (identity,)
+        ).fetchone()
+        if row is not None:
+            row_id = int(row[0])
+        else:
+            cursor = connection.execute(
+                CRITERIA_INSERT,
+                (
+                    identity,
+                    *criteria.components,
+                    criteria.version_key,
+                    criteria.start_key,
+                    int(criteria.start_inclusive),
+                    criteria.end_key,
+                    int(criteria.end_inclusive),
+                    criteria.match_criteria_id,
+                ),
+            )
+            assert cursor.lastrowid is not None
+            row_id = cursor.lastrowid
+        self._criteria_ids.learn(criteria, row_id)
+        return row_id
 
     def search_cves(self, query: CveQuery) -> Page:
         connection = self._connection()
@@ -293,42 +455,29 @@ class _DerivedRows:
     """The facet, criteria and search-text rows of a batch, inserted together."""
 
     def __init__(self) -> None:
-        self.facets: list[tuple[int, str, str, int]] = []
-        self.criteria: list[tuple[object, ...]] = []
+        self.facets: list[tuple[str, str, int]] = []
+        self.vectors: set[tuple[str, str]] = set()
+        self.criteria: list[tuple[int, Criteria]] = []
         self.texts: list[tuple[int, str]] = []
 
     def add(self, row_id: int, facts: CveFacts) -> None:
-        self.facets.extend((row_id, kind, value, group) for kind, value, group in facts.facets)
-        self.criteria.extend(
-            (
-                row_id,
-                int(c.vulnerable),
-                *c.components,
-                c.version_key,
-                c.start_key,
-                int(c.start_inclusive),
-                c.end_key,
-                int(c.end_inclusive),
-                c.match_criteria_id,
-            )
-            for c in facts.criteria
-        )
+        for kind, value in facts.facets:
+            self.facets.append((kind, value, row_id))
+            if kind.startswith("vec"):
+                self.vectors.add((kind, value))
+        self.criteria.extend((row_id, criteria) for criteria in facts.criteria)
         if facts.search_text:
             self.texts.append((row_id, facts.search_text))
 
-    def insert(self, connection: sqlite3.Connection) -> None:
-        # Rows of one product (one facet value) go in side by side: a cpeName query then
-        # reads a few pages per batch instead of one page per row, and the inserts touch
-        # fewer index pages.
-        self.facets.sort(key=lambda row: (str(row[1]), str(row[2])))
-        self.criteria.sort(key=lambda row: (str(row[4]), str(row[3])))
-        connection.executemany(
-            "INSERT INTO cve_facet (cve, kind, value, grp) VALUES (?, ?, ?, ?)", self.facets
-        )
-        connection.executemany(CRITERIA_INSERT, self.criteria)
-        connection.executemany(
-            "INSERT INTO cve_text (rowid, description) VALUES (?, ?)", self.texts
-        )
+
+def _has_everything(connection: sqlite3.Connection) -> bool:
+    present = {str(row[0]) for row in connection.execute("SELECT name FROM sqlite_master")}
+    return present.issuperset(_SCHEMA_OBJECTS)
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of a DDL script (none of ours has a `;` inside a statement)."""
+    return [statement for statement in script.split(";") if statement.strip()]
 
 
 def _latest_per_id(batch: Sequence[CveFacts]) -> dict[str, CveFacts]:
