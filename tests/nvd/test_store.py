@@ -158,19 +158,19 @@ def test_an_update_replaces_every_derived_row(store: Store) -> None:
 
 
 def _bad_cve_row(batch: list[CveFacts]) -> list[CveFacts]:
-    return [*batch, dataclasses.replace(batch[-1], cve_id="CVE-2099-0001", published=None)]  # type: ignore[arg-type]
+    return [*batch, batch[-1]._replace(cve_id="CVE-2099-0001", published=None)]  # type: ignore[arg-type]
 
 
 def _bad_facet_row(batch: list[CveFacts]) -> list[CveFacts]:
     last = batch[-1]
-    broken = dataclasses.replace(last, cve_id="CVE-2099-0002", facets=(("cwe", None),))  # type: ignore[arg-type]
+    broken = last._replace(cve_id="CVE-2099-0002", facets=(("cwe", None),))  # type: ignore[arg-type]
     return [*batch, broken]
 
 
 def _bad_criteria_row(batch: list[CveFacts]) -> list[CveFacts]:
     with_criteria = next(f for f in batch if f.criteria)
-    criteria = dataclasses.replace(with_criteria.criteria[0], components=(None,) * 11)  # type: ignore[arg-type]
-    broken = dataclasses.replace(with_criteria, cve_id="CVE-2099-0003", criteria=(criteria,))
+    criteria = with_criteria.criteria[0]._replace(components=(None,) * 11)  # type: ignore[arg-type]
+    broken = with_criteria._replace(cve_id="CVE-2099-0003", criteria=(criteria,))
     return [*batch, broken]
 
 

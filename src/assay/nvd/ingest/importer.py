@@ -4,13 +4,16 @@ A malformed record is rejected (and reported with file, position and reason) bef
 reaches the store; a file that turns out to be malformed part-way loses only the batch
 in progress, which was never committed, so the store stays as it was before that batch.
 
-Reading and checking run in a background thread, one or two batches ahead of the
-writes, which stay on the calling thread: the store's work (SQLite releases the GIL
-while it runs a statement) overlaps with the parsing of the next batch.
+Reading and checking run one or two batches ahead of the writes, which stay on the
+calling thread: in a background thread by default, or, with `reader_process=True` (what
+`assay nvd import` uses), in a reader process of its own, so that checking (about a
+third of the CPU time of a CVE) runs on another core than the store's writes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -66,6 +69,11 @@ class ImportReport:
         return not self.rejected and not self.failed_files
 
 
+# What a reader hands the writer: (kind, checked records, bytes of the file read so far,
+# problems found in them, how many records those problems rejected).
+Batch = tuple[str, list[Any], int, list[str], int]
+
+
 class Importer:
     def __init__(
         self,
@@ -74,12 +82,25 @@ class Importer:
         batch_size: int = DEFAULT_BATCH_SIZE,
         on_progress: Callable[[int], None] | None = None,
         on_problem: Callable[[str], None] | None = None,
+        reader_process: bool = False,
     ) -> None:
         self.store = store
         self.batch_size = batch_size
         self.report = ImportReport()
         self._on_progress = on_progress
         self._on_problem = on_problem
+        self._reader: _ReaderProcess | None = _ReaderProcess(batch_size) if reader_process else None
+
+    def __enter__(self) -> Importer:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the reader process, if there is one."""
+        if self._reader is not None:
+            self._reader.close()
 
     def import_files(self, paths: Iterable[Path]) -> ImportReport:
         for path in paths:
@@ -88,8 +109,15 @@ class Importer:
 
     def import_file(self, path: Path) -> None:
         self.report.files += 1
+        if self._reader is not None:
+            batches = self._reader.batches(path)
+        else:
+            batches = _read_ahead(check_batches(path, self.batch_size), READ_AHEAD_BATCHES)
         try:
-            for kind, batch, position in _read_ahead(self._batches(path), READ_AHEAD_BATCHES):
+            for kind, batch, position, problems, rejected in batches:
+                self.report.rejected += rejected
+                for problem in problems:
+                    self._problem(problem)
                 if batch:
                     self._write(kind, batch)
                 if self._on_progress:
@@ -101,36 +129,6 @@ class Importer:
             self.report.failed_files += 1
             self._problem(f"{path}: cannot read: {error.strerror or error}")
 
-    def _batches(self, path: Path) -> Iterator[tuple[str, list[Any], int]]:
-        """(kind, checked records, bytes of the file read so far), batch by batch."""
-        pending: dict[str, list[Any]] = {}
-        with path.open("rb") as raw:
-            for member in members(path, raw):
-                for record in read_member(member):
-                    self._take(record.kind, record.value, member.name, record.position, pending)
-                    batch = pending.get(record.kind)
-                    if batch is not None and len(batch) >= self.batch_size:
-                        yield record.kind, pending.pop(record.kind), raw.tell()
-            for kind in list(pending):
-                yield kind, pending.pop(kind), raw.tell()
-            yield "", [], raw.tell()
-
-    def _take(
-        self, kind: str, value: Any, source: str, position: str, pending: dict[str, list[Any]]
-    ) -> None:
-        handler = HANDLERS.get(kind)
-        if handler is None:
-            self.report.rejected += 1
-            self._problem(f"{source} at {position}: {kind} records cannot be imported")
-            return
-        try:
-            facts = handler.facts(value, position)
-        except InputError as error:
-            self.report.rejected += 1
-            self._problem(f"{source} at {error.where}: {error.reason}")
-            return
-        pending.setdefault(kind, []).append(facts)
-
     def _write(self, kind: str, batch: list[Any]) -> None:
         counts = HANDLERS[kind].write(self.store, batch)
         self.report.counts.setdefault(kind, UpsertCounts())
@@ -141,6 +139,139 @@ class Importer:
             self.report.problems.append(text)
         if self._on_problem:
             self._on_problem(text)
+
+
+def check_batches(path: Path, batch_size: int) -> Iterator[Batch]:
+    """Read and check a file's records, batch by batch; the last batch is empty and gives
+    the final position. Raises IngestError or OSError where the file itself fails."""
+    pending: dict[str, list[Any]] = {}
+    problems: list[str] = []
+    rejected = 0
+
+    def take(kind: str, value: Any, source: str, position: str) -> None:
+        nonlocal rejected
+        handler = HANDLERS.get(kind)
+        if handler is None:
+            rejected += 1
+            problems.append(f"{source} at {position}: {kind} records cannot be imported")
+            return
+        try:
+            facts = handler.facts(value, position)
+        except InputError as error:
+            rejected += 1
+            problems.append(f"{source} at {error.where}: {error.reason}")
+            return
+        pending.setdefault(kind, []).append(facts)
+
+    def flush(kind: str, position: int) -> Batch:
+        nonlocal problems, rejected
+        batch = (kind, pending.pop(kind, []), position, problems, rejected)
+        problems, rejected = [], 0
+        return batch
+
+    position = 0
+    with path.open("rb") as raw:
+        try:
+            for member in members(path, raw):
+                for record in read_member(member):
+                    take(record.kind, record.value, member.name, record.position)
+                    batch = pending.get(record.kind)
+                    if batch is not None and len(batch) >= batch_size:
+                        position = raw.tell()
+                        yield flush(record.kind, position)
+        except (IngestError, OSError):
+            if problems:  # the records rejected before the file failed are still told
+                pending.clear()
+                yield flush("", position)
+            raise
+        for kind in list(pending):
+            yield flush(kind, raw.tell())
+        yield flush("", raw.tell())
+
+
+class _ReaderProcess:
+    """`check_batches` in a process of its own (started on first use, then kept for
+    every file), at most `READ_AHEAD_BATCHES` batches ahead of the writer."""
+
+    def __init__(self, batch_size: int) -> None:
+        self._batch_size = batch_size
+        # spawn, not fork: the parent may run threads (a fork copies their locks).
+        self._context = multiprocessing.get_context("spawn")
+        self._process: Any = None
+        self._requests: Any = None
+        self._items: Any = None
+
+    def _start(self) -> None:
+        self._requests = self._context.Queue()
+        self._items = self._context.Queue(maxsize=READ_AHEAD_BATCHES)
+        self._process = self._context.Process(
+            target=_serve_reads,
+            args=(self._batch_size, self._requests, self._items),
+            name="assay-import-reader",
+            daemon=True,
+        )
+        self._process.start()
+
+    def batches(self, path: Path) -> Iterator[Batch]:
+        if self._process is None:
+            self._start()
+        self._requests.put(str(path))
+        finished = False
+        try:
+            while True:
+                try:
+                    message = self._items.get(timeout=1.0)
+                except queue.Empty:
+                    if not self._process.is_alive():
+                        raise OSError(
+                            f"the reader process ended (exit code {self._process.exitcode})"
+                        ) from None
+                    continue
+                tag = message[0]
+                if tag == "batch":
+                    yield message[1]
+                elif tag == "end":
+                    finished = True
+                    return
+                elif tag == "ingest-error":
+                    finished = True
+                    raise IngestError(*message[1])
+                else:
+                    finished = True
+                    raise OSError(message[1])
+        finally:
+            if not finished:
+                # Left part-way (the writer failed): the reader is still on this file.
+                self.close()
+
+    def close(self) -> None:
+        if self._process is None:
+            return
+        process, self._process = self._process, None
+        if process.is_alive():
+            with contextlib.suppress(OSError, ValueError):
+                self._requests.put(None)
+            process.join(timeout=0.5)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        for channel in (self._requests, self._items):
+            channel.cancel_join_thread()
+            channel.close()
+
+
+def _serve_reads(batch_size: int, requests: Any, items: Any) -> None:
+    """The reader process: check each file asked for, handing over batch by batch."""
+    for path in iter(requests.get, None):
+        try:
+            for batch in check_batches(Path(path), batch_size):
+                items.put(("batch", batch))
+        except IngestError as error:
+            items.put(("ingest-error", (error.source, error.position, error.reason)))
+        except OSError as error:
+            items.put(("os-error", error.strerror or str(error)))
+        else:
+            items.put(("end",))
 
 
 _DONE = object()

@@ -105,11 +105,15 @@ PRAGMAS = (
     "PRAGMA wal_autocheckpoint = 16384",
 )
 
+CVE_INSERT = (
+    "INSERT INTO cve (id, cve_id, published, last_modified, vuln_status, rejected, kev_added, "
+    "record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
 CRITERIA_INSERT = (
-    "INSERT INTO criteria (identity, part, vendor, product, version, cpe_update, edition, "
+    "INSERT INTO criteria (id, identity, part, vendor, product, version, cpe_update, edition, "
     "cpe_language, sw_edition, target_sw, target_hw, other, version_key, start_key, "
     "start_inclusive, end_key, end_inclusive, match_criteria_id) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 REDERIVE_BATCH = 2000
 
@@ -269,10 +273,14 @@ class SqliteStore(ProductStoreMixin):
             connection.execute("BEGIN IMMEDIATE")
             existing = self._existing(connection, list(latest))
             derived = _DerivedRows()
+            # Ids given here (the write lock is held) so that one statement inserts them all.
+            next_id = _next_id(connection, "cve")
+            added: list[tuple[object, ...]] = []
             for facts in latest.values():
                 current = existing.get(facts.cve_id)
                 if current is None:
-                    row_id = self._insert_cve(connection, facts)
+                    row_id, next_id = next_id, next_id + 1
+                    added.append(_cve_row(row_id, facts))
                     counts.added += 1
                 else:
                     row_id, last_modified, record = current
@@ -282,6 +290,7 @@ class SqliteStore(ProductStoreMixin):
                     self._replace_cve(connection, row_id, facts)
                     counts.updated += 1
                 derived.add(row_id, facts)
+            connection.executemany(CVE_INSERT, added)
             # One statement per table for the whole batch, after every row it replaces is gone.
             self._insert_derived(connection, derived)
             if counts.added or counts.updated:
@@ -313,23 +322,6 @@ class SqliteStore(ProductStoreMixin):
                 found[cve_id] = (row_id, last_modified, record)
         return found
 
-    def _insert_cve(self, connection: sqlite3.Connection, facts: CveFacts) -> int:
-        cursor = connection.execute(
-            "INSERT INTO cve (cve_id, published, last_modified, vuln_status, rejected, kev_added, record) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                facts.cve_id,
-                facts.published,
-                facts.last_modified,
-                facts.vuln_status,
-                int(facts.rejected),
-                facts.kev_added,
-                pack(facts.record),
-            ),
-        )
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
-
     def _replace_cve(self, connection: sqlite3.Connection, row_id: int, facts: CveFacts) -> None:
         connection.execute(
             "UPDATE cve SET published = ?, last_modified = ?, vuln_status = ?, rejected = ?, "
@@ -359,8 +351,9 @@ class SqliteStore(ProductStoreMixin):
         connection.executemany(
             "INSERT OR IGNORE INTO cvss_vector (kind, vector) VALUES (?, ?)", new_vectors
         )
+        ids = self._criteria_ids_of(connection, {criteria for _, criteria in derived.criteria})
         uses = [
-            (self._criteria_id(connection, criteria), row_id, int(criteria.vulnerable))
+            (ids[criteria], row_id, int(criteria.vulnerable))
             for row_id, criteria in derived.criteria
         ]
         # Rows in key order: each B-tree page is visited once per batch.
@@ -376,34 +369,52 @@ class SqliteStore(ProductStoreMixin):
             "INSERT INTO cve_text (rowid, description) VALUES (?, ?)", derived.texts
         )
 
-    def _criteria_id(self, connection: sqlite3.Connection, criteria: Criteria) -> int:
-        row_id = self._criteria_ids.get(criteria)
-        if row_id is not None:
-            return row_id
-        identity = criteria_identity(criteria)
-        row = connection.execute(
-            "SELECT id FROM criteria WHERE identity = ?", (identity,)
-        ).fetchone()
-        if row is not None:
-            row_id = int(row[0])
-        else:
-            cursor = connection.execute(
-                CRITERIA_INSERT,
-                (
-                    identity,
-                    *criteria.components,
-                    criteria.version_key,
-                    criteria.start_key,
-                    int(criteria.start_inclusive),
-                    criteria.end_key,
-                    int(criteria.end_inclusive),
-                    criteria.match_criteria_id,
-                ),
+    def _criteria_ids_of(
+        self, connection: sqlite3.Connection, needed: set[Criteria]
+    ) -> dict[Criteria, int]:
+        """The row id of each criteria, inserting those the store does not hold yet."""
+        ids: dict[Criteria, int] = {}
+        unknown: dict[bytes, list[Criteria]] = {}
+        for criteria in needed:
+            row_id = self._criteria_ids.get(criteria)
+            if row_id is None:
+                unknown.setdefault(criteria_identity(criteria), []).append(criteria)
+            else:
+                ids[criteria] = row_id
+        if not unknown:
+            return ids
+        found: dict[bytes, int] = {}
+        for chunk in _chunks(list(unknown), 500):
+            marks = ", ".join("?" * len(chunk))
+            found.update(
+                connection.execute(
+                    f"SELECT identity, id FROM criteria WHERE identity IN ({marks})", chunk
+                ).fetchall()
             )
-            assert cursor.lastrowid is not None
-            row_id = cursor.lastrowid
-        self._criteria_ids.learn(criteria, row_id)
-        return row_id
+        next_id = _next_id(connection, "criteria")
+        rows: list[tuple[object, ...]] = []
+        for identity, (first, *_) in unknown.items():
+            if identity not in found:
+                found[identity], next_id = next_id, next_id + 1
+                rows.append(
+                    (
+                        found[identity],
+                        identity,
+                        *first.components,
+                        first.version_key,
+                        first.start_key,
+                        int(first.start_inclusive),
+                        first.end_key,
+                        int(first.end_inclusive),
+                        first.match_criteria_id,
+                    )
+                )
+        connection.executemany(CRITERIA_INSERT, rows)
+        for identity, items in unknown.items():
+            for criteria in items:
+                ids[criteria] = found[identity]
+                self._criteria_ids.learn(criteria, found[identity])
+        return ids
 
     def search_cves(self, query: CveQuery) -> Page:
         connection = self._connection()
@@ -468,6 +479,25 @@ class _DerivedRows:
         self.criteria.extend((row_id, criteria) for criteria in facts.criteria)
         if facts.search_text:
             self.texts.append((row_id, facts.search_text))
+
+
+def _next_id(connection: sqlite3.Connection, table: str) -> int:
+    """The id SQLite itself would give the next row of `table` (one past the largest)."""
+    row = connection.execute(f"SELECT max(id) FROM {table}").fetchone()
+    return int(row[0] or 0) + 1
+
+
+def _cve_row(row_id: int, facts: CveFacts) -> tuple[object, ...]:
+    return (
+        row_id,
+        facts.cve_id,
+        facts.published,
+        facts.last_modified,
+        facts.vuln_status,
+        int(facts.rejected),
+        facts.kev_added,
+        pack(facts.record),
+    )
 
 
 def _has_everything(connection: sqlite3.Connection) -> bool:
