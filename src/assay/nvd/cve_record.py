@@ -123,20 +123,20 @@ def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str]]:
             for description in weakness.get("description") or ():
                 if isinstance(description, dict) and isinstance(description.get("value"), str):
                     yield "cwe", description["value"].upper()
-    alerts = notes = oval = False
+    urls: list[str] = []
     for reference in _list(obj, "references"):
         if isinstance(reference, dict):
             _add_source(sources, reference.get("source"))
-            url = str(reference.get("url", "")).lower()
-            alerts = alerts or any(marker in url for marker in CERT_ALERT_MARKERS)
-            notes = notes or any(marker in url for marker in CERT_NOTE_MARKERS)
-            oval = oval or any(marker in url for marker in OVAL_MARKERS)
-    if alerts:
-        yield "certAlert", "1"
-    if notes:
-        yield "certNote", "1"
-    if oval:
-        yield "oval", "1"
+            urls.append(str(reference.get("url", "")))
+    # One search of all the URLs at once (a newline never occurs inside a marker).
+    linked = "\n".join(urls).lower()
+    for kind, markers in (
+        ("certAlert", CERT_ALERT_MARKERS),
+        ("certNote", CERT_NOTE_MARKERS),
+        ("oval", OVAL_MARKERS),
+    ):
+        if any(marker in linked for marker in markers):
+            yield kind, "1"
     metrics = obj.get("metrics")
     if metrics is not None and not isinstance(metrics, dict):
         raise InputError(f"{where}.metrics", f"expected an object, found {_kind(metrics)}")

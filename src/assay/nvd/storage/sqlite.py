@@ -472,11 +472,10 @@ class _DerivedRows:
         self.texts: list[tuple[int, str]] = []
 
     def add(self, row_id: int, facts: CveFacts) -> None:
-        for kind, value in facts.facets:
-            self.facets.append((kind, value, row_id))
-            if kind.startswith("vec"):
-                self.vectors.add((kind, value))
-        self.criteria.extend((row_id, criteria) for criteria in facts.criteria)
+        facets = facts.facets
+        self.facets.extend([(kind, value, row_id) for kind, value in facets])
+        self.vectors.update([facet for facet in facets if facet[0][:3] == "vec"])
+        self.criteria.extend([(row_id, criteria) for criteria in facts.criteria])
         if facts.search_text:
             self.texts.append((row_id, facts.search_text))
 
