@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 from tests.conftest import ASSETS
 from tests.nvd import oracle
 
+from assay.nvd.cve_query import parse_cve_query
 from assay.nvd.server.app import create_app
 from assay.nvd.storage import open_store
 
@@ -413,3 +414,24 @@ def test_filter_agrees_with_the_oracle(
 ) -> None:
     expected = [r["id"] for r in records if oracle.matches(query, r)]
     assert ids(client, query) == expected
+
+
+def test_the_walk_orders_are_built_before_the_first_request(
+    sample_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.nvd.server.app import WALK_ORDERS
+    from assay.nvd.storage import _cache
+
+    monkeypatch.setattr(_cache, "MIN_CACHED_RESULTS", 0)  # the sample is small
+    store = open_store(sample_store_url)
+    try:
+        generation = store.get_meta("generation")
+        keys = [(int(generation or 0), parse_cve_query(pairs).filter_key) for pairs in WALK_ORDERS]
+        assert all(store._cache.get(key) is None for key in keys)  # type: ignore[attr-defined]
+        with TestClient(create_app(store)):
+            cached = [store._cache.get(key) for key in keys]  # type: ignore[attr-defined]
+        assert [len(ids) for ids in cached if ids is not None] == [
+            store.search_cves(parse_cve_query(pairs)).total for pairs in WALK_ORDERS
+        ]
+    finally:
+        store.close()

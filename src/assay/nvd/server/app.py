@@ -9,7 +9,8 @@ after 2023 left out (for clients such as nvd-api 0.9.1 that reject unknown field
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 
 from starlette.applications import Starlette
@@ -146,9 +147,28 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Starlett
         # Single-CVE look-ups skip routing and, on stores with cheap reads, the thread hop.
         inline = bool(getattr(store, "inline_reads", False))
         middleware.append(Middleware(CveIdShortcut, store=store, inline=inline))
-    app = Starlette(routes=routes, middleware=middleware)
+    app = Starlette(routes=routes, middleware=middleware, lifespan=_warmed(store))
     app.state.store = store
     return app
+
+
+# The orders a mirror walks page by page (all CVEs, or all but the rejected ones): their
+# id lists take 0.2-0.3 s to build for 340,000 CVEs, so each worker builds them before
+# it takes requests rather than in the first request that asks.
+WALK_ORDERS = ([("resultsPerPage", "0")], [("resultsPerPage", "0"), ("noRejected", "")])
+
+
+def _warmed(store: Store) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        for pairs in WALK_ORDERS:
+            try:
+                await run_in_threadpool(store.search_cves, parse_cve_query(pairs))
+            except StoreError:
+                break  # the first request will say what is wrong
+        yield
+
+    return lifespan
 
 
 async def _openapi(request: Request) -> Response:
