@@ -169,7 +169,11 @@ def _bad_facet_row(batch: list[CveFacts]) -> list[CveFacts]:
 
 def _bad_criteria_row(batch: list[CveFacts]) -> list[CveFacts]:
     with_criteria = next(f for f in batch if f.criteria)
-    criteria = with_criteria.criteria[0]._replace(components=(None,) * 11)  # type: ignore[arg-type]
+    # A criteria the store does not hold yet (its own identity), whose row cannot be written.
+    criteria = with_criteria.criteria[0]._replace(
+        components=(None,) * 11,  # type: ignore[arg-type]
+        identity=b"\xff" * 16,
+    )
     broken = with_criteria._replace(cve_id="CVE-2099-0003", criteria=(criteria,))
     return [*batch, broken]
 

@@ -48,6 +48,7 @@ class Criteria(NamedTuple):
     end_key: bytes | None
     end_inclusive: bool
     match_criteria_id: str | None
+    identity: bytes  # `criteria_identity` of the fields above: what the stores key it by
 
 
 class CveFacts(NamedTuple):
@@ -224,16 +225,54 @@ def criteria_from_json(match: Any, path: str) -> Criteria:
     return criteria
 
 
-def criteria_identity(criteria: Criteria) -> bytes:
+def make_criteria(
+    *,
+    vulnerable: bool,
+    components: tuple[str, ...],
+    version_key: bytes | None,
+    start_key: bytes | None,
+    start_inclusive: bool,
+    end_key: bytes | None,
+    end_inclusive: bool,
+    match_criteria_id: str | None,
+) -> Criteria:
+    """A `Criteria` with its identity worked out (once, where the record is checked:
+    writers then remember a bulk load's criteria by 16 bytes rather than by value)."""
+    return Criteria(
+        vulnerable,
+        components,
+        version_key,
+        start_key,
+        start_inclusive,
+        end_key,
+        end_inclusive,
+        match_criteria_id,
+        criteria_identity(
+            components,
+            start=(start_key, start_inclusive),
+            end=(end_key, end_inclusive),
+            match_criteria_id=match_criteria_id,
+        ),
+    )
+
+
+def criteria_identity(
+    components: tuple[str, ...],
+    *,
+    start: tuple[bytes | None, bool],
+    end: tuple[bytes | None, bool],
+    match_criteria_id: str | None,
+) -> bytes:
     """16 bytes that name a criteria by everything but `vulnerable` (which belongs to its
     use in one configuration): stores keep each distinct criteria once."""
+    (start_key, start_inclusive), (end_key, end_inclusive) = start, end
     parts = [
-        *criteria.components,
-        criteria.start_key.hex() if criteria.start_key is not None else "",
-        "1" if criteria.start_inclusive else "0",
-        criteria.end_key.hex() if criteria.end_key is not None else "",
-        "1" if criteria.end_inclusive else "0",
-        criteria.match_criteria_id or "",
+        *components,
+        start_key.hex() if start_key is not None else "",
+        "1" if start_inclusive else "0",
+        end_key.hex() if end_key is not None else "",
+        "1" if end_inclusive else "0",
+        match_criteria_id or "",
     ]
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).digest()
 
@@ -253,7 +292,7 @@ def _criteria_from_json(match: dict[str, Any], path: str) -> Criteria:
     )
     end_key, end_inclusive = _bound(match, "versionEndIncluding", "versionEndExcluding", path)
     criteria_id = match.get("matchCriteriaId")
-    return Criteria(
+    return make_criteria(
         vulnerable=bool(match.get("vulnerable", True)),
         components=components,
         version_key=version_key(components[3]) if literal else None,

@@ -15,7 +15,8 @@ from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
-# ~100 bytes an entry: a full NVD mirror has ~600,000 distinct criteria.
+# Keys are small (a 16-byte digest, a short vector): ~100 bytes an entry; a full NVD
+# mirror has ~600,000 distinct criteria.
 DEFAULT_LIMIT = 1_000_000
 
 

@@ -20,7 +20,7 @@ from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cpe_record import CpeFacts
 from assay.nvd.cpematch_query import CpeMatchQuery
 from assay.nvd.cpematch_record import MatchFacts
-from assay.nvd.cve_record import Criteria
+from assay.nvd.cve_record import make_criteria
 from assay.nvd.history_query import HistoryQuery
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._sql import SQLITE, SqlBuilder
@@ -235,7 +235,7 @@ class ProductStoreMixin:
         components = tuple(str(value) for value in row[:_COMPONENT_COUNT])
         start_key, start_inclusive, end_key, end_inclusive = row[_COMPONENT_COUNT:]
         return CriteriaSource(
-            criteria=Criteria(
+            criteria=make_criteria(
                 vulnerable=True,
                 components=components,
                 version_key=None,

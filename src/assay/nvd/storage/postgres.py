@@ -30,7 +30,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from assay.errors import StoreError
 from assay.nvd.cve_query import CveQuery
-from assay.nvd.cve_record import Criteria, CveFacts, criteria_identity, cve_facts
+from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._postgres_products import ProductStoreMixin
@@ -133,7 +133,7 @@ class PostgresStore(ProductStoreMixin):
         self.url = url
         self._target = parse_url(url)
         self._cache = ResultCache()
-        self._criteria_ids: RememberedIds[Criteria] = RememberedIds()
+        self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
         self._kwargs: dict[str, Any] = {"autocommit": True}
         if not self._target.sets_timeout:
@@ -363,7 +363,7 @@ class PostgresStore(ProductStoreMixin):
         )
         ids = self._criteria_ids_of(connection, [c for _, facts in written for c in facts.criteria])
         uses = {
-            (ids[criteria], row_id, int(criteria.vulnerable))
+            (ids[criteria.identity], row_id, int(criteria.vulnerable))
             for row_id, facts in written
             for criteria in facts.criteria
         }
@@ -371,18 +371,19 @@ class PostgresStore(ProductStoreMixin):
 
     def _criteria_ids_of(
         self, connection: Connection, criteria: Sequence[Criteria]
-    ) -> dict[Criteria, int]:
-        """The row id of each criteria, inserting those the store does not hold yet."""
-        ids: dict[Criteria, int] = {}
-        unknown: dict[bytes, list[Criteria]] = {}
+    ) -> dict[bytes, int]:
+        """The row id of each criteria by identity, inserting those the store lacks."""
+        ids: dict[bytes, int] = {}
+        unknown: dict[bytes, Criteria] = {}
         for item in criteria:
-            if item in ids:
+            identity = item.identity
+            if identity in ids or identity in unknown:
                 continue
-            row_id = self._criteria_ids.get(item)
+            row_id = self._criteria_ids.get(identity)
             if row_id is not None:
-                ids[item] = row_id
+                ids[identity] = row_id
             else:
-                unknown.setdefault(criteria_identity(item), []).append(item)
+                unknown[identity] = item
         if unknown:
             rows = [
                 (
@@ -395,13 +396,12 @@ class PostgresStore(ProductStoreMixin):
                     int(first.end_inclusive),
                     None if first.match_criteria_id is None else text(first.match_criteria_id),
                 )
-                for identity, (first, *_) in unknown.items()
+                for identity, first in unknown.items()
             ]
             found = insert_distinct(connection, "criteria", CRITERIA_COLUMNS, rows)
-            for identity, items in unknown.items():
-                for item in items:
-                    ids[item] = found[identity]
-                    self._criteria_ids.learn(item, found[identity])
+            for identity in unknown:
+                ids[identity] = found[identity]
+                self._criteria_ids.learn(identity, found[identity])
         return ids
 
     def search_cves(self, query: CveQuery) -> Page:

@@ -14,8 +14,9 @@ import orjson
 
 from assay.errors import StoreError
 from assay.nvd.cve_query import CveQuery
-from assay.nvd.cve_record import Criteria, CveFacts, criteria_identity, cve_facts
+from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.storage._cache import ResultCache
+from assay.nvd.storage._decoded import DecodedRecords
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
@@ -143,7 +144,8 @@ class SqliteStore(ProductStoreMixin):
         self.path = path_from_url(url)
         self._local = threading.local()
         self._cache = ResultCache()
-        self._criteria_ids: RememberedIds[Criteria] = RememberedIds()
+        self._decoded = DecodedRecords()
+        self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -351,9 +353,9 @@ class SqliteStore(ProductStoreMixin):
         connection.executemany(
             "INSERT OR IGNORE INTO cvss_vector (kind, vector) VALUES (?, ?)", new_vectors
         )
-        ids = self._criteria_ids_of(connection, {criteria for _, criteria in derived.criteria})
+        ids = self._criteria_ids_of(connection, [criteria for _, criteria in derived.criteria])
         uses = [
-            (ids[criteria], row_id, int(criteria.vulnerable))
+            (ids[criteria.identity], row_id, int(criteria.vulnerable))
             for row_id, criteria in derived.criteria
         ]
         # Rows in key order: each B-tree page is visited once per batch.
@@ -370,17 +372,20 @@ class SqliteStore(ProductStoreMixin):
         )
 
     def _criteria_ids_of(
-        self, connection: sqlite3.Connection, needed: set[Criteria]
-    ) -> dict[Criteria, int]:
-        """The row id of each criteria, inserting those the store does not hold yet."""
-        ids: dict[Criteria, int] = {}
-        unknown: dict[bytes, list[Criteria]] = {}
+        self, connection: sqlite3.Connection, needed: Sequence[Criteria]
+    ) -> dict[bytes, int]:
+        """The row id of each criteria by identity, inserting those the store lacks."""
+        ids: dict[bytes, int] = {}
+        unknown: dict[bytes, Criteria] = {}
         for criteria in needed:
-            row_id = self._criteria_ids.get(criteria)
+            identity = criteria.identity
+            if identity in ids or identity in unknown:
+                continue
+            row_id = self._criteria_ids.get(identity)
             if row_id is None:
-                unknown.setdefault(criteria_identity(criteria), []).append(criteria)
+                unknown[identity] = criteria
             else:
-                ids[criteria] = row_id
+                ids[identity] = row_id
         if not unknown:
             return ids
         found: dict[bytes, int] = {}
@@ -393,7 +398,7 @@ class SqliteStore(ProductStoreMixin):
             )
         next_id = _next_id(connection, "criteria")
         rows: list[tuple[object, ...]] = []
-        for identity, (first, *_) in unknown.items():
+        for identity, first in unknown.items():
             if identity not in found:
                 found[identity], next_id = next_id, next_id + 1
                 rows.append(
@@ -410,10 +415,9 @@ class SqliteStore(ProductStoreMixin):
                     )
                 )
         connection.executemany(CRITERIA_INSERT, rows)
-        for identity, items in unknown.items():
-            for criteria in items:
-                ids[criteria] = found[identity]
-                self._criteria_ids.learn(criteria, found[identity])
+        for identity in unknown:
+            ids[identity] = found[identity]
+            self._criteria_ids.learn(identity, found[identity])
         return ids
 
     def search_cves(self, query: CveQuery) -> Page:
@@ -429,7 +433,8 @@ class SqliteStore(ProductStoreMixin):
             total = len(rows)
             window = rows[query.start_index : query.start_index + query.results_per_page]
             return Page(total, [unpack(row[0]) for row in window])
-        key = (self._generation(connection), query.filter_key)
+        generation = self._generation(connection)
+        key = (generation, query.filter_key)
         ids = self._cache.get(key)
         if ids is None:
             ids = array(
@@ -444,22 +449,26 @@ class SqliteStore(ProductStoreMixin):
             )
             self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
-        return Page(len(ids), self._records(connection, page_ids))
+        return Page(len(ids), self._records(connection, generation, page_ids))
 
-    def _records(self, connection: sqlite3.Connection, ids: Iterable[int]) -> list[bytes]:
+    def _records(
+        self, connection: sqlite3.Connection, generation: int, ids: Iterable[int]
+    ) -> list[bytes]:
         wanted = list(ids)
         if not wanted:
             return []
-        by_id: dict[int, bytes] = {}
-        for chunk in _chunks(wanted, 1000):
+        by_id = self._decoded.get_many(generation, wanted)
+        missing = [row_id for row_id in wanted if row_id not in by_id]
+        read: dict[int, bytes] = {}
+        for chunk in _chunks(missing, 1000):
             marks = ", ".join("?" * len(chunk))
-            by_id.update(
-                connection.execute(
-                    f"SELECT id, record FROM cve WHERE id IN ({marks})",
-                    chunk,
-                ).fetchall()
-            )
-        return [unpack(by_id[row_id]) for row_id in wanted if row_id in by_id]
+            for row_id, stored in connection.execute(
+                f"SELECT id, record FROM cve WHERE id IN ({marks})", chunk
+            ):
+                read[row_id] = unpack(stored)
+        self._decoded.put_many(generation, read)
+        by_id.update(read)
+        return [by_id[row_id] for row_id in wanted if row_id in by_id]
 
 
 class _DerivedRows:
