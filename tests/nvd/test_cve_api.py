@@ -21,6 +21,7 @@ from tests.nvd import oracle
 
 from assay.nvd.cve_query import parse_cve_query
 from assay.nvd.server.app import create_app
+from assay.nvd.server.responses import CHUNK_BYTES
 from assay.nvd.storage import open_store
 
 CVES = "/rest/json/cves/2.0"
@@ -435,3 +436,16 @@ def test_the_walk_orders_are_built_before_the_first_request(
         ]
     finally:
         store.close()
+
+
+def test_a_page_larger_than_one_piece_arrives_whole(client: TestClient) -> None:
+    """The whole sample in one page is sent in pieces: one body of the announced length."""
+    response = client.get(f"{CVES}?resultsPerPage=2000")
+    body = response.content
+    assert len(body) > CHUNK_BYTES
+    assert int(response.headers["content-length"]) == len(body)
+    parsed = orjson.loads(body)
+    assert parsed["resultsPerPage"] == len(parsed["vulnerabilities"]) == parsed["totalResults"]
+    head = client.head(f"{CVES}?resultsPerPage=2000")
+    assert head.content == b""
+    assert int(head.headers["content-length"]) == len(body)

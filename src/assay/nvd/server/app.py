@@ -26,8 +26,8 @@ from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY, Listing, Q
 from assay.nvd.server.openapi import docs_page, openapi_document
 from assay.nvd.server.responses import (
     CORS_PREFLIGHT,
-    envelope,
-    json_response,
+    ChunkedJsonResponse,
+    envelope_chunks,
     legacy_cve,
     nvd_error,
 )
@@ -68,7 +68,7 @@ class NvdApi:
             records = page.records
             if legacy or self.settings.legacy_fields_only:
                 records = [legacy_cve(record) for record in records]
-            body = envelope(
+            chunks = envelope_chunks(
                 format_name="NVD_CVE",
                 list_key="vulnerabilities",
                 wrapper="cve",
@@ -76,7 +76,7 @@ class NvdApi:
                 total=page.total,
                 records=records,
             )
-            return json_response(body, head=request.method == "HEAD")
+            return ChunkedJsonResponse(chunks, head=request.method == "HEAD")
 
         return handle
 
@@ -104,7 +104,7 @@ class NvdApi:
             records = page.records
             if legacy or self.settings.legacy_fields_only:
                 records = [endpoint.legacy(record) for record in records]
-            body = envelope(
+            chunks = envelope_chunks(
                 format_name=endpoint.format_name,
                 list_key=endpoint.list_key,
                 wrapper=endpoint.wrapper,
@@ -112,7 +112,7 @@ class NvdApi:
                 total=page.total,
                 records=records,
             )
-            return json_response(body, head=request.method == "HEAD")
+            return ChunkedJsonResponse(chunks, head=request.method == "HEAD")
 
         return handle
 

@@ -23,7 +23,7 @@ from assay.nvd.storage import Store
 
 PATHS = frozenset({"/rest/json/cves/2.0", "/rest/json/cves/2.0/"})
 CVE_ID_QUERY = re.compile(rb"cveId=(CVE-\d{4}-\d{4,19})")
-# The headers `json_response` sends, in its order (content-length goes in between).
+# The headers `ChunkedJsonResponse` sends, in its order (content-length goes in between).
 HEAD_HEADERS = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in COMMON_HEADERS.items()]
 CONTENT_TYPE = (b"content-type", b"application/json")
 

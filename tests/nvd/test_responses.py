@@ -1,0 +1,41 @@
+"""The NVD envelope sent in pieces (`assay.nvd.server.responses`): the pieces are the
+whole body, in order, whatever the records and the piece size."""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assay.nvd.server.responses import envelope_chunks
+
+RECORDS = st.lists(
+    st.builds(
+        lambda n, text: orjson.dumps({"id": f"CVE-2024-{n:04d}", "text": text}),
+        st.integers(0, 99_999),
+        st.text(max_size=400),
+    ),
+    max_size=40,
+)
+
+
+@given(RECORDS, st.integers(1, 5000), st.integers(0, 10**6), st.integers(0, 10**6))
+def test_the_pieces_make_one_nvd_envelope(
+    records: list[bytes], chunk_bytes: int, start_index: int, total: int
+) -> None:
+    chunks = envelope_chunks(
+        format_name="NVD_CVE",
+        list_key="vulnerabilities",
+        wrapper="cve",
+        start_index=start_index,
+        total=total,
+        records=records,
+        chunk_bytes=chunk_bytes,
+    )
+    assert all(chunks)
+    body = orjson.loads(b"".join(chunks))
+    assert body["resultsPerPage"] == len(records)
+    assert (body["startIndex"], body["totalResults"]) == (start_index, total)
+    assert [item["cve"] for item in body["vulnerabilities"]] == [orjson.loads(r) for r in records]
+    # Only the last piece may be smaller than asked (a piece closes after a whole record).
+    assert all(len(chunk) >= chunk_bytes for chunk in chunks[:-1])
