@@ -208,7 +208,7 @@ def _stages(summary: str) -> dict[str, float]:
     """Where the sync's time went, from its summary (`fetching 30.6 s, checking ...`)."""
     text = " ".join(summary.split())
     stages = {}
-    for name in ("fetching", "checking", "writing", "checkpoints", "waiting for pages"):
+    for name in ("fetching", "checking", "writing with checkpoints", "waiting for pages"):
         _, found, rest = text.partition(f"{name} ")
         if found:
             stages[name] = float(rest.split(" s", 1)[0])

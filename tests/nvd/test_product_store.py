@@ -143,13 +143,24 @@ def test_a_failing_batch_leaves_the_store_exactly_as_before(store: Store) -> Non
     # A record the backend cannot bind fails the write half-way through the batch.
     spoiled[5] = dataclasses.replace(spoiled[5], record=object())  # type: ignore[arg-type]
     with pytest.raises(WRITE_FAILURES):
-        store.upsert_cpes(spoiled)
+        store.upsert_cpes(spoiled, meta={"sync.cpes": "after"})
     assert store.search_cpes(CpeQuery()).total == 10
     changes = [change_facts(c) for c in CHANGES]
     changes[2] = dataclasses.replace(changes[2], record=object())  # type: ignore[arg-type]
     with pytest.raises(WRITE_FAILURES):
-        store.upsert_changes(changes)
+        store.upsert_changes(changes, meta={"sync.changes": "after"})
     assert store.search_changes(parse_history_query([])).total == 0
+    assert store.get_meta("sync.cpes") is None
+    assert store.get_meta("sync.changes") is None
+
+
+def test_every_kind_writes_its_meta_with_its_batch(store: Store) -> None:
+    store.upsert_cpes([cpe_facts(p) for p in PRODUCTS[:3]], meta={"sync.cpes": "1"})
+    store.upsert_match_strings([match_facts(c) for c in CRITERIA[:3]], meta={"sync.m": "2"})
+    store.upsert_changes([change_facts(c) for c in CHANGES[:3]], meta={"sync.changes": "3"})
+    store.upsert_cpes([], meta={"sync.cpes": "4"})
+    assert [store.get_meta(k) for k in ("sync.cpes", "sync.m", "sync.changes")] == ["4", "2", "3"]
+    assert store.search_cpes(CpeQuery()).total == 3
 
 
 def test_generation_and_cached_lists_follow_writes(

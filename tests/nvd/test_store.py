@@ -206,10 +206,13 @@ def test_a_failing_batch_leaves_the_store_exactly_as_before(store: Store, spoil:
     # Updates of stored records, new records, then one row the database refuses.
     updates = [revised(r, "2030-01-01T00:00:00.000", "REVISED overflow") for r in SAMPLE[:20]]
     batch = spoil(facts([*updates, *SAMPLE[60:100]]))
+    store.set_meta("sync.cves", "before")
     # (a criteria that cannot be named fails before the database sees it: TypeError)
     with pytest.raises((*WRITE_FAILURES, TypeError)):
-        store.upsert_cves(batch)
+        store.upsert_cves(batch, meta={"sync.cves": "after", "sync.new": "x"})
     assert state(store) == before
+    # The checkpoint written with the batch is rolled back with it.
+    assert (store.get_meta("sync.cves"), store.get_meta("sync.new")) == ("before", None)
     # and the store still takes the good part of it afterwards
     assert dataclasses.astuple(store.upsert_cves(batch[:-1])) == (40, 20, 0)
 
@@ -246,6 +249,18 @@ def test_meta_get_and_set(store: Store) -> None:
     store.set_meta("other", "")
     assert store.get_meta("other") == ""
     assert store.get_meta("sync.cves") == "2024-02-01T00:00:00.000 ✓"
+
+
+def test_meta_is_written_in_the_batch_transaction(store: Store) -> None:
+    counts = store.upsert_cves(facts(SAMPLE[:5]), meta={"sync.cves": "page 1", "k": "v"})
+    assert counts.added == 5
+    assert (store.get_meta("sync.cves"), store.get_meta("k")) == ("page 1", "v")
+    # Nothing new to store (an empty page, or records already held): the meta still moves.
+    store.upsert_cves(facts(SAMPLE[:5]), meta={"sync.cves": "page 2"})
+    assert store.get_meta("sync.cves") == "page 2"
+    store.upsert_cves([], meta={"sync.cves": "page 3"})
+    assert store.get_meta("sync.cves") == "page 3"
+    assert store.get_meta("generation") == "1"  # meta alone is no change of the data
 
 
 def test_reopening_keeps_everything(store_url: str) -> None:

@@ -271,7 +271,7 @@ def _summary(report: SyncReport, console: Console) -> None:
     spent = report.timings
     console.print(
         f"[dim]fetching {spent['fetch']:.1f} s, checking {spent['check']:.1f} s (ahead of "
-        f"writing), writing {spent['write']:.1f} s, checkpoints {spent['checkpoint']:.1f} s, "
+        f"writing), writing with checkpoints {spent['write']:.1f} s, "
         f"waiting for pages {spent['idle']:.1f} s[/dim]",
         highlight=False,
     )

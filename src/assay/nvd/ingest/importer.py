@@ -16,7 +16,7 @@ import contextlib
 import multiprocessing
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,14 +39,19 @@ class RecordHandler:
     """How one record kind is checked and written."""
 
     facts: Callable[[Any, str], Any]
-    write: Callable[[Store, list[Any]], UpsertCounts]
+    write: Callable[[Store, list[Any], Mapping[str, str] | None], UpsertCounts]
+    """Upsert a batch and set the meta values, in one transaction."""
 
 
 HANDLERS: dict[str, RecordHandler] = {
-    "cve": RecordHandler(cve_facts, lambda store, batch: store.upsert_cves(batch)),
-    "cpe": RecordHandler(cpe_facts, lambda store, batch: store.upsert_cpes(batch)),
-    "cpematch": RecordHandler(match_facts, lambda store, batch: store.upsert_match_strings(batch)),
-    "change": RecordHandler(change_facts, lambda store, batch: store.upsert_changes(batch)),
+    "cve": RecordHandler(cve_facts, lambda store, batch, meta: store.upsert_cves(batch, meta=meta)),
+    "cpe": RecordHandler(cpe_facts, lambda store, batch, meta: store.upsert_cpes(batch, meta=meta)),
+    "cpematch": RecordHandler(
+        match_facts, lambda store, batch, meta: store.upsert_match_strings(batch, meta=meta)
+    ),
+    "change": RecordHandler(
+        change_facts, lambda store, batch, meta: store.upsert_changes(batch, meta=meta)
+    ),
 }
 
 
@@ -130,7 +135,7 @@ class Importer:
             self._problem(f"{path}: cannot read: {error.strerror or error}")
 
     def _write(self, kind: str, batch: list[Any]) -> None:
-        counts = HANDLERS[kind].write(self.store, batch)
+        counts = HANDLERS[kind].write(self.store, batch, None)
         self.report.counts.setdefault(kind, UpsertCounts())
         self.report.counts[kind] += counts
 

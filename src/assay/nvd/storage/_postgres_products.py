@@ -9,7 +9,7 @@ sort as SQLite sorts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
@@ -69,6 +69,7 @@ class ProductStoreMixin:
             order: Callable[[F], str],
             insert: Callable[[Connection, list[F]], None],
             replace: Callable[[Connection, list[tuple[int, F]]], None],
+            meta: Mapping[str, str] | None,
         ) -> UpsertCounts: ...
 
         def _page(
@@ -84,7 +85,9 @@ class ProductStoreMixin:
 
     # -- products --------------------------------------------------------------------
 
-    def upsert_cpes(self, batch: Sequence[CpeFacts]) -> UpsertCounts:
+    def upsert_cpes(
+        self, batch: Sequence[CpeFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         def values(facts: CpeFacts) -> tuple[object, ...]:
             return (
                 facts.cpe_name_id,
@@ -111,6 +114,7 @@ class ProductStoreMixin:
             order=lambda facts: facts.last_modified,
             insert=insert,
             replace=replace,
+            meta=meta,
         )
 
     def search_cpes(self, query: CpeQuery) -> Page:
@@ -154,7 +158,9 @@ class ProductStoreMixin:
 
     # -- match criteria --------------------------------------------------------------
 
-    def upsert_match_strings(self, batch: Sequence[MatchFacts]) -> UpsertCounts:
+    def upsert_match_strings(
+        self, batch: Sequence[MatchFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         def values(facts: MatchFacts) -> tuple[object, ...]:
             c = facts.criteria
             return (
@@ -199,6 +205,7 @@ class ProductStoreMixin:
             order=lambda facts: facts.last_modified,
             insert=insert,
             replace=replace,
+            meta=meta,
         )
 
     def search_match_strings(self, query: CpeMatchQuery) -> Page:
@@ -216,7 +223,9 @@ class ProductStoreMixin:
 
     # -- change history --------------------------------------------------------------
 
-    def upsert_changes(self, batch: Sequence[ChangeFacts]) -> UpsertCounts:
+    def upsert_changes(
+        self, batch: Sequence[ChangeFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         def values(facts: ChangeFacts) -> tuple[object, ...]:
             return (
                 facts.cve_change_id,
@@ -241,6 +250,7 @@ class ProductStoreMixin:
             order=lambda facts: facts.created,
             insert=insert,
             replace=replace,
+            meta=meta,
         )
 
     def search_changes(self, query: HistoryQuery) -> Page:

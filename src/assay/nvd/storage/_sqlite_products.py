@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -175,7 +175,9 @@ class ProductStoreMixin:
 
     # -- products --------------------------------------------------------------------
 
-    def upsert_cpes(self, batch: Sequence[CpeFacts]) -> UpsertCounts:
+    def upsert_cpes(
+        self, batch: Sequence[CpeFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         def row(facts: CpeFacts) -> tuple[Any, ...]:
             return (
                 facts.created,
@@ -207,6 +209,7 @@ class ProductStoreMixin:
             order=lambda facts: facts.last_modified,
             insert=insert,
             replace=replace,
+            meta=meta,
         )
 
     def search_cpes(self, query: CpeQuery) -> Page:
@@ -249,7 +252,9 @@ class ProductStoreMixin:
 
     # -- match criteria --------------------------------------------------------------
 
-    def upsert_match_strings(self, batch: Sequence[MatchFacts]) -> UpsertCounts:
+    def upsert_match_strings(
+        self, batch: Sequence[MatchFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         def row(facts: MatchFacts) -> tuple[Any, ...]:
             c = facts.criteria
             return (
@@ -289,6 +294,7 @@ class ProductStoreMixin:
             order=lambda facts: facts.last_modified,
             insert=insert,
             replace=replace,
+            meta=meta,
         )
 
     def search_match_strings(self, query: CpeMatchQuery) -> Page:
@@ -306,7 +312,9 @@ class ProductStoreMixin:
 
     # -- change history --------------------------------------------------------------
 
-    def upsert_changes(self, batch: Sequence[ChangeFacts]) -> UpsertCounts:
+    def upsert_changes(
+        self, batch: Sequence[ChangeFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         def row(facts: ChangeFacts) -> tuple[Any, ...]:
             return (facts.cve_id, facts.event_key, facts.created, facts.record)
 
@@ -323,6 +331,7 @@ class ProductStoreMixin:
             order=lambda facts: facts.created,
             insert=insert,
             replace=replace,
+            meta=meta,
         )
 
     def search_changes(self, query: HistoryQuery) -> Page:
@@ -349,9 +358,10 @@ class ProductStoreMixin:
         order: Callable[[F], str],
         insert: Callable[[sqlite3.Connection, F], None],
         replace: Callable[[sqlite3.Connection, int, F], None],
+        meta: Mapping[str, str] | None,
     ) -> UpsertCounts:
         """One transaction: insert new keys, replace when the incoming record is at least
-        as new (by `order`) and differs, leave everything else as it is."""
+        as new (by `order`) and differs, leave everything else as it is; write `meta`."""
         key_column, order_column = _TABLES[table]
         counts = UpsertCounts()
         latest: dict[str, F] = {}
@@ -389,6 +399,7 @@ class ProductStoreMixin:
                 connection.execute(
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
                 )
+            write_meta(connection, meta)
         return counts
 
     def _page(
@@ -425,6 +436,16 @@ class ProductStoreMixin:
                 connection.execute(f"SELECT id, record FROM {table} WHERE id IN ({marks})", chunk)
             )
         return [by_id[row_id] for row_id in wanted if row_id in by_id]
+
+
+def write_meta(connection: sqlite3.Connection, meta: Mapping[str, str] | None) -> None:
+    """Set `meta`'s values inside the caller's transaction."""
+    if meta:
+        connection.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            list(meta.items()),
+        )
 
 
 @contextmanager

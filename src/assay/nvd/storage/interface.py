@@ -2,12 +2,13 @@
 
 One interface, one module per backend (`sqlite.py`, `postgres.py`), chosen by URL
 scheme in `open_store`. Every write method is one transaction: it either applies the
-whole batch or leaves the store as it was.
+whole batch or leaves the store as it was. Its `meta` values (a mirror's checkpoint) are
+written in that same transaction, so they never get ahead of, or behind, the records.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -45,7 +46,9 @@ class Page:
 class Store(Protocol):
     url: str
 
-    def upsert_cves(self, batch: Sequence[CveFacts]) -> UpsertCounts:
+    def upsert_cves(
+        self, batch: Sequence[CveFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         """Insert or update by CVE id; an older `lastModified` never replaces a newer one."""
         ...
 
@@ -57,7 +60,9 @@ class Store(Protocol):
 
     # -- CPE products, match criteria, change history (see storage/_sql_products.py) ----
 
-    def upsert_cpes(self, batch: Sequence[CpeFacts]) -> UpsertCounts:
+    def upsert_cpes(
+        self, batch: Sequence[CpeFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         """Insert or update by cpeNameId; an older `lastModified` never replaces a newer one."""
         ...
 
@@ -65,7 +70,9 @@ class Store(Protocol):
         """The page of matching products, ordered by created then cpeNameId."""
         ...
 
-    def upsert_match_strings(self, batch: Sequence[MatchFacts]) -> UpsertCounts:
+    def upsert_match_strings(
+        self, batch: Sequence[MatchFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         """Insert or update by matchCriteriaId; an older `lastModified` never replaces a
         newer one. A stored record's `matches` become the criteria's expansion for the CVE
         API's `cpeName` filter."""
@@ -75,7 +82,9 @@ class Store(Protocol):
         """The page of matching match-criteria records, ordered by created then id."""
         ...
 
-    def upsert_changes(self, batch: Sequence[ChangeFacts]) -> UpsertCounts:
+    def upsert_changes(
+        self, batch: Sequence[ChangeFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         """Insert or update by cveChangeId; a change with an older `created` never
         replaces a newer one."""
         ...

@@ -16,7 +16,7 @@ import hashlib
 import re
 import sqlite3
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -282,12 +282,11 @@ class PostgresStore(ProductStoreMixin):
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
-        with self._using("writing meta") as connection:
-            connection.execute(
-                "INSERT INTO meta (key, value) VALUES (%s, %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (text(key), text(value)),
-            )
+        self._set_meta_values({key: value})
+
+    def _set_meta_values(self, meta: Mapping[str, str]) -> None:
+        with self._using("writing meta") as connection, connection.transaction():
+            _write_meta(connection, meta)
 
     def _generation(self, connection: Connection) -> int:
         row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
@@ -302,7 +301,9 @@ class PostgresStore(ProductStoreMixin):
         assert row is not None
         return int(row[0])
 
-    def upsert_cves(self, batch: Sequence[CveFacts]) -> UpsertCounts:
+    def upsert_cves(
+        self, batch: Sequence[CveFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         def values(facts: CveFacts) -> tuple[object, ...]:
             return (
                 facts.cve_id,
@@ -334,6 +335,7 @@ class PostgresStore(ProductStoreMixin):
             order=lambda facts: facts.last_modified,
             insert=insert,
             replace=replace,
+            meta=meta,
         )
 
     def _insert_derived(self, connection: Connection, written: list[tuple[int, CveFacts]]) -> None:
@@ -437,10 +439,12 @@ class PostgresStore(ProductStoreMixin):
         order: Callable[[F], str],
         insert: Callable[[Connection, list[F]], None],
         replace: Callable[[Connection, list[tuple[int, F]]], None],
+        meta: Mapping[str, str] | None,
     ) -> UpsertCounts:
         """One transaction: insert new keys, replace a record when the incoming one is at
         least as new (by `order`) and differs, leave everything else as it is; bump the
-        generation when anything changed. `table` is (name, key column, order column)."""
+        generation when anything changed; write `meta`. `table` is (name, key column,
+        order column)."""
         name, key_column, order_column = table
         counts = UpsertCounts()
         latest: dict[str, F] = {}
@@ -450,6 +454,8 @@ class PostgresStore(ProductStoreMixin):
                 latest[key(facts)] = facts
         counts.unchanged += len(batch) - len(latest)
         if not latest:
+            if meta:
+                self._set_meta_values(meta)
             return counts
         try:
             with self._using(f"storing {what}") as connection, connection.transaction():
@@ -476,6 +482,7 @@ class PostgresStore(ProductStoreMixin):
                         insert(connection, added)
                     if added or replaced:
                         connection.execute(BUMP_GENERATION)
+                    _write_meta(connection, meta)
                     counts.added += len(added)
                     counts.updated += len(replaced)
                 except BaseException:
@@ -537,3 +544,14 @@ def _digest(record: bytes) -> bytes:
 def _reason(error: BaseException) -> str:
     """The first lines of a driver message, on one line."""
     return " ".join(str(error).split()) or type(error).__name__
+
+
+def _write_meta(connection: Connection, meta: Mapping[str, str] | None) -> None:
+    """Set `meta`'s values inside the caller's transaction."""
+    if meta:
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO meta (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [(text(key), text(value)) for key, value in meta.items()],
+            )

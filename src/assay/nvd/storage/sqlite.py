@@ -6,7 +6,7 @@ import re
 import sqlite3
 import threading
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -20,7 +20,7 @@ from assay.nvd.storage._decoded import DecodedRecords
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
-from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin
+from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
 from assay.nvd.storage.interface import Page, UpsertCounts
 
 T = TypeVar("T")
@@ -251,11 +251,7 @@ class SqliteStore(ProductStoreMixin):
     def set_meta(self, key: str, value: str) -> None:
         connection = self._connection()
         with connection:
-            connection.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
+            write_meta(connection, {key: value})
 
     def _generation(self, connection: sqlite3.Connection) -> int:
         row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
@@ -266,7 +262,9 @@ class SqliteStore(ProductStoreMixin):
     def count_cves(self) -> int:
         return int(self._connection().execute("SELECT count(*) FROM cve").fetchone()[0])
 
-    def upsert_cves(self, batch: Sequence[CveFacts]) -> UpsertCounts:
+    def upsert_cves(
+        self, batch: Sequence[CveFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
         counts = UpsertCounts()
         latest = _latest_per_id(batch)
         counts.unchanged += len(batch) - len(latest)
@@ -299,6 +297,7 @@ class SqliteStore(ProductStoreMixin):
                 connection.execute(
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
                 )
+            write_meta(connection, meta)
             connection.execute("COMMIT")
         except BaseException:
             # Forgotten before the rollback lets another writer in.

@@ -1,12 +1,10 @@
-"""The mirror's I/O: read pages from the upstream, upsert them, commit a checkpoint.
+"""The mirror's I/O: read pages from the upstream, upsert them with their checkpoint.
 
 For each page: fetch (the client paces, times out and retries), check and index every
-record with the importer's facts function, upsert the batch (one transaction), then
-store the kind's checkpoint. The store interface has no way to put the checkpoint in the
-page's transaction, so it is written right after the page commits: a run killed between
-the two reads that page again, and the upserts (idempotent by id, never replacing a newer
-`lastModified`) leave the store exactly as one application would. Fetching and checking
-the next page overlaps with writing the current one (one page ahead, in a thread).
+record with the importer's facts function, then upsert the batch and store the kind's
+checkpoint in one transaction: a run killed at any moment resumes exactly after the last
+page stored. Fetching and checking the next page overlaps with writing the current one
+(one page ahead, in a thread).
 """
 
 from __future__ import annotations
@@ -153,13 +151,11 @@ class SyncReport:
     """Seconds spent waiting for the rate limit."""
     problems: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(
-        default_factory=lambda: dict.fromkeys(
-            ("fetch", "check", "write", "checkpoint", "idle"), 0.0
-        )
+        default_factory=lambda: dict.fromkeys(("fetch", "check", "write", "idle"), 0.0)
     )
-    """Seconds spent fetching and parsing pages, checking records (facts), upserting,
-    committing checkpoints, and writing nothing while waiting for the next page. Fetching
-    and checking run one page ahead of the others, so the sum exceeds `elapsed`."""
+    """Seconds spent fetching and parsing pages, checking records (facts), upserting
+    (each page with its checkpoint), and writing nothing while waiting for the next page.
+    Fetching and checking run one page ahead of the others, so the sum exceeds `elapsed`."""
 
     @property
     def rejected(self) -> int:
@@ -347,12 +343,10 @@ class Mirror:
         for page in pages:
             began = clock()
             timings["idle"] += began - waiting
-            counts = write(self.store, page.facts) if page.facts else UpsertCounts()
-            written = clock()
-            self._save(spec, base.at(page.position))
+            checkpoint = {spec.meta_key: base.at(page.position).to_json()}
+            counts = write(self.store, page.facts, checkpoint)
             waiting = clock()
-            timings["write"] += written - began
-            timings["checkpoint"] += waiting - written
+            timings["write"] += waiting - began
             report.pages += 1
             report.fetched += page.received
             report.counts += counts
