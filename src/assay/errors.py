@@ -59,6 +59,10 @@ class StoreError(AssayError):
     """The store could not be opened, migrated or queried."""
 
 
+class StoreBusy(StoreError):
+    """Another process holds the store's named lock (a sync already writing it)."""
+
+
 class ClientError(AssayError):
     """A request to an NVD-compatible service failed."""
 

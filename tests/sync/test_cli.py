@@ -113,6 +113,24 @@ def test_a_damaged_checkpoint_exits_2_naming_the_key(
     assert "meta sync.cves.version: expected checkpoint version 1, found 99" in err
 
 
+def test_a_second_sync_of_one_store_exits_2_and_changes_nothing(
+    proxy: FaultProxy, mirror_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = open_store(mirror_url)
+    try:
+        with store.exclusive("sync"):  # a sync already running on this store
+            args = ["--store", mirror_url, "--upstream", proxy.base_url, "--kinds", "cves"]
+            code, err = _sync(capsys, *args, *QUICK)
+        assert code == 2
+        assert "is busy" in err
+        assert "'sync' lock" in err
+        assert "Traceback" not in err
+        assert store.count_cves() == 0
+        assert store.get_meta("sync.cves") is None
+    finally:
+        store.close()
+
+
 def _parsed_options(*args: str) -> SyncOptions:
     from assay._cli import build_parser
     from assay._cli.nvd_sync import _options

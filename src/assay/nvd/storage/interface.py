@@ -8,10 +8,13 @@ written in that same transaction, so they never get ahead of, or behind, the rec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from assay.errors import StoreError
 from assay.nvd.change_record import ChangeFacts
 from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cpe_record import CpeFacts
@@ -20,6 +23,18 @@ from assay.nvd.cpematch_record import MatchFacts
 from assay.nvd.cve_query import CveQuery
 from assay.nvd.cve_record import CveFacts
 from assay.nvd.history_query import HistoryQuery
+
+LOCK_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def check_lock_name(name: str) -> str:
+    """A lock name is a short plain word (SQLite makes a file name of it)."""
+    if not LOCK_NAME.fullmatch(name) or name.startswith("."):
+        raise StoreError(
+            f"lock name {name!r}: expected 1-64 letters, digits, '.', '_' or '-', "
+            "not starting with '.'"
+        )
+    return name
 
 
 @dataclass(slots=True)
@@ -98,5 +113,12 @@ class Store(Protocol):
         ...
 
     def set_meta(self, key: str, value: str) -> None: ...
+
+    def exclusive(self, name: str) -> AbstractContextManager[None]:
+        """Hold the lock `name` of this store, across processes and machines that share
+        it, until the block ends (or the holder dies); raises `StoreBusy` at once when
+        another holder has it. Readers and other writers are not blocked: it is for
+        writers that must not overlap, such as two mirrors of one upstream."""
+        ...
 
     def close(self) -> None: ...

@@ -28,7 +28,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from assay.errors import StoreError
+from assay.errors import StoreBusy, StoreError
 from assay.nvd.cve_query import CveQuery
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.storage._cache import ResultCache
@@ -57,7 +57,7 @@ from assay.nvd.storage._postgres_rows import (
     update_rows,
 )
 from assay.nvd.storage._sql import POSTGRES, SqlBuilder, cve_where, search_tokens, tsvector_literal
-from assay.nvd.storage.interface import Page, UpsertCounts
+from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 
 REDERIVE_BATCH = 2000
 POOL_MIN_SIZE = 1
@@ -283,6 +283,31 @@ class PostgresStore(ProductStoreMixin):
 
     def set_meta(self, key: str, value: str) -> None:
         self._set_meta_values({key: value})
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[None]:
+        """A session-level advisory lock, keyed by database, schema and `name`, held by a
+        connection of its own: the server drops it when that connection ends."""
+        key = f"assay:{self._target.schema or ''}:{check_lock_name(name)}"
+        connection = self._connect()
+        try:
+            try:
+                row = connection.execute(
+                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
+                ).fetchone()
+            except psycopg.Error as error:
+                raise StoreError(
+                    f"taking the {name!r} lock failed on {self._target.describe()}: "
+                    f"{_reason(error)}"
+                ) from error
+            if row is None or not row[0]:
+                raise StoreBusy(
+                    f"the store at {self._target.describe()} is busy: another session "
+                    f"holds its {name!r} lock"
+                )
+            yield
+        finally:
+            connection.close()  # (ends the session, and with it the lock)
 
     def _set_meta_values(self, meta: Mapping[str, str]) -> None:
         with self._using("writing meta") as connection, connection.transaction():

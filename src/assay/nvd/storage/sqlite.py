@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import sqlite3
 import threading
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 import orjson
 
-from assay.errors import StoreError
+from assay.errors import StoreBusy, StoreError
 from assay.nvd.cve_query import CveQuery
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.storage._cache import ResultCache
@@ -21,7 +24,7 @@ from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
-from assay.nvd.storage.interface import Page, UpsertCounts
+from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 
 T = TypeVar("T")
 
@@ -252,6 +255,32 @@ class SqliteStore(ProductStoreMixin):
         connection = self._connection()
         with connection:
             write_meta(connection, {key: value})
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[None]:
+        """An advisory lock on the file `<store>.<name>.lock` beside the store: the
+        kernel releases it when its holder exits, however that happens."""
+        check_lock_name(name)
+        lock_path = self.path.with_name(f"{self.path.name}.{name}.lock")
+        try:
+            descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise StoreError(f"cannot open the lock file {lock_path}: {error.strerror}") from error
+        try:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(descriptor, 64, 0).decode("ascii", "replace").strip()
+                raise StoreBusy(
+                    f"the store {self.path} is busy: another process"
+                    + (f" (pid {holder})" if holder.isdigit() else "")
+                    + f" holds its {name!r} lock ({lock_path})"
+                ) from None
+            os.ftruncate(descriptor, 0)
+            os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+            yield
+        finally:
+            os.close(descriptor)  # (releases the lock)
 
     def _generation(self, connection: sqlite3.Connection) -> int:
         row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()

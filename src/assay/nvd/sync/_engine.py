@@ -70,6 +70,10 @@ DEFAULT_OVERLAP: Final = timedelta(hours=2)
 when a change is made, which can be a little before the change is served."""
 MAX_REPORTED_PROBLEMS: Final = 1000
 GC_EVERY_PAGES: Final = 64
+SYNC_LOCK: Final = "sync"
+"""The store lock a mirror holds while it runs: two mirrors of one store would fetch
+everything twice, together exceed the upstream's rate limit and overwrite each other's
+checkpoints."""
 
 T = TypeVar("T")
 
@@ -245,7 +249,12 @@ class Mirror:
         self.report = SyncReport(upstream=self.upstream, paced=options.rate)
 
     def run(self) -> SyncReport:
-        """Mirror every selected kind; raises `SyncError` if the upstream cannot be read."""
+        """Mirror every selected kind; raises `SyncError` if the upstream cannot be read,
+        `StoreBusy` if another mirror is writing this store."""
+        with self.store.exclusive(SYNC_LOCK):
+            return self._run()
+
+    def _run(self) -> SyncReport:
         started = time.perf_counter()
         gc_was_enabled = gc.isenabled()
         # Pages are ~10^5 short-lived acyclic objects: collector passes only cost time.
