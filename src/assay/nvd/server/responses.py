@@ -62,28 +62,6 @@ LEGACY_METRIC_KEYS = frozenset(("cvssMetricV31", "cvssMetricV30", "cvssMetricV2"
 CHUNK_BYTES = 1 << 20
 
 
-def envelope(
-    *,
-    format_name: str,
-    list_key: str,
-    wrapper: str,
-    start_index: int,
-    total: int,
-    records: Sequence[bytes],
-) -> bytes:
-    """The NVD response body, keys in NVD's order, records emitted as stored."""
-    return b"".join(
-        envelope_chunks(
-            format_name=format_name,
-            list_key=list_key,
-            wrapper=wrapper,
-            start_index=start_index,
-            total=total,
-            records=records,
-        )
-    )
-
-
 def envelope_chunks(
     *,
     format_name: str,
@@ -94,7 +72,8 @@ def envelope_chunks(
     records: Sequence[bytes],
     chunk_bytes: int = CHUNK_BYTES,
 ) -> list[bytes]:
-    """`envelope`'s bytes in consecutive pieces of about `chunk_bytes` each."""
+    """The NVD response body, keys in NVD's order, records emitted as stored, in
+    consecutive pieces of about `chunk_bytes` each."""
     timestamp = format_nvd_timestamp(datetime.now(UTC))
     head = (
         f'{{"resultsPerPage":{len(records)},"startIndex":{start_index},'

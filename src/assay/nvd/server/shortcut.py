@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assay.errors import StoreError
 from assay.nvd.cve_query import CveQuery
-from assay.nvd.server.responses import COMMON_HEADERS, envelope
+from assay.nvd.server.responses import COMMON_HEADERS, envelope_chunks
 from assay.nvd.storage import Store
 
 PATHS = frozenset({"/rest/json/cves/2.0", "/rest/json/cves/2.0/"})
@@ -58,13 +58,15 @@ class CveIdShortcut:
         except StoreError:
             await self.app(scope, receive, send)  # the full handler gives the error answer
             return
-        body = envelope(
-            format_name="NVD_CVE",
-            list_key="vulnerabilities",
-            wrapper="cve",
-            start_index=query.start_index,
-            total=page.total,
-            records=page.records,
+        body = b"".join(
+            envelope_chunks(
+                format_name="NVD_CVE",
+                list_key="vulnerabilities",
+                wrapper="cve",
+                start_index=query.start_index,
+                total=page.total,
+                records=page.records,
+            )
         )
         headers: list[Any] = [*HEAD_HEADERS, (b"content-length", b"%d" % len(body)), CONTENT_TYPE]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
