@@ -2,7 +2,7 @@
 
     python -m bench nvd                          (or: make bench)
     python -m bench.bench_nvd [--count N] [--seed S] [--source DIR] [--duration SECONDS]
-                              [--reuse-store] [--feeds]
+                              [--reuse-store] [--feeds] [--store URL]
 
 1. Generate (or reuse) the corpus of `bench/nvd_corpus.py` (340,000 CVEs by default).
 2. `assay nvd import` it into a fresh SQLite store: wall time, peak RSS of the import
@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from bench.bench_store import BenchStore
 from bench.nvd_corpus import (
     DEFAULT_COUNT,
     DEFAULT_OUT,
@@ -99,6 +100,7 @@ class ClassResult:
 @dataclass
 class Results:
     machine: dict[str, Any] = field(default_factory=dict)
+    store: str = "SQLite"
     corpus: dict[str, Any] = field(default_factory=dict)
     import_: dict[str, Any] = field(default_factory=dict)
     classes: list[ClassResult] = field(default_factory=list)
@@ -115,6 +117,12 @@ def run(argv: list[str]) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="wrk runs per contender (best kept)")
     parser.add_argument(
         "--reuse-store", action="store_true", help="skip the import if the store exists"
+    )
+    parser.add_argument(
+        "--store",
+        default=None,
+        help="store URL (default: a SQLite file in bench/out); a PostgreSQL URL needs "
+        "?schema=NAME, which is dropped and made anew",
     )
     parser.add_argument(
         "--feeds",
@@ -135,16 +143,19 @@ def run(argv: list[str]) -> None:
         "json_mib": round(manifest["bytes"] / MIB),
     }
     OUT.mkdir(parents=True, exist_ok=True)
-    store = OUT / f"nvd-{args.count}.db"
+    store = (
+        BenchStore(args.store) if args.store else BenchStore.sqlite(OUT / f"nvd-{args.count}.db")
+    )
+    results.store = "PostgreSQL" if store.is_postgres else "SQLite"
     if not (args.reuse_store and store.exists()):
         pattern = "nvdcve-2.0-*.json.gz" if args.feeds else "cves-*.jsonl.gz"
         results.import_ = _import(store, sorted(folder.glob(pattern)), args.count)
     else:
-        print(f"reusing the store {store}")
+        print(f"reusing the store {store.url}")
     _report_import(results.import_)
 
     cve_paths = [f"{API}?cveId={cve_id}" for cve_id in manifest["sample_ids"]]
-    _warm_os_cache(store)
+    store.warm()
     with _server(_assay_serve(store)) as base, _server(_hello_serve()) as floor:
         _check(base, cve_paths[0])
         measured, floors = _wrk_compare(base, floor, cve_paths, args.duration, args.rounds)
@@ -154,31 +165,21 @@ def run(argv: list[str]) -> None:
         for name, paths in queries.sequential_classes():
             # This VM reclaims file pages left untouched for a couple of minutes
             # (kdamond), which a busy server would keep in use: read them in again.
-            _warm_os_cache(store)
+            store.warm()
             results.classes.append(_sequential(name, base, paths))
     _report(results)
-    (OUT / "nvd-results.json").write_text(json.dumps(asdict(results), indent=1, default=str))
+    name = "nvd-results-postgres.json" if store.is_postgres else "nvd-results.json"
+    (OUT / name).write_text(json.dumps(asdict(results), indent=1, default=str))
 
 
 # -- import -----------------------------------------------------------------------------
 
 
-def _import(store: Path, files: list[Path], count: int) -> dict[str, Any]:
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{store}{suffix}").unlink(missing_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "assay",
-        "nvd",
-        "import",
-        "--store",
-        f"sqlite:///{store}",
-        *map(str, files),
-    ]
-    print(
-        f"importing {len(files)} files: assay nvd import --store sqlite:///{store} ...", flush=True
-    )
+def _import(store: BenchStore, files: list[Path], count: int) -> dict[str, Any]:
+    store.reset()
+    command = [sys.executable, "-m", "assay", "nvd", "import", "--store", store.url]
+    command += map(str, files)
+    print(f"importing {len(files)} files: assay nvd import --store {store.url} ...", flush=True)
     log = (OUT / "nvd-import.log").open("wb")
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT)
@@ -188,11 +189,7 @@ def _import(store: Path, files: list[Path], count: int) -> dict[str, Any]:
     log.close()
     if process.returncode != 0:
         raise SystemExit(f"import failed ({process.returncode}); see {OUT / 'nvd-import.log'}")
-    size = sum(
-        Path(f"{store}{s}").stat().st_size
-        for s in ("", "-wal", "-shm")
-        if Path(f"{store}{s}").exists()
-    )
+    size = store.size_bytes()
     return {
         "seconds": round(elapsed, 1),
         "peak_rss_mib": round(usage.ru_maxrss / 1024),
@@ -201,19 +198,6 @@ def _import(store: Path, files: list[Path], count: int) -> dict[str, Any]:
         "cves_per_s": round(count / elapsed),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
     }
-
-
-def _warm_os_cache(store: Path) -> None:
-    """Read the store once, as a server that has run for a while has it in the OS cache.
-
-    Without it the figures measure the disk (and whatever else the machine is doing
-    with its page cache), not the server.
-    """
-    started = time.perf_counter()
-    with store.open("rb") as handle:
-        while handle.read(8 * MIB):
-            pass
-    print(f"store read into the OS page cache in {time.perf_counter() - started:.1f} s", flush=True)
 
 
 # -- servers ------------------------------------------------------------------------------
@@ -225,11 +209,8 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _assay_serve(store: Path) -> tuple[list[str], dict[str, str]]:
-    return (
-        [sys.executable, "-m", "assay", "serve", "--store", f"sqlite:///{store}", "--workers", "2"],
-        {},
-    )
+def _assay_serve(store: BenchStore) -> tuple[list[str], dict[str, str]]:
+    return ([sys.executable, "-m", "assay", "serve", "--store", store.url, "--workers", "2"], {})
 
 
 def _hello_serve() -> tuple[list[str], dict[str, str]]:
@@ -615,7 +596,7 @@ def _report_import(figures: dict[str, Any]) -> None:
 
 
 def _report(results: Results) -> None:
-    print("\nsummary (targets on 2 cores, SQLite)")
+    print(f"\nsummary ({results.store}; the targets are for 2 cores, SQLite)")
     _report_import(results.import_)
     for r in results.classes:
         key = next((k for k in TARGETS if r.name.startswith(k)), None)

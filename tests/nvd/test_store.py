@@ -13,6 +13,8 @@ import gzip
 import json
 import sqlite3
 import threading
+import time
+import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from importlib import resources
@@ -656,6 +658,39 @@ def test_bad_urls_and_unreachable_servers_raise_store_error(url: str, expected: 
     message = str(caught.value)
     assert "s3cret" not in message
     assert "Traceback" not in message
+
+
+@needs_postgres
+def test_pooled_connections_a_restart_broke_are_replaced_once_idle(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import psycopg
+
+    from assay.nvd.storage import postgres
+
+    monkeypatch.setattr(postgres, "CHECK_IDLE_AFTER", 0.05)
+    name = f"assay-restart-{uuid.uuid4().hex[:8]}"
+    for schema_url in make_store_url("postgres", tmp_path):
+        url = f"{schema_url}&application_name={name}"
+        store = open_store(url)
+        try:
+            store.upsert_cves(facts(SAMPLE[:3]))
+            wanted = query(("cveId", SAMPLE[0]["id"]))
+            assert len(store.search_cves(wanted).records) == 1
+            # What a server restart does to the pool's idle connections (only this store's).
+            with psycopg.connect(postgres.parse_url(url).conninfo, autocommit=True) as admin:
+                ended = admin.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE application_name = %s AND pid <> pg_backend_pid()",
+                    (name,),
+                ).fetchone()
+            assert ended is not None
+            assert ended[0] >= 1
+            time.sleep(0.1)  # idle past the threshold: checked, found broken, replaced
+            for _ in range(3):
+                assert len(store.search_cves(wanted).records) == 1
+        finally:
+            store.close()
 
 
 # -- products, match criteria and changes on the real samples, compared with SQLite -----

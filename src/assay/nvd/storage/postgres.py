@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+import time
+import weakref
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -64,6 +66,10 @@ POOL_MIN_SIZE = 1
 POOL_MAX_SIZE = 8
 CONNECT_TIMEOUT = 10  # seconds to reach the server, unless the URL sets connect_timeout
 POOL_TIMEOUT = 30.0  # seconds an operation may wait for a free pooled connection
+# A pooled connection idle longer than this is checked (one round trip) before use, so one
+# that a server restart broke is replaced rather than failing a request. A connection in
+# steady use is not: checking every checkout cost 260 us of a 410 us cveId look-up.
+CHECK_IDLE_AFTER = 2.0
 SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 SETUP_LOCK = 0x6173_7361_7973_746F  # advisory lock key serializing schema set-up ("assaysto")
 CVE_ORDER = 'c.published COLLATE "C", c.cve_id COLLATE "C"'
@@ -136,6 +142,7 @@ class PostgresStore(ProductStoreMixin):
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
         self._kwargs: dict[str, Any] = {"autocommit": True}
+        self._returned: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
         if not self._target.sets_timeout:
             self._kwargs["connect_timeout"] = CONNECT_TIMEOUT
         try:
@@ -151,7 +158,8 @@ class PostgresStore(ProductStoreMixin):
             min_size=POOL_MIN_SIZE,
             max_size=POOL_MAX_SIZE,
             configure=self._configure,
-            check=ConnectionPool.check_connection,
+            check=self._check_if_idle,
+            reset=self._note_returned,
             timeout=POOL_TIMEOUT,
             name="assay-store",
             open=False,
@@ -254,6 +262,14 @@ class PostgresStore(ProductStoreMixin):
             connection.execute(
                 sql.SQL("SET search_path TO {}").format(sql.Identifier(self._target.schema))
             )
+
+    def _note_returned(self, connection: Connection) -> None:
+        self._returned[connection] = time.monotonic()
+
+    def _check_if_idle(self, connection: Connection) -> None:
+        returned = self._returned.get(connection)
+        if returned is None or time.monotonic() - returned > CHECK_IDLE_AFTER:
+            ConnectionPool.check_connection(connection)
 
     def close(self) -> None:
         self._pool.close()

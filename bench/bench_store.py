@@ -1,0 +1,113 @@
+"""The store a benchmark imports into and serves from: a SQLite file (the default) or a
+PostgreSQL schema (`--store postgresql://...?schema=NAME`, dropped and made anew)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+MIB = 2**20
+
+
+@dataclass(frozen=True)
+class BenchStore:
+    url: str
+
+    @classmethod
+    def sqlite(cls, path: Path) -> BenchStore:
+        return cls(f"sqlite:///{path}")
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.url.startswith(("postgresql:", "postgres:"))
+
+    @property
+    def path(self) -> Path:
+        assert not self.is_postgres
+        return Path("/" + self.url.removeprefix("sqlite:///").lstrip("/"))
+
+    @property
+    def schema(self) -> str:
+        """The PostgreSQL schema the benchmark owns (a URL without one is refused)."""
+        schemas = [v for k, v in parse_qsl(urlsplit(self.url).query) if k == "schema"]
+        if not schemas:
+            raise SystemExit(
+                "--store: a PostgreSQL store for benchmarks needs ?schema=NAME "
+                "(the schema is dropped and made anew)"
+            )
+        return schemas[0]
+
+    def exists(self) -> bool:
+        if self.is_postgres:
+            with self._connect() as connection:
+                row = connection.execute(
+                    "SELECT to_regclass(%s)", (f"{self.schema}.cve",)
+                ).fetchone()
+            return row is not None and row[0] is not None
+        return self.path.exists()
+
+    def reset(self) -> None:
+        """Remove the store, so that the import starts from nothing."""
+        if self.is_postgres:
+            from psycopg import sql
+
+            with self._connect() as connection:
+                connection.execute(
+                    sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(self.schema))
+                )
+            return
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+
+    def size_bytes(self) -> int:
+        """What the store occupies: files (SQLite), or tables with their TOAST data and
+        indexes (PostgreSQL)."""
+        if self.is_postgres:
+            with self._connect() as connection:
+                row = connection.execute(
+                    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = %s AND c.relkind = 'r'",
+                    (self.schema,),
+                ).fetchone()
+            return int(row[0]) if row else 0
+        return sum(
+            Path(f"{self.path}{s}").stat().st_size
+            for s in ("", "-wal", "-shm")
+            if Path(f"{self.path}{s}").exists()
+        )
+
+    def warm(self) -> None:
+        """Read the store once, as a server that has run for a while has it cached.
+
+        Without it the figures measure the disk (and whatever else the machine is doing
+        with its page cache), not the server. (PostgreSQL: the records and the tables
+        the filters read, through the server.)
+        """
+        started = time.perf_counter()
+        if self.is_postgres:
+            from psycopg import sql
+
+            with self._connect() as connection:
+                for table, column in (("cve", "record"), ("cve_facet", "value"),
+                                      ("criteria", "product"), ("cve_criteria", "cve")):  # fmt: skip
+                    connection.execute(
+                        sql.SQL("SELECT sum(length({}::text)) FROM {}").format(
+                            sql.Identifier(column), sql.Identifier(self.schema, table)
+                        )
+                    )
+        else:
+            with self.path.open("rb") as handle:
+                while handle.read(8 * MIB):
+                    pass
+        print(f"store read into the cache in {time.perf_counter() - started:.1f} s", flush=True)
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        parts = urlsplit(self.url)
+        others = "&".join(f"{k}={v}" for k, v in parse_qsl(parts.query) if k != "schema")
+        return psycopg.connect(parts._replace(query=others).geturl(), autocommit=True)
