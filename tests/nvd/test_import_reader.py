@@ -3,6 +3,7 @@ uses for large inputs) give the same store, the same report and the same problem
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 from importlib import resources
 from pathlib import Path
@@ -123,3 +124,55 @@ def test_the_cli_checks_large_inputs_in_a_reader_process(
     store = open_store(url)
     assert store.count_cves() == 198
     store.close()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_the_reader_process_ends_when_its_importer_is_killed(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from assay._cli.nvd import READER_PROCESS_BYTES
+
+    big = tmp_path / "cves.jsonl"
+    with big.open("wb") as out:  # the sample many times over: a reader process is used
+        while out.tell() <= READER_PROCESS_BYTES * 3:
+            out.write(b"".join(orjson.dumps(record) + b"\n" for record in SAMPLE))
+    importer = subprocess.Popen(
+        [sys.executable, "-m", "assay", "nvd", "import", "--batch-size", "50",
+         "--store", f"sqlite:///{tmp_path / 'store.db'}", str(big)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not (readers := _children(importer.pid)):
+            assert importer.poll() is None, "the import ended before its reader was seen"
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        os.kill(importer.pid, signal.SIGKILL)
+        importer.wait()
+        deadline = time.monotonic() + 10
+        while any(Path(f"/proc/{pid}").exists() for pid in readers):
+            assert time.monotonic() < deadline, f"reader {readers} outlived its importer"
+            time.sleep(0.05)
+    finally:
+        importer.kill()
+        importer.wait()
+        for pid in _children(os.getpid()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

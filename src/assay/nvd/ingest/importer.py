@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -32,6 +33,7 @@ from assay.nvd.storage.interface import Store, UpsertCounts
 DEFAULT_BATCH_SIZE = 5000
 MAX_REPORTED_PROBLEMS = 1000
 READ_AHEAD_BATCHES = 2
+PARENT_CHECK_SECONDS = 1.0  # how soon a reader process notices its importer is gone
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +213,7 @@ class _ReaderProcess:
         self._items = self._context.Queue(maxsize=READ_AHEAD_BATCHES)
         self._process = self._context.Process(
             target=_serve_reads,
-            args=(self._batch_size, self._requests, self._items),
+            args=(self._batch_size, self._requests, self._items, os.getpid()),
             name="assay-import-reader",
             daemon=True,
         )
@@ -265,18 +267,44 @@ class _ReaderProcess:
             channel.close()
 
 
-def _serve_reads(batch_size: int, requests: Any, items: Any) -> None:
-    """The reader process: check each file asked for, handing over batch by batch."""
-    for path in iter(requests.get, None):
+def _serve_reads(batch_size: int, requests: Any, items: Any, parent: int) -> None:
+    """The reader process: check each file asked for, handing over batch by batch.
+
+    It ends when told to, or when the importer that started it (`parent`) is gone:
+    killed, the importer cannot say so, and a reader blocked on a queue would otherwise
+    outlive it."""
+
+    def end_if_orphaned() -> None:
+        if os.getppid() != parent:
+            # Right away: a normal exit would wait for the queue's feeder thread, which
+            # is blocked writing to a pipe that nobody reads any more.
+            os._exit(0)
+
+    def receive() -> Any:
+        while True:
+            try:
+                return requests.get(timeout=PARENT_CHECK_SECONDS)
+            except queue.Empty:
+                end_if_orphaned()
+
+    def send(message: tuple[Any, ...]) -> None:
+        while True:
+            try:
+                items.put(message, timeout=PARENT_CHECK_SECONDS)
+                return
+            except queue.Full:
+                end_if_orphaned()
+
+    for path in iter(receive, None):
         try:
             for batch in check_batches(Path(path), batch_size):
-                items.put(("batch", batch))
+                send(("batch", batch))
         except IngestError as error:
-            items.put(("ingest-error", (error.source, error.position, error.reason)))
+            send(("ingest-error", (error.source, error.position, error.reason)))
         except OSError as error:
-            items.put(("os-error", error.strerror or str(error)))
+            send(("os-error", error.strerror or str(error)))
         else:
-            items.put(("end",))
+            send(("end",))
 
 
 _DONE = object()
