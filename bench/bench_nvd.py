@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from bench.bench_store import BenchStore
+from bench._store import BenchStore
 from bench.nvd_corpus import (
     DEFAULT_COUNT,
     DEFAULT_OUT,
