@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from bench._rss import PeakRss
 from bench._store import BenchStore
 from bench.nvd_corpus import (
     DEFAULT_COUNT,
@@ -183,6 +184,7 @@ def _import(store: BenchStore, files: list[Path], count: int) -> dict[str, Any]:
     log = (OUT / "nvd-import.log").open("wb")
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT)
+    peak_rss = PeakRss(process)
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -192,7 +194,7 @@ def _import(store: BenchStore, files: list[Path], count: int) -> dict[str, Any]:
     size = store.size_bytes()
     return {
         "seconds": round(elapsed, 1),
-        "peak_rss_mib": round(usage.ru_maxrss / 1024),
+        "peak_rss_mib": peak_rss.peak_mib,
         "store_mb": round(size / 1e6),
         "store_mb_per_340k": round(size / 1e6 * 340_000 / count),
         "cves_per_s": round(count / elapsed),

@@ -60,6 +60,7 @@ from urllib.parse import quote
 import orjson
 
 from assay.nvd.versions import version_key
+from bench._rss import PeakRss
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = REPO_ROOT / "bench" / "corpus" / "products"
@@ -367,7 +368,8 @@ def _import(store: Path) -> dict[str, Any]:
     started = time.perf_counter()
     with (OUT / "products-import.log").open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT)
-        _, status, usage = os.wait4(process.pid, 0)
+        peak_rss = PeakRss(process)
+        _, status, _ = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"import failed; see {OUT / 'products-import.log'}")
@@ -377,7 +379,7 @@ def _import(store: Path) -> dict[str, Any]:
     return {
         "seconds": round(elapsed, 1),
         "store_mb": round(size / 1e6),
-        "peak_rss_mib": round(usage.ru_maxrss / 1024),
+        "peak_rss_mib": peak_rss.peak_mib,
     }
 
 

@@ -44,6 +44,7 @@ from typing import Any
 
 import httpx
 
+from bench._rss import PeakRss
 from bench.nvd_corpus import DEFAULT_COUNT, DEFAULT_OUT, DEFAULT_SEED, DEFAULT_SOURCE, generate
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -167,6 +168,7 @@ def _mirror(base: str, upstream: Path, count: int) -> dict[str, Any]:
     with log_path.open("wb") as log:
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT)
+        peak_rss = PeakRss(process)
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - started
     code = os.waitstatus_to_exitcode(status)
@@ -187,7 +189,7 @@ def _mirror(base: str, upstream: Path, count: int) -> dict[str, Any]:
         "seconds_per_300k": round(elapsed * 300_000 / count, 1),
         "cves_per_s": round(count / elapsed),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
-        "peak_rss_mib": round(usage.ru_maxrss / 1024),
+        "peak_rss_mib": peak_rss.peak_mib,
         "mirror_mb": round(size / 1e6),
         "compared": compared,
         "different": different,
