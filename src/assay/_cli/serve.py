@@ -7,6 +7,7 @@ import os
 
 from assay._cli import EXIT_OK, CommandTree
 from assay.config import STORE_ENV, default_store_url
+from assay.nvd.server._memory import DEFAULT_RESERVE_MIB, RESERVE_ENV, reserve_from_text
 from assay.nvd.storage import open_store
 
 
@@ -23,6 +24,13 @@ def register(tree: CommandTree) -> None:
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument(
+        "--reserve-memory",
+        metavar="MIB",
+        default=None,
+        help=f"MiB of memory each worker maps at start and keeps for large answers "
+        f"(default {DEFAULT_RESERVE_MIB}; 0 for none)",
+    )
+    parser.add_argument(
         "--compat",
         choices=["nvd-api"],
         default=None,
@@ -34,6 +42,9 @@ def register(tree: CommandTree) -> None:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    if args.reserve_memory is not None:
+        reserve_from_text(args.reserve_memory, "--reserve-memory")
+        os.environ[RESERVE_ENV] = args.reserve_memory.strip()
     url = args.store or default_store_url()
     open_store(url).close()  # create or migrate once, and fail early on a bad URL
     os.environ[STORE_ENV] = url

@@ -182,9 +182,9 @@ async def _docs(request: Request) -> Response:
 def app_from_environment() -> Starlette:
     """Factory for `uvicorn --factory` (used with several workers): reads `ASSAY_STORE`."""
     from assay.config import default_store_url
-    from assay.nvd.server._memory import keep_freed_memory
+    from assay.nvd.server._memory import prepare_serving_process
 
-    keep_freed_memory()  # this process serves for a long time: see _memory.py
+    prepare_serving_process()  # this process serves for a long time: see _memory.py
     store = open_store(default_store_url())
     legacy = os.environ.get("ASSAY_LEGACY_FIELDS_ONLY") == "1"
     return create_app(store, ServerSettings(legacy_fields_only=legacy))
