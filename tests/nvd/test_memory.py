@@ -44,7 +44,7 @@ def test_reserve_sizes_are_whole_mebibytes() -> None:
     assert reserve_from_text(None, RESERVE_ENV) == DEFAULT_RESERVE_MIB
     assert reserve_from_text("0", RESERVE_ENV) == 0
     assert reserve_from_text(" 512 ", RESERVE_ENV) == 512
-    for bad in ("-1", "1.5", "lots", ""):
+    for bad in ("-1", "1.5", "lots", "", "99999999", "\u0661\u0662"):
         with pytest.raises(InputError, match=RESERVE_ENV) as caught:
             reserve_from_text(bad, RESERVE_ENV)
         assert "whole number of MiB" in str(caught.value)

@@ -31,6 +31,7 @@ RESERVE_ENV = "ASSAY_SERVE_RESERVE_MIB"
 # A 40 MB answer needs its decoded records, its pieces and the decoded-record cache
 # (64 MiB): measured, 128 MiB left the first large answers faulting, 256 MiB did not.
 DEFAULT_RESERVE_MIB = 256
+MAX_RESERVE_MIB = 16 * 1024
 RESERVE_BLOCK = 8 * 2**20
 
 
@@ -63,16 +64,24 @@ def reserve_memory(mebibytes: int) -> None:
 def prepare_serving_process() -> None:
     """What a serving process does before it takes requests (`RESERVE_ENV` MiB)."""
     mebibytes = reserve_from_text(os.environ.get(RESERVE_ENV), RESERVE_ENV)
-    if keep_freed_memory() and mebibytes:
+    # Freed memory up to twice the reserve stays mapped, at least TRIM_THRESHOLD.
+    kept = max(TRIM_THRESHOLD, 2 * mebibytes * 2**20)
+    if keep_freed_memory(trim_threshold=kept) and mebibytes:
         reserve_memory(mebibytes)
 
 
 def reserve_from_text(text: str | None, where: str) -> int:
+    """The reserve in MiB that `text` asks for (the default when None); `where` names the
+    option or variable in the error."""
     if text is None:
         return DEFAULT_RESERVE_MIB
-    if not text.strip().isdigit():
-        raise InputError(where, f"expected a whole number of MiB (0 for none), found {text!r}")
-    return int(text)
+    stripped = text.strip()
+    if not (stripped.isascii() and stripped.isdigit()) or int(stripped) > MAX_RESERVE_MIB:
+        raise InputError(
+            where,
+            f"expected a whole number of MiB from 0 (none) to {MAX_RESERVE_MIB}, found {text!r}",
+        )
+    return int(stripped)
 
 
 def _mallopt() -> Callable[[int, int], int] | None:
