@@ -5,8 +5,8 @@
                               [--reuse-store] [--feeds] [--store URL]
 
 1. Generate (or reuse) the corpus of `bench/nvd_corpus.py` (340,000 CVEs by default).
-2. `assay nvd import` it into a fresh SQLite store: wall time, peak RSS of the import
-   process, store size.
+2. `assay nvd import` it into a fresh SQLite store (or the PostgreSQL schema `--store`
+   names): wall time, peak RSS of the import's processes (`bench/_rss.py`), store size.
 3. `assay serve --workers 2` on a loopback port, then per query class:
    * `cveId`: `wrk` (throughput with 32 connections; latency also with 1 connection);
      the same wrk run against a plain Starlette app answering a constant body under the
