@@ -1,0 +1,108 @@
+"""Lock files: what a project pins, read into one typed list of packages.
+
+    >>> from assay.lockfiles import read_lockfile
+    >>> lock = read_lockfile(b"requests==2.32.3 --hash=sha256:70761c...", "requirements.txt")
+    >>> [(p.name, p.version, p.purl) for p in lock.packages]
+
+`read_lockfile(data, filename) -> LockFile` reads pinned `requirements.txt` and
+`pip freeze` output (with `--hash` digests), `poetry.lock`, `uv.lock` and
+`package-lock.json` / `npm-shrinkwrap.json` (lockfileVersion 2 and 3). The format comes
+from the file name and, for other names, from the content. Every `LockedPackage` has
+`name`, `version`, `purl`, `digests` (lowercase hex per algorithm, when the lock file
+names exactly one file), `ecosystem` (the purl type), `files` (every distribution file
+listed, with its digests), `location` and `dev`. Entries that pin no registry release
+(editable installs, the project itself, git sources, links) are in `LockFile.skipped`.
+
+Errors are `LockfileError` (an `assay.errors.InputError`) naming the file and the line
+or JSON path. Pure: bytes in, a result out; no file or network access.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from assay.lockfiles._model import (
+    FORMATS,
+    MAX_JSON_DEPTH,
+    MAX_LOCKFILE_BYTES,
+    MAX_PACKAGES,
+    LockedFile,
+    LockedPackage,
+    LockFile,
+    LockfileError,
+    SkippedEntry,
+)
+
+__all__ = [
+    "FORMATS",
+    "MAX_JSON_DEPTH",
+    "MAX_LOCKFILE_BYTES",
+    "MAX_PACKAGES",
+    "LockFile",
+    "LockedFile",
+    "LockedPackage",
+    "LockfileError",
+    "SkippedEntry",
+    "detect_format",
+    "read_lockfile",
+]
+
+_UV_VERSION = re.compile(r"^version\s*=\s*1\s*$", re.MULTILINE)
+
+
+def detect_format(text: str, filename: str) -> str:
+    """Which of `FORMATS` a file is: by its name, else by its content."""
+    base = os.path.basename(filename).lower()
+    if base == "poetry.lock":
+        return "poetry"
+    if base == "uv.lock":
+        return "uv"
+    if base in ("package-lock.json", "npm-shrinkwrap.json") or base.endswith(".json"):
+        return "package-lock"
+    head = text.lstrip()[:4096]
+    if head.startswith("{"):
+        return "package-lock"
+    if "[[package]]" in text[:1_000_000]:
+        if "lock-version" in text or "content-hash" in text:
+            return "poetry"
+        if _UV_VERSION.search(head):
+            return "uv"
+    return "requirements"
+
+
+def read_lockfile(data: bytes, filename: str) -> LockFile:
+    """Read a lock file's bytes; `filename` names it in errors and chooses the format."""
+    if len(data) > MAX_LOCKFILE_BYTES:
+        raise LockfileError(
+            filename, "", f"expected at most {MAX_LOCKFILE_BYTES} bytes, found {len(data)}"
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise LockfileError(
+            filename, f"line {line}", f"expected UTF-8 text, found byte 0x{data[error.start]:02x}"
+        ) from None
+    kind = detect_format(text, filename)
+    if kind == "poetry":
+        from assay.lockfiles._poetry import read_poetry
+
+        lock = read_poetry(text, filename)
+    elif kind == "uv":
+        from assay.lockfiles._uv import read_uv
+
+        lock = read_uv(text, filename)
+    elif kind == "package-lock":
+        from assay.lockfiles._npm import read_package_lock
+
+        lock = read_package_lock(text, filename)
+    else:
+        from assay.lockfiles._requirements import read_requirements
+
+        lock = read_requirements(text, filename)
+    if len(lock.packages) > MAX_PACKAGES:
+        raise LockfileError(
+            filename, "", f"expected at most {MAX_PACKAGES} packages, found {len(lock.packages)}"
+        )
+    return lock

@@ -1,0 +1,180 @@
+"""Pinned requirements files and `pip freeze` output (pip's requirements-file syntax)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from assay.lockfiles._digests import parse_pip_hash, single_digests
+from assay.lockfiles._model import (
+    MAX_LINE_CHARS,
+    LockedFile,
+    LockedPackage,
+    LockFile,
+    LockfileError,
+    SkippedEntry,
+)
+from assay.lockfiles._purl import pypi_purl
+
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+
+# Options that apply to the whole file and pin nothing (pip's global options).
+_GLOBAL_OPTIONS = frozenset(
+    {
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "--no-index",
+        "--trusted-host",
+        "--pre",
+        "--prefer-binary",
+        "--require-hashes",
+        "--only-binary",
+        "--no-binary",
+        "--use-feature",
+    }
+)
+_INCLUDES = frozenset({"-r", "--requirement", "-c", "--constraint"})
+_EDITABLE = frozenset({"-e", "--editable"})
+# Options a requirement line may carry after the requirement, besides --hash.
+_PER_REQUIREMENT = frozenset({"--config-settings", "--global-option", "--install-option"})
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, line) with backslash continuations joined and comments removed."""
+    pending: list[str] = []
+    start = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not pending:
+            start = number
+        if line.endswith("\\") and not line.lstrip().startswith("#"):
+            pending.append(line[:-1])
+            continue
+        pending.append(line)
+        yield start, _COMMENT.sub("", " ".join(pending)).strip()
+        pending = []
+    if pending:
+        yield start, _COMMENT.sub("", " ".join(pending)).strip()
+
+
+def _option_name(token: str) -> str:
+    return token.split("=", 1)[0]
+
+
+def read_requirements(text: str, filename: str) -> LockFile:
+    """Every pinned `name==version` line, with its `--hash` digests."""
+    packages: list[LockedPackage] = []
+    skipped: list[SkippedEntry] = []
+    for number, line in _logical_lines(text):
+        if not line:
+            continue
+        position = f"line {number}"
+        if len(line) > MAX_LINE_CHARS:
+            raise LockfileError(
+                filename, position, f"expected a line of at most {MAX_LINE_CHARS} characters"
+            )
+        if line.startswith("-"):
+            option = _option_name(line.split(None, 1)[0])
+            if option in _GLOBAL_OPTIONS:
+                continue
+            if option in _INCLUDES:
+                skipped.append(
+                    SkippedEntry(position, line, "includes another file: read that file as well")
+                )
+                continue
+            if option in _EDITABLE:
+                skipped.append(
+                    SkippedEntry(position, line, "an editable install, not a pinned release")
+                )
+                continue
+            raise LockfileError(
+                filename, position, f"expected a requirement or a pip option, found {option!r}"
+            )
+        entry = _requirement(line, filename, position)
+        if isinstance(entry, SkippedEntry):
+            skipped.append(entry)
+        else:
+            packages.append(entry)
+    return LockFile(
+        filename=filename,
+        format="requirements",
+        packages=tuple(packages),
+        skipped=tuple(skipped),
+    )
+
+
+def _requirement(line: str, filename: str, position: str) -> LockedPackage | SkippedEntry:
+    # As pip does: the requirement runs up to the first token that is an option.
+    tokens = line.split(" ")
+    cut = next((i for i, t in enumerate(tokens) if t.startswith("-")), len(tokens))
+    spec = " ".join(tokens[:cut]).strip()
+    options = [t for t in tokens[cut:] if t]
+    hashes = _hashes(options, filename, position)
+    if spec.startswith((".", "/")) or ("://" in spec and " @ " not in spec and "@" not in spec):
+        return SkippedEntry(position, line, "a path or URL, not a pinned release")
+    try:
+        requirement = Requirement(spec)
+    except InvalidRequirement as error:
+        message = str(error).splitlines()[0]
+        raise LockfileError(
+            filename, position, f"expected a requirement (name==version), found {spec!r}: {message}"
+        ) from None
+    if requirement.url:
+        return SkippedEntry(
+            position, line, f"a direct reference ({requirement.url}), not a release"
+        )
+    specifiers = list(requirement.specifier)
+    pinned = (
+        len(specifiers) == 1
+        and specifiers[0].operator in ("==", "===")
+        and bool(specifiers[0].version)
+        and not specifiers[0].version.endswith(".*")
+    )
+    if not pinned:
+        found = str(requirement.specifier) or "no version"
+        raise LockfileError(
+            filename,
+            position,
+            f"expected a pinned requirement (name==version), found {requirement.name!r} "
+            f"with {found}",
+        )
+    version = specifiers[0].version
+    files = tuple(LockedFile(digests={algorithm: value}) for algorithm, value in hashes)
+    return LockedPackage(
+        name=canonicalize_name(requirement.name),
+        version=version,
+        purl=pypi_purl(requirement.name, version),
+        digests=single_digests([f.digests for f in files]),
+        ecosystem="pypi",
+        files=files,
+        location=position,
+    )
+
+
+def _hashes(options: list[str], filename: str, position: str) -> list[tuple[str, str]]:
+    hashes: list[tuple[str, str]] = []
+    index = 0
+    while index < len(options):
+        token = options[index]
+        name, sep, value = token.partition("=")
+        if not sep and name in ("--hash", *_PER_REQUIREMENT):
+            index += 1
+            value = options[index] if index < len(options) else ""
+        if name == "--hash":
+            try:
+                hashes.append(parse_pip_hash(value))
+            except ValueError as error:
+                raise LockfileError(filename, position, f"--hash: {error}") from None
+        elif name not in _PER_REQUIREMENT:
+            raise LockfileError(
+                filename,
+                position,
+                f"expected --hash=ALGORITHM:HEX after the requirement, found {token!r}",
+            )
+        index += 1
+    return hashes
