@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.attest_signing",
     "assay._cli.verify",
     "assay._cli.attest",
+    "assay._cli.attest_provenance",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -1,0 +1,367 @@
+"""`assay attest provenance` and `assay attest run`: make SLSA provenance v1, signed or not.
+
+Only argparse is imported at start-up; each handler imports the library it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from pathlib import Path
+
+    from assay.attestation import ResourceDescriptor, Statement
+    from assay.provenance import SourceRevision
+
+_PROVENANCE_EXAMPLE = """\
+example:
+  assay attest provenance --subject dist/widget-1.2.0.tar.gz \\
+      --builder-id https://ci.example/builders/release \\
+      --build-type urn:assay:build-type:command:v1 \\
+      --external-parameter command=make --from-git --from-lockfile uv.lock \\
+      --key release.key --out widget.intoto.json
+"""
+
+_RUN_EXAMPLE = """\
+example:
+  assay attest run --builder-id https://ci.example/builders/release \\
+      --subject 'dist/*.whl' --key release.key --out build.intoto.json -- make dist
+
+In GitHub Actions, GitLab CI, Jenkins and Buildkite the builder id (when not given),
+the invocation id and the source revision come from the CI's variables; elsewhere the
+source is the git checkout of the working directory, if there is one.
+"""
+
+
+def register(tree: CommandTree) -> None:
+    group = tree.group("attest", help="Work with attestations.")
+    provenance = group.add_parser(
+        "provenance",
+        help="Write SLSA provenance v1 for files already built.",
+        description="Write a SLSA provenance v1 statement for the --subject files, "
+        "DSSE-signed when --key is given.",
+        epilog=_PROVENANCE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    provenance.add_argument(
+        "--subject",
+        required=True,
+        action="extend",
+        nargs="+",
+        metavar="FILE",
+        help="a file the build produced (digested with SHA-256; repeatable)",
+    )
+    provenance.add_argument(
+        "--builder-id", required=True, metavar="URI", help="runDetails.builder.id"
+    )
+    provenance.add_argument(
+        "--build-type", required=True, metavar="URI", help="buildDefinition.buildType"
+    )
+    provenance.add_argument(
+        "--external-parameter",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="an externalParameters entry; a dotted key nests (repeatable)",
+    )
+    _add_dependency_options(provenance)
+    provenance.add_argument(
+        "--from-git",
+        action="store_true",
+        help="add the git checkout of the working directory (repository, ref, commit)",
+    )
+    provenance.add_argument(
+        "--invocation-id",
+        metavar="ID",
+        help="runDetails.metadata.invocationId (default: the CI run, else a new urn:uuid)",
+    )
+    provenance.add_argument(
+        "--started-on", metavar="TIME", help="when the build started (RFC 3339, with a zone)"
+    )
+    provenance.add_argument(
+        "--finished-on",
+        metavar="TIME",
+        help="when the build finished (default: when the newest subject was written)",
+    )
+    _add_output_options(provenance)
+    provenance.set_defaults(handler=_provenance)
+
+    run = group.add_parser(
+        "run",
+        help="Run a build command and write SLSA provenance v1 for what it produced.",
+        description="Run CMD, record its start and finish, digest the files the --subject "
+        "globs name, and write a SLSA provenance v1 statement (DSSE-signed with --key).",
+        epilog=_RUN_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "--builder-id",
+        metavar="URI",
+        help="runDetails.builder.id (default: the one the CI names; required outside CI)",
+    )
+    run.add_argument(
+        "--build-type",
+        metavar="URI",
+        help="buildDefinition.buildType (default: urn:assay:build-type:command:v1)",
+    )
+    run.add_argument(
+        "--subject",
+        required=True,
+        action="extend",
+        nargs="+",
+        metavar="GLOB",
+        help="files the build must produce, as globs (** recurses; repeatable); "
+        "a glob matching nothing fails the run",
+    )
+    _add_dependency_options(run)
+    _add_output_options(run)
+    run.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD ARGS",
+        help="the build command, after --",
+    )
+    run.set_defaults(handler=_run)
+
+
+def _add_dependency_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dependency",
+        action="append",
+        default=[],
+        metavar="URI[@ALG:HEX]",
+        help="a resolved dependency, e.g. pkg:pypi/attrs@23.2.0@sha256:HEX (repeatable)",
+    )
+    parser.add_argument(
+        "--from-lockfile",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="add the lock file and every package it pins (requirements.txt, pip freeze "
+        "output, poetry.lock, uv.lock, package-lock.json; repeatable)",
+    )
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="PEM private key: write a DSSE envelope signed with it (repeatable)",
+    )
+    parser.add_argument("--passphrase-env", metavar="VAR", help="passphrase variable for --key")
+    parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+
+
+# -- handlers ---------------------------------------------------------------------------
+
+
+def _provenance(args: argparse.Namespace) -> int:
+    import os
+    from pathlib import Path
+
+    from assay import provenance
+
+    subjects = provenance.file_subjects(args.subject)
+    dependencies: list[ResourceDescriptor] = []
+    if args.from_git:
+        source = provenance.read_git_source(Path.cwd())
+        _warn_if_dirty(source.dirty)
+        dependencies.append(provenance.source_dependency(source))
+    dependencies += _lockfile_dependencies(args.from_lockfile)
+    dependencies += [provenance.parse_dependency(text) for text in args.dependency]
+    ci = provenance.detect_ci(os.environ)
+    started = _time(args.started_on, "--started-on")
+    finished = _time(args.finished_on, "--finished-on") or _newest_mtime(args.subject)
+    statement = provenance.build_statement(
+        subjects=subjects,
+        builder_id=args.builder_id,
+        build_type=args.build_type,
+        external_parameters=provenance.parse_external_parameters(args.external_parameter),
+        resolved_dependencies=dependencies,
+        invocation_id=args.invocation_id
+        or (ci.invocation_id if ci else None)
+        or provenance.new_invocation_id(),
+        started_on=started,
+        finished_on=finished,
+    )
+    _write(statement, args)
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> int:
+    import os
+    from pathlib import Path
+
+    from assay import provenance
+    from assay.errors import InputError
+
+    command = list(args.command)
+    if not command or command[0] != "--":
+        raise InputError("CMD", "expected -- and then the build command, found none")
+    command = command[1:]
+    ci = provenance.detect_ci(os.environ)
+    builder_id = args.builder_id or (ci.builder_id if ci else None)
+    if not builder_id:
+        where = f"{ci.platform} variables" if ci else "outside a recognised CI"
+        raise InputError("--builder-id", f"expected a builder id: none found in {where}")
+    # Read inputs before running the build, so a bad option fails before any work.
+    lock_dependencies = _lockfile_dependencies(args.from_lockfile)
+    named = [provenance.parse_dependency(text) for text in args.dependency]
+    source = ci.source if ci and ci.source else _git_source_if_any(Path.cwd())
+
+    outcome = provenance.run_command(command, output_to_stderr=not args.out)
+    if not outcome.succeeded:
+        print(
+            f"assay: the build command exited with {outcome.exit_code}; no provenance written",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    subjects = provenance.file_subjects(provenance.expand_globs(args.subject))
+    external: dict[str, object] = {"command": list(outcome.argv)}
+    dependencies: list[ResourceDescriptor] = []
+    if source is not None:
+        if source.uri:
+            external["source"] = {"uri": source.uri}
+        dependencies.append(provenance.source_dependency(source))
+    statement = provenance.build_statement(
+        subjects=subjects,
+        builder_id=builder_id,
+        build_type=args.build_type or provenance.COMMAND_BUILD_TYPE,
+        external_parameters=external,
+        internal_parameters={"ci": ci.platform} if ci else None,
+        resolved_dependencies=[*dependencies, *lock_dependencies, *named],
+        invocation_id=(ci.invocation_id if ci else None) or provenance.new_invocation_id(),
+        started_on=outcome.started_on,
+        finished_on=outcome.finished_on,
+    )
+    _write(statement, args)
+    return EXIT_OK
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def _lockfile_dependencies(paths: list[str]) -> list[ResourceDescriptor]:
+    from pathlib import Path
+
+    from assay.errors import InputError
+    from assay.lockfiles import MAX_LOCKFILE_BYTES, read_lockfile
+    from assay.provenance import lockfile_dependencies
+
+    result: list[ResourceDescriptor] = []
+    for text in paths:
+        path = Path(text)
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(MAX_LOCKFILE_BYTES + 1)
+        except OSError as error:
+            raise InputError(text, f"cannot read: {error.strerror}") from None
+        lock = read_lockfile(data, text)  # refuses data past the limit, naming the file
+        result += lockfile_dependencies(lock, data)
+        for skipped in lock.skipped:
+            print(
+                f"assay: {text}, {skipped.location}: not recorded: {skipped.reason}",
+                file=sys.stderr,
+            )
+    return result
+
+
+def _git_source_if_any(path: Path) -> SourceRevision | None:
+    from assay.errors import InputError
+    from assay.provenance import read_git_source
+
+    try:
+        source = read_git_source(path)
+    except InputError as error:
+        print(f"assay: no source recorded: {error}", file=sys.stderr)
+        return None
+    _warn_if_dirty(source.dirty)
+    return source
+
+
+def _warn_if_dirty(dirty: bool) -> None:
+    if dirty:
+        print(
+            "assay: warning: the git working tree has uncommitted changes; "
+            "the recorded commit does not describe them",
+            file=sys.stderr,
+        )
+
+
+def _time(text: str | None, option: str) -> dt.datetime | None:
+    import datetime as dt
+
+    from assay.errors import InputError
+
+    if text is None:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise InputError(
+            option, f"expected an RFC 3339 time with a zone (2026-01-31T12:00:00Z), found {text!r}"
+        )
+    return moment
+
+
+def _newest_mtime(paths: list[str]) -> dt.datetime:
+    import datetime as dt
+    import os
+
+    newest = max(os.stat(p).st_mtime for p in paths)
+    return dt.datetime.fromtimestamp(newest, dt.UTC)
+
+
+def _write(statement: Statement, args: argparse.Namespace) -> None:
+    import json
+    from pathlib import Path
+
+    from assay import dsse
+    from assay._cli.keys import read_passphrase
+    from assay.errors import InputError
+    from assay.keys import MAX_PEM_BYTES, load_private_key
+
+    payload = statement.to_json()
+    signed_by = ""
+    if args.key:
+        passphrase = read_passphrase(args.passphrase_env)
+        signers = []
+        for text in args.key:
+            try:
+                with Path(text).open("rb") as handle:
+                    data = handle.read(MAX_PEM_BYTES + 1)
+            except OSError as error:
+                raise InputError(text, f"cannot read: {error.strerror}") from None
+            signers.append(load_private_key(data, passphrase=passphrase, where=text))
+        envelope = dsse.sign(payload, dsse.INTOTO_PAYLOAD_TYPE, signers)
+        output = (json.dumps(envelope.to_dict(), indent=2) + "\n").encode()
+        signed_by = ", signed by " + ", ".join(s.keyid for s in signers)
+    else:
+        output = statement.to_json(pretty=True) + b"\n"
+    count = len(statement.subject)
+    dependencies = len(statement.provenance_v1().resolved_dependencies)
+    if args.out:
+        try:
+            Path(args.out).write_bytes(output)
+        except OSError as error:
+            raise InputError(args.out, f"cannot write: {error.strerror}") from None
+        target = args.out
+    else:
+        sys.stdout.buffer.write(output)
+        sys.stdout.flush()
+        target = "stdout"
+    print(
+        f"assay: wrote provenance for {count} subject(s) with {dependencies} resolved "
+        f"dependencies to {target}{signed_by}",
+        file=sys.stderr,
+    )
