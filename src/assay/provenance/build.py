@@ -33,6 +33,7 @@ _OPTION_OF_PATH = {
     "$.predicate.runDetails.builder.id": "--builder-id",
     "$.predicate.buildDefinition.buildType": "--build-type",
     "$.predicate.runDetails.metadata.invocationId": "--invocation-id",
+    "$.predicate.buildDefinition.externalParameters": "--external-parameter",
 }
 
 
@@ -95,8 +96,15 @@ def build_statement(
     Raises `InputError` naming the option when a value would make it invalid (a builder id
     that is not a URI, no subject, a finish before the start).
     """
+    subjects = _unique(subjects)
     if not subjects:
         raise InputError("--subject", "expected at least one subject, found none")
+    names = [s.name for s in subjects if s.name is not None]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InputError(
+            "--subject", f"expected each subject name once, found {repeated[0]!r} with two digests"
+        )
     if started_on and finished_on and finished_on < started_on:
         raise InputError(
             "--finished-on",
@@ -123,6 +131,8 @@ def build_statement(
     findings = validate(statement)
     if findings:
         first = findings[0]
-        where = _OPTION_OF_PATH.get(first.path, first.path)
+        where = _OPTION_OF_PATH.get(first.path) or (
+            "--subject" if first.path.startswith("$.subject") else first.path
+        )
         raise InputError(where, first.message)
     return statement

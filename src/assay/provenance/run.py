@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from assay.errors import InputError
+
+_STDERR_FD = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +40,7 @@ def run_command(
     started = dt.datetime.now(dt.UTC)
     try:
         done = subprocess.run(  # noqa: S603 - argv as the user gave it, no shell
-            list(argv), cwd=cwd, check=False, stdout=sys.stderr if output_to_stderr else None
+            list(argv), cwd=cwd, check=False, stdout=_STDERR_FD if output_to_stderr else None
         )
     except FileNotFoundError:
         raise InputError(
