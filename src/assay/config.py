@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import platformdirs
-
 STORE_ENV = "ASSAY_STORE"
 
 
@@ -15,5 +13,7 @@ def default_store_url() -> str:
     configured = os.environ.get(STORE_ENV)
     if configured:
         return configured
+    import platformdirs  # only when no store is named: it costs start-up time
+
     path = Path(platformdirs.user_data_dir("assay")) / "assay.db"
     return f"sqlite:///{path}"

@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 )
 
 from assay.errors import InputError
+from assay.key_types import KeyType
 
 MAX_PEM_BYTES: Final = 64 * 1024
 """A PEM key file larger than this is refused before parsing."""
@@ -45,16 +46,6 @@ _CURVE_HASH: Final[dict[str, type[hashes.HashAlgorithm]]] = {
     "secp384r1": hashes.SHA384,
     "secp521r1": hashes.SHA512,
 }
-
-
-class KeyType(enum.StrEnum):
-    """Key types that `assay keys generate` can create."""
-
-    ED25519 = "ed25519"
-    ECDSA_P256 = "ecdsa-p256"
-    ECDSA_P384 = "ecdsa-p384"
-    ECDSA_P521 = "ecdsa-p521"
-    RSA_3072 = "rsa-3072"
 
 
 class RsaScheme(enum.StrEnum):

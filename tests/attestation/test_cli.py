@@ -146,7 +146,7 @@ def test_schema_unknown_name_is_a_usage_error(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit) as raised:
         main(["attest", "schema", "nope"])
     assert raised.value.code == 2
-    assert "invalid choice" in capsys.readouterr().err
+    assert "expected one of statement-v1" in capsys.readouterr().err
 
 
 def test_user_docs_list_every_code_and_schema() -> None:

@@ -3,17 +3,29 @@
 Each command group lives in its own module with a `register(tree)` function; this
 module only builds the parser, dispatches, and turns `AssayError` into a clear message
 and an exit code. Exit codes: 0 success, 1 a check failed, 2 unusable input or usage.
+
+Start-up is part of the interface: building the parser (`assay --help`) imports every
+module in COMMAND_MODULES, so those modules import only argparse, this package and
+modules without dependencies at their top level; what a command needs to run (the
+store, the NVD client, cryptography, rich, ...) is imported inside its handler.
+tests/cli/test_startup.py holds that line.
+
+Conventions every command follows:
+- an option that takes several values takes them after one flag and when the flag is
+  repeated (`--key A B` and `--key A --key B`): `add_list_option`;
+- `--json` prints one JSON document on stdout, shaped as docs/cli.md describes; human
+  output goes to stdout for results and stderr for progress and diagnostics;
+- every option has a help text.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from assay import __version__
 from assay.errors import AssayError
@@ -35,6 +47,78 @@ Handler = Callable[[argparse.Namespace], int]
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_UNUSABLE = 2
+
+
+class _UsageError(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ArgumentParser whose list options (`add_list_option`) may precede positionals.
+
+    `--key a.pub b.pub ENVELOPE` is ambiguous to argparse, which gives ENVELOPE to --key
+    and then misses it. When a parse fails, the last values of a list option are tried
+    as the positionals that follow it (as if `--` stood before them); the parse that
+    first succeeds wins, and if none does the original error is reported.
+    """
+
+    _retrying = False
+
+    def error(self, message: str) -> NoReturn:
+        if self._retrying:
+            raise _UsageError(message)
+        super().error(message)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        argv = list(sys.argv[1:] if args is None else args)
+        flags = {
+            flag
+            for action in self._actions
+            if getattr(action, "list_option", False)
+            for flag in action.option_strings
+        }
+        if not flags or self._retrying:
+            return super().parse_known_args(argv, namespace)
+        self._retrying = True
+        try:
+            try:
+                return super().parse_known_args(argv, _copy(namespace))
+            except _UsageError as first:
+                failure = first.message
+            for candidate in _list_values_as_positionals(argv, flags):
+                try:
+                    return super().parse_known_args(candidate, _copy(namespace))
+                except _UsageError:
+                    continue
+        finally:
+            self._retrying = False
+        return self.error(failure)
+
+
+def _copy(namespace: argparse.Namespace | None) -> argparse.Namespace | None:
+    return None if namespace is None else argparse.Namespace(**vars(namespace))
+
+
+def _list_values_as_positionals(argv: list[str], flags: set[str]) -> list[list[str]]:
+    """`[..., --key, a, b, c, rest...]` → the same with c, then b c, moved after `--`."""
+    if "--" in argv:
+        return []
+    starts = [i for i, token in enumerate(argv) if token in flags]
+    if not starts:
+        return []
+    start = starts[-1] + 1
+    end = start
+    while end < len(argv) and not argv[end].startswith("-"):
+        end += 1
+    values, rest = argv[start:end], argv[end:]
+    return [
+        [*argv[:start], *values[:-moved], *rest, "--", *values[-moved:]]
+        for moved in range(1, len(values))
+    ]
 
 
 class CommandTree:
@@ -60,6 +144,17 @@ class CommandTree:
         return self._groups[name]
 
 
+def add_list_option(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, *flags: str, **options: Any
+) -> argparse.Action:
+    """An option taking one or more values, after one flag or with the flag repeated:
+    `--key A B`, `--key A --key B` and `--key A B --key C` all give [A, B, C]; the
+    values may be followed by the command's positionals (`CommandParser`)."""
+    action = parser.add_argument(*flags, action="extend", nargs="+", **options)
+    action.list_option = True  # type: ignore[attr-defined]
+    return action
+
+
 def _group_usage(parser: argparse.ArgumentParser) -> Handler:
     def show(_: argparse.Namespace) -> int:
         parser.print_help(sys.stderr)
@@ -69,7 +164,7 @@ def _group_usage(parser: argparse.ArgumentParser) -> Handler:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="assay",
         description="Supply-chain evidence: SLSA attestations and an NVD API 2.0 mirror.",
     )
@@ -88,12 +183,14 @@ def fatal(message: str, code: int = EXIT_UNUSABLE) -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    import logging  # after parsing: `--help` and usage errors do not need it
+
     logging.basicConfig(
         level=os.environ.get("ASSAY_LOG_LEVEL", "WARNING").upper(),
         format="%(levelname)s %(name)s: %(message)s",
     )
-    parser = build_parser()
-    args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:
         return handler(args)
@@ -101,3 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         fatal(error.diagnostics())
     except KeyboardInterrupt:
         fatal("interrupted", 130)
+    except SystemExit as stop:
+        # A library that exits on its own (uvicorn exits 3 when it cannot bind) still
+        # ends with one of the documented codes: it could not do what it was asked.
+        if isinstance(stop.code, int) and stop.code not in (EXIT_OK, EXIT_FAILED, 130):
+            raise SystemExit(EXIT_UNUSABLE) from None
+        raise

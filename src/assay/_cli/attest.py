@@ -5,19 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
-from assay.attestation import _json
-from assay.attestation.constants import MAX_FILE_BYTES
-from assay.attestation.documents import Document, read_documents
-from assay.attestation.findings import Severity
-from assay.attestation.migrate import migrate
-from assay.attestation.schema import SCHEMA_NAMES, json_schema
-from assay.errors import AttestationError
+from assay.errors import AttestationError, InputError
+
+if TYPE_CHECKING:
+    from assay.attestation.documents import Document
 
 SIGNATURE_NOTE = "signatures were not checked; use `assay attest verify-signature` to verify them"
 
@@ -51,14 +45,22 @@ def register(tree: CommandTree) -> None:
     schema = group.add_parser(
         "schema",
         help="Print a JSON Schema (Draft 2020-12) for a statement or predicate.",
-        description="Print the JSON Schema called NAME.",
+        description="Print the JSON Schema called NAME; `--list` names them all.",
     )
-    schema.add_argument("name", choices=SCHEMA_NAMES, metavar="NAME", help=", ".join(SCHEMA_NAMES))
+    schema.add_argument("name", nargs="?", metavar="NAME", help="the schema to print (see --list)")
+    schema.add_argument(
+        "--list", action="store_true", help="list the schema names and titles instead"
+    )
+    schema.add_argument(
+        "--json", action="store_true", help="with --list: print the list as JSON (docs/cli.md)"
+    )
     schema.set_defaults(handler=_schema)
 
 
 def read_input(path: Path) -> bytes:
     """At most MAX_FILE_BYTES of `path`; raises AttestationError for anything unusable."""
+    from assay.attestation.constants import MAX_FILE_BYTES
+
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
@@ -85,6 +87,8 @@ def _validate(args: argparse.Namespace) -> int:
             code = EXIT_FAILED
         reports.append(report)
     if args.json:
+        from assay.attestation import _json
+
         summary = {
             "valid": code == EXIT_OK,
             "strict": strict,
@@ -99,6 +103,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _failing(document: Document, *, strict: bool) -> bool:
+    from assay.attestation.findings import Severity
+
     return any(strict or f.severity is Severity.ERROR for f in document.findings)
 
 
@@ -128,6 +134,9 @@ _STYLE = {"error": "bold red", "warning": "yellow"}
 
 
 def _print_reports(reports: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
     console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
     for report in reports:
         name = escape(report["file"])
@@ -158,6 +167,8 @@ def _print_reports(reports: list[dict[str, Any]]) -> None:
 
 
 def _read(path: Path) -> list[Document]:
+    from assay.attestation.documents import read_documents
+
     try:
         return read_documents(read_input(path))
     except AttestationError as error:
@@ -166,6 +177,8 @@ def _read(path: Path) -> list[Document]:
 
 
 def _migrate(args: argparse.Namespace) -> int:
+    from assay.attestation.migrate import migrate
+
     documents = _read(args.file)
     outputs: list[bytes] = []
     for document in documents:
@@ -192,5 +205,25 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
+    from assay.attestation import _json
+    from assay.attestation.schema import SCHEMA_NAMES, json_schema
+
+    if args.list == (args.name is not None):
+        raise InputError("NAME", "expected a schema name or --list, not both or neither")
+    if args.json and not args.list:
+        raise InputError("--json", "applies to --list (a schema is JSON already)")
+    if args.list:
+        listing = [
+            {"name": name, "id": schema["$id"], "title": schema["title"]}
+            for name in SCHEMA_NAMES
+            for schema in (json_schema(name),)
+        ]
+        if args.json:
+            sys.stdout.write(_json.dumps({"schemas": listing}, pretty=True).decode() + "\n")
+        else:
+            width = max(len(entry["name"]) for entry in listing)
+            for entry in listing:
+                print(f"{entry['name']:<{width}}  {entry['title']}")
+        return EXIT_OK
     sys.stdout.write(_json.dumps(json_schema(args.name), pretty=True).decode() + "\n")
     return EXIT_OK

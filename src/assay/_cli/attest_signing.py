@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
-from assay import dsse
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay._cli.keys import read_passphrase
 from assay.errors import InputError, VerificationError
-from assay.keys import MAX_PEM_BYTES, PublicKey, load_private_key, load_public_key
+
+if TYPE_CHECKING:
+    from assay.keys import PublicKey
+
+# DSSE's payloadType for in-toto statements (the in-toto attestation spec); stated here
+# too so that the parser does not load the signing code.
+INTOTO_PAYLOAD_TYPE: Final = "application/vnd.in-toto+json"
 
 
 def register(tree: CommandTree) -> None:
@@ -22,9 +27,15 @@ def register(tree: CommandTree) -> None:
         description="Sign FILE into a DSSE envelope written to stdout or --out.",
     )
     sign.add_argument("file", metavar="FILE", help="payload to sign (an in-toto statement)")
-    sign.add_argument("--key", required=True, action="append", help="PEM private key (repeatable)")
+    add_list_option(
+        sign, "--key", required=True, metavar="KEY", help="PEM private key(s) to sign with"
+    )
     sign.add_argument("--passphrase-env", metavar="VAR", help="passphrase variable for the key")
-    sign.add_argument("--payload-type", default=dsse.INTOTO_PAYLOAD_TYPE, help="DSSE payloadType")
+    sign.add_argument(
+        "--payload-type",
+        default=INTOTO_PAYLOAD_TYPE,
+        help="DSSE payloadType (default: %(default)s)",
+    )
     sign.add_argument("--out", help="write the envelope here instead of stdout")
     sign.set_defaults(handler=_sign)
 
@@ -34,9 +45,7 @@ def register(tree: CommandTree) -> None:
         description="Check ENVELOPE's signatures; exit 0 if THRESHOLD distinct keys signed.",
     )
     check.add_argument("envelope", metavar="ENVELOPE")
-    check.add_argument(
-        "--key", required=True, action="append", metavar="PUB", help="PEM public key"
-    )
+    add_list_option(check, "--key", required=True, metavar="PUB", help="PEM public key(s) to trust")
     check.add_argument("--threshold", type=int, default=1, help="distinct keys required (1)")
     check.add_argument("--print-payload", action="store_true", help="write the verified payload")
     check.set_defaults(handler=_verify_signature)
@@ -55,10 +64,17 @@ def read_limited(path: str, limit: int) -> bytes:
 
 
 def load_public_keys(paths: list[str]) -> list[PublicKey]:
+    from assay.keys import MAX_PEM_BYTES, load_public_key
+
     return [load_public_key(read_limited(p, MAX_PEM_BYTES), where=p) for p in paths]
 
 
 def _sign(args: argparse.Namespace) -> int:
+    import json
+
+    from assay import dsse
+    from assay.keys import MAX_PEM_BYTES, load_private_key
+
     passphrase = read_passphrase(args.passphrase_env)
     signers = [
         load_private_key(read_limited(p, MAX_PEM_BYTES), passphrase=passphrase, where=p)
@@ -80,6 +96,8 @@ def _sign(args: argparse.Namespace) -> int:
 
 
 def _verify_signature(args: argparse.Namespace) -> int:
+    from assay import dsse
+
     if args.threshold < 1:
         raise InputError("--threshold", f"expected at least 1, got {args.threshold}")
     keys = load_public_keys(args.key)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from assay._cli import EXIT_OK, CommandTree
 from assay.errors import InputError
-from assay.keys import KeyType, generate_private_key
+from assay.key_types import KeyType
 
 
 def register(tree: CommandTree) -> None:
@@ -21,8 +21,9 @@ def register(tree: CommandTree) -> None:
     parser.add_argument(
         "--type",
         required=True,
-        choices=[KeyType.ED25519.value, KeyType.ECDSA_P256.value, KeyType.RSA_3072.value],
-        help="key type",
+        choices=[kind.value for kind in KeyType],
+        metavar="TYPE",
+        help="key type: %(choices)s",
     )
     parser.add_argument("--out", required=True, metavar="PREFIX", help="output path prefix")
     parser.add_argument(
@@ -50,12 +51,20 @@ def _generate(args: argparse.Namespace) -> int:
     for path in (private_path, public_path):
         if path.exists() and not args.force:
             raise InputError(str(path), "already exists; pass --force to overwrite it")
+    from assay.keys import generate_private_key
+
     passphrase = read_passphrase(args.passphrase_env)
     key = generate_private_key(args.type)
     # Create the private key file readable by its owner only, before writing the secret.
-    fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(key.to_pem(passphrase))
-    public_path.write_bytes(key.public_key().to_pem())
+    try:
+        fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(key.to_pem(passphrase))
+    except OSError as error:
+        raise InputError(str(private_path), f"cannot write: {error.strerror}") from None
+    try:
+        public_path.write_bytes(key.public_key().to_pem())
+    except OSError as error:
+        raise InputError(str(public_path), f"cannot write: {error.strerror}") from None
     print(f"wrote {private_path} and {public_path} (keyid {key.keyid})")
     return EXIT_OK

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib import resources
 from pathlib import Path
-
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
 from assay.config import STORE_ENV, default_store_url
-from assay.nvd.ingest.importer import DEFAULT_BATCH_SIZE, Importer, ImportReport
-from assay.nvd.storage import Store, open_store
+from assay.nvd.defaults import DEFAULT_BATCH_SIZE
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from assay.nvd.ingest.importer import ImportReport
+    from assay.nvd.storage import Store
 
 BUNDLED_PACKAGE = "assay.data"
 
@@ -52,6 +52,8 @@ READER_PROCESS_BYTES = 4 * 2**20
 
 
 def bundled_files() -> list[Path]:
+    from importlib import resources
+
     folder = resources.files(BUNDLED_PACKAGE)
     return sorted(
         Path(str(entry))
@@ -74,6 +76,10 @@ def import_files(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         print("assay nvd import: --batch-size must be at least 1", file=sys.stderr)
         return EXIT_UNUSABLE
+    from rich.console import Console
+
+    from assay.nvd.storage import open_store
+
     console = Console(stderr=True)
     store = open_store(args.store or default_store_url())
     try:
@@ -87,6 +93,11 @@ def import_files(args: argparse.Namespace) -> int:
 
 
 def _run(store: Store, paths: list[Path], batch_size: int, console: Console) -> ImportReport:
+    from rich.markup import escape
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from assay.nvd.ingest.importer import Importer
+
     total_bytes = sum(path.stat().st_size for path in paths)
     with Progress(
         TextColumn("[bold]importing"),
@@ -121,6 +132,8 @@ def _run(store: Store, paths: list[Path], batch_size: int, console: Console) -> 
 
 
 def _summary(report: ImportReport, console: Console) -> None:
+    from rich.table import Table
+
     table = Table(title="import summary", show_edge=False)
     for column in ("records", "added", "updated", "unchanged"):
         table.add_column(column, justify="right" if column != "records" else "left")

@@ -5,44 +5,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from datetime import datetime, timedelta
-
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
 from assay.config import STORE_ENV, default_store_url
 from assay.errors import InputError
-from assay.nvd.client import DEFAULT_BASE_URL
-from assay.nvd.dates import parse_nvd_datetime
-from assay.nvd.storage import open_store
-from assay.nvd.sync import (
-    KINDS,
-    SPECS,
-    KindFinished,
-    KindStarted,
-    Mirror,
-    Notice,
-    PageStored,
-    Rate,
-    SyncError,
-    SyncEvent,
-    SyncOptions,
-    SyncReport,
-    default_rate,
-    parse_kinds,
-    parse_rate,
-)
+from assay.nvd.defaults import DEFAULT_BASE_URL, KINDS
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from rich.console import Console
+    from rich.progress import TaskID
+
+    from assay.nvd.sync import Rate, SyncEvent, SyncOptions, SyncReport
 
 API_KEY_ENV = "NVD_API_KEY"
 
@@ -121,6 +97,9 @@ def register(tree: CommandTree) -> None:
 
 
 def _options(args: argparse.Namespace) -> SyncOptions:
+    from assay.nvd.dates import parse_nvd_datetime
+    from assay.nvd.sync import SyncOptions, default_rate, parse_kinds, parse_rate
+
     upstream: str = args.upstream
     if not upstream.startswith(("http://", "https://")):
         raise InputError("--upstream", f"expected an http(s) URL, got {upstream!r}")
@@ -162,6 +141,12 @@ def _options(args: argparse.Namespace) -> SyncOptions:
 
 
 def sync(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from assay.nvd.storage import open_store
+    from assay.nvd.sync import Mirror, SyncError
+
     try:
         options = _options(args)
     except InputError as error:
@@ -195,6 +180,15 @@ class _Display:
     """A progress bar per kind with an ETA (on a terminal), and notices."""
 
     def __init__(self, console: Console) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         self.console = console
         self.progress = Progress(
             TextColumn("[bold]{task.description:<16}"),
@@ -221,6 +215,10 @@ class _Display:
         self.progress.stop()
 
     def event(self, event: SyncEvent) -> None:
+        from rich.markup import escape
+
+        from assay.nvd.sync import SPECS, KindFinished, KindStarted, Notice, PageStored
+
         if isinstance(event, KindStarted):
             label = SPECS[event.kind].label
             self.console.print(f"{label}: {escape(event.plan)}", highlight=False)
@@ -242,6 +240,12 @@ class _Display:
 
 
 def _summary(report: SyncReport, console: Console) -> None:
+    from datetime import timedelta
+
+    from rich.table import Table
+
+    from assay.nvd.sync import SPECS
+
     table = Table(title="sync summary", show_edge=False)
     table.add_column("records")
     for column in ("fetched", "added", "updated", "unchanged", "rejected", "pages"):

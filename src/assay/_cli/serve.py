@@ -7,8 +7,7 @@ import os
 
 from assay._cli import EXIT_OK, CommandTree
 from assay.config import STORE_ENV, default_store_url
-from assay.nvd.server._memory import DEFAULT_RESERVE_MIB, RESERVE_ENV, reserve_from_text
-from assay.nvd.storage import open_store
+from assay.nvd.server._memory import DEFAULT_RESERVE_MIB, RESERVE_ENV
 
 
 def register(tree: CommandTree) -> None:
@@ -41,6 +40,9 @@ def register(tree: CommandTree) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
+
+    from assay.nvd.server._memory import reserve_from_text
+    from assay.nvd.storage import open_store
 
     if args.reserve_memory is not None:
         reserve_from_text(args.reserve_memory, "--reserve-memory")

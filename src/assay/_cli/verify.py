@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from assay import dsse
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay._cli.attest_signing import load_public_keys, read_limited
 from assay._cli.keys import read_passphrase
 from assay.errors import InputError
-from assay.keys import MAX_PEM_BYTES, load_private_key
-from assay.policy import Policy, load_policy
-from assay.verify import vsa
-from assay.verify.checks import Check
-from assay.verify.evidence import EvidenceIndex
-from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
-from assay.verify.levels import resolve_dependencies
-from assay.verify.verifier import Artifact, Attestation, VerificationReport, evaluate
+
+if TYPE_CHECKING:
+    from assay.policy import Policy
+    from assay.verify.verifier import Artifact, Attestation, VerificationReport
 
 MAX_ARTIFACTS: Final = 1000
 MAX_ATTESTATION_FILES: Final = 10_000
@@ -38,7 +32,7 @@ def register(tree: CommandTree) -> None:
     verify.add_argument(
         "artifacts", nargs="+", metavar="ARTIFACT", help="artifact file (or ALG:HEX digest)"
     )
-    verify.add_argument("--attestation", action="append", required=True, metavar="FILE")
+    add_list_option(verify, "--attestation", required=True, metavar="FILE")
     verify.add_argument("--policy", required=True, metavar="FILE")
     verify.add_argument("--resource-uri", metavar="URI", help="resource URI (for the VSA)")
     verify.add_argument(
@@ -58,17 +52,19 @@ def register(tree: CommandTree) -> None:
         handler=_verify_vsa,
     )
     check.add_argument("file", metavar="FILE", help="DSSE envelope holding the VSA")
-    check.add_argument(
-        "--subject-digest", action="append", required=True, metavar="ALG:HEX", dest="digests"
-    )
+    add_list_option(check, "--subject-digest", required=True, metavar="ALG:HEX", dest="digests")
     check.add_argument("--verifier-id", required=True, metavar="URI")
-    check.add_argument("--key", action="append", required=True, metavar="PUB")
+    add_list_option(check, "--key", required=True, metavar="PUB")
     check.add_argument("--resource-uri", required=True, metavar="URI")
-    check.add_argument("--level", action="append", default=[], metavar="LEVEL")
+    add_list_option(check, "--level", default=[], metavar="LEVEL")
     check.add_argument("--json", action="store_true")
 
 
 def _artifact(text: str) -> Artifact:
+    import hashlib
+
+    from assay.verify.verifier import Artifact
+
     path = Path(text)
     if not path.exists():
         match = _DIGEST_ARGUMENT.match(text)
@@ -87,6 +83,8 @@ def _artifact(text: str) -> Artifact:
 
 
 def _read_directory(directory: str) -> list[Attestation]:
+    from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
+
     root = Path(directory)
     if not root.is_dir():
         raise InputError("--attestation-dir", f"expected a directory, got {directory!r}")
@@ -105,6 +103,11 @@ def _read_directory(directory: str) -> list[Attestation]:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from assay.keys import MAX_PEM_BYTES, load_private_key
+    from assay.policy import load_policy
+    from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
+    from assay.verify.verifier import evaluate
+
     if len(args.artifacts) > MAX_ARTIFACTS:
         raise InputError("ARTIFACT", f"expected at most {MAX_ARTIFACTS} artifacts")
     if args.vsa_out and not args.verifier_id:
@@ -143,6 +146,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _dependencies(report: VerificationReport, policy: Policy, directory: str | None) -> None:
+    from assay.verify.checks import Check
+    from assay.verify.evidence import EvidenceIndex
+    from assay.verify.levels import resolve_dependencies
+
     passing = {name for result in report.artifacts for name in result.attestations}
     dependencies = [
         dep
@@ -202,6 +209,9 @@ def _write_vsa(
     resource_uri: str,
     signer: Any,
 ) -> None:
+    from assay import dsse
+    from assay.verify import vsa
+
     seen: dict[str, dict[str, str]] = {}
     for attestation in attestations:
         seen.setdefault(attestation.name.split("#", 1)[0], attestation.digest)
@@ -228,6 +238,9 @@ def _write_vsa(
 
 
 def _verify_vsa(args: argparse.Namespace) -> int:
+    from assay.verify import vsa
+    from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
+
     keys = load_public_keys(args.key)
     attestations = read_attestations(read_limited(args.file, MAX_ATTESTATION_BYTES), args.file)
     if len(attestations) != 1:

@@ -34,6 +34,7 @@ from assay.nvd.client._params import (
     encode_query,
 )
 from assay.nvd.client._retry import RetryPolicy
+from assay.nvd.defaults import DEFAULT_BASE_URL
 
 __all__ = [
     "CPEMATCH",
@@ -47,7 +48,6 @@ __all__ = [
     "concat",
 ]
 
-DEFAULT_BASE_URL: Final = "https://services.nvd.nist.gov/rest/json"
 USER_AGENT: Final = "assay-nvd-client/0.1"
 
 R = TypeVar("R", bound=Result)

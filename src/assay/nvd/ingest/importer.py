@@ -27,10 +27,10 @@ from assay.nvd.change_record import change_facts
 from assay.nvd.cpe_record import cpe_facts
 from assay.nvd.cpematch_record import match_facts
 from assay.nvd.cve_record import cve_facts
+from assay.nvd.defaults import DEFAULT_BATCH_SIZE
 from assay.nvd.ingest.sources import members, read_member
 from assay.nvd.storage.interface import Store, UpsertCounts
 
-DEFAULT_BATCH_SIZE = 5000
 MAX_REPORTED_PROBLEMS = 1000
 READ_AHEAD_BATCHES = 2
 PARENT_CHECK_SECONDS = 1.0  # how soon a reader process notices its importer is gone

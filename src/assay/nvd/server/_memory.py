@@ -12,7 +12,6 @@ answers find memory already mapped (its resident size starts that much higher).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 from collections.abc import Callable
@@ -87,6 +86,8 @@ def reserve_from_text(text: str | None, where: str) -> int:
 def _mallopt() -> Callable[[int, int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here: `assay serve --help` reads this module's defaults
+
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):

@@ -30,6 +30,7 @@ import orjson
 from assay.errors import InputError
 from assay.nvd.client import MAX_DATE_RANGE, MAX_RESULTS_PER_PAGE, split_window
 from assay.nvd.dates import format_nvd_timestamp, parse_record_timestamp
+from assay.nvd.defaults import KINDS, Kind
 
 __all__ = [
     "CHECKPOINT_VERSION",
@@ -49,9 +50,6 @@ __all__ = [
     "same_upstream",
 ]
 
-Kind = Literal["cves", "cvehistory", "cpes", "cpematch"]
-KINDS: Final[tuple[Kind, ...]] = ("cves", "cvehistory", "cpes", "cpematch")
-"""Every kind, in the order a run mirrors them."""
 
 CHECKPOINT_VERSION: Final = 1
 Window = tuple[datetime, datetime]

@@ -1,0 +1,20 @@
+"""Defaults of the NVD side that the command line shows in its help.
+
+Kept apart, with no imports, so that building the parser (`assay --help`) does not load
+the client, the sync engine or the importer they belong to; those modules take them from
+here.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+DEFAULT_BASE_URL: Final = "https://services.nvd.nist.gov/rest/json"
+"""NVD's own API 2.0, what the client and `assay nvd sync` talk to unless told otherwise."""
+
+Kind = Literal["cves", "cvehistory", "cpes", "cpematch"]
+KINDS: Final[tuple[Kind, ...]] = ("cves", "cvehistory", "cpes", "cpematch")
+"""Every kind of record a mirror holds, in the order a sync run mirrors them."""
+
+DEFAULT_BATCH_SIZE: Final = 5000
+"""Records the importer writes per transaction."""
