@@ -42,11 +42,11 @@ def test_v02_to_v1_follows_the_table() -> None:
     }
     lost = {loss.path for loss in result.losses}
     assert lost == {
-        "$.predicate.buildType",
         "$.predicate.buildConfig",
         "$.predicate.metadata.completeness",
         "$.predicate.metadata.reproducible",
     }
+    assert [note.path for note in result.notes] == ["$.predicate.buildType"]
     assert validate(statement) == []
 
 
@@ -65,9 +65,10 @@ def test_v01_to_v1_goes_through_v02() -> None:
         {"uri": "gcr.io/cloud-builders/docker"},
     ]
     reasons = {loss.path: loss.reason for loss in result.losses}
-    assert (
-        "materials[0] became the config source" in reasons["$.predicate.recipe.definedInMaterial"]
-    )
+    notes = {note.path: note.message for note in result.notes}
+    assert "materials[0] became the config source" in notes["$.predicate.recipe.definedInMaterial"]
+    assert "carried unchanged" in notes["$.predicate.buildType"]
+    assert not set(notes) & set(reasons)
     assert "$.predicate.metadata.completeness" in reasons
     assert "$.predicate.metadata.reproducible" in reasons
     assert validate(result.statement) == []

@@ -35,11 +35,24 @@ def register(tree: CommandTree) -> None:
         "migrate",
         help="Rewrite SLSA provenance v0.1 or v0.2 as v1.",
         description="Rewrite the provenance in FILE as SLSA provenance v1 (in an in-toto "
-        "Statement v1), following the spec's migration tables. Fields that cannot be "
-        "carried over are listed on stderr. The result is unsigned.",
+        "Statement v1), following the spec's migration tables. Fields that could not be "
+        "carried over and notes on fields that were are listed apart on stderr. The "
+        "result is unsigned. Exit 0 when migrated, 2 when FILE holds no usable provenance.",
     )
-    upgrade.add_argument("file", type=Path, metavar="FILE")
-    upgrade.add_argument("--out", type=Path, metavar="FILE", help="write here, not stdout")
+    upgrade.add_argument(
+        "file",
+        type=Path,
+        metavar="FILE",
+        help="provenance v0.1/v0.2/v1 statement, envelope or bundle",
+    )
+    upgrade.add_argument(
+        "--out", type=Path, metavar="FILE", help="write the migrated statement(s) here, not stdout"
+    )
+    upgrade.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON report (statements, losses and notes; docs/cli.md) on stdout",
+    )
     upgrade.set_defaults(handler=_migrate)
 
     schema = group.add_parser(
@@ -177,10 +190,12 @@ def _read(path: Path) -> list[Document]:
 
 
 def _migrate(args: argparse.Namespace) -> int:
+    from assay.attestation import _json
     from assay.attestation.migrate import migrate
 
     documents = _read(args.file)
     outputs: list[bytes] = []
+    reports: list[dict[str, Any]] = []
     for document in documents:
         if document.statement is None:
             where = f"{args.file} {document.location}".strip()
@@ -189,18 +204,39 @@ def _migrate(args: argparse.Namespace) -> int:
         result = migrate(document.statement)
         pretty = len(documents) == 1
         outputs.append(result.statement.to_json(pretty=pretty))
-        prefix = f"{document.location}: " if document.location else ""
-        for loss in result.losses:
-            print(f"{prefix}not carried over: {loss.path}: {loss.reason}", file=sys.stderr)
-    print("note: the migrated statement is unsigned", file=sys.stderr)
+        reports.append(
+            {
+                "location": document.location,
+                "sourcePredicateType": result.source_predicate_type,
+                "losses": [loss.to_dict() for loss in result.losses],
+                "notes": [note.to_dict() for note in result.notes],
+                "statement": result.statement.to_dict(),
+            }
+        )
+        if not args.json:
+            prefix = f"{document.location}: " if document.location else ""
+            for loss in result.losses:
+                print(f"{prefix}not carried over: {loss.path}: {loss.reason}", file=sys.stderr)
+            for note in result.notes:
+                print(f"{prefix}note: {note.path}: {note.message}", file=sys.stderr)
     text = b"\n".join(outputs) + b"\n"
-    if args.out is None:
-        sys.stdout.write(text.decode())
-    else:
+    if args.out is not None:
         try:
             args.out.write_bytes(text)
         except OSError as error:
             raise AttestationError(str(args.out), f"cannot write: {error.strerror}") from None
+    if args.json:
+        report = {
+            "file": str(args.file),
+            "out": None if args.out is None else str(args.out),
+            "signed": False,
+            "documents": reports,
+        }
+        sys.stdout.write(_json.dumps(report, pretty=True).decode() + "\n")
+        return EXIT_OK
+    print("note: the migrated statement is unsigned", file=sys.stderr)
+    if args.out is None:
+        sys.stdout.write(text.decode())
     return EXIT_OK
 
 

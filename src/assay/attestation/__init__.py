@@ -32,7 +32,7 @@ Envelopes (not verified here)
 Files, migration and schemas
     `read_documents(data) -> list[Document]`: every statement in a file (bare statement,
     DSSE envelope, Sigstore bundle, JSON Lines, npm or gcloud wrappers), validated.
-    `migrate(statement) -> Migration` (`.statement` in provenance v1, `.losses`).
+    `migrate(statement) -> Migration` (`.statement` in provenance v1, `.losses`, `.notes`).
     `json_schema(name)` for each of `SCHEMA_NAMES` (Draft 2020-12).
 
 Constants
@@ -58,7 +58,7 @@ from assay.attestation.constants import (
 from assay.attestation.documents import Document, read_documents
 from assay.attestation.envelope import EnvelopePayload, extract_payload, is_intoto_payload_type
 from assay.attestation.findings import CODES, Finding, Severity, has_errors
-from assay.attestation.migrate import Loss, Migration, migrate
+from assay.attestation.migrate import Loss, Migration, Note, migrate
 from assay.attestation.provenance import (
     BuildDefinition,
     Builder,
@@ -113,6 +113,7 @@ __all__ = [
     "Loss",
     "Material",
     "Migration",
+    "Note",
     "ProvenanceV01",
     "ProvenanceV02",
     "ProvenanceV1",

@@ -1,8 +1,10 @@
 """Migrate provenance v0.1 -> v0.2 -> v1, following the spec's migration tables.
 
-`migrate()` returns the v1 statement and a list of `Loss`es: every source field that
-has no place in v1 (buildConfig, completeness, reproducible, definedInMaterial,
-URI-named extensions, ...), so nothing disappears silently.
+`migrate()` returns the v1 statement, a list of `Loss`es: every source field that
+has no place in v1 (buildConfig, completeness, reproducible, URI-named extensions, ...),
+so nothing disappears silently; and apart from them a list of `Note`s: fields that were
+carried over but deserve a look (a buildType kept as it was, an index replaced by what
+it pointed to).
 """
 
 from __future__ import annotations
@@ -37,11 +39,25 @@ class Loss:
 
 
 @dataclass(frozen=True, slots=True)
+class Note:
+    """A source field that was carried over, with something its reader should know."""
+
+    path: str
+    """JSON path in the source statement."""
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
 class Migration:
     statement: Statement
     """The statement with a provenance v1 predicate."""
     losses: list[Loss] = field(default_factory=list)
     source_predicate_type: str = PROVENANCE_V1
+    notes: list[Note] = field(default_factory=list)
+    """Fields carried over that deserve a look; none of them is a loss."""
 
 
 _P = "$.predicate"
@@ -66,11 +82,12 @@ def migrate(statement: JSONView | Mapping[str, Any]) -> Migration:
             _P, f"expected a predicate object, found {_json.type_name(predicate)}"
         )
     losses: list[Loss] = []
+    notes: list[Note] = []
     if predicate_type == PROVENANCE_V1:
         return Migration(Statement._wrap(source), losses, PROVENANCE_V1)
     if predicate_type == PROVENANCE_V01:
-        predicate = v01_to_v02(predicate, losses)
-    v1 = v02_to_v1(predicate, losses)
+        predicate = v01_to_v02(predicate, losses, notes)
+    v1 = v02_to_v1(predicate, losses, notes)
     result: dict[str, Any] = {}
     for key, value in source.items():
         if key == "_type":
@@ -81,7 +98,7 @@ def migrate(statement: JSONView | Mapping[str, Any]) -> Migration:
             result[key] = v1
         else:
             result[key] = value
-    return Migration(Statement._wrap(result), losses, str(predicate_type))
+    return Migration(Statement._wrap(result), losses, str(predicate_type), notes)
 
 
 def _unknown(
@@ -95,7 +112,9 @@ def _unknown(
     return extra
 
 
-def v01_to_v02(predicate: dict[str, Any], losses: list[Loss]) -> dict[str, Any]:
+def v01_to_v02(
+    predicate: dict[str, Any], losses: list[Loss], notes: list[Note] | None = None
+) -> dict[str, Any]:
     """Provenance v0.1 predicate to v0.2 (spec, "Migrating from 0.1")."""
     out: dict[str, Any] = {}
     if "builder" in predicate:
@@ -119,9 +138,14 @@ def v01_to_v02(predicate: dict[str, Any], losses: list[Loss]) -> dict[str, Any]:
                 material = material_list[index]
                 if isinstance(material, dict):
                     source.update({k: material[k] for k in ("uri", "digest") if k in material})
-                losses.append(
-                    Loss(where, f"the index itself; materials[{index}] became the config source")
-                )
+                if notes is not None:
+                    notes.append(
+                        Note(
+                            where,
+                            f"replaced by what it indexed: materials[{index}] became the"
+                            " config source",
+                        )
+                    )
             else:
                 losses.append(Loss(where, f"{index!r} does not index materials"))
         if "entryPoint" in recipe:
@@ -156,17 +180,20 @@ def v01_to_v02(predicate: dict[str, Any], losses: list[Loss]) -> dict[str, Any]:
     return out
 
 
-def v02_to_v1(predicate: dict[str, Any], losses: list[Loss]) -> dict[str, Any]:
+def v02_to_v1(
+    predicate: dict[str, Any], losses: list[Loss], notes: list[Note] | None = None
+) -> dict[str, Any]:
     """Provenance v0.2 predicate to v1 (spec, "Migrating from 0.2")."""
     definition: dict[str, Any] = {}
     if "buildType" in predicate:
         definition["buildType"] = predicate["buildType"]
-        losses.append(
-            Loss(
-                child(_P, "buildType"),
-                "carried unchanged; a v1 buildType must describe how to read the v1 inputs",
+        if notes is not None:
+            notes.append(
+                Note(
+                    child(_P, "buildType"),
+                    "carried unchanged; a v1 buildType must describe how to read the v1 inputs",
+                )
             )
-        )
     invocation = predicate.get("invocation")
     invocation = invocation if isinstance(invocation, dict) else {}
     source = invocation.get("configSource")
