@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -48,11 +48,10 @@ def register(tree: CommandTree) -> None:
         epilog=_PROVENANCE_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    provenance.add_argument(
+    add_list_option(
+        provenance,
         "--subject",
         required=True,
-        action="extend",
-        nargs="+",
         metavar="FILE",
         help="a file the build produced (digested with SHA-256; repeatable)",
     )
@@ -62,9 +61,9 @@ def register(tree: CommandTree) -> None:
     provenance.add_argument(
         "--build-type", required=True, metavar="URI", help="buildDefinition.buildType"
     )
-    provenance.add_argument(
+    add_list_option(
+        provenance,
         "--external-parameter",
-        action="append",
         default=[],
         metavar="K=V",
         help="an externalParameters entry; a dotted key nests (repeatable)",
@@ -109,11 +108,10 @@ def register(tree: CommandTree) -> None:
         metavar="URI",
         help="buildDefinition.buildType (default: urn:assay:build-type:command:v1)",
     )
-    run.add_argument(
+    add_list_option(
+        run,
         "--subject",
         required=True,
-        action="extend",
-        nargs="+",
         metavar="GLOB",
         help="files the build must produce, as globs (** recurses; repeatable); "
         "a glob matching nothing fails the run",
@@ -130,17 +128,16 @@ def register(tree: CommandTree) -> None:
 
 
 def _add_dependency_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    add_list_option(
+        parser,
         "--dependency",
-        action="append",
         default=[],
         metavar="URI[@ALG:HEX]",
         help="a resolved dependency, e.g. pkg:pypi/attrs@23.2.0@sha256:HEX (repeatable)",
     )
-    parser.add_argument(
+    add_list_option(
+        parser,
         "--from-lockfile",
-        action="extend",
-        nargs="+",
         default=[],
         metavar="FILE",
         help="add the lock file and every package it pins (requirements.txt, pip freeze "
@@ -149,9 +146,9 @@ def _add_dependency_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    add_list_option(
+        parser,
         "--key",
-        action="append",
         default=[],
         metavar="KEY",
         help="PEM private key: write a DSSE envelope signed with it (repeatable)",
