@@ -60,6 +60,7 @@ HEAVY_FOR_VALIDATE = (
     "psycopg",
     "yaml",
     "jinja2",
+    "rich",  # output into a pipe is plain text
 )
 
 _EVERY_HELP = """

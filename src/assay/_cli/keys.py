@@ -32,6 +32,11 @@ def register(tree: CommandTree) -> None:
         help="encrypt the private key with the passphrase held in this environment variable",
     )
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the files written and the key id as JSON on stdout (docs/cli.md)",
+    )
     parser.set_defaults(handler=_generate)
 
 
@@ -66,5 +71,17 @@ def _generate(args: argparse.Namespace) -> int:
         public_path.write_bytes(key.public_key().to_pem())
     except OSError as error:
         raise InputError(str(public_path), f"cannot write: {error.strerror}") from None
-    print(f"wrote {private_path} and {public_path} (keyid {key.keyid})")
+    if args.json:
+        import json
+
+        document = {
+            "type": args.type,
+            "keyid": key.keyid,
+            "privateKey": str(private_path),
+            "publicKey": str(public_path),
+            "encrypted": passphrase is not None,
+        }
+        print(json.dumps(document, indent=2))
+    else:
+        print(f"wrote {private_path} and {public_path} (keyid {key.keyid})")
     return EXIT_OK

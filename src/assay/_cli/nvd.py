@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
 from assay.config import STORE_ENV, default_store_url
@@ -33,7 +33,9 @@ def register(tree: CommandTree) -> None:
         "lastModified never replaces a newer one. Exit 0 when everything was stored, 1 when "
         "some records or files were rejected, 2 when nothing could be read.",
     )
-    parser.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    parser.add_argument(
+        "files", nargs="*", type=Path, metavar="FILE", help="files to import (see above)"
+    )
     parser.add_argument(
         "--store",
         default=None,
@@ -44,6 +46,11 @@ def register(tree: CommandTree) -> None:
     )
     parser.add_argument(
         "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="records per transaction"
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as JSON on stdout (docs/cli.md); progress stays on stderr",
     )
     parser.set_defaults(handler=import_files)
 
@@ -86,7 +93,12 @@ def import_files(args: argparse.Namespace) -> int:
         report = _run(store, paths, args.batch_size, console)
     finally:
         store.close()
-    _summary(report, console)
+    if args.json:
+        import json
+
+        sys.stdout.write(json.dumps(import_report_json(report), indent=2) + "\n")
+    else:
+        _summary(report, console)
     if report.files == report.failed_files:
         return EXIT_UNUSABLE
     return EXIT_OK if report.ok else EXIT_FAILED
@@ -129,6 +141,21 @@ def _run(store: Store, paths: list[Path], batch_size: int, console: Console) -> 
                 importer.import_file(path)
                 done_before += path.stat().st_size
     return importer.report
+
+
+def import_report_json(report: ImportReport) -> dict[str, Any]:
+    """The `--json` document of `assay nvd import` (docs/cli.md)."""
+    return {
+        "ok": report.ok,
+        "files": report.files,
+        "failedFiles": report.failed_files,
+        "rejected": report.rejected,
+        "records": {
+            kind: {"added": c.added, "updated": c.updated, "unchanged": c.unchanged}
+            for kind, c in sorted(report.counts.items())
+        },
+        "problems": list(report.problems),
+    }
 
 
 def _summary(report: ImportReport, console: Console) -> None:

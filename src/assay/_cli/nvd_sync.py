@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
 from assay.config import STORE_ENV, default_store_url
@@ -93,6 +93,11 @@ def register(tree: CommandTree) -> None:
         default=2.0,
         help="first retry delay in seconds, doubling up to 60 (default 2)",
     )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as JSON on stdout (docs/cli.md); progress stays on stderr",
+    )
     parser.set_defaults(handler=sync)
 
 
@@ -163,7 +168,10 @@ def sync(args: argparse.Namespace) -> int:
                 report = mirror.run()
             except SyncError as error:
                 display.close()
-                _summary(mirror.report, console)
+                if args.json:
+                    _print_json(sync_report_json(mirror.report, error=error.diagnostics()))
+                else:
+                    _summary(mirror.report, console)
                 console.print(
                     f"[red]error[/red] {escape(error.diagnostics())}",
                     highlight=False,
@@ -172,8 +180,51 @@ def sync(args: argparse.Namespace) -> int:
                 return EXIT_UNUSABLE
     finally:
         store.close()
-    _summary(report, console)
+    if args.json:
+        _print_json(sync_report_json(report))
+    else:
+        _summary(report, console)
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _print_json(document: dict[str, Any]) -> None:
+    import json
+
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+def sync_report_json(report: SyncReport, *, error: str | None = None) -> dict[str, Any]:
+    """The `--json` document of `assay nvd sync` (docs/cli.md)."""
+    return {
+        "ok": error is None and report.ok,
+        "error": error,
+        "upstream": report.upstream,
+        "upstreamTime": None if report.upstream_time is None else report.upstream_time.isoformat(),
+        "paced": None
+        if report.paced is None
+        else {"requests": report.paced.requests, "seconds": report.paced.seconds},
+        "requests": report.requests,
+        "retries": report.retries,
+        "elapsedSeconds": round(report.elapsed, 3),
+        "waitedSeconds": round(report.waited, 3),
+        "rejected": report.rejected,
+        "kinds": [
+            {
+                "kind": kind.kind,
+                "plan": kind.plan,
+                "fullLoad": kind.full_load,
+                "fetched": kind.fetched,
+                "added": kind.counts.added,
+                "updated": kind.counts.updated,
+                "unchanged": kind.counts.unchanged,
+                "rejected": kind.rejected,
+                "pages": kind.pages,
+                "windows": kind.windows,
+            }
+            for kind in report.kinds
+        ],
+        "problems": list(report.problems),
+    }
 
 
 class _Display:
