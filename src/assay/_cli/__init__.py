@@ -40,6 +40,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.verify",
     "assay._cli.attest",
     "assay._cli.attest_provenance",
+    "assay._cli.completion",
 )
 
 Handler = Callable[[argparse.Namespace], int]
