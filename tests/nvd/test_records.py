@@ -20,6 +20,7 @@ from assay.nvd.storage._records import (
     DICTIONARY_V1,
     FORMAT_DEFLATE_V1,
     FORMAT_ZSTD_V2,
+    DamagedRecord,
     pack,
     unpack,
 )
@@ -67,13 +68,13 @@ def test_format_1_and_plain_json_stay_readable() -> None:
 @pytest.mark.parametrize(
     ("stored", "message"),
     [
-        (b"\x07abc", "unknown stored record format"),
+        (b"\x07abc", "unknown format"),
         (FORMAT_DEFLATE_V1 + b"\x00", "truncated"),
         (FORMAT_ZSTD_V2 + b"not a zstd frame", "damaged stored record"),
     ],
 )
 def test_damaged_records_are_named(stored: bytes, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(DamagedRecord, match=message):
         unpack(stored)
 
 

@@ -102,12 +102,13 @@ def register(tree: CommandTree) -> None:
 
 
 def _options(args: argparse.Namespace) -> SyncOptions:
+    from assay.nvd.client import redact_url
     from assay.nvd.dates import parse_nvd_datetime
     from assay.nvd.sync import SyncOptions, default_rate, parse_kinds, parse_rate
 
     upstream: str = args.upstream
     if not upstream.startswith(("http://", "https://")):
-        raise InputError("--upstream", f"expected an http(s) URL, got {upstream!r}")
+        raise InputError("--upstream", f"expected an http(s) URL, got {redact_url(upstream)!r}")
     api_key: str | None = args.api_key or os.environ.get(API_KEY_ENV) or None
     rate: Rate | None
     if args.no_pacing:
@@ -149,6 +150,7 @@ def sync(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
+    from assay.nvd.client import redact_url
     from assay.nvd.storage import open_store
     from assay.nvd.sync import Mirror, SyncError
 
@@ -159,7 +161,8 @@ def sync(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     console = Console(stderr=True)
     pacing = f"paced at {options.rate}" if options.rate else "not paced"
-    console.print(f"mirroring {escape(options.upstream)} ({pacing})", highlight=False)
+    shown = redact_url(options.upstream)
+    console.print(f"mirroring {escape(shown)} ({pacing})", highlight=False)
     store = open_store(args.store or default_store_url())
     try:
         with _Display(console) as display:

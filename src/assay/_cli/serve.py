@@ -48,7 +48,13 @@ def serve(args: argparse.Namespace) -> int:
         reserve_from_text(args.reserve_memory, "--reserve-memory")
         os.environ[RESERVE_ENV] = args.reserve_memory.strip()
     url = args.store or default_store_url()
-    open_store(url).close()  # create or migrate once, and fail early on a bad URL
+    from assay.nvd.server.app import check_store
+
+    store = open_store(url)  # create or migrate once, and fail early on a bad URL
+    try:
+        check_store(store)  # or on a damaged store (exit 2, rather than workers that die)
+    finally:
+        store.close()
     os.environ[STORE_ENV] = url
     if args.compat == "nvd-api":
         os.environ["ASSAY_LEGACY_FIELDS_ONLY"] = "1"

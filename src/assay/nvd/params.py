@@ -21,6 +21,9 @@ MAX_PARAMETERS = 40
 MAX_VALUE_LENGTH = 2048
 INVALID_DATE = "Invalid ISO 8601 date/time format, see documentation."
 MAX_CVE_IDS = 100
+# The largest integer a parameter may hold (the stores' 64-bit offsets); a larger
+# `startIndex` is refused rather than answered with another number than was asked.
+MAX_INTEGER = 2**63 - 1
 CVE_ID = re.compile(r"CVE-\d{4}-\d{4,19}", re.IGNORECASE)
 
 
@@ -46,6 +49,8 @@ class RawQuery:
                 raise QueryError(raw_name, f"Invalid parameter: {printable(raw_name)}")
             if len(value) > MAX_VALUE_LENGTH:
                 raise QueryError(name, f"{name} is too long: at most {MAX_VALUE_LENGTH} characters")
+            if "\x00" in value:  # no NVD value holds one, and SQLite's text functions stop at it
+                raise QueryError(name, f"Invalid {name}: it contains a NUL character")
             # NVD's behaviour for repeated parameters is unknown; the first one wins.
             self.values.setdefault(name, value)
 
@@ -79,12 +84,12 @@ class RawQuery:
             raise QueryError(
                 name, f"Invalid {name}: expected an integer{bound}, found '{printable(value)}'"
             )
-        number = int(value[:18])  # longer digit strings are past any limit anyway
-        if len(value) > 18:
-            number = 10**18
-        if maximum is not None and number > maximum:
-            raise QueryError(name, f"{name} parameter cannot exceed {maximum}")
-        return number
+        limit = MAX_INTEGER if maximum is None else maximum
+        # Leading zeros aside, a digit string longer than the limit's is past it.
+        digits = value.lstrip("0") or "0"
+        if len(digits) > len(str(limit)) or int(digits) > limit:
+            raise QueryError(name, f"{name} parameter cannot exceed {limit}")
+        return int(digits)
 
     def window(self, start_name: str, end_name: str, *, max_days: int = 120) -> Window | None:
         """A date pair: both or neither, valid ISO 8601, at most `max_days` long."""
@@ -102,7 +107,10 @@ class RawQuery:
             check_window(start, end, max_days=max_days)
         except InputError as error:
             raise QueryError(start_name, f"{start_name}/{end_name}: {error.reason}") from None
-        return Window(comparable_text(start, ceil=True), comparable_text(end))
+        try:
+            return Window(comparable_text(start, ceil=True), comparable_text(end))
+        except OverflowError:  # a start in the last millisecond of year 9999, rounded up
+            raise QueryError(start_name, f"{INVALID_DATE} ({start_name})") from None
 
 
 def _date(name: str, text: str) -> datetime:

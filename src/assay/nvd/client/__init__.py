@@ -25,6 +25,7 @@ from assay.nvd.client._errors import (
     NvdResponseError,
     NvdTimeoutError,
     NvdTransportError,
+    redact_url,
 )
 from assay.nvd.client._models import (
     Change,
@@ -139,5 +140,6 @@ __all__ = [
     "parse_cpes",
     "parse_cve_history",
     "parse_cves",
+    "redact_url",
     "split_window",
 ]

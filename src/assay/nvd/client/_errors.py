@@ -14,6 +14,8 @@ anything is sent. httpx exceptions are translated once, where requests are sent.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 from assay.errors import ClientError
 
 __all__ = [
@@ -23,7 +25,23 @@ __all__ = [
     "NvdResponseError",
     "NvdTimeoutError",
     "NvdTransportError",
+    "redact_url",
 ]
+
+
+def redact_url(url: str) -> str:
+    """`url` as it may be shown or logged: a password in it replaced by `***` (a user
+    name alone is kept, it tells which account was used)."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url.rsplit("@", maxsplit=1)[-1] if "@" in url else url
+    if password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 class NvdClientError(ClientError):
@@ -40,7 +58,7 @@ class NvdApiError(NvdClientError):
     def __init__(self, status: int, message: str, url: str) -> None:
         self.status = status
         self.message = message
-        self.url = url
+        self.url = url = redact_url(url)
         detail = f": {message}" if message else ""
         super().__init__(f"NVD API answered HTTP {status} for GET {url}{detail}")
 
@@ -53,7 +71,7 @@ class NvdTransportError(NvdClientError):
     """The request did not get a complete answer (connection error, truncated body)."""
 
     def __init__(self, message: str, url: str) -> None:
-        self.url = url
+        self.url = url = redact_url(url)
         super().__init__(f"GET {url}: {message}")
 
     def diagnostics(self) -> str:

@@ -496,6 +496,12 @@ class _Parser(Generic[R]):
             envelope = self._envelope.decode(body)
         except msgspec.DecodeError as exc:
             raise NvdResponseError(f"not an NVD API 2.0 {self._list_key} result: {exc}") from exc
+        except RecursionError:
+            # msgspec stops at the interpreter's recursion limit (about 1,000 levels):
+            # memory stays bounded, and a page nested that deep is no NVD answer.
+            raise NvdResponseError(
+                f"not an NVD API 2.0 {self._list_key} result: JSON nested too deeply"
+            ) from None
         decode = self._record.decode
         set_raw = msgspec.structs.force_setattr
         wrap = self._item_type
@@ -504,9 +510,10 @@ class _Parser(Generic[R]):
             raw = item.record
             try:
                 record = decode(raw)
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, RecursionError) as exc:
                 where = f"$.{self._list_key}[{index}].{self._wrapper}"
-                raise NvdResponseError(f"{where}: {exc}") from exc
+                reason = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
+                raise NvdResponseError(f"{where}: {reason}") from None
             set_raw(record, "raw_json", raw)
             items.append(wrap(record))
         return self._result_type(

@@ -16,7 +16,10 @@ import contextlib
 import multiprocessing
 import os
 import queue
+import tarfile
 import threading
+import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,6 +189,13 @@ def check_batches(path: Path, batch_size: int) -> Iterator[Batch]:
                     if batch is not None and len(batch) >= batch_size:
                         position = raw.tell()
                         yield flush(record.kind, position)
+        except (EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile) as error:
+            if problems:
+                pending.clear()
+                yield flush("", position)
+            raise IngestError(
+                str(path), "", f"the compressed data is damaged or truncated ({error})"
+            ) from None
         except (IngestError, OSError):
             if problems:  # the records rejected before the file failed are still told
                 pending.clear()

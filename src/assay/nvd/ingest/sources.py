@@ -3,7 +3,8 @@
 Accepted: NVD API 2.0 responses and 2.0 feed files (`{"vulnerabilities": [...]}`,
 `{"products": [...]}`, `{"matchStrings": [...]}`, `{"cveChanges": [...]}`), and JSON
 Lines of records (bare or wrapped as `{"cve": {...}}`); each plain, `.gz`, `.zip`
-or `.tar.gz` (every JSON member is read in name order).
+or `.tar.gz` (every JSON member is read in name order). JSON nested deeper than
+`MAX_DEPTH` levels is refused before it is parsed (`assay.nvd.ingest.depth`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import ijson
 import orjson
 
 from assay.errors import IngestError
+from assay.nvd.ingest.depth import DepthLimitedReader, TooDeep, check_depth
 
 # What each list key of an NVD response holds: (record kind, item wrapper key).
 LIST_KEYS = {
@@ -116,7 +118,9 @@ def read_member(member: Member) -> Iterator[SourceRecord]:
         head = stream.read(DETECT_BYTES)
     start = head.lstrip()[:1]
     if not start:
-        return
+        raise IngestError(
+            member.name, "byte 0", "the file is empty: expected NVD JSON or JSON Lines of records"
+        )
     if start != b"{":
         raise IngestError(member.name, "byte 0", "expected a JSON object or JSON Lines of objects")
     if _looks_like_json_lines(head):
@@ -145,7 +149,10 @@ def _json_lines(member: Member) -> Iterator[SourceRecord]:
             if not line.strip():
                 continue
             try:
+                check_depth(line, "")
                 value = orjson.loads(line)
+            except TooDeep as error:
+                raise IngestError(member.name, f"line {number}", error.reason) from None
             except orjson.JSONDecodeError as error:
                 raise IngestError(member.name, f"line {number}", f"invalid JSON: {error}") from None
             yield _classify(value, member.name, f"line {number}")
@@ -173,8 +180,9 @@ def _json_document(member: Member) -> Iterator[SourceRecord]:
     kind, wrapper = LIST_KEYS[list_key]
     with member.open() as stream:
         index = -1
+        checked = DepthLimitedReader(stream, member.name)
         try:
-            for index, item in enumerate(ijson.items(stream, f"{list_key}.item", use_float=True)):
+            for index, item in enumerate(ijson.items(checked, f"{list_key}.item", use_float=True)):
                 position = f"$.{list_key}[{index}]"
                 if not isinstance(item, dict) or wrapper not in item:
                     raise IngestError(
@@ -185,12 +193,14 @@ def _json_document(member: Member) -> Iterator[SourceRecord]:
             raise IngestError(
                 member.name, f"after $.{list_key}[{index}]", f"invalid JSON: {error}"
             ) from None
+        except TooDeep as error:
+            raise IngestError(member.name, f"after $.{list_key}[{index}]", error.reason) from None
 
 
 def _find_list_key(member: Member) -> str:
     with member.open() as stream:
         try:
-            for prefix, event, value in ijson.parse(stream):
+            for prefix, event, value in ijson.parse(DepthLimitedReader(stream, member.name)):
                 if prefix == "" and event == "map_key":
                     if value in LIST_KEYS:
                         return str(value)
@@ -202,6 +212,8 @@ def _find_list_key(member: Member) -> str:
                         )
         except ijson.JSONError as error:
             raise IngestError(member.name, "$", f"invalid JSON: {error}") from None
+        except TooDeep as error:
+            raise IngestError(member.name, "$", error.reason) from None
     raise IngestError(
         member.name,
         "$",

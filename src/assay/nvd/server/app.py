@@ -9,7 +9,7 @@ after 2023 left out (for clients such as nvd-api 0.9.1 that reject unknown field
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 
@@ -33,6 +33,7 @@ from assay.nvd.server.responses import (
 )
 from assay.nvd.server.shortcut import CveIdShortcut
 from assay.nvd.storage import Store, open_store
+from assay.nvd.storage._records import DamagedRecord
 
 API_PREFIX = "/rest/json"
 LEGACY_PREFIX = "/compat/nvd-api/rest/json"
@@ -63,11 +64,11 @@ class NvdApi:
                 return nvd_error(error.reason)
             try:
                 page = await run_in_threadpool(self.store.search_cves, query)
-            except StoreError:
-                return nvd_error("The store is unavailable", status=503)
-            records = page.records
-            if legacy or self.settings.legacy_fields_only:
-                records = [legacy_cve(record) for record in records]
+                records = page.records
+                if legacy or self.settings.legacy_fields_only:
+                    records = [legacy_cve(record) for record in records]
+            except (StoreError, ValueError) as error:
+                return store_failure(error)
             chunks = envelope_chunks(
                 format_name="NVD_CVE",
                 list_key="vulnerabilities",
@@ -99,11 +100,11 @@ class NvdApi:
                     page = endpoint.search(self.store, query)
                 else:
                     page = await run_in_threadpool(endpoint.search, self.store, query)
-            except StoreError:
-                return nvd_error("The store is unavailable", status=503)
-            records = page.records
-            if legacy or self.settings.legacy_fields_only:
-                records = [endpoint.legacy(record) for record in records]
+                records = page.records
+                if legacy or self.settings.legacy_fields_only:
+                    records = [endpoint.legacy(record) for record in records]
+            except (StoreError, ValueError) as error:
+                return store_failure(error)
             chunks = envelope_chunks(
                 format_name=endpoint.format_name,
                 list_key=endpoint.list_key,
@@ -115,6 +116,14 @@ class NvdApi:
             return ChunkedJsonResponse(chunks, head=request.method == "HEAD")
 
         return handle
+
+
+def store_failure(error: Exception) -> Response:
+    """503: the store could not answer (unreachable, or a stored record that does not
+    read back: `DamagedRecord`, or JSON a record filter cannot parse, a `ValueError`)."""
+    if isinstance(error, StoreError) and not isinstance(error, DamagedRecord):
+        return nvd_error("The store is unavailable", status=503)
+    return nvd_error("A stored record is damaged; the store needs repair", status=503)
 
 
 def api_routes(
@@ -141,6 +150,10 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Starlett
         *api_routes(CPEMATCH.path, lambda legacy: api.listing(CPEMATCH, legacy=legacy)),
         Route("/openapi.json", _openapi, methods=["GET", "HEAD"]),
         Route("/docs", _docs, methods=["GET", "HEAD"]),
+        # Relative redirects: the Host header (whatever a client or proxy sent) is not
+        # trusted to build the location.
+        Route("/openapi.json/", _relative_redirect("../openapi.json"), methods=["GET", "HEAD"]),
+        Route("/docs/", _relative_redirect("../docs"), methods=["GET", "HEAD"]),
     ]
     middleware: list[Middleware] = []
     if not settings.legacy_fields_only:
@@ -171,12 +184,25 @@ def _warmed(store: Store) -> Callable[[Starlette], AbstractAsyncContextManager[N
     return lifespan
 
 
+def check_store(store: Store) -> None:
+    """Read what every worker reads first (the whole CVE order): a store damaged there
+    is refused before serving starts, with a `StoreError` that says so."""
+    store.search_cves(parse_cve_query(WALK_ORDERS[0]))
+
+
 async def _openapi(request: Request) -> Response:
     return Response(openapi_document(), media_type="application/json")
 
 
 async def _docs(request: Request) -> Response:
     return HTMLResponse(docs_page())
+
+
+def _relative_redirect(location: str) -> Callable[[Request], Awaitable[Response]]:
+    async def redirect(request: Request) -> Response:
+        return Response(b"", status_code=307, headers={"location": location})
+
+    return redirect
 
 
 def app_from_environment() -> Starlette:

@@ -21,6 +21,8 @@ from assay.nvd.jsonenc import encode
 COMMON_HEADERS = {
     "apikey": "No",
     "access-control-allow-origin": "*",
+    # A page script may read why a request failed, as NVD's answers carry it.
+    "access-control-expose-headers": "message, apikey",
 }
 CORS_PREFLIGHT = {
     **COMMON_HEADERS,

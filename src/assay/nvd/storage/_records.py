@@ -28,6 +28,8 @@ from importlib import resources
 
 import zstandard
 
+from assay.errors import StoreError
+
 FORMAT_DEFLATE_V1 = b"\x01"
 FORMAT_ZSTD_V2 = b"\x02"
 ZSTD_LEVEL = 3  # levels above 3 cost 3x the time for 5% less space
@@ -256,20 +258,28 @@ def pack(record: bytes) -> bytes:
     return FORMAT_ZSTD_V2 + _compressor().compress(record)
 
 
+class DamagedRecord(StoreError):
+    """A stored record cannot be read back: the store is damaged, not the request."""
+
+
 def unpack(stored: bytes) -> bytes:
-    """The NVD-encoded record from its stored form (plain JSON passes through)."""
+    """The NVD-encoded record from its stored form (plain JSON passes through);
+    `DamagedRecord` when it cannot be read back."""
     head = stored[:1]
     if head == FORMAT_ZSTD_V2:
         try:
             return _decompressor().decompress(memoryview(stored)[1:])
         except zstandard.ZstdError as error:
-            raise ValueError(f"damaged stored record: {error}") from None
+            raise DamagedRecord(f"damaged stored record: {error}") from None
     if head == b"{":
         return stored
     if head != FORMAT_DEFLATE_V1:
-        raise ValueError(f"unknown stored record format {head!r}")
+        raise DamagedRecord(f"damaged stored record: unknown format {head!r}")
     decompressor = zlib.decompressobj(_WBITS, DICTIONARY_V1)
-    record = decompressor.decompress(memoryview(stored)[1:])
+    try:
+        record = decompressor.decompress(memoryview(stored)[1:])
+    except zlib.error as error:
+        raise DamagedRecord(f"damaged stored record: {error}") from None
     if not decompressor.eof:  # `decompress` gave everything there is; no `flush` needed
-        raise ValueError("truncated stored record")
+        raise DamagedRecord("damaged stored record: truncated")
     return record

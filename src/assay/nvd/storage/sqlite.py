@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import re
 import sqlite3
 import threading
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
 import orjson
 
@@ -27,6 +28,7 @@ from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 SCHEMA_VERSION = "2"
 
@@ -151,6 +153,13 @@ class SqliteStore(ProductStoreMixin):
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
         try:
+            if self.path.is_file() and self.path.stat().st_size == 0:
+                # SQLite would take it for a new database: a file emptied by mistake (or
+                # a wrong name) would silently become a store.
+                raise StoreError(
+                    f"{self.path} is an empty file, not an assay store: remove it to "
+                    "create a new store there"
+                )
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._set_up(self._connection())
         except (sqlite3.Error, OSError) as error:
@@ -276,8 +285,13 @@ class SqliteStore(ProductStoreMixin):
                     + (f" (pid {holder})" if holder.isdigit() else "")
                     + f" holds its {name!r} lock ({lock_path})"
                 ) from None
-            os.ftruncate(descriptor, 0)
-            os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+            try:
+                os.ftruncate(descriptor, 0)
+                os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+            except OSError as error:
+                raise StoreError(
+                    f"cannot write the lock file {lock_path}: {error.strerror}"
+                ) from error
             yield
         finally:
             os.close(descriptor)  # (releases the lock)
@@ -515,6 +529,40 @@ class _DerivedRows:
         self.criteria.extend([(row_id, criteria) for criteria in facts.criteria])
         if facts.search_text:
             self.texts.append((row_id, facts.search_text))
+
+
+# The store's public methods: an SQLite failure in any of them (a full disk, a damaged
+# file) is a `StoreError` naming the store, which callers turn into one line or a 503.
+PUBLIC_METHODS = (
+    "get_meta",
+    "set_meta",
+    "count_cves",
+    "upsert_cves",
+    "search_cves",
+    "upsert_cpes",
+    "search_cpes",
+    "upsert_match_strings",
+    "search_match_strings",
+    "upsert_changes",
+    "search_changes",
+)
+
+
+def _store_errors(method: Callable[P, T]) -> Callable[P, T]:
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.Error as error:
+            store = args[0]
+            path = getattr(store, "path", "")
+            raise StoreError(f"the SQLite store at {path}: {error}") from error
+
+    return call
+
+
+for _name in PUBLIC_METHODS:
+    setattr(SqliteStore, _name, _store_errors(getattr(SqliteStore, _name)))
 
 
 def _next_id(connection: sqlite3.Connection, table: str) -> int:

@@ -29,6 +29,7 @@ from assay.nvd.client import (
     NvdClient,
     NvdClientError,
     Result,
+    redact_url,
 )
 from assay.nvd.dates import parse_record_timestamp
 from assay.nvd.ingest.importer import HANDLERS
@@ -241,10 +242,12 @@ class Mirror:
     ) -> None:
         self.store = store
         self.options = options
-        self.upstream = options.upstream.rstrip("/")
+        self._base_url = options.upstream.rstrip("/")
+        # What is shown, logged and kept in checkpoints: without a password in the URL.
+        self.upstream = redact_url(self._base_url)
         self._emit = on_event or (lambda _event: None)
         self._limiter = SlidingWindowLimiter(options.rate) if options.rate else None
-        self._transport = CountingTransport(self.upstream, limiter=self._limiter, inner=transport)
+        self._transport = CountingTransport(self._base_url, limiter=self._limiter, inner=transport)
         self._calls = 0
         self.report = SyncReport(upstream=self.upstream, paced=options.rate)
 
@@ -265,7 +268,7 @@ class Mirror:
                 request_timeout=max(1, round(self.options.timeout * 1000)),
                 max_retries=self.options.max_retries,
                 api_key=self.options.api_key,
-                base_url=self.upstream,
+                base_url=self._base_url,
                 transport=self._transport,
                 backoff=self.options.backoff,
                 max_backoff=self.options.max_backoff,
