@@ -29,7 +29,7 @@ def register(tree: CommandTree) -> None:
         ".tar.gz) and JSON Lines of records: CVEs, CPE products, match criteria and CVE "
         "change history (API responses of all four endpoints; feeds such as "
         "nvdcve-2.0-2024.json.gz, nvdcpe-2.0.tar.gz, nvdcpematch-2.0.tar.gz and their chunk "
-        "files). Records are upserted by id; an older "
+        "files) and Source API responses. Records are upserted by id; an older "
         "lastModified never replaces a newer one. Exit 0 when everything was stored, 1 when "
         "some records or files were rejected, 2 when nothing could be read.",
     )

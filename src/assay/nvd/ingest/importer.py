@@ -32,6 +32,7 @@ from assay.nvd.cpematch_record import match_facts
 from assay.nvd.cve_record import cve_facts
 from assay.nvd.defaults import DEFAULT_BATCH_SIZE
 from assay.nvd.ingest.sources import members, read_member
+from assay.nvd.source_record import source_facts
 from assay.nvd.storage.interface import Store, UpsertCounts
 
 MAX_REPORTED_PROBLEMS = 1000
@@ -56,6 +57,9 @@ HANDLERS: dict[str, RecordHandler] = {
     ),
     "change": RecordHandler(
         change_facts, lambda store, batch, meta: store.upsert_changes(batch, meta=meta)
+    ),
+    "source": RecordHandler(
+        source_facts, lambda store, batch, meta: store.upsert_sources(batch, meta=meta)
     ),
 }
 

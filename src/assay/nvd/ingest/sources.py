@@ -1,7 +1,8 @@
 """Read NVD records from files, streaming: a whole feed is never held in memory.
 
 Accepted: NVD API 2.0 responses and 2.0 feed files (`{"vulnerabilities": [...]}`,
-`{"products": [...]}`, `{"matchStrings": [...]}`, `{"cveChanges": [...]}`), and JSON
+`{"products": [...]}`, `{"matchStrings": [...]}`, `{"cveChanges": [...]}`,
+`{"sources": [...]}`), and JSON
 Lines of records (bare or wrapped as `{"cve": {...}}`); each plain, `.gz`, `.zip`
 or `.tar.gz` (every JSON member is read in name order). JSON nested deeper than
 `MAX_DEPTH` levels is refused before it is parsed (`assay.nvd.ingest.depth`).
@@ -23,14 +24,16 @@ import orjson
 from assay.errors import IngestError
 from assay.nvd.ingest.depth import DepthLimitedReader, TooDeep, check_depth
 
-# What each list key of an NVD response holds: (record kind, item wrapper key).
-LIST_KEYS = {
+# What each list key of an NVD response holds: (record kind, item wrapper key; None
+# where the items are the records themselves, as in the Source API's `sources`).
+LIST_KEYS: dict[str, tuple[str, str | None]] = {
     "vulnerabilities": ("cve", "cve"),
     "products": ("cpe", "cpe"),
     "matchStrings": ("cpematch", "matchString"),
     "cveChanges": ("change", "change"),
+    "sources": ("source", None),
 }
-WRAPPERS = {wrapper: kind for kind, wrapper in LIST_KEYS.values()}
+WRAPPERS = {wrapper: kind for kind, wrapper in LIST_KEYS.values() if wrapper is not None}
 MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_MEMBER_BYTES = 8 * 1024 * 1024 * 1024  # a decompressed member larger than this is refused
 DETECT_BYTES = 1024 * 1024
@@ -38,7 +41,7 @@ DETECT_BYTES = 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class SourceRecord:
-    kind: str  # "cve", "cpe", "cpematch" or "change"
+    kind: str  # "cve", "cpe", "cpematch", "change" or "source"
     position: str  # JSON path or line number inside the member
     value: Any
 
@@ -170,9 +173,13 @@ def _classify(value: Any, source: str, position: str) -> SourceRecord:
             return SourceRecord("cpematch", position, value)
         if "cpeNameId" in value:
             return SourceRecord("cpe", position, value)
+        if "sourceIdentifiers" in value:
+            return SourceRecord("source", position, value)
         if isinstance(value.get("id"), str):
             return SourceRecord("cve", position, value)
-    raise IngestError(source, position, "expected a CVE, CPE, match-criteria or change record")
+    raise IngestError(
+        source, position, "expected a CVE, CPE, match-criteria, change or source record"
+    )
 
 
 def _json_document(member: Member) -> Iterator[SourceRecord]:
@@ -184,6 +191,9 @@ def _json_document(member: Member) -> Iterator[SourceRecord]:
         try:
             for index, item in enumerate(ijson.items(checked, f"{list_key}.item", use_float=True)):
                 position = f"$.{list_key}[{index}]"
+                if wrapper is None:
+                    yield SourceRecord(kind, position, item)
+                    continue
                 if not isinstance(item, dict) or wrapper not in item:
                     raise IngestError(
                         member.name, position, f"expected an object with key {wrapper!r}"
@@ -217,5 +227,6 @@ def _find_list_key(member: Member) -> str:
     raise IngestError(
         member.name,
         "$",
-        "expected an NVD 2.0 response with vulnerabilities, products, matchStrings or cveChanges",
+        "expected an NVD 2.0 response with vulnerabilities, products, matchStrings, "
+        "cveChanges or sources",
     )

@@ -22,7 +22,7 @@ from starlette.routing import BaseRoute, Route
 
 from assay.errors import QueryError, StoreError
 from assay.nvd.cve_query import parse_cve_query
-from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY, Listing, Q
+from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY, SOURCES, Listing, Q
 from assay.nvd.server.openapi import docs_page, openapi_document
 from assay.nvd.server.responses import (
     CORS_PREFLIGHT,
@@ -32,6 +32,8 @@ from assay.nvd.server.responses import (
     nvd_error,
 )
 from assay.nvd.server.shortcut import CveIdShortcut
+from assay.nvd.server.statistics import PATH as STATISTICS_PATH
+from assay.nvd.server.statistics import statistics_endpoint
 from assay.nvd.storage import Store, open_store
 from assay.nvd.storage._records import DamagedRecord
 
@@ -148,6 +150,8 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Starlett
         *api_routes(HISTORY.path, lambda legacy: api.listing(HISTORY, legacy=legacy)),
         *api_routes(CPES.path, lambda legacy: api.listing(CPES, legacy=legacy)),
         *api_routes(CPEMATCH.path, lambda legacy: api.listing(CPEMATCH, legacy=legacy)),
+        *api_routes(SOURCES.path, lambda legacy: api.listing(SOURCES, legacy=legacy)),
+        Route(STATISTICS_PATH, statistics_endpoint(store), methods=["GET", "HEAD", "OPTIONS"]),
         Route("/openapi.json", _openapi, methods=["GET", "HEAD"]),
         Route("/docs", _docs, methods=["GET", "HEAD"]),
         # Relative redirects: the Host header (whatever a client or proxy sent) is not

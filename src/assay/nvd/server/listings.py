@@ -1,4 +1,4 @@
-"""The change-history, CPE and match-criteria endpoints, described as data.
+"""The change-history, CPE, match-criteria and source endpoints, described as data.
 
 Each `Listing` says how its query string is parsed (pure), which store method answers
 it, and how the page is wrapped; `NvdApi.listing` serves any of them with the transport
@@ -15,6 +15,7 @@ from assay.nvd.cpe_query import CpeQuery, parse_cpe_query
 from assay.nvd.cpematch_query import CpeMatchQuery, parse_cpematch_query
 from assay.nvd.history_query import HistoryQuery, parse_history_query
 from assay.nvd.server.responses import legacy_change, legacy_cpe, legacy_match_string
+from assay.nvd.source_query import SourceQuery, parse_source_query
 from assay.nvd.storage import Page, Store
 
 
@@ -33,7 +34,7 @@ class Listing(Generic[Q]):
     search: Callable[[Store, Q], Page]
     format_name: str
     list_key: str
-    wrapper: str
+    wrapper: str | None  # None: the items are the records themselves (sources)
     legacy: Callable[[bytes], bytes]  # the nvd-api 0.9.1 view of one record
     point: Callable[[Q], bool]  # a look-up by id, answered from a few rows
 
@@ -67,4 +68,14 @@ CPEMATCH: Listing[CpeMatchQuery] = Listing(
     wrapper="matchString",
     legacy=legacy_match_string,
     point=lambda query: query.match_criteria_id is not None or query.cve_id is not None,
+)
+SOURCES: Listing[SourceQuery] = Listing(
+    path="/source/2.0",
+    parse=parse_source_query,
+    search=lambda store, query: store.search_sources(query),
+    format_name="NVD_SOURCE",
+    list_key="sources",
+    wrapper=None,
+    legacy=lambda record: record,  # nvd-api 0.9.1 has no source API to be strict about
+    point=lambda query: False,
 )

@@ -133,7 +133,52 @@ CPEMATCH_ENDPOINT = EndpointDoc(
     ),
 )  # fmt: skip
 
-ENDPOINTS: list[EndpointDoc] = [CVE_ENDPOINT, HISTORY_ENDPOINT, CPE_ENDPOINT, CPEMATCH_ENDPOINT]
+SOURCE_ENDPOINT = EndpointDoc(
+    path="/rest/json/source/2.0",
+    operation_id="get_sources",
+    summary="CVE sources (assigners: CNAs, NVD, ADPs), filtered and paged (ordered by created, then as stored).",
+    format_name="NVD_SOURCE",
+    list_key="sources",
+    max_page=1000,
+    parameters=(
+        Param("sourceIdentifier", "string", "The source one of whose sourceIdentifiers this is (an address or a UUID)."),
+        Param("lastModStartDate", "datetime", "Start of a window (at most 120 days) on lastModified; needs lastModEndDate."),
+        Param("lastModEndDate", "datetime", "End of the lastModified window."),
+        *PAGING,
+    ),
+)  # fmt: skip
+
+ENDPOINTS: list[EndpointDoc] = [
+    CVE_ENDPOINT,
+    HISTORY_ENDPOINT,
+    CPE_ENDPOINT,
+    CPEMATCH_ENDPOINT,
+    SOURCE_ENDPOINT,
+]
+
+
+STATISTICS_OPERATION: dict[str, Any] = {
+    "operationId": "get_statistics",
+    "summary": "NVD's dashboard counts of CVEs by vulnStatus (Total first), as cve-bin-tool reads them.",
+    "parameters": [
+        {
+            "name": "reporttype",
+            "in": "query",
+            "required": True,
+            "schema": {"type": "string", "enum": ["countsbystatus"]},
+        }
+    ],
+    "responses": {
+        "200": {
+            "description": "`vulnsByStatusCounts`: a list of {name, count, description, startDate, endDate}.",
+            "content": {"application/json": {"schema": {"type": "object", "required": ["vulnsByStatusCounts"]}}},
+        },
+        "404": {
+            "description": "Another or no report type: the reason in the `message` header.",
+            "headers": {"message": {"schema": {"type": "string"}}},
+        },
+    },
+}  # fmt: skip
 
 
 def _schema(param: Param) -> dict[str, Any]:
@@ -186,6 +231,7 @@ def openapi_document() -> bytes:
     paths: dict[str, Any] = {}
     for endpoint in ENDPOINTS:
         paths[endpoint.path] = {"get": _operation(endpoint)}
+    paths["/rest/public/dashboard/statistics"] = {"get": STATISTICS_OPERATION}
     document = {
         "openapi": "3.1.0",
         "info": {

@@ -68,21 +68,22 @@ def envelope_chunks(
     *,
     format_name: str,
     list_key: str,
-    wrapper: str,
+    wrapper: str | None,
     start_index: int,
     total: int,
     records: Sequence[bytes],
     chunk_bytes: int = CHUNK_BYTES,
 ) -> list[bytes]:
-    """The NVD response body, keys in NVD's order, records emitted as stored, in
-    consecutive pieces of about `chunk_bytes` each."""
+    """The NVD response body, keys in NVD's order, records emitted as stored (each under
+    `wrapper`, or bare when it is None), in consecutive pieces of about `chunk_bytes`."""
     timestamp = format_nvd_timestamp(datetime.now(UTC))
     head = (
         f'{{"resultsPerPage":{len(records)},"startIndex":{start_index},'
         f'"totalResults":{total},"format":"{format_name}","version":"2.0",'
         f'"timestamp":"{timestamp}","{list_key}":['
     ).encode()
-    opener = f'{{"{wrapper}":'.encode()
+    opener = f'{{"{wrapper}":'.encode() if wrapper is not None else b""
+    closer = b"}" if wrapper is not None else b""
     chunks: list[bytes] = []
     parts = [head]
     size = len(head)
@@ -91,7 +92,7 @@ def envelope_chunks(
             parts.append(b",")
         parts.append(opener)
         parts.append(record)
-        parts.append(b"}")
+        parts.append(closer)
         size += len(record)
         if size >= chunk_bytes:
             chunks.append(b"".join(parts))

@@ -20,11 +20,15 @@ from assay.nvd.cpematch_query import CpeMatchQuery
 from assay.nvd.cpematch_record import MatchFacts
 from assay.nvd.cve_record import make_criteria
 from assay.nvd.history_query import HistoryQuery
+from assay.nvd.source_query import SourceQuery
+from assay.nvd.source_record import SourceFacts
 from assay.nvd.storage._postgres_rows import (
     CHANGE_COLUMNS,
     CPE_COLUMNS,
     MATCH_COLUMNS,
     MATCH_NAME_COLUMNS,
+    SOURCE_COLUMNS,
+    SOURCE_IDENTIFIER_COLUMNS,
     Connection,
     F,
     Paged,
@@ -41,11 +45,13 @@ from assay.nvd.storage._sql_products import (
     CPE_ORDER,
     CVE_CRITERIA_SQL,
     MATCH_ORDER,
+    SOURCE_ORDER,
     STORED_MATCH_SQL,
     CriteriaSource,
     change_where,
     cpe_where,
     cpematch_where,
+    source_where,
 )
 from assay.nvd.storage.interface import Page, UpsertCounts
 
@@ -264,4 +270,59 @@ class ProductStoreMixin:
                 bound(builder.params),
                 query,
                 cacheable=query.cve_id is None,
+            )
+
+    # -- sources (CVE assigners) -----------------------------------------------------
+
+    def upsert_sources(
+        self, batch: Sequence[SourceFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
+        def values(facts: SourceFacts) -> tuple[object, ...]:
+            return (text(facts.source_key), facts.created, facts.last_modified, facts.record)
+
+        def identifiers(written: Iterable[tuple[int, SourceFacts]]) -> Iterator[tuple[object, ...]]:
+            for row_id, facts in written:
+                for identifier in facts.identifiers:
+                    yield (row_id, text(identifier))
+
+        def insert(connection: Connection, added: list[SourceFacts]) -> None:
+            ids = insert_rows(connection, "source", SOURCE_COLUMNS, [values(f) for f in added])
+            written = [(ids[text(f.source_key)], f) for f in added]
+            copy_rows(
+                connection, "source_identifier", SOURCE_IDENTIFIER_COLUMNS, identifiers(written)
+            )
+
+        def replace(connection: Connection, replaced: list[tuple[int, SourceFacts]]) -> None:
+            rows = [(row_id, *values(facts)) for row_id, facts in replaced]
+            update_rows(connection, "source", SOURCE_COLUMNS, rows)
+            connection.execute(
+                "DELETE FROM source_identifier WHERE source = ANY(%s::bigint[])",
+                ([row_id for row_id, _ in replaced],),
+            )
+            copy_rows(
+                connection, "source_identifier", SOURCE_IDENTIFIER_COLUMNS, identifiers(replaced)
+            )
+
+        return self._upsert(
+            "sources",
+            ("source", "source_key", "last_modified"),
+            batch,
+            key=lambda facts: text(facts.source_key),
+            order=lambda facts: facts.last_modified,
+            insert=insert,
+            replace=replace,
+            meta=meta,
+        )
+
+    def search_sources(self, query: SourceQuery) -> Page:
+        builder = SqlBuilder(POSTGRES)
+        where = source_where(query, builder)
+        with self._using("searching sources") as connection:
+            return self._page(
+                connection,
+                "source",
+                f"SELECT s.id FROM source s WHERE {where} ORDER BY {SOURCE_ORDER}",
+                bound(builder.params),
+                query,
+                cacheable=False,  # a few hundred rows: the whole list is cheap
             )

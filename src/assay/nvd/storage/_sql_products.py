@@ -14,6 +14,9 @@ Every backend provides these tables (SQLite's DDL is in `_sqlite_products.py`):
     cpe_match_name  match (cpe_match.id), cpe_name_id, the 11 component columns: one row
                     per entry of the record's `matches` (the criteria's expansion)
     cve_change      id, cve_change_id (unique), cve_id, event_key, created, record
+    source          id, source_key (unique: the first sourceIdentifier), created,
+                    last_modified, record
+    source_identifier  source (source.id), identifier: one row per sourceIdentifier
 
 Keyword search over product titles and reference links uses the FTS5 table `cpe_text`
 (rowid = cpe.id) in SQLite and the `tsvector` column `cpe.search_vector` in PostgreSQL
@@ -22,7 +25,8 @@ backends find the same words).
 
 Orders (stable, so `startIndex` paging is consistent): products by `created` then
 `cpeNameId` (NVD lists products by creation), match criteria by `created` then
-`matchCriteriaId`, changes by `created` then `cveChangeId`.
+`matchCriteriaId`, changes by `created` then `cveChangeId`, sources by `created` then
+the order they were stored in (the upstream's order, which NVD does not document).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cpematch_query import CpeMatchQuery
 from assay.nvd.cve_record import Criteria
 from assay.nvd.history_query import HistoryQuery, event_key
+from assay.nvd.source_query import SourceQuery
 from assay.nvd.storage._sql import (
     COMPONENT_COLUMNS,
     SqlBuilder,
@@ -44,6 +49,7 @@ from assay.nvd.storage._sql import (
 CPE_ORDER = "p.created, p.cpe_name_id"
 MATCH_ORDER = "m.created, m.match_criteria_id"
 CHANGE_ORDER = "h.created, h.cve_change_id"
+SOURCE_ORDER = "s.created, s.id"  # ties in upstream order, as imported
 
 # How a matchCriteriaId resolves for the CPE API: the stored record, else a criteria
 # some CVE configuration uses now (the same id always names the same criteria).
@@ -180,4 +186,19 @@ def change_where(query: HistoryQuery, builder: SqlBuilder) -> str:
     if query.change_window is not None:
         window = query.change_window
         conditions.append(f"h.created BETWEEN {p(window.start)} AND {p(window.end)}")
+    return " AND ".join(conditions) if conditions else "1 = 1"
+
+
+def source_where(query: SourceQuery, builder: SqlBuilder) -> str:
+    """The WHERE clause (over `source s`) of a Source API query."""
+    p = builder.param
+    conditions: list[str] = []
+    if query.source_identifier is not None:
+        conditions.append(
+            "s.id IN (SELECT i.source FROM source_identifier i "
+            f"WHERE i.identifier = {p(query.source_identifier)})"
+        )
+    if query.last_mod_window is not None:
+        window = query.last_mod_window
+        conditions.append(f"s.last_modified BETWEEN {p(window.start)} AND {p(window.end)}")
     return " AND ".join(conditions) if conditions else "1 = 1"

@@ -22,6 +22,8 @@ from assay.nvd.cpematch_query import CpeMatchQuery
 from assay.nvd.cpematch_record import MatchFacts
 from assay.nvd.cve_record import make_criteria
 from assay.nvd.history_query import HistoryQuery
+from assay.nvd.source_query import SourceQuery
+from assay.nvd.source_record import SourceFacts
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._sql import SQLITE, SqlBuilder
 from assay.nvd.storage._sql_products import (
@@ -29,11 +31,13 @@ from assay.nvd.storage._sql_products import (
     CPE_ORDER,
     CVE_CRITERIA_SQL,
     MATCH_ORDER,
+    SOURCE_ORDER,
     STORED_MATCH_SQL,
     CriteriaSource,
     change_where,
     cpe_where,
     cpematch_where,
+    source_where,
 )
 from assay.nvd.storage.interface import Page, UpsertCounts
 
@@ -120,6 +124,20 @@ CREATE TABLE IF NOT EXISTS cve_change (
 CREATE INDEX IF NOT EXISTS cve_change_by_cve ON cve_change (cve_id, created, cve_change_id);
 CREATE INDEX IF NOT EXISTS cve_change_by_created ON cve_change (created, cve_change_id);
 CREATE INDEX IF NOT EXISTS cve_change_by_event ON cve_change (event_key, created, cve_change_id);
+CREATE TABLE IF NOT EXISTS source (
+    id INTEGER PRIMARY KEY,
+    source_key TEXT NOT NULL UNIQUE,
+    created TEXT NOT NULL,
+    last_modified TEXT NOT NULL,
+    record BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS source_by_created ON source (created, source_key);
+CREATE TABLE IF NOT EXISTS source_identifier (
+    source INTEGER NOT NULL,
+    identifier TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS source_identifier_by_identifier ON source_identifier (identifier);
+CREATE INDEX IF NOT EXISTS source_identifier_by_source ON source_identifier (source);
 """
 
 _CPE_INSERT = (
@@ -158,6 +176,7 @@ _TABLES = {
     "cpe": ("cpe_name_id", "last_modified"),
     "cpe_match": ("match_criteria_id", "last_modified"),
     "cve_change": ("cve_change_id", "created"),
+    "source": ("source_key", "last_modified"),
 }
 _COMPONENT_COUNT = 11
 
@@ -345,6 +364,59 @@ class ProductStoreMixin:
             builder.params,
             query,
             cacheable=query.cve_id is None,
+        )
+
+    # -- sources (CVE assigners) -----------------------------------------------------
+
+    def upsert_sources(
+        self, batch: Sequence[SourceFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
+        def insert_identifiers(
+            connection: sqlite3.Connection, row_id: int, facts: SourceFacts
+        ) -> None:
+            connection.executemany(
+                "INSERT INTO source_identifier (source, identifier) VALUES (?, ?)",
+                [(row_id, identifier) for identifier in facts.identifiers],
+            )
+
+        def insert(connection: sqlite3.Connection, facts: SourceFacts) -> None:
+            cursor = connection.execute(
+                "INSERT INTO source (source_key, created, last_modified, record) "
+                "VALUES (?, ?, ?, ?)",
+                (facts.source_key, facts.created, facts.last_modified, facts.record),
+            )
+            assert cursor.lastrowid is not None
+            insert_identifiers(connection, cursor.lastrowid, facts)
+
+        def replace(connection: sqlite3.Connection, row_id: int, facts: SourceFacts) -> None:
+            connection.execute(
+                "UPDATE source SET created = ?, last_modified = ?, record = ? WHERE id = ?",
+                (facts.created, facts.last_modified, facts.record, row_id),
+            )
+            connection.execute("DELETE FROM source_identifier WHERE source = ?", (row_id,))
+            insert_identifiers(connection, row_id, facts)
+
+        return self._upsert(
+            "source",
+            batch,
+            key=lambda facts: facts.source_key,
+            order=lambda facts: facts.last_modified,
+            insert=insert,
+            replace=replace,
+            meta=meta,
+        )
+
+    def search_sources(self, query: SourceQuery) -> Page:
+        connection = self._connection()
+        builder = SqlBuilder(SQLITE)
+        where = source_where(query, builder)
+        return self._page(
+            connection,
+            "source",
+            f"SELECT s.id FROM source s WHERE {where} ORDER BY {SOURCE_ORDER}",
+            builder.params,
+            query,
+            cacheable=False,  # a few hundred rows: the whole list is cheap
         )
 
     # -- shared paths ----------------------------------------------------------------

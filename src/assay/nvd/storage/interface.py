@@ -23,6 +23,8 @@ from assay.nvd.cpematch_record import MatchFacts
 from assay.nvd.cve_query import CveQuery
 from assay.nvd.cve_record import CveFacts
 from assay.nvd.history_query import HistoryQuery
+from assay.nvd.source_query import SourceQuery
+from assay.nvd.source_record import SourceFacts
 
 LOCK_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
@@ -73,6 +75,10 @@ class Store(Protocol):
 
     def count_cves(self) -> int: ...
 
+    def count_cves_by_status(self) -> dict[str, int]:
+        """How many CVEs the store holds in each `vulnStatus` (as stored)."""
+        ...
+
     # -- CPE products, match criteria, change history (see storage/_sql_products.py) ----
 
     def upsert_cpes(
@@ -106,6 +112,17 @@ class Store(Protocol):
 
     def search_changes(self, query: HistoryQuery) -> Page:
         """The page of matching changes, ordered by created then cveChangeId."""
+        ...
+
+    def upsert_sources(
+        self, batch: Sequence[SourceFacts], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
+        """Insert or update by first sourceIdentifier; an older `lastModified` never
+        replaces a newer one."""
+        ...
+
+    def search_sources(self, query: SourceQuery) -> Page:
+        """The page of matching sources, ordered by created then first identifier."""
         ...
 
     def get_meta(self, key: str) -> str | None:

@@ -44,6 +44,7 @@ from assay.nvd.storage._postgres_rows import (
     FACET_COLUMNS,
     SCHEMA,
     SCHEMA_VERSION,
+    SOURCE_SCHEMA,
     USE_COLUMNS,
     Connection,
     F,
@@ -210,6 +211,7 @@ class PostgresStore(ProductStoreMixin):
                         # rebuilt from the records, which are kept as they were.
                         for table in DERIVED_TABLES:
                             connection.execute(f"DROP TABLE IF EXISTS {table}")
+                    connection.execute(SOURCE_SCHEMA)
                     if found != SCHEMA_VERSION:
                         connection.execute(SCHEMA)
                         if found is not None:
@@ -335,6 +337,13 @@ class PostgresStore(ProductStoreMixin):
         return int(row[0])
 
     # -- CVEs ------------------------------------------------------------------------
+
+    def count_cves_by_status(self) -> dict[str, int]:
+        with self._using("counting CVEs by status") as connection:
+            rows = connection.execute(
+                "SELECT vuln_status, count(*) FROM cve GROUP BY vuln_status"
+            ).fetchall()
+        return {str(status): int(count) for status, count in rows}
 
     def count_cves(self) -> int:
         with self._using("counting CVEs") as connection:

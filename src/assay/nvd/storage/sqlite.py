@@ -305,6 +305,12 @@ class SqliteStore(ProductStoreMixin):
     def count_cves(self) -> int:
         return int(self._connection().execute("SELECT count(*) FROM cve").fetchone()[0])
 
+    def count_cves_by_status(self) -> dict[str, int]:
+        rows = self._connection().execute(
+            "SELECT vuln_status, count(*) FROM cve GROUP BY vuln_status"
+        )
+        return {str(status): int(count) for status, count in rows}
+
     def upsert_cves(
         self, batch: Sequence[CveFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
@@ -545,6 +551,9 @@ PUBLIC_METHODS = (
     "search_match_strings",
     "upsert_changes",
     "search_changes",
+    "upsert_sources",
+    "search_sources",
+    "count_cves_by_status",
 )
 
 

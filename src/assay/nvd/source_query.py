@@ -1,0 +1,48 @@
+"""The Source API's query string: `parse_source_query(pairs) -> SourceQuery`.
+
+Pure. Same rules as the CVE API (`assay.nvd.params`): case-insensitive names, unknown
+names and malformed values answered with a 404 whose `message` names the parameter.
+NVD's Source API takes `sourceIdentifier`, `lastModStartDate`/`lastModEndDate` (both
+or neither, at most 120 days) and pages of at most 1,000 sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from assay.nvd.params import RawQuery, Window
+
+MAX_RESULTS_PER_PAGE = 1000
+
+PARAMETERS = (
+    "lastModStartDate", "lastModEndDate", "resultsPerPage", "sourceIdentifier", "startIndex",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SourceQuery:
+    """A validated source query. Paging is kept apart from the filter."""
+
+    source_identifier: str | None = None
+    last_mod_window: Window | None = None
+    start_index: int = 0
+    results_per_page: int = MAX_RESULTS_PER_PAGE
+
+    @property
+    def filter_key(self) -> SourceQuery:
+        """The same query without paging: equal for every page of one result set."""
+        return replace(self, start_index=0, results_per_page=MAX_RESULTS_PER_PAGE)
+
+
+def parse_source_query(pairs: Iterable[tuple[str, str]]) -> SourceQuery:
+    """Validate decoded query-string pairs and build a `SourceQuery`."""
+    raw = RawQuery(pairs, PARAMETERS)
+    return SourceQuery(
+        source_identifier=raw.text("sourceIdentifier"),
+        last_mod_window=raw.window("lastModStartDate", "lastModEndDate"),
+        start_index=raw.integer("startIndex", default=0),
+        results_per_page=raw.integer(
+            "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE
+        ),
+    )
