@@ -4,6 +4,7 @@ stores: import, paging, filters, NVD's shape, and nvdlib's `searchSource`."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -150,3 +151,31 @@ def test_nvdlib_search_source(sources_store_url: str, monkeypatch: pytest.Monkey
             "josh@bress.net",
         ]
         assert any("/rest/json/source/2.0" in url for url in nvdlib.sent)
+
+
+def test_the_client_and_the_mirror_read_sources(sources_store_url: str, tmp_path: Path) -> None:
+    from tests.sync.harness import assert_mirrored, quick_options
+
+    from assay.nvd.client import NvdClient
+    from assay.nvd.sync import Mirror
+
+    expected = response(SOURCES_FILE)["sources"]
+    mirror_url = f"sqlite:///{tmp_path / 'mirror.db'}"
+    with serving(sources_store_url) as base_url:
+        with NvdClient(wait_time=0, base_url=f"{base_url}/rest/json") as client:
+            everything = client.get_all_sources()
+            assert [source.raw for source in everything.sources] == expected
+            (dwf,) = client.get_sources(source_identifier="josh@bress.net").sources
+            assert dwf.name == "DWF"
+            assert dwf.cwe_acceptance_level is not None
+            assert [s.name for s in client.iter_sources(results_per_page=6)] == [
+                s.get("name") for s in expected
+            ]
+        store = open_store(mirror_url)
+        try:
+            options = quick_options(f"{base_url}/rest/json", kinds=("source",), page_size=7)
+            report = Mirror(store, options).run()
+        finally:
+            store.close()
+    assert report.ok
+    assert_mirrored(sources_store_url, mirror_url, ("source",))

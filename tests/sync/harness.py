@@ -24,6 +24,7 @@ from assay.nvd.cpe_query import parse_cpe_query
 from assay.nvd.cpematch_query import parse_cpematch_query
 from assay.nvd.cve_query import parse_cve_query
 from assay.nvd.history_query import parse_history_query
+from assay.nvd.source_query import parse_source_query
 from assay.nvd.storage import Page, Store, open_store
 from assay.nvd.sync import KINDS, Kind, SyncOptions
 
@@ -243,6 +244,7 @@ _ID_KEYS: dict[Kind, str] = {
     "cvehistory": "cveChangeId",
     "cpes": "cpeNameId",
     "cpematch": "matchCriteriaId",
+    "source": "sourceIdentifiers",
 }
 
 
@@ -254,12 +256,14 @@ def _search(store: Store, kind: Kind, start: int, size: int) -> Page:
         return store.search_changes(parse_history_query(pairs))
     if kind == "cpes":
         return store.search_cpes(parse_cpe_query(pairs))
+    if kind == "source":
+        return store.search_sources(parse_source_query(pairs))
     return store.search_match_strings(parse_cpematch_query(pairs))
 
 
 def stored_records(store: Store, kind: Kind) -> dict[str, bytes]:
     """Every record of `kind` in the store, by id, as the search API returns it."""
-    size = {"cves": 2000, "cvehistory": 5000, "cpes": 10000, "cpematch": 500}[kind]
+    size = {"cves": 2000, "cvehistory": 5000, "cpes": 10000, "cpematch": 500, "source": 1000}[kind]
     records: list[bytes] = []
     total = None
     while total is None or len(records) < total:
@@ -268,7 +272,7 @@ def stored_records(store: Store, kind: Kind) -> dict[str, bytes]:
         if not page.records:
             break
         records.extend(page.records)
-    by_id = {orjson.loads(record)[_ID_KEYS[kind]]: record for record in records}
+    by_id = {str(orjson.loads(record)[_ID_KEYS[kind]]): record for record in records}
     assert len(by_id) == len(records) == total, f"{store.url}: {kind} ids are not unique"
     return by_id
 

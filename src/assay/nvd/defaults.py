@@ -12,8 +12,8 @@ from typing import Final, Literal
 DEFAULT_BASE_URL: Final = "https://services.nvd.nist.gov/rest/json"
 """NVD's own API 2.0, what the client and `assay nvd sync` talk to unless told otherwise."""
 
-Kind = Literal["cves", "cvehistory", "cpes", "cpematch"]
-KINDS: Final[tuple[Kind, ...]] = ("cves", "cvehistory", "cpes", "cpematch")
+Kind = Literal["cves", "cvehistory", "cpes", "cpematch", "source"]
+KINDS: Final[tuple[Kind, ...]] = ("cves", "cvehistory", "cpes", "cpematch", "source")
 """Every kind of record a mirror holds, in the order a sync run mirrors them."""
 
 DEFAULT_BATCH_SIZE: Final = 5000

@@ -21,6 +21,8 @@ MAX_PARAMETERS = 40
 MAX_VALUE_LENGTH = 2048
 INVALID_DATE = "Invalid ISO 8601 date/time format, see documentation."
 MAX_CVE_IDS = 100
+# Words for a full-text index (SQLite's FTS5 refuses a NUL in a query; no word holds one).
+NO_NUL = frozenset({"keywordSearch"})
 # The largest integer a parameter may hold (the stores' 64-bit offsets); a larger
 # `startIndex` is refused rather than answered with another number than was asked.
 MAX_INTEGER = 2**63 - 1
@@ -49,7 +51,7 @@ class RawQuery:
                 raise QueryError(raw_name, f"Invalid parameter: {printable(raw_name)}")
             if len(value) > MAX_VALUE_LENGTH:
                 raise QueryError(name, f"{name} is too long: at most {MAX_VALUE_LENGTH} characters")
-            if "\x00" in value:  # no NVD value holds one, and SQLite's text functions stop at it
+            if "\x00" in value and name in NO_NUL:
                 raise QueryError(name, f"Invalid {name}: it contains a NUL character")
             # NVD's behaviour for repeated parameters is unknown; the first one wins.
             self.values.setdefault(name, value)

@@ -17,6 +17,7 @@ from assay.nvd.client._base import (
     CVEHISTORY,
     CVES,
     DEFAULT_BASE_URL,
+    SOURCES,
     ClientSettings,
     Endpoint,
     Pager,
@@ -43,6 +44,8 @@ from assay.nvd.client._models import (
     CveResult,
     MatchString,
     Result,
+    Source,
+    SourceResult,
 )
 from assay.nvd.client._params import (
     CpeMatchFilters,
@@ -54,6 +57,8 @@ from assay.nvd.client._params import (
     CvesFilters,
     CvesParams,
     Query,
+    SourcesFilters,
+    SourcesParams,
 )
 
 __all__ = ["AsyncNvdClient"]
@@ -149,6 +154,10 @@ class AsyncNvdClient(SettingsView):
         """One page of match criteria (`GET /cpematch/2.0`)."""
         return await self._request(CPEMATCH, query_for(CPEMATCH, params))
 
+    async def get_sources(self, **params: Unpack[SourcesParams]) -> SourceResult:
+        """One page of CVE sources, the assigners (`GET /source/2.0`)."""
+        return await self._request(SOURCES, query_for(SOURCES, params))
+
     # --- every page, concatenated -------------------------------------------------------
 
     async def get_all_cves(self, **params: Unpack[CvesFilters]) -> CveResult:
@@ -170,6 +179,11 @@ class AsyncNvdClient(SettingsView):
         """Every matching match criteria record, fetched with 500-record pages."""
         filters_only("get_all_cpe_match", params)
         return concat(CPEMATCH, [p async for p in self._iter_pages(CPEMATCH, params)])
+
+    async def get_all_sources(self, **params: Unpack[SourcesFilters]) -> SourceResult:
+        """Every matching source, fetched with 1000-record pages."""
+        filters_only("get_all_sources", params)
+        return concat(SOURCES, [p async for p in self._iter_pages(SOURCES, params)])
 
     # --- streaming ----------------------------------------------------------------------
 
@@ -193,6 +207,10 @@ class AsyncNvdClient(SettingsView):
         """Pages of match criteria, fetched one at a time."""
         return self._iter_pages(CPEMATCH, params)
 
+    def iter_source_pages(self, **params: Unpack[SourcesParams]) -> AsyncIterator[SourceResult]:
+        """Pages of sources, fetched one at a time."""
+        return self._iter_pages(SOURCES, params)
+
     def iter_cves(self, **params: Unpack[CvesParams]) -> AsyncIterator[Cve]:
         """CVE records one by one; only one page is held at a time."""
         return _records(self._iter_pages(CVES, params), "vulnerabilities", "cve")
@@ -208,6 +226,10 @@ class AsyncNvdClient(SettingsView):
     def iter_cpe_match(self, **params: Unpack[CpeMatchParams]) -> AsyncIterator[MatchString]:
         """Match criteria one by one; only one page is held at a time."""
         return _records(self._iter_pages(CPEMATCH, params), "match_strings", "match_string")
+
+    def iter_sources(self, **params: Unpack[SourcesParams]) -> AsyncIterator[Source]:
+        """Sources one by one; only one page is held at a time."""
+        return _records(self._iter_pages(SOURCES, params), "sources", None)
 
     # --- machinery ----------------------------------------------------------------------
 
@@ -277,7 +299,7 @@ class AsyncNvdClient(SettingsView):
             raise NvdTransportError(f"{type(exc).__name__}: {exc}", url) from exc
 
 
-async def _records(pages: AsyncIterator[Any], attr: str, inner: str) -> AsyncIterator[Any]:
+async def _records(pages: AsyncIterator[Any], attr: str, inner: str | None) -> AsyncIterator[Any]:
     async for page in pages:
         for item in getattr(page, attr):
-            yield getattr(item, inner)
+            yield item if inner is None else getattr(item, inner)

@@ -20,10 +20,12 @@ from assay.nvd.client._models import (
     CveHistoryResult,
     CveResult,
     Result,
+    SourceResult,
     parse_cpe_match,
     parse_cpes,
     parse_cve_history,
     parse_cves,
+    parse_sources,
 )
 from assay.nvd.client._params import (
     MAX_RESULTS_PER_PAGE,
@@ -42,6 +44,7 @@ __all__ = [
     "CVEHISTORY",
     "CVES",
     "DEFAULT_BASE_URL",
+    "SOURCES",
     "ClientSettings",
     "Endpoint",
     "Pager",
@@ -83,6 +86,8 @@ CPES: Final = Endpoint("cpes", "cpes/2.0", parse_cpes, CpeResult, "products")
 CPEMATCH: Final = Endpoint(
     "cpematch", "cpematch/2.0", parse_cpe_match, CpeMatchResult, "match_strings"
 )
+
+SOURCES: Final = Endpoint("source", "source/2.0", parse_sources, SourceResult, "sources")
 
 _PAGING: Final = ("results_per_page", "start_index")
 

@@ -22,6 +22,7 @@ import msgspec
 from assay.nvd.client._errors import NvdResponseError
 
 __all__ = [
+    "AcceptanceLevel",
     "Change",
     "ChangeDetail",
     "ChangeItem",
@@ -47,12 +48,15 @@ __all__ = [
     "Node",
     "Reference",
     "Result",
+    "Source",
+    "SourceResult",
     "VendorComment",
     "Weakness",
     "parse_cpe_match",
     "parse_cpes",
     "parse_cve_history",
     "parse_cves",
+    "parse_sources",
 ]
 
 
@@ -338,13 +342,38 @@ class MatchString(_Record, frozen=True, kw_only=True):
         return _utc(self.last_modified)
 
 
+class AcceptanceLevel(msgspec.Struct, gc=False, frozen=True, rename="camel"):
+    """How far NVD accepts a source's CVSS or CWE data (`Contributor`, `Provider`, ...)."""
+
+    description: str
+    last_modified: str
+
+
+class Source(_Record, frozen=True, kw_only=True):
+    """A CVE source, an assigner such as a CNA (`sources[i]`: not wrapped)."""
+
+    name: str | None = None
+    contact_email: str | None = None
+    source_identifiers: list[str] = msgspec.field(default_factory=list)
+    last_modified: str
+    created: str
+    v2_acceptance_level: AcceptanceLevel | None = None
+    v3_acceptance_level: AcceptanceLevel | None = None
+    cwe_acceptance_level: AcceptanceLevel | None = None
+
+    @property
+    def last_modified_at(self) -> datetime:
+        """`lastModified` as an aware UTC datetime."""
+        return _utc(self.last_modified)
+
+
 def _wire(cls: type[_Record]) -> None:
     cls._wire_names = frozenset(
         f.encode_name for f in msgspec.structs.fields(cls) if f.name != "raw_json"
     )
 
 
-for _cls in (Cve, Change, Cpe, MatchString):
+for _cls in (Cve, Change, Cpe, MatchString, Source):
     _wire(_cls)
 
 
@@ -429,6 +458,15 @@ class CpeMatchResult(Result, frozen=True, kw_only=True):
         return [item.match_string for item in self.match_strings]
 
 
+class SourceResult(Result, frozen=True, kw_only=True):
+    """A page (or concatenation) of source records (NVD does not wrap them)."""
+
+    sources: list[Source] = msgspec.field(default_factory=list)
+
+    def records(self) -> list[Source]:
+        return list(self.sources)
+
+
 # --- parsing ----------------------------------------------------------------------------
 
 _PLAIN = msgspec.json.Decoder()
@@ -455,20 +493,23 @@ class _Parser(Generic[R]):
         *,
         result_type: type[R],
         record_type: type[_Record],
-        item_type: type[msgspec.Struct],
+        item_type: type[msgspec.Struct] | None,
         attr: str,
         list_key: str,
-        wrapper: str,
+        wrapper: str | None,
     ) -> None:
-        raw_item = msgspec.defstruct(
-            f"_Raw{item_type.__name__}",
-            [("record", msgspec.Raw)],
-            rename={"record": wrapper},
-            gc=False,
-        )
+        """`item_type` and `wrapper` are None where the list holds the records themselves."""
+        raw_item: Any = msgspec.Raw
+        if item_type is not None and wrapper is not None:
+            raw_item = msgspec.defstruct(
+                f"_Raw{item_type.__name__}",
+                [("record", msgspec.Raw)],
+                rename={"record": wrapper},
+                gc=False,
+            )
         envelope = msgspec.defstruct(
             f"_Raw{result_type.__name__}",
-            [(attr, list[raw_item], msgspec.field(default_factory=list))],  # type: ignore[valid-type]
+            [(attr, list[raw_item], msgspec.field(default_factory=list))],
             bases=(Result,),
             kw_only=True,
             rename="camel",
@@ -507,15 +548,16 @@ class _Parser(Generic[R]):
         wrap = self._item_type
         items = []
         for index, item in enumerate(getattr(envelope, self._attr)):
-            raw = item.record
+            raw = item if wrap is None else item.record
             try:
                 record = decode(raw)
             except (msgspec.DecodeError, RecursionError) as exc:
-                where = f"$.{self._list_key}[{index}].{self._wrapper}"
+                where = f"$.{self._list_key}[{index}]"
+                where += f".{self._wrapper}" if self._wrapper else ""
                 reason = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
                 raise NvdResponseError(f"{where}: {reason}") from None
             set_raw(record, "raw_json", raw)
-            items.append(wrap(record))
+            items.append(record if wrap is None else wrap(record))
         return self._result_type(
             results_per_page=envelope.results_per_page,
             start_index=envelope.start_index,
@@ -559,6 +601,21 @@ _parse_cpe_match = _Parser(
     list_key="matchStrings",
     wrapper="matchString",
 )
+
+
+_parse_sources = _Parser(
+    result_type=SourceResult,
+    record_type=Source,
+    item_type=None,
+    attr="sources",
+    list_key="sources",
+    wrapper=None,
+)
+
+
+def parse_sources(body: Body) -> SourceResult:
+    """Parse a `/source/2.0` response body into a `SourceResult`."""
+    return _parse_sources(body)
 
 
 def parse_cves(body: Body) -> CveResult:

@@ -40,6 +40,8 @@ __all__ = [
     "InvalidQuery",
     "Operation",
     "Query",
+    "SourcesFilters",
+    "SourcesParams",
     "build_query",
     "encode_query",
     "format_datetime",
@@ -47,8 +49,8 @@ __all__ = [
     "split_window",
 ]
 
-Operation = Literal["cves", "cvehistory", "cpes", "cpematch"]
-"""The four NVD API 2.0 operations, named after their path segment."""
+Operation = Literal["cves", "cvehistory", "cpes", "cpematch", "source"]
+"""The NVD API 2.0 operations, named after their path segment."""
 
 Query = dict[str, str | None]
 """Wire name → value, in sending order; `None` is a flag sent as a bare name."""
@@ -63,6 +65,7 @@ MAX_RESULTS_PER_PAGE: Final[Mapping[Operation, int]] = {
     # The reference client allows 5000; NVD lowered the limit to 500 on 2024-04-15 and
     # answers 404 above it.
     "cpematch": 500,
+    "source": 1000,
 }
 """Largest `resultsPerPage` the service accepts, per operation (also its default)."""
 
@@ -219,6 +222,21 @@ class CpeMatchParams(CpeMatchFilters, total=False):
     start_index: int
 
 
+class SourcesFilters(TypedDict, total=False):
+    """Filters of `get_sources`."""
+
+    last_mod_start_date: DateLike
+    last_mod_end_date: DateLike
+    source_identifier: str
+
+
+class SourcesParams(SourcesFilters, total=False):
+    """`get_sources` arguments: filters plus paging."""
+
+    results_per_page: int
+    start_index: int
+
+
 # --- parameter table ---------------------------------------------------------------------
 
 Kind = Literal[
@@ -302,6 +320,12 @@ _TABLE: Final[Mapping[Operation, tuple[_Param, ...]]] = {
         _p("match_string_search", "cpe13"),
         *_PAGING,
     ),
+    "source": (
+        _p("last_mod_start_date", "date"),
+        _p("last_mod_end_date", "date"),
+        _p("source_identifier", "text"),
+        *_PAGING,
+    ),
 }
 
 _WIRE: Final = {p.name: p.wire for params in _TABLE.values() for p in params}
@@ -315,6 +339,7 @@ _DATE_PAIRS: Final[Mapping[Operation, tuple[tuple[str, str], ...]]] = {
     "cvehistory": (("change_start_date", "change_end_date"),),
     "cpes": (("last_mod_start_date", "last_mod_end_date"),),
     "cpematch": (("last_mod_start_date", "last_mod_end_date"),),
+    "source": (("last_mod_start_date", "last_mod_end_date"),),
 }
 
 

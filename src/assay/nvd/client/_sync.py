@@ -17,6 +17,7 @@ from assay.nvd.client._base import (
     CVEHISTORY,
     CVES,
     DEFAULT_BASE_URL,
+    SOURCES,
     ClientSettings,
     Endpoint,
     Pager,
@@ -43,6 +44,8 @@ from assay.nvd.client._models import (
     CveResult,
     MatchString,
     Result,
+    Source,
+    SourceResult,
 )
 from assay.nvd.client._params import (
     CpeMatchFilters,
@@ -54,6 +57,8 @@ from assay.nvd.client._params import (
     CvesFilters,
     CvesParams,
     Query,
+    SourcesFilters,
+    SourcesParams,
 )
 
 __all__ = ["NvdClient"]
@@ -149,6 +154,10 @@ class NvdClient(SettingsView):
         """One page of match criteria (`GET /cpematch/2.0`)."""
         return self._request(CPEMATCH, query_for(CPEMATCH, params))
 
+    def get_sources(self, **params: Unpack[SourcesParams]) -> SourceResult:
+        """One page of CVE sources, the assigners (`GET /source/2.0`)."""
+        return self._request(SOURCES, query_for(SOURCES, params))
+
     # --- every page, concatenated -------------------------------------------------------
 
     def get_all_cves(self, **params: Unpack[CvesFilters]) -> CveResult:
@@ -171,6 +180,11 @@ class NvdClient(SettingsView):
         filters_only("get_all_cpe_match", params)
         return concat(CPEMATCH, list(self._iter_pages(CPEMATCH, params)))
 
+    def get_all_sources(self, **params: Unpack[SourcesFilters]) -> SourceResult:
+        """Every matching source, fetched with 1000-record pages."""
+        filters_only("get_all_sources", params)
+        return concat(SOURCES, list(self._iter_pages(SOURCES, params)))
+
     # --- streaming ----------------------------------------------------------------------
 
     def iter_cve_pages(self, **params: Unpack[CvesParams]) -> Iterator[CveResult]:
@@ -191,6 +205,10 @@ class NvdClient(SettingsView):
         """Pages of match criteria, fetched one at a time."""
         return self._iter_pages(CPEMATCH, params)
 
+    def iter_source_pages(self, **params: Unpack[SourcesParams]) -> Iterator[SourceResult]:
+        """Pages of sources, fetched one at a time."""
+        return self._iter_pages(SOURCES, params)
+
     def iter_cves(self, **params: Unpack[CvesParams]) -> Iterator[Cve]:
         """CVE records one by one; only one page is held at a time."""
         return _records(self._iter_pages(CVES, params), "vulnerabilities", "cve")
@@ -206,6 +224,10 @@ class NvdClient(SettingsView):
     def iter_cpe_match(self, **params: Unpack[CpeMatchParams]) -> Iterator[MatchString]:
         """Match criteria one by one; only one page is held at a time."""
         return _records(self._iter_pages(CPEMATCH, params), "match_strings", "match_string")
+
+    def iter_sources(self, **params: Unpack[SourcesParams]) -> Iterator[Source]:
+        """Sources one by one; only one page is held at a time."""
+        return _records(self._iter_pages(SOURCES, params), "sources", None)
 
     # --- machinery ----------------------------------------------------------------------
 
@@ -279,7 +301,7 @@ class NvdClient(SettingsView):
             raise NvdTransportError(f"{type(exc).__name__}: {exc}", url) from exc
 
 
-def _records(pages: Iterator[Any], attr: str, inner: str) -> Iterator[Any]:
+def _records(pages: Iterator[Any], attr: str, inner: str | None) -> Iterator[Any]:
     for page in pages:
         for item in getattr(page, attr):
-            yield getattr(item, inner)
+            yield item if inner is None else getattr(item, inner)

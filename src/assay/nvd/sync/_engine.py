@@ -222,6 +222,7 @@ _METHODS: Final[dict[Kind, str]] = {
     "cvehistory": "get_cve_history",
     "cpes": "get_cpes",
     "cpematch": "get_cpe_match",
+    "source": "get_sources",
 }
 
 
@@ -421,7 +422,7 @@ class Mirror:
         facts: list[Any] = []
         problems: list[str] = []
         for offset, record in enumerate(records):
-            where = f"$.{spec.list_key}[{offset}].{spec.wrapper}"
+            where = f"$.{spec.list_key}[{offset}]" + (f".{spec.wrapper}" if spec.wrapper else "")
             raw = record.raw_json
             try:
                 value = orjson.loads(memoryview(raw)) if raw else record.raw

@@ -70,8 +70,9 @@ class KindSpec:
     path: str
     """The listing's path under the upstream's base URL."""
     list_key: str
-    """The response key holding the page's items, and each item's wrapper key."""
-    wrapper: str
+    """The response key holding the page's items, and each item's wrapper key (None
+    where the items are the records, as sources are)."""
+    wrapper: str | None
 
     @property
     def meta_key(self) -> str:
@@ -125,6 +126,16 @@ SPECS: Final[dict[Kind, KindSpec]] = {
         "matchStrings",
         "matchString",
     ),
+    "source": KindSpec(
+        "source",
+        "source",
+        "last_mod_start_date",
+        "last_mod_end_date",
+        "sources",
+        "/source/2.0",
+        "sources",
+        None,
+    ),
 }
 
 _ALIASES: Final[dict[str, Kind]] = {
@@ -137,6 +148,8 @@ _ALIASES: Final[dict[str, Kind]] = {
     "cpes": "cpes",
     "cpematch": "cpematch",
     "matchstrings": "cpematch",
+    "source": "source",
+    "sources": "source",
 }
 
 
