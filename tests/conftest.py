@@ -70,7 +70,11 @@ def sample_store_url(
     for url in make_store_url(request.param, folder):
         store = open_store(url)
         report = Importer(store).import_files(
-            [*bundled_files(), *sorted((ASSETS / "nvd" / "cves").glob("*.json"))]
+            [
+                *bundled_files(),
+                *sorted((ASSETS / "nvd" / "cves").glob("*.json")),
+                ASSETS / "nvd" / "sources-20.json.gz",
+            ]
         )
         store.close()
         assert report.ok, report.problems

@@ -179,3 +179,23 @@ def test_the_client_and_the_mirror_read_sources(sources_store_url: str, tmp_path
             store.close()
     assert report.ok
     assert_mirrored(sources_store_url, mirror_url, ("source",))
+
+
+def test_pontos_source_api(sources_store_url: str) -> None:
+    import asyncio
+
+    from pontos.nvd.source import SourceApi
+
+    async def read(base_url: str) -> tuple[list[Any], list[Any]]:
+        async with SourceApi(rate_limit=False) as api:
+            api._url = f"{base_url}/rest/json/source/2.0"
+            everything = [source async for source in api.sources(results_per_page=7)]
+            dwf = [source async for source in api.sources(source_identifier="josh@bress.net")]
+        return everything, dwf
+
+    with serving(sources_store_url) as base_url:
+        everything, dwf = asyncio.run(read(base_url))
+    assert [source.name for source in everything] == [
+        source.get("name") for source in response(SOURCES_FILE)["sources"]
+    ]
+    assert [source.contact_email for source in dwf] == ["cve-assign@distributedweaknessfiling.org"]

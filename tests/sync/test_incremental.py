@@ -37,7 +37,12 @@ class Upstream:
         """Import records into the upstream (a newer `lastModified` replaces the old one)."""
         wrapper = {"cve": "cve", "cpe": "cpe", "cpematch": "matchString", "change": "change"}
         path = self.folder / f"put-{uuid.uuid4().hex}.jsonl"
-        path.write_bytes(b"".join(orjson.dumps({wrapper[kind]: r}) + b"\n" for r in records))
+        path.write_bytes(
+            b"".join(
+                orjson.dumps({wrapper[kind]: r} if kind in wrapper else r) + b"\n"
+                for r in records  # (sources are not wrapped)
+            )
+        )
         store = open_store(self.url)
         try:
             report = Importer(store).import_files([path])
@@ -59,7 +64,8 @@ def upstream(tmp_path: Path) -> Iterator[Upstream]:
     url = f"sqlite:///{folder / 'store.db'}"
     store = open_store(url)
     files = [path for path in bundled_files() if "cpes" not in path.name]
-    report = Importer(store).import_files([*files, cpes])
+    sources = Path(__file__).parent.parent / "assets" / "nvd" / "sources-20.json.gz"
+    report = Importer(store).import_files([*files, cpes, sources])
     store.close()
     assert report.ok, report.problems
     with serving(url) as root:
@@ -139,6 +145,8 @@ def test_only_the_changed_window_is_read(upstream: Upstream, store_url: str) -> 
     change = _records(upstream.url, "cvehistory")[0]
     new_change = {**change, "cveChangeId": str(uuid.uuid4()).upper(), "created": recently}
     upstream.put("change", [new_change])
+    source = _records(upstream.url, "source")[3]
+    upstream.put("source", [{**source, "lastModified": recently, "name": "renamed"}])
 
     before = upstream.proxy.count
     second = _sync(upstream, store_url)
@@ -155,6 +163,7 @@ def test_only_the_changed_window_is_read(upstream: Upstream, store_url: str) -> 
     assert (by_kind["cpes"].fetched, by_kind["cpes"].counts.updated) == (1, 1)
     assert (by_kind["cpematch"].fetched, by_kind["cpematch"].counts.updated) == (1, 1)
     assert (by_kind["cvehistory"].fetched, by_kind["cvehistory"].counts.added) == (1, 1)
+    assert (by_kind["source"].fetched, by_kind["source"].counts.updated) == (1, 1)
     assert_mirrored(upstream.url, store_url)
 
 

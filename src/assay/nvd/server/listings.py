@@ -13,6 +13,7 @@ from typing import Generic, Protocol, TypeVar
 
 from assay.nvd.cpe_query import CpeQuery, parse_cpe_query
 from assay.nvd.cpematch_query import CpeMatchQuery, parse_cpematch_query
+from assay.nvd.cve_match_strings import search_match_strings
 from assay.nvd.history_query import HistoryQuery, parse_history_query
 from assay.nvd.server.responses import legacy_change, legacy_cpe, legacy_match_string
 from assay.nvd.source_query import SourceQuery, parse_source_query
@@ -62,7 +63,7 @@ CPES: Listing[CpeQuery] = Listing(
 CPEMATCH: Listing[CpeMatchQuery] = Listing(
     path="/cpematch/2.0",
     parse=parse_cpematch_query,
-    search=lambda store, query: store.search_match_strings(query),
+    search=search_match_strings,  # the store's, completed from the CVE for `cveId`
     format_name="NVD_CPEMatchString",
     list_key="matchStrings",
     wrapper="matchString",

@@ -193,6 +193,36 @@ def _schema(param: Param) -> dict[str, Any]:
     return {"type": "string"}
 
 
+def _envelope_schema(endpoint: EndpointDoc) -> dict[str, Any]:
+    """NVD's paged envelope: its keys, their types, the list of records (objects)."""
+    counts = {"type": "integer", "minimum": 0}
+    return {
+        "type": "object",
+        "required": [
+            "resultsPerPage",
+            "startIndex",
+            "totalResults",
+            "format",
+            "version",
+            "timestamp",
+            endpoint.list_key,
+        ],
+        "properties": {
+            "resultsPerPage": {**counts, "maximum": endpoint.max_page},
+            "startIndex": counts,
+            "totalResults": counts,
+            "format": {"const": endpoint.format_name},
+            "version": {"const": "2.0"},
+            "timestamp": {"type": "string"},
+            endpoint.list_key: {
+                "type": "array",
+                "maxItems": endpoint.max_page,
+                "items": {"type": "object"},
+            },
+        },
+    }
+
+
 def _operation(endpoint: EndpointDoc) -> dict[str, Any]:
     return {
         "operationId": endpoint.operation_id,
@@ -216,7 +246,7 @@ def _operation(endpoint: EndpointDoc) -> dict[str, Any]:
         "responses": {
             "200": {
                 "description": f"A page of results (`format` {endpoint.format_name}, list `{endpoint.list_key}`).",
-                "content": {"application/json": {"schema": {"type": "object"}}},
+                "content": {"application/json": {"schema": _envelope_schema(endpoint)}},
             },
             "404": {
                 "description": "Invalid request: empty body, the reason in the `message` header.",
