@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
 from assay._cli import EXIT_OK, CommandTree
 from assay.config import STORE_ENV, default_store_url
+from assay.errors import InputError
 from assay.nvd.server._memory import DEFAULT_RESERVE_MIB, RESERVE_ENV
+
+if TYPE_CHECKING:
+    from assay.nvd.server.service import ServiceSettings
 
 
 def register(tree: CommandTree) -> None:
@@ -36,14 +41,17 @@ def register(tree: CommandTree) -> None:
         help="answer every path without the fields NVD added after 2023 (cveTags, cvssMetricV40), "
         "as /compat/nvd-api/ always does",
     )
+    add_service_options(parser)
 
 
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from assay.nvd.server._memory import reserve_from_text
+    from assay.nvd.server.service import SERVICE_ENV
     from assay.nvd.storage import open_store
 
+    service = service_settings(args)
     if args.reserve_memory is not None:
         reserve_from_text(args.reserve_memory, "--reserve-memory")
         os.environ[RESERVE_ENV] = args.reserve_memory.strip()
@@ -56,6 +64,7 @@ def serve(args: argparse.Namespace) -> int:
     finally:
         store.close()
     os.environ[STORE_ENV] = url
+    os.environ[SERVICE_ENV] = service.to_environment()
     if args.compat == "nvd-api":
         os.environ["ASSAY_LEGACY_FIELDS_ONLY"] = "1"
     uvicorn.run(
@@ -69,3 +78,44 @@ def serve(args: argparse.Namespace) -> int:
         server_header=False,
     )
     return EXIT_OK
+
+
+# -- the service options (limits, keys, caching, metrics) --------------------------------
+
+
+def add_service_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("service")
+    group.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="worker threads per process, so store operations at a time (default 8)",
+    )
+    group.add_argument(
+        "--sqlite-cache",
+        metavar="MIB",
+        type=int,
+        default=None,
+        help="SQLite page cache of each whole serving process, all its connections "
+        "together (default 128, 0 for no limit; the kernel's file cache holds the rest)",
+    )
+
+
+def service_settings(args: argparse.Namespace) -> ServiceSettings:
+    """The service options as settings; a bad value is an `InputError` naming its option."""
+    from assay.nvd.server.bounds import MAX_SQLITE_CACHE_MIB, MAX_THREADS
+    from assay.nvd.server.service import ServiceSettings
+
+    values: dict[str, object] = {}
+    if args.threads is not None:
+        if not 1 <= args.threads <= MAX_THREADS:
+            raise InputError("--threads", f"expected 1 to {MAX_THREADS}, found {args.threads}")
+        values["threads"] = args.threads
+    if args.sqlite_cache is not None:
+        if not 0 <= args.sqlite_cache <= MAX_SQLITE_CACHE_MIB:
+            raise InputError(
+                "--sqlite-cache",
+                f"expected 0 (no limit) to {MAX_SQLITE_CACHE_MIB} MiB, found {args.sqlite_cache}",
+            )
+        values["sqlite_cache_mib"] = args.sqlite_cache
+    return ServiceSettings(**values)  # type: ignore[arg-type]

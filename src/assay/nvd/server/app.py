@@ -31,6 +31,7 @@ from assay.nvd.server.responses import (
     legacy_cve,
     nvd_error,
 )
+from assay.nvd.server.service import ServiceSettings, service_middleware
 from assay.nvd.server.shortcut import CveIdShortcut
 from assay.nvd.server.statistics import PATH as STATISTICS_PATH
 from assay.nvd.server.statistics import statistics_endpoint
@@ -142,7 +143,9 @@ def api_routes(
             )
 
 
-def create_app(store: Store, settings: ServerSettings | None = None) -> Starlette:
+def create_app(
+    store: Store, settings: ServerSettings | None = None, service: ServiceSettings | None = None
+) -> Starlette:
     settings = settings or ServerSettings()
     api = NvdApi(store, settings)
     routes: list[BaseRoute] = [
@@ -159,7 +162,7 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Starlett
         Route("/openapi.json/", _relative_redirect("../openapi.json"), methods=["GET", "HEAD"]),
         Route("/docs/", _relative_redirect("../docs"), methods=["GET", "HEAD"]),
     ]
-    middleware: list[Middleware] = []
+    middleware: list[Middleware] = service_middleware(service or ServiceSettings())
     if not settings.legacy_fields_only:
         # Single-CVE look-ups skip routing and, on stores with cheap reads, the thread hop.
         inline = bool(getattr(store, "inline_reads", False))
@@ -217,4 +220,6 @@ def app_from_environment() -> Starlette:
     prepare_serving_process()  # this process serves for a long time: see _memory.py
     store = open_store(default_store_url())
     legacy = os.environ.get("ASSAY_LEGACY_FIELDS_ONLY") == "1"
-    return create_app(store, ServerSettings(legacy_fields_only=legacy))
+    return create_app(
+        store, ServerSettings(legacy_fields_only=legacy), ServiceSettings.from_environment()
+    )

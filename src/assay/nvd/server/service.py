@@ -1,0 +1,72 @@
+"""The service around the NVD API: process bounds and the ASGI layers `assay serve`
+puts in front of the API (see `wrap`).
+
+Settings travel from `assay serve` to its worker processes (uvicorn starts each with
+the app factory) as one environment variable holding JSON, `ASSAY_SERVICE`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import orjson
+from anyio.to_thread import current_default_thread_limiter
+from starlette.middleware import Middleware
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from assay.errors import InputError
+from assay.nvd.server.bounds import (
+    DEFAULT_SQLITE_CACHE_MIB,
+    DEFAULT_THREADS,
+    limit_sqlite_heap,
+)
+
+SERVICE_ENV = "ASSAY_SERVICE"
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceSettings:
+    threads: int = DEFAULT_THREADS  # worker threads per process (store operations at a time)
+    sqlite_cache_mib: int = DEFAULT_SQLITE_CACHE_MIB  # SQLite page cache of the whole process
+
+    def to_environment(self) -> str:
+        return orjson.dumps(asdict(self)).decode()
+
+    @classmethod
+    def from_environment(cls) -> ServiceSettings:
+        text = os.environ.get(SERVICE_ENV)
+        if not text:
+            return cls()
+        try:
+            values: Any = orjson.loads(text)
+        except orjson.JSONDecodeError as error:
+            raise InputError(SERVICE_ENV, f"expected a JSON object, found {text[:80]!r}") from error
+        known = {field.name for field in fields(cls)}
+        if not isinstance(values, dict) or not set(values) <= known:
+            raise InputError(SERVICE_ENV, f"expected an object with keys among {sorted(known)}")
+        return cls(**values)
+
+
+def service_middleware(settings: ServiceSettings) -> list[Middleware]:
+    """The service's layers, outermost first, for the API app's middleware list."""
+    return [Middleware(ProcessBounds, settings=settings)]
+
+
+class ProcessBounds:
+    """Applies the process bounds: SQLite's heap limit once, the worker-thread bound in
+    each event loop that serves (uvicorn runs one; tests may run several)."""
+
+    def __init__(self, app: ASGIApp, *, settings: ServiceSettings) -> None:
+        self.app = app
+        self.settings = settings
+        self._limiter: object = None
+        limit_sqlite_heap(settings.sqlite_cache_mib)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        limiter = current_default_thread_limiter()
+        if limiter is not self._limiter:
+            limiter.total_tokens = self.settings.threads
+            self._limiter = limiter
+        await self.app(scope, receive, send)
