@@ -100,10 +100,47 @@ def add_service_options(parser: argparse.ArgumentParser) -> None:
         "together (default 128, 0 for no limit; the kernel's file cache holds the rest)",
     )
 
+    group.add_argument(
+        "--api-keys",
+        choices=["off", "optional", "required"],
+        default="off",
+        help="off: the apiKey header is ignored (default); optional: a request with an "
+        "unknown key gets 404 'Invalid apiKey.' as at NVD; required: every API request "
+        "needs a valid key (see assay api-keys)",
+    )
+    group.add_argument(
+        "--rate-limit",
+        metavar="nvd|N/S",
+        default=None,
+        help="nvd: NVD's public limits (5 requests per rolling 30 s without a key, 50 with "
+        "one; 403 past them); N/S: N requests per S seconds per client. Counted across "
+        "every server on the store",
+    )
+    group.add_argument(
+        "--rate-limit-store",
+        metavar="URL",
+        default=None,
+        help="redis://... to keep the rate-limit count in Redis (needs assay[redis]) "
+        "instead of in the store",
+    )
+    group.add_argument(
+        "--cache-control",
+        metavar="VALUE",
+        default=None,
+        help="Cache-Control of the API's answers, beside ETag and Last-Modified "
+        "(default 'public, no-cache': caches keep answers and revalidate them)",
+    )
+    group.add_argument(
+        "--no-compression",
+        action="store_true",
+        help="never compress answers (by default gzip or zstd when the client accepts it)",
+    )
+
 
 def service_settings(args: argparse.Namespace) -> ServiceSettings:
     """The service options as settings; a bad value is an `InputError` naming its option."""
     from assay.nvd.server.bounds import MAX_SQLITE_CACHE_MIB, MAX_THREADS
+    from assay.nvd.server.ratelimit import parse_policy
     from assay.nvd.server.service import ServiceSettings
 
     values: dict[str, object] = {}
@@ -118,4 +155,38 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
                 f"expected 0 (no limit) to {MAX_SQLITE_CACHE_MIB} MiB, found {args.sqlite_cache}",
             )
         values["sqlite_cache_mib"] = args.sqlite_cache
+    values["api_keys"] = args.api_keys
+    if args.rate_limit is not None:
+        values["rate_limit"] = parse_policy(args.rate_limit, "--rate-limit").to_text()
+    if args.rate_limit_store is not None:
+        if args.rate_limit is None:
+            raise InputError("--rate-limit-store", "is only for --rate-limit")
+        if not args.rate_limit_store.startswith(("redis://", "rediss://", "unix://")):
+            raise InputError(
+                "--rate-limit-store",
+                f"expected a redis://, rediss:// or unix:// URL, found {mask(args.rate_limit_store)!r}",
+            )
+        values["rate_limit_store"] = args.rate_limit_store
+    if args.cache_control is not None:
+        value = args.cache_control
+        if not value.isascii() or not value.isprintable() or len(value) > 200:
+            raise InputError(
+                "--cache-control", "expected printable ASCII of at most 200 characters"
+            )
+        values["cache_control"] = value
+    if args.no_compression:
+        values["compression"] = False
     return ServiceSettings(**values)  # type: ignore[arg-type]
+
+
+def mask(url: str) -> str:
+    """A URL with any password replaced by ***."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(an unreadable URL)"
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)

@@ -162,7 +162,7 @@ def create_app(
         Route("/openapi.json/", _relative_redirect("../openapi.json"), methods=["GET", "HEAD"]),
         Route("/docs/", _relative_redirect("../docs"), methods=["GET", "HEAD"]),
     ]
-    middleware: list[Middleware] = service_middleware(service or ServiceSettings())
+    middleware: list[Middleware] = service_middleware(service or ServiceSettings(), store)
     if not settings.legacy_fields_only:
         # Single-CVE look-ups skip routing and, on stores with cheap reads, the thread hop.
         inline = bool(getattr(store, "inline_reads", False))

@@ -17,11 +17,17 @@ from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assay.errors import InputError
+from assay.nvd.server.access import KEY_MODES, ApiKeys
 from assay.nvd.server.bounds import (
     DEFAULT_SQLITE_CACHE_MIB,
     DEFAULT_THREADS,
     limit_sqlite_heap,
 )
+from assay.nvd.server.compression import Compression
+from assay.nvd.server.httpcache import DEFAULT_CACHE_CONTROL, HttpCaching
+from assay.nvd.server.ratelimit import Limiter, RateLimit, counter_for, parse_policy
+from assay.nvd.storage import Store
+from assay.nvd.storage._service_rows import service_store
 
 SERVICE_ENV = "ASSAY_SERVICE"
 
@@ -30,6 +36,11 @@ SERVICE_ENV = "ASSAY_SERVICE"
 class ServiceSettings:
     threads: int = DEFAULT_THREADS  # worker threads per process (store operations at a time)
     sqlite_cache_mib: int = DEFAULT_SQLITE_CACHE_MIB  # SQLite page cache of the whole process
+    cache_control: str = DEFAULT_CACHE_CONTROL  # on the API's answers, beside ETag
+    compression: bool = True  # gzip or zstd when the client accepts it
+    api_keys: str = "off"  # off, optional or required (`access.KEY_MODES`)
+    rate_limit: str | None = None  # "nvd" or "N/S" (`ratelimit.parse_policy`)
+    rate_limit_store: str | None = None  # redis://... ; else the count is in the store
 
     def to_environment(self) -> str:
         return orjson.dumps(asdict(self)).decode()
@@ -49,9 +60,25 @@ class ServiceSettings:
         return cls(**values)
 
 
-def service_middleware(settings: ServiceSettings) -> list[Middleware]:
+def service_middleware(settings: ServiceSettings, store: Store) -> list[Middleware]:
     """The service's layers, outermost first, for the API app's middleware list."""
-    return [Middleware(ProcessBounds, settings=settings)]
+    layers = [Middleware(ProcessBounds, settings=settings)]
+    shared = service_store(store)
+    if settings.api_keys != "off":
+        mode = settings.api_keys
+        if mode not in KEY_MODES:
+            raise InputError(
+                "--api-keys", f"expected one of {', '.join(KEY_MODES)}, found {mode!r}"
+            )
+        layers.append(Middleware(ApiKeys, store=shared, mode=mode))
+    if settings.rate_limit is not None:
+        policy = parse_policy(settings.rate_limit)
+        counter = counter_for(settings.rate_limit_store, shared)
+        layers.append(Middleware(RateLimit, limiter=Limiter(counter, policy)))
+    layers.append(Middleware(HttpCaching, store=store, cache_control=settings.cache_control))
+    if settings.compression:
+        layers.append(Middleware(Compression))
+    return layers
 
 
 class ProcessBounds:

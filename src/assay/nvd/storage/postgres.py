@@ -59,6 +59,8 @@ from assay.nvd.storage._postgres_rows import (
     texts,
     update_rows,
 )
+from assay.nvd.storage._postgres_service import ServiceStoreMixin
+from assay.nvd.storage._service_rows import POSTGRES_SERVICE_SCHEMA
 from assay.nvd.storage._sql import POSTGRES, SqlBuilder, cve_where, search_tokens, tsvector_literal
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 
@@ -135,7 +137,7 @@ def parse_url(url: str) -> Target:
     )
 
 
-class PostgresStore(ProductStoreMixin):
+class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
     def __init__(self, url: str) -> None:
         self.url = url
         self._target = parse_url(url)
@@ -225,6 +227,8 @@ class PostgresStore(ProductStoreMixin):
                         connection.execute(
                             "UPDATE meta SET value = %s WHERE key = 'schema'", (SCHEMA_VERSION,)
                         )
+                    # Tables added since (no rebuild needed): created where missing.
+                    connection.execute(POSTGRES_SERVICE_SCHEMA)
             except BaseException as error:
                 self._criteria_ids.rolled_back()
                 self._vectors.rolled_back()
