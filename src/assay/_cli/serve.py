@@ -12,6 +12,8 @@ from assay.errors import InputError
 from assay.nvd.server._memory import DEFAULT_RESERVE_MIB, RESERVE_ENV
 
 if TYPE_CHECKING:
+    import asyncio
+
     from assay.nvd.server.service import ServiceSettings
 
 
@@ -76,6 +78,9 @@ def serve(args: argparse.Namespace) -> int:
         log_level=os.environ.get("ASSAY_LOG_LEVEL", "warning").lower(),
         access_log=False,
         server_header=False,
+        http=guarded_protocol(),
+        timeout_keep_alive=int(service.idle_timeout + 0.999),
+        limit_concurrency=service.max_connections,
     )
     return EXIT_OK
 
@@ -130,11 +135,39 @@ def add_service_options(parser: argparse.ArgumentParser) -> None:
         help="Cache-Control of the API's answers, beside ETag and Last-Modified "
         "(default 'public, no-cache': caches keep answers and revalidate them)",
     )
+    for option, field, unit, text in LIMIT_OPTIONS:
+        group.add_argument(option, dest=field, type=float, default=None, metavar=unit, help=text)
     group.add_argument(
         "--no-compression",
         action="store_true",
         help="never compress answers (by default gzip or zstd when the client accepts it)",
     )
+
+
+# (option, settings field, unit, help): numbers > 0, defaults in ServiceSettings.
+LIMIT_OPTIONS = (
+    ("--head-timeout", "head_timeout", "SECONDS",
+     "close a connection whose request head has not all arrived in this time (default 10)"),
+    ("--send-timeout", "send_timeout", "SECONDS",
+     "drop an answer the client has not read any of for this long (default 60)"),
+    ("--idle-timeout", "idle_timeout", "SECONDS",
+     "close a keep-alive connection idle this long (default 5)"),
+    ("--max-header-size", "max_header_bytes", "BYTES",
+     "answer 431 to a larger request head (default 65536)"),
+    ("--max-connections", "max_connections", "N",
+     "connections per worker process; 503 past them (default 1000)"),
+    ("--store-timeout", "store_timeout", "SECONDS",
+     "answer 503 when PostgreSQL cannot be reached in this time (default 5)"),
+)  # fmt: skip
+INTEGER_FIELDS = ("max_header_bytes", "max_connections")
+MAX_LIMIT = 10**9
+
+
+def guarded_protocol() -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol with the head, size and send limits."""
+    from assay.nvd.server.guarded import GuardedHttpToolsProtocol
+
+    return GuardedHttpToolsProtocol
 
 
 def service_settings(args: argparse.Namespace) -> ServiceSettings:
@@ -176,6 +209,16 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
         values["cache_control"] = value
     if args.no_compression:
         values["compression"] = False
+    for option, field, _, _ in LIMIT_OPTIONS:
+        value = getattr(args, field)
+        if value is None:
+            continue
+        if not 0 < value <= MAX_LIMIT or (field in INTEGER_FIELDS and value != int(value)):
+            kind = "a whole number" if field in INTEGER_FIELDS else "a number"
+            raise InputError(
+                option, f"expected {kind} above 0 and at most {MAX_LIMIT}, found {value:g}"
+            )
+        values[field] = int(value) if field in INTEGER_FIELDS else value
     return ServiceSettings(**values)  # type: ignore[arg-type]
 
 

@@ -218,8 +218,7 @@ def app_from_environment() -> Starlette:
     from assay.nvd.server._memory import prepare_serving_process
 
     prepare_serving_process()  # this process serves for a long time: see _memory.py
-    store = open_store(default_store_url())
+    service = ServiceSettings.from_environment()
+    store = open_store(default_store_url(), timeout=service.store_timeout)
     legacy = os.environ.get("ASSAY_LEGACY_FIELDS_ONLY") == "1"
-    return create_app(
-        store, ServerSettings(legacy_fields_only=legacy), ServiceSettings.from_environment()
-    )
+    return create_app(store, ServerSettings(legacy_fields_only=legacy), service)

@@ -41,6 +41,13 @@ class ServiceSettings:
     api_keys: str = "off"  # off, optional or required (`access.KEY_MODES`)
     rate_limit: str | None = None  # "nvd" or "N/S" (`ratelimit.parse_policy`)
     rate_limit_store: str | None = None  # redis://... ; else the count is in the store
+    # Slow and hostile clients (`guarded.py`) and the connection cap.
+    head_timeout: float = 10.0  # seconds for a request head to arrive whole
+    send_timeout: float = 60.0  # seconds an answer may wait for the client to read
+    idle_timeout: float = 5.0  # seconds a keep-alive connection may sit idle
+    max_header_bytes: int = 64 * 1024  # the largest request head
+    max_connections: int = 1000  # per worker process; 503 past it
+    store_timeout: float = 5.0  # seconds to reach PostgreSQL before answering 503
 
     def to_environment(self) -> str:
         return orjson.dumps(asdict(self)).decode()

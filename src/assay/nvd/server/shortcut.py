@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assay.errors import StoreError
 from assay.nvd.cve_query import CveQuery
-from assay.nvd.server.responses import COMMON_HEADERS, envelope_chunks
+from assay.nvd.server.responses import COMMON_HEADERS, envelope_chunks, nvd_error
 from assay.nvd.storage import Store
 
 PATHS = frozenset({"/rest/json/cves/2.0", "/rest/json/cves/2.0/"})
@@ -56,7 +56,8 @@ class CveIdShortcut:
             else:
                 page = await run_in_threadpool(self.store.search_cves, query)
         except StoreError:
-            await self.app(scope, receive, send)  # the full handler gives the error answer
+            # Answered here: the full handler would wait for the store a second time.
+            await nvd_error("The store is unavailable", status=503)(scope, receive, send)
             return
         body = b"".join(
             envelope_chunks(

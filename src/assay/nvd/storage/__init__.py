@@ -12,15 +12,16 @@ from assay.nvd.storage.interface import Page, Store, UpsertCounts
 __all__ = ["Page", "Store", "UpsertCounts", "open_store"]
 
 
-def open_store(url: str) -> Store:
-    """Open (creating and migrating if needed) the store named by `url`."""
+def open_store(url: str, *, timeout: float | None = None) -> Store:
+    """Open (creating and migrating if needed) the store named by `url`. `timeout`:
+    seconds a server-backed store may take to answer before a `StoreError`."""
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme in ("postgres", "postgresql"):
         try:
             from assay.nvd.storage.postgres import PostgresStore
         except ImportError as error:  # pragma: no cover - backend module is optional to load
             raise StoreError(f"the PostgreSQL backend is unavailable: {error}") from error
-        return PostgresStore(url)
+        return PostgresStore(url, timeout=timeout)
     if scheme in ("sqlite", "") or len(scheme) == 1:  # bare paths, including C:\ on Windows
         from assay.nvd.storage.sqlite import SqliteStore
 

@@ -13,6 +13,7 @@ connection gets it as its `search_path`.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import sqlite3
 import time
@@ -138,8 +139,12 @@ def parse_url(url: str) -> Target:
 
 
 class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, timeout: float | None = None) -> None:
+        """`timeout`: seconds to reach the server (unless the URL sets connect_timeout)
+        and to wait for a pooled connection, for servers that must answer promptly
+        when PostgreSQL is away (default: CONNECT_TIMEOUT and POOL_TIMEOUT)."""
         self.url = url
+        self._pool_timeout = POOL_TIMEOUT if timeout is None else timeout
         self._target = parse_url(url)
         self._cache = ResultCache()
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
@@ -147,7 +152,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
         self._kwargs: dict[str, Any] = {"autocommit": True}
         self._returned: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
         if not self._target.sets_timeout:
-            self._kwargs["connect_timeout"] = CONNECT_TIMEOUT
+            self._kwargs["connect_timeout"] = (
+                CONNECT_TIMEOUT if timeout is None else max(2, math.ceil(timeout))
+            )
         try:
             search_tokens("")
         except sqlite3.Error as error:
@@ -163,7 +170,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
             configure=self._configure,
             check=self._check_if_idle,
             reset=self._note_returned,
-            timeout=POOL_TIMEOUT,
+            timeout=self._pool_timeout,
             name="assay-store",
             open=False,
         )
@@ -289,7 +296,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
         except PoolTimeout as error:
             raise StoreError(
                 f"{action}: no connection to {self._target.describe()} "
-                f"became free within {POOL_TIMEOUT:g} s"
+                f"became free within {self._pool_timeout:g} s"
             ) from error
         except psycopg.Error as error:
             raise StoreError(
