@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import tempfile
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from assay._cli import EXIT_OK, CommandTree
@@ -47,8 +50,6 @@ def register(tree: CommandTree) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from assay.nvd.server._memory import reserve_from_text
     from assay.nvd.server.service import SERVICE_ENV
     from assay.nvd.storage import open_store
@@ -69,6 +70,14 @@ def serve(args: argparse.Namespace) -> int:
     os.environ[SERVICE_ENV] = service.to_environment()
     if args.compat == "nvd-api":
         os.environ["ASSAY_LEGACY_FIELDS_ONLY"] = "1"
+    with shared_metrics(args.workers):
+        _run_uvicorn(args, service)
+    return EXIT_OK
+
+
+def _run_uvicorn(args: argparse.Namespace, service: ServiceSettings) -> None:
+    import uvicorn
+
     uvicorn.run(
         "assay.nvd.server.app:app_from_environment",
         factory=True,
@@ -82,7 +91,6 @@ def serve(args: argparse.Namespace) -> int:
         timeout_keep_alive=int(service.idle_timeout + 0.999),
         limit_concurrency=service.max_connections,
     )
-    return EXIT_OK
 
 
 # -- the service options (limits, keys, caching, metrics) --------------------------------
@@ -161,6 +169,23 @@ LIMIT_OPTIONS = (
 )  # fmt: skip
 INTEGER_FIELDS = ("max_header_bytes", "max_connections")
 MAX_LIMIT = 10**9
+
+
+@contextlib.contextmanager
+def shared_metrics(workers: int) -> Iterator[None]:
+    """With several workers, each counts /metrics into files of a directory they share
+    (removed at exit), so that any of them answers for all."""
+    from assay.nvd.server.metrics import MULTIPROCESS_ENV
+
+    if workers <= 1 or os.environ.get(MULTIPROCESS_ENV):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="assay-metrics-") as folder:
+        os.environ[MULTIPROCESS_ENV] = folder
+        try:
+            yield
+        finally:
+            del os.environ[MULTIPROCESS_ENV]
 
 
 def guarded_protocol() -> type[asyncio.Protocol]:

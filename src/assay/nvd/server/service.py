@@ -25,6 +25,7 @@ from assay.nvd.server.bounds import (
 )
 from assay.nvd.server.compression import Compression
 from assay.nvd.server.httpcache import DEFAULT_CACHE_CONTROL, HttpCaching
+from assay.nvd.server.metrics import Metrics
 from assay.nvd.server.ratelimit import Limiter, RateLimit, counter_for, parse_policy
 from assay.nvd.storage import Store
 from assay.nvd.storage._service_rows import service_store
@@ -69,8 +70,8 @@ class ServiceSettings:
 
 def service_middleware(settings: ServiceSettings, store: Store) -> list[Middleware]:
     """The service's layers, outermost first, for the API app's middleware list."""
-    layers = [Middleware(ProcessBounds, settings=settings)]
     shared = service_store(store)
+    layers = [Middleware(ProcessBounds, settings=settings), Middleware(Metrics, store=shared)]
     if settings.api_keys != "off":
         mode = settings.api_keys
         if mode not in KEY_MODES:
