@@ -151,6 +151,7 @@ def test_skipped_entries_are_reported_not_dropped() -> None:
     )
     assert [p.name for p in lock.packages] == ["d"]
     assert [s.location for s in lock.skipped] == ["line 1", "line 2", "line 3", "line 4"]
+    assert str(lock.skipped[0]) == "-r base.txt"
 
 
 def test_a_private_npm_registry_is_kept_as_the_purl_repository_url() -> None:
