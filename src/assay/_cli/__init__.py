@@ -41,6 +41,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.attest",
     "assay._cli.attest_provenance",
     "assay._cli.completion",
+    "assay._cli.policies",
 )
 
 Handler = Callable[[argparse.Namespace], int]

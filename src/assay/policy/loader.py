@@ -352,8 +352,11 @@ def parse_policy(
 
 
 def load_policy(path: str | Path) -> Policy:
-    """Read and parse a policy file; key paths in it are relative to the file."""
-    file = Path(path)
+    """Read and parse a policy file (a path, or `builtin:NAME` for a shipped one); key
+    paths in it are relative to the file."""
+    from assay.policy.builtin import resolve
+
+    file = resolve(path)
     try:
         size = file.stat().st_size
         if size > MAX_POLICY_BYTES:
