@@ -20,7 +20,7 @@ def open_store(url: str) -> Store:
             from assay.nvd.storage.postgres import PostgresStore
         except ImportError as error:
             raise StoreError(
-                f"{url.split('@')[-1]}: a PostgreSQL store needs the PostgreSQL driver, "
+                f"{url.rsplit('@', maxsplit=1)[-1]}: a PostgreSQL store needs the PostgreSQL driver, "
                 f"installed with assay's postgres extra (pip install 'assay[postgres]'); "
                 f"found {error}"
             ) from None
