@@ -52,15 +52,27 @@ def register(tree: CommandTree) -> None:
 
 
 def read_limited(path: str, limit: int) -> bytes:
-    """A file's bytes, refusing files larger than `limit`."""
-    file = Path(path)
+    """A file's bytes, refusing more than `limit` (pipes and /dev/stdin included: the
+    limit is on what is read, not on what the file system says)."""
+    if path == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+    else:
+        try:
+            with Path(path).open("rb") as handle:
+                data = handle.read(limit + 1)
+        except OSError as error:
+            raise InputError(path, f"cannot read: {error.strerror or error}") from None
+    if len(data) > limit:
+        raise InputError(path, f"expected at most {limit} bytes, found more")
+    return data
+
+
+def write_output(path: str, data: bytes) -> None:
+    """Write `data` to `path`; an unwritable path is an `InputError` naming it (exit 2)."""
     try:
-        size = file.stat().st_size
-        if size > limit:
-            raise InputError(path, f"expected at most {limit} bytes, got {size}")
-        return file.read_bytes()
+        Path(path).write_bytes(data)
     except OSError as error:
-        raise InputError(path, f"cannot read: {error.strerror}") from None
+        raise InputError(path, f"cannot write: {error.strerror or error}") from None
 
 
 def load_public_keys(paths: list[str]) -> list[PublicKey]:

@@ -118,7 +118,12 @@ class _Reader:
             entry = self.mapping(value, path, {"key", "keyid"})
             key = self.key(entry.get("key"), f"{path}.key")
             keyid = self.optional_string(entry, "keyid", path)
-            return PublicKey(key.key, keyid=keyid or key.keyid, rsa_scheme=key.rsa_scheme)
+            return PublicKey(
+                key.key,
+                keyid=keyid or key.keyid,
+                rsa_scheme=key.rsa_scheme,
+                intoto_keyid=key.intoto_keyid,
+            )
         text = self.string(value, path)
         if "-----BEGIN" in text:
             return load_public_key(text.encode(), where=f"{self.origin}: {path}")

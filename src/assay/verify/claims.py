@@ -77,12 +77,25 @@ def _digest(value: object) -> dict[str, str]:
     return {str(k): v for k, v in _obj(value).items() if isinstance(v, str)}
 
 
+_REVISION_DIGESTS: Final = frozenset({"sha1", "gitCommit", "gitTree", "gitBlob"})
+
+
 def _is_source_uri(uri: str | None, digest: Mapping[str, str]) -> bool:
     # Source dependencies are the repositories code is checked out from: they are
-    # covered by the source expectations, not by dependency build levels.
+    # covered by the source expectations, not by dependency build levels. A material
+    # known only by a VCS revision (Cloud Build records its repository with a `sha1`
+    # commit) is source too: no build produced it.
     if uri and (uri.startswith("git+") or "/commit/" in uri):
         return True
-    return "gitCommit" in digest
+    return "gitCommit" in digest or (bool(digest) and set(digest) <= _REVISION_DIGESTS)
+
+
+def _as_source(dependencies: tuple[Dependency, ...]) -> tuple[Dependency, ...]:
+    """The first material is what the verifier reads as the source (v0.1, v0.2)."""
+    if not dependencies or dependencies[0].is_source:
+        return dependencies
+    first = dependencies[0]
+    return (Dependency(first.uri, first.digest, True), *dependencies[1:])
 
 
 def _dependencies(items: object) -> tuple[Dependency, ...]:
@@ -181,7 +194,7 @@ def _v02(
         parameters.setdefault("entryPoint", config["entryPoint"])
     if _str(config.get("uri")):
         parameters.setdefault("source", config["uri"])
-    materials = _dependencies(predicate.get("materials"))
+    materials = _as_source(_dependencies(predicate.get("materials")))
     environment = _obj(invocation.get("environment"))
     github = _github_ref_fields(environment, upper=False) if "github_ref" in environment else {}
     return Claims(
@@ -270,7 +283,7 @@ def _v01(
     parameters = dict(arguments)
     if _str(recipe.get("entryPoint")):
         parameters.setdefault("entryPoint", recipe["entryPoint"])
-    materials = _dependencies(predicate.get("materials"))
+    materials = _as_source(_dependencies(predicate.get("materials")))
     substitutions = _obj(arguments.get("substitutions"))
     tag = _str(substitutions.get("TAG_NAME"))
     return Claims(
