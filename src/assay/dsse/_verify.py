@@ -9,8 +9,9 @@ from typing import Final, Protocol
 from assay.dsse._envelope import Envelope, Signature, pae
 from assay.errors import VerificationError
 
-MAX_VERIFICATIONS: Final = 256
-"""Signature checks made for one envelope at most (64 signatures x 4 keys)."""
+MAX_VERIFICATIONS: Final = 8
+"""Signature checks made for one envelope at most, beyond one per trusted key; signatures
+whose keyid names a trusted key are tried first."""
 
 
 class Signer(Protocol):
@@ -112,14 +113,21 @@ def check_signatures(
     message = envelope.pae()
     signed: dict[str, Verifier] = {}
     attempts = 0
-    for signature in envelope.signatures:
-        if len(signed) >= threshold or attempts >= MAX_VERIFICATIONS:
+    budget = MAX_VERIFICATIONS + len(distinct)
+    hinted = set().union(*(_hint_ids(k) for k in distinct.values())) if distinct else set()
+    # Signatures that name a trusted key first, then unnamed ones, then the rest.
+    ordered = sorted(
+        envelope.signatures,
+        key=lambda sig: 0 if sig.keyid in hinted else (1 if not sig.keyid else 2),
+    )
+    for signature in ordered:
+        if len(signed) >= threshold or attempts >= budget:
             break
         remaining = [(f, k) for f, k in distinct.items() if f not in signed]
         if len(remaining) > 1 and signature.keyid:
             remaining.sort(key=lambda item: signature.keyid not in _hint_ids(item[1]))
         for fingerprint, key in remaining:
-            if attempts >= MAX_VERIFICATIONS:
+            if attempts >= budget:
                 break
             attempts += 1
             if key.verify(signature.sig, message):

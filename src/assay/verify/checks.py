@@ -88,6 +88,8 @@ def builder_rule_matches(rule: BuilderRule, builder_id: str) -> bool:
     if rule.pin == "release-tag":
         return is_release_tag(ref) and (not versions or tag_name(ref) in versions)
     if rule.pin == "version":
+        # Listed versions as the builder writes them (Cloud Build: `@v0.2`); the bare
+        # `@vX.Y.Z` refusal is for release-tag pins (GitHub builders).
         return tag_name(ref) in versions
     return False  # pin "commit" and the ref was not listed
 
@@ -270,18 +272,26 @@ def recorded_repository(uri: str) -> str:
     return normalize_repository(text)
 
 
+def _recorded_ref(uri: str) -> str | None:
+    body = _SCHEME.sub("", uri.removeprefix("git+")).split("#", 1)[0]
+    repository, sep, ref = body.partition("@")
+    return ref if sep and "/" in repository else None
+
+
 def repository_matches(expected: str, recorded: str) -> bool:
     """Compare a policy repository with a recorded URI.
 
-    The scheme matters only when the policy gives one (`https://` never matches `http://`);
-    a ref in the recorded URI is ignored, but an expectation that itself carries a ref or
-    fragment must match exactly.
+    The scheme matters when the policy gives one (`https://` never matches `http://`);
+    a ref in the recorded URI is ignored unless the expectation carries one (`@ref`),
+    which must then be the recorded ref exactly.
     """
     scheme = _scheme(expected)
     if scheme is not None and scheme != _scheme(recorded):
         return False
-    want = _SCHEME.sub("", expected.removeprefix("git+")).rstrip("/").removesuffix(".git")
-    return want == recorded_repository(recorded)
+    want_ref = _recorded_ref(expected)
+    if want_ref is not None and want_ref != _recorded_ref(recorded):
+        return False
+    return normalize_repository(expected) == recorded_repository(recorded)
 
 
 def check_source(claims: Claims, rule: SourceRule) -> list[Check]:

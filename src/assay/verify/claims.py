@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay import attestation
+from assay.attestation._json import loads_strict
+from assay.attestation.constants import MAX_PAYLOAD_BYTES
 from assay.errors import AttestationError
 from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1
 
@@ -133,9 +135,18 @@ def _subjects(statement: Mapping[str, Any]) -> tuple[Subject, ...]:
 
 
 def parse_statement(payload: bytes, *, where: str = "payload") -> dict[str, Any]:
-    """The statement object in verified payload bytes (parsed by `assay.attestation`)."""
+    """The statement object in verified payload bytes.
+
+    Strict, because the verdict depends on it: a key given twice anywhere, a statement
+    field spelled in another case, or nesting deeper than the limit is an error.
+    """
+    value = loads_strict(
+        payload, where=f"{where}: payload", limit=MAX_PAYLOAD_BYTES, statement=True
+    )
+    if not isinstance(value, dict):
+        raise AttestationError(f"{where}: payload", "expected a JSON object (a statement)")
     try:
-        return attestation.parse_statement(payload).to_dict()
+        return attestation.Statement._wrap(value).to_dict()
     except AttestationError as error:
         raise AttestationError(where, error.reason) from None
 

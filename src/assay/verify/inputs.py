@@ -10,11 +10,11 @@ unsigned metadata kept as typed `GcbMetadata` for consistency checks).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any, Final
 
 from assay import dsse
+from assay.attestation._json import loads_strict
 from assay.errors import AttestationError
 from assay.verify.model import Attestation, Container, GcbMetadata
 
@@ -51,17 +51,17 @@ def read_attestations(data: bytes, name: str) -> list[Attestation]:
 def _json_documents(data: bytes, name: str) -> list[Any]:
     text = data.strip()
     try:
-        return [json.loads(text)]
-    except (ValueError, UnicodeDecodeError):
-        pass
+        return [loads_strict(text, where=name, limit=MAX_ATTESTATION_BYTES)]
+    except AttestationError as error:
+        if "invalid JSON" not in error.reason or b"\n" not in text:
+            raise  # duplicate keys, depth, size: the file is refused as a whole
     documents = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            documents.append(json.loads(line))
-        except (ValueError, UnicodeDecodeError) as error:
-            raise AttestationError(f"{name} line {number}", f"expected JSON: {error}") from None
+        documents.append(
+            loads_strict(line, where=f"{name} line {number}", limit=MAX_ATTESTATION_BYTES)
+        )
     if not documents:
         raise AttestationError(name, "expected JSON, got an empty file")
     return documents
