@@ -42,6 +42,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.attest_provenance",
     "assay._cli.completion",
     "assay._cli.policies",
+    "assay._cli.scan",
 )
 
 Handler = Callable[[argparse.Namespace], int]
