@@ -273,7 +273,7 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
             ", ".join(notes),
         )
     buffer = StringIO()
-    console = Console(file=buffer, width=140, no_color=True)
+    console = Console(file=buffer, width=200, no_color=True)
     if result.findings:
         console.print(table)
     store = result.store

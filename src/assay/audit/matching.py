@@ -24,15 +24,26 @@ unknown, the record is reported as `conditional`. `fixedIn` is the hit criteria'
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
 
 from assay.audit.model import Cvss, Vulnerability
 from assay.audit.versions import Comparator
 from assay.nvd.cpe import ANY, NA, Cpe, CriteriaRange, InvalidCpe, name_matches
 
-__all__ = ["ComponentName", "NameSet", "evaluate_record", "vulnerability_facts"]
+__all__ = [
+    "Compiled",
+    "ComponentName",
+    "NameSet",
+    "RecordFacts",
+    "compile_record",
+    "evaluate_record",
+    "record_facts",
+    "vulnerability_facts",
+]
 
 MAX_NODE_DEPTH: Final = 16
 
@@ -60,18 +71,30 @@ class NameSet:
             else:
                 self._by_product.setdefault((name.vendor, name.product), []).append(name)
 
-    def hits(self, criteria: CriteriaRange, excluding: Cpe | None = None) -> bool:
+        self._matching: dict[int, tuple[Cpe, ...]] = {}
+
+    def matching(self, criteria: CriteriaRange, key: int = 0) -> tuple[Cpe, ...]:
+        """The names that hit a criteria (NVD's ordering), remembered by `key` (> 0)."""
+        found = self._matching.get(key) if key else None
+        if found is None:
+            target = criteria.criteria
+            if ANY in (target.vendor, target.product):
+                candidates: Iterable[Cpe] = [n for g in self._by_product.values() for n in g]
+            else:
+                candidates = self._by_product.get((target.vendor, target.product), ())
+            found = tuple(
+                name
+                for group in (candidates, self._wild)
+                for name in group
+                if name_matches(name, criteria)
+            )
+            if key:
+                self._matching[key] = found
+        return found
+
+    def hits(self, criteria: CriteriaRange, excluding: Cpe | None = None, key: int = 0) -> bool:
         """Whether a name other than `excluding` hits the criteria (NVD's ordering)."""
-        target = criteria.criteria
-        if ANY in (target.vendor, target.product):
-            candidates: Iterable[Cpe] = [n for names in self._by_product.values() for n in names]
-        else:
-            candidates = self._by_product.get((target.vendor, target.product), ())
-        return any(
-            name != excluding and name_matches(name, criteria)
-            for group in (candidates, self._wild)
-            for name in group
-        )
+        return any(name != excluding for name in self.matching(criteria, key))
 
 
 def _unescaped(version: str) -> str:
@@ -102,76 +125,181 @@ def component_hits(name: ComponentName, criteria: CriteriaRange) -> bool:
     return True
 
 
-@dataclass(slots=True)
-class _Hit:
-    criteria: CriteriaRange
+@dataclass(frozen=True, slots=True)
+class _Match:
+    vulnerable: bool
+    criteria: CriteriaRange | None
+    """None when the criteria is malformed: it holds for nothing."""
     match_criteria_id: str | None
+    key: int
+    """The same for equal criteria and bounds (a cheap key for per-scan memory)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    all_of: bool
+    negate: bool
+    matches: tuple[_Match, ...]
+    children: tuple[_Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Configuration:
+    all_of: bool
+    negate: bool
+    nodes: tuple[_Node, ...]
+
+
+Compiled = tuple[_Configuration, ...]
+"""A record's configurations, parsed once (criteria as `CriteriaRange`s)."""
+
+
+_KEYS = itertools.count(1)
+
+
+@lru_cache(maxsize=262_144)
+def _criteria(
+    text: str, start_in: str | None, start_ex: str | None, end_in: str | None, end_ex: str | None
+) -> tuple[CriteriaRange | None, int]:
+    return _parsed(text, start_in, start_ex, end_in, end_ex), next(_KEYS)
+
+
+def _parsed(
+    text: str, start_in: str | None, start_ex: str | None, end_in: str | None, end_ex: str | None
+) -> CriteriaRange | None:
+    try:
+        return CriteriaRange.from_json(
+            {
+                "criteria": text,
+                "versionStartIncluding": start_in,
+                "versionStartExcluding": start_ex,
+                "versionEndIncluding": end_in,
+                "versionEndExcluding": end_ex,
+            }
+        )
+    except InvalidCpe:
+        return None
+
+
+def _bound(match: Mapping[str, Any], name: str) -> str | None:
+    value = match.get(name)
+    return value if isinstance(value, str) else None
+
+
+def _compile_match(match: Mapping[str, Any]) -> _Match:
+    text = match.get("criteria")
+    criteria, key = (
+        _criteria(
+            text,
+            _bound(match, "versionStartIncluding"),
+            _bound(match, "versionStartExcluding"),
+            _bound(match, "versionEndIncluding"),
+            _bound(match, "versionEndExcluding"),
+        )
+        if isinstance(text, str)
+        else (None, 0)
+    )
+    identifier = match.get("matchCriteriaId")
+    return _Match(
+        bool(match.get("vulnerable", True)),
+        criteria,
+        identifier if isinstance(identifier, str) else None,
+        key,
+    )
+
+
+def _compile_node(node: Mapping[str, Any], depth: int) -> _Node:
+    children = (
+        tuple(
+            _compile_node(child, depth + 1)
+            for child in _list(node.get("children"))
+            if isinstance(child, Mapping)
+        )
+        if depth < MAX_NODE_DEPTH
+        else ()
+    )
+    return _Node(
+        str(node.get("operator", "OR")).upper() == "AND",
+        bool(node.get("negate", False)),
+        tuple(_compile_match(m) for m in _list(node.get("cpeMatch")) if isinstance(m, Mapping)),
+        children,
+    )
+
+
+def compile_record(record: Mapping[str, Any]) -> Compiled:
+    """A record's configurations in the form `evaluate_record` reads."""
+    return tuple(
+        _Configuration(
+            str(c.get("operator", "OR")).upper() == "AND",
+            bool(c.get("negate", False)),
+            tuple(_compile_node(n, 0) for n in _list(c.get("nodes")) if isinstance(n, Mapping)),
+        )
+        for c in _list(record.get("configurations"))
+        if isinstance(c, Mapping)
+    )
 
 
 class _Evaluator:
-    def __init__(self, component: ComponentName, names: NameSet) -> None:
+    def __init__(self, component: ComponentName, names: NameSet, known: dict[int, bool]) -> None:
         self.component = component
         self.names = names
-        self.hits: list[_Hit] = []
+        self.known = known
+        self.hits: list[_Match] = []
 
-    def criteria_value(self, match: Mapping[str, Any], negated: bool) -> int:
-        try:
-            criteria = CriteriaRange.from_json(match)
-        except InvalidCpe:
-            return _FALSE  # a malformed criteria holds for nothing
-        vulnerable = bool(match.get("vulnerable", True))
-        if vulnerable and component_hits(self.component, criteria):
-            identifier = match.get("matchCriteriaId")
-            self.hits.append(_Hit(criteria, identifier if isinstance(identifier, str) else None))
+    def _component_hits(self, criteria: CriteriaRange, key: int) -> bool:
+        found = self.known.get(key)
+        if found is None:
+            found = component_hits(self.component, criteria)
+            self.known[key] = found
+        return found
+
+    def match_value(self, match: _Match, negated: bool) -> int:
+        criteria = match.criteria
+        if criteria is None:
+            return _FALSE
+        if match.vulnerable and self._component_hits(criteria, match.key):
+            self.hits.append(match)
             return _TRUE
-        if self.names.hits(criteria, excluding=self.component.cpe):
+        if self.names.hits(criteria, self.component.cpe, match.key):
             return _TRUE
         return _FALSE if negated else _UNKNOWN
 
-    def node_value(self, node: Mapping[str, Any], negated: bool, depth: int) -> int:
-        negate = bool(node.get("negate", False))
-        inner_negated = negated != negate
-        values: list[int] = []
-        for match in _list(node.get("cpeMatch")):
-            if isinstance(match, Mapping):
-                values.append(self.criteria_value(match, inner_negated))
-        if depth < MAX_NODE_DEPTH:
-            for child in _list(node.get("children")):
-                if isinstance(child, Mapping):
-                    values.append(self.node_value(child, inner_negated, depth + 1))
-        value = _combine(str(node.get("operator", "OR")), values)
-        return _TRUE - value if negate else value
+    def node_value(self, node: _Node, negated: bool) -> int:
+        inner = negated != node.negate
+        values = [self.match_value(m, inner) for m in node.matches]
+        values.extend(self.node_value(child, inner) for child in node.children)
+        value = _combine(node.all_of, values)
+        return _TRUE - value if node.negate else value
 
-    def configuration_value(self, configuration: Mapping[str, Any]) -> int:
-        values = [
-            self.node_value(node, False, 0)
-            for node in _list(configuration.get("nodes"))
-            if isinstance(node, Mapping)
-        ]
-        value = _combine(str(configuration.get("operator", "OR")), values)
-        return _TRUE - value if configuration.get("negate") else value
+    def configuration_value(self, configuration: _Configuration) -> int:
+        values = [self.node_value(node, False) for node in configuration.nodes]
+        value = _combine(configuration.all_of, values)
+        return _TRUE - value if configuration.negate else value
 
 
 def _list(value: object) -> Sequence[Any]:
     return value if isinstance(value, list) else ()
 
 
-def _combine(operator: str, values: list[int]) -> int:
+def _combine(all_of: bool, values: list[int]) -> int:
     if not values:
         return _FALSE
-    return min(values) if operator.upper() == "AND" else max(values)
+    return min(values) if all_of else max(values)
 
 
 def evaluate_record(
-    record: Mapping[str, Any], component: ComponentName, names: NameSet
+    compiled: Compiled,
+    component: ComponentName,
+    names: NameSet,
+    known: dict[int, bool] | None = None,
 ) -> tuple[bool, CriteriaRange, str | None] | None:
-    """(conditional, hit criteria, its matchCriteriaId) when `record` affects the
-    component (conditional: only on something the input does not list), else None."""
-    best: tuple[int, _Hit] | None = None
-    for configuration in _list(record.get("configurations")):
-        if not isinstance(configuration, Mapping):
-            continue
-        evaluator = _Evaluator(component, names)
+    """(conditional, hit criteria, its matchCriteriaId) when the record affects the
+    component (conditional: only on something the input does not list), else None.
+    `known` remembers the component's hits across the records of one component."""
+    best: tuple[int, _Match] | None = None
+    known = {} if known is None else known
+    for configuration in compiled:
+        evaluator = _Evaluator(component, names, known)
         value = evaluator.configuration_value(configuration)
         if not evaluator.hits or value == _FALSE:
             continue
@@ -183,13 +311,14 @@ def evaluate_record(
     if best is None:
         return None
     value, hit = best
+    assert hit.criteria is not None
     return value != _TRUE, hit.criteria, hit.match_criteria_id
 
 
-def _preferred(hits: list[_Hit]) -> _Hit:
+def _preferred(hits: list[_Match]) -> _Match:
     # The narrowest statement of a fix: a hit whose range ends before a fixed version.
     for hit in hits:
-        if hit.criteria.version_end_excluding is not None:
+        if hit.criteria is not None and hit.criteria.version_end_excluding is not None:
             return hit
     return hits[0]
 
@@ -241,21 +370,38 @@ def _cwes(record: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(found)
 
 
+@dataclass(frozen=True, slots=True)
+class RecordFacts:
+    """What a finding reports of its record, read once per record."""
+
+    id: str
+    severity: str | None
+    cvss: Cvss | None
+    kev: bool
+    cwes: tuple[str, ...]
+
+
+def record_facts(record: Mapping[str, Any]) -> RecordFacts:
+    cvss, severity = _cvss(record)
+    return RecordFacts(
+        str(record.get("id")), severity, cvss, bool(record.get("cisaExploitAdd")), _cwes(record)
+    )
+
+
 def vulnerability_facts(
-    record: Mapping[str, Any],
+    facts: RecordFacts,
     criteria: CriteriaRange,
     match_criteria_id: str | None,
     *,
     conditional: bool,
 ) -> Vulnerability:
     """The reported facts of one affecting record."""
-    cvss, severity = _cvss(record)
     return Vulnerability(
-        id=str(record.get("id")),
-        severity=severity,
-        cvss=cvss,
-        kev=bool(record.get("cisaExploitAdd")),
-        cwes=_cwes(record),
+        id=facts.id,
+        severity=facts.severity,
+        cvss=facts.cvss,
+        kev=facts.kev,
+        cwes=facts.cwes,
         match_criteria_id=match_criteria_id,
         fixed_in=criteria.version_end_excluding,
         conditional=conditional,

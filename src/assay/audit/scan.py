@@ -15,7 +15,16 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from assay.audit.identify import Identifier, parse_purl
-from assay.audit.matching import ComponentName, NameSet, evaluate_record, vulnerability_facts
+from assay.audit.matching import (
+    Compiled,
+    ComponentName,
+    NameSet,
+    RecordFacts,
+    compile_record,
+    evaluate_record,
+    record_facts,
+    vulnerability_facts,
+)
 from assay.audit.model import (
     ComponentResult,
     Identification,
@@ -36,6 +45,7 @@ Progress = Callable[[int, int], None]
 """Called with (components done, components in all) as a scan goes."""
 
 PRODUCT_CACHE: Final = 64
+RECORD_CACHE: Final = 32_768
 
 
 def _purl_type(purl: str | None) -> str | None:
@@ -53,6 +63,17 @@ class _Matcher:
         self.names = names
         self._results: dict[tuple[str, str | None], tuple[Vulnerability, ...]] = {}
         self._products: OrderedDict[tuple[str, str, str], Sequence[Record]] = OrderedDict()
+        self._compiled: OrderedDict[str, tuple[Compiled, RecordFacts]] = OrderedDict()
+
+    def _compile(self, record: Record) -> tuple[Compiled, RecordFacts]:
+        key = str(record.get("id"))
+        found = self._compiled.get(key)
+        if found is None:
+            found = (compile_record(record), record_facts(record))
+            self._compiled[key] = found
+            if len(self._compiled) > RECORD_CACHE:
+                self._compiled.popitem(last=False)
+        return found
 
     def _product_records(self, cpe: Cpe) -> Sequence[Record]:
         key = (cpe.part, cpe.vendor, cpe.product)
@@ -75,12 +96,14 @@ class _Matcher:
         records = self._product_records(cpe) if compare is not None else self.source.affecting(cpe)
         component = ComponentName(cpe, compare)
         found: list[Vulnerability] = []
+        known: dict[int, bool] = {}
         for record in records:
-            outcome = evaluate_record(record, component, self.names)
+            compiled, facts = self._compile(record)
+            outcome = evaluate_record(compiled, component, self.names, known)
             if outcome is not None:
                 conditional, criteria, criteria_id = outcome
                 found.append(
-                    vulnerability_facts(record, criteria, criteria_id, conditional=conditional)
+                    vulnerability_facts(facts, criteria, criteria_id, conditional=conditional)
                 )
         result = tuple(found)
         self._results[key] = result

@@ -82,11 +82,16 @@ def read_spdx_json(document: Mapping[str, Any], source: str) -> Inventory:
 
 def read_spdx_tag_value(text: str, source: str) -> Inventory:
     """An inventory from an SPDX 2.x tag-value document."""
+    from ply import yacc
     from spdx_tools.spdx.parser.error import SPDXParsingError
     from spdx_tools.spdx.parser.tagvalue.parser import Parser
 
     try:
-        parsed = Parser().parse(text)  # type: ignore[no-untyped-call]
+        # No table files written into the installed package, no messages on stderr.
+        parser = Parser(  # type: ignore[no-untyped-call]
+            write_tables=False, debug=False, errorlog=yacc.NullLogger()
+        )
+        parsed = parser.parse(text)  # type: ignore[no-untyped-call]
     except SPDXParsingError as error:
         raise _parsing_error(source, error) from None
     except (TypeError, ValueError, AttributeError, KeyError) as error:
