@@ -308,16 +308,19 @@ def test_post_api_scan_answers_the_json_contract(audit_sqlite_url: str, bom: Pat
 
 
 def test_the_remote_source_answers_as_the_store(audit_sqlite_url: str, bom: Path) -> None:
-    from assay.nvd.server.app import create_app
+    """`--nvd-url` against a real assay server on loopback gives the store's answer."""
+    from tests.live import serving
 
+    inventory = read_input(bom.read_bytes(), "bom.json")
+    with serving(audit_sqlite_url) as root:
+        remote = ApiSource(f"{root}/rest/json")
+        try:
+            from_api = scan([inventory], remote).to_dict()
+        finally:
+            remote.close()
     store = open_store(audit_sqlite_url)
     try:
-        transport = TestClient(create_app(store))._transport
-        remote = ApiSource("http://testserver/rest/json", transport=transport)
-        inventory = read_input(bom.read_bytes(), "bom.json")
-        from_api = scan([inventory], remote).to_dict()
         from_store = scan([inventory], StoreSource(store)).to_dict()
-        remote.close()
     finally:
         store.close()
     assert from_api["components"] == from_store["components"]

@@ -264,3 +264,47 @@ def test_oversized_input_is_refused_before_parsing() -> None:
 
     with pytest.raises(InputError, match="expected at most"):
         read_input(b" " * (MAX_INPUT_BYTES + 1), "bom.json")
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "fmt", "purl"),
+    [
+        (
+            "requirements.txt",
+            b"django==4.2.0\nrequests==2.31.0\n",
+            "requirements",
+            "pkg:pypi/django@4.2.0",
+        ),
+        (
+            "freeze.out",
+            b"Django==4.2.0\nrequests==2.31.0\n",
+            "requirements",
+            "pkg:pypi/django@4.2.0",
+        ),
+        (
+            "package-lock.json",
+            orjson.dumps(
+                {
+                    "name": "app",
+                    "lockfileVersion": 3,
+                    "packages": {
+                        "": {"name": "app"},
+                        "node_modules/lodash": {
+                            "version": "4.17.20",
+                            "resolved": "https://registry.npmjs.org/lodash/-/lodash-4.17.20.tgz",
+                        },
+                    },
+                }
+            ),
+            "package-lock",
+            "pkg:npm/lodash@4.17.20",
+        ),
+    ],
+)
+def test_lock_files_through_assay_lockfiles(
+    filename: str, data: bytes, fmt: str, purl: str
+) -> None:
+    inventory = read_input(data, filename)
+    assert inventory.format == fmt
+    assert inventory.components[0].purl == purl
+    assert inventory.components[0].ref.endswith(purl.rsplit("@", 1)[1])

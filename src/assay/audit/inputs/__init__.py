@@ -32,12 +32,8 @@ MAX_INPUT_BYTES: Final = 64 * 1024 * 1024
 UNVERIFIED_NOTE: Final = (
     "attestation read without verifying its signature: the scan trusts its content as given"
 )
-_LOCKFILE_NAMES: Final = {
-    "poetry.lock": "poetry-lock",
-    "uv.lock": "uv-lock",
-    "package-lock.json": "package-lock",
-    "npm-shrinkwrap.json": "package-lock",
-}
+_LOCKFILE_NAMES: Final = ("poetry.lock", "uv.lock", "package-lock.json", "npm-shrinkwrap.json")
+_LOCK_FORMATS: Final = {"poetry": "poetry-lock", "uv": "uv-lock"}
 _SBOM_PREDICATES: Final = {
     "https://cyclonedx.org/bom": "cyclonedx",
     "https://spdx.dev/Document": "spdx",
@@ -50,7 +46,7 @@ def read_input(data: bytes, filename: str) -> Inventory:
         raise InputError(filename, f"expected at most {MAX_INPUT_BYTES} bytes, found {len(data)}")
     base = os.path.basename(filename).lower()
     if base in _LOCKFILE_NAMES:
-        return _lockfile(data, filename, _LOCKFILE_NAMES[base])
+        return _lockfile(data, filename)
     head = data.lstrip()[:1]
     if head == b"<":
         from assay.audit.inputs.cyclonedx import read_cyclonedx_xml
@@ -67,7 +63,7 @@ def read_input(data: bytes, filename: str) -> Inventory:
 
         return read_spdx_tag_value(text, filename)
     if base.endswith((".txt", ".in")) or _looks_pinned(text):
-        return _lockfile(data, filename, "requirements")
+        return _lockfile(data, filename)
     raise InputError(
         filename,
         "expected a CycloneDX or SPDX SBOM, an attestation, or a lock file "
@@ -80,35 +76,24 @@ def _looks_pinned(text: str) -> bool:
     return bool(lines) and all("==" in line or line.startswith("-") for line in lines)
 
 
-def _lockfile(data: bytes, filename: str, fmt: str) -> Inventory:
-    import importlib.util
-
-    if importlib.util.find_spec("assay.lockfiles") is None:  # pragma: no cover
-        raise InputError(filename, f"reading {fmt} files needs assay.lockfiles")
-    from assay.audit.inputs.purls import component_from_purl
-    from assay.lockfiles import read_lockfile  # type: ignore[import-not-found, unused-ignore]
+def _lockfile(data: bytes, filename: str) -> Inventory:
+    from assay.lockfiles import read_lockfile
 
     lock = read_lockfile(data, filename)
-    components: list[Component] = []
-    for index, package in enumerate(lock.packages):
-        where = f"{filename}: {getattr(package, 'location', '') or f'package {index + 1}'}"
-        component = component_from_purl(package.purl, where)
-        components.append(
-            Component(
-                ref=f"{package.name}@{package.version}",
-                name=package.name,
-                version=package.version,
-                purl=package.purl,
-                where=component.where,
-            )
+    components = tuple(
+        Component(
+            ref=f"{package.name}@{package.version}",
+            name=package.name,
+            version=package.version,
+            purl=package.purl,
+            where=f"{filename}: {package.location}" if package.location else filename,
         )
-    kinds = {"requirements": "requirements", "poetry": "poetry-lock", "uv": "uv-lock"}
-    detected = kinds.get(str(getattr(lock, "format", "")), fmt)
-    notes = tuple(
-        f"not scanned: {getattr(entry, 'name', entry)} ({getattr(entry, 'reason', 'no pinned release')})"
-        for entry in getattr(lock, "skipped", ())
+        for package in lock.packages
     )
-    return Inventory(filename, detected, tuple(components), notes=notes)
+    notes = tuple(
+        f"not scanned ({entry.location}): {entry.text} ({entry.reason})" for entry in lock.skipped
+    )
+    return Inventory(filename, _LOCK_FORMATS.get(lock.format, lock.format), components, notes=notes)
 
 
 def _json(data: bytes, filename: str) -> Inventory:
@@ -138,7 +123,7 @@ def _document(document: Mapping[str, Any], data: bytes | None, filename: str) ->
 
         return read_spdx3(document, filename)
     if "lockfileVersion" in document and data is not None:
-        return _lockfile(data, filename, "package-lock")
+        return _lockfile(data, filename)
     if data is not None:
         return _attestation(data, filename)
     raise InputError(filename, "expected a CycloneDX or SPDX document")
