@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay.config import STORE_ENV, default_store_url
 from assay.errors import InputError
 
@@ -44,8 +44,8 @@ def register(tree: CommandTree) -> None:
         "docs/scan.md describes identification, output shapes and file formats."
     )
     parser.add_argument("inputs", nargs="*", metavar="INPUT", help="file to scan ('-': stdin)")
-    parser.add_argument(
-        "--purl", action="append", default=[], metavar="PURL", help="a package to scan (repeatable)"
+    add_list_option(
+        parser, "--purl", default=[], metavar="PURL", help="packages to scan (package URLs)"
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
@@ -64,12 +64,12 @@ def register(tree: CommandTree) -> None:
         choices=FORMATS,
         help="output format (default: table on a terminal, json otherwise)",
     )
-    parser.add_argument(
+    add_list_option(
+        parser,
         "--fail-on",
-        action="append",
         default=[],
         metavar="RULE",
-        help="severity>=LEVEL, cvss>=SCORE or kev; ',' joins conditions, repeat for any-of",
+        help="severity>=LEVEL, cvss>=SCORE or kev; ',' joins conditions; several: any of them",
     )
     parser.add_argument("--ignore", metavar="FILE", help="ignore file (YAML or JSON)")
     parser.add_argument(
