@@ -22,6 +22,7 @@ in `assay.audit.rules`; `VulnerabilityCheck` for `assay verify` in `assay.audit.
 from __future__ import annotations
 
 from assay.audit.api_source import ApiSource
+from assay.audit.check import CLEAN_LEVEL, VulnerabilityCheck
 from assay.audit.inputs import read_input
 from assay.audit.model import (
     Component,
@@ -39,6 +40,7 @@ from assay.audit.source import VulnerabilitySource
 from assay.audit.store_source import StoreSource
 
 __all__ = [
+    "CLEAN_LEVEL",
     "ApiSource",
     "Component",
     "ComponentResult",
@@ -50,6 +52,7 @@ __all__ = [
     "StoreSource",
     "Unidentified",
     "Vulnerability",
+    "VulnerabilityCheck",
     "VulnerabilitySource",
     "read_input",
     "scan",

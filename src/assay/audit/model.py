@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from assay.policy.vulnerabilities import SEVERITY_ORDER
+
 IDENTIFIED_BY: Final = ("cpe", "purl", "repository", "name")
 """How a component was identified, strongest first (docs/scan.md, Identification)."""
 
@@ -73,9 +75,6 @@ class Cvss:
         return {"version": self.version, "baseScore": self.base_score, "vector": self.vector}
 
 
-SEVERITY_ORDER: Final = {"NONE": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3, "CRITICAL": 4}
-
-
 @dataclass(frozen=True, slots=True)
 class Vulnerability:
     """A CVE that affects a component (or would, on a platform the input does not list)."""
@@ -96,6 +95,10 @@ class Vulnerability:
     @property
     def severity_rank(self) -> int:
         return SEVERITY_ORDER.get(self.severity or "", -1)
+
+    @property
+    def base_score(self) -> float | None:
+        return None if self.cvss is None else self.cvss.base_score
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -28,6 +28,7 @@ from assay.policy.model import (
     VsaSigner,
 )
 from assay.policy.refs import is_commit_digest, parse_version
+from assay.policy.vulnerabilities import VulnerabilityRule, parse_vulnerability_rule
 
 MAX_POLICY_BYTES: Final = 1024 * 1024
 MAX_POLICY_DEPTH: Final = 32
@@ -82,6 +83,7 @@ _TOP: Final = {
     "minimumLevel",
     "dependencies",
     "description",
+    "vulnerabilities",
 }
 _KNOWN_PREDICATES: Final = (PROVENANCE_V1, PROVENANCE_V02, PROVENANCE_V01)
 
@@ -407,7 +409,17 @@ def parse_policy(
         dependencies=reader.dependencies(top.get("dependencies"), "$.dependencies"),
         vsa_signers=reader.items(top.get("vsaSigners"), "$.vsaSigners", reader.vsa_signer),
         resource_uri=reader.optional_string(top, "resourceUri", "$"),
+        vulnerabilities=_vulnerabilities(top.get("vulnerabilities"), source),
     )
+
+
+def _vulnerabilities(value: object, source: str) -> VulnerabilityRule | None:
+    if value is None:
+        return None
+    try:
+        return parse_vulnerability_rule(value, "$.vulnerabilities")
+    except InputError as error:
+        raise PolicyError(f"{source}: {error.where}", error.reason) from None
 
 
 def load_policy(path: str | Path) -> Policy:

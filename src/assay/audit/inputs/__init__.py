@@ -26,7 +26,7 @@ import orjson
 from assay.audit.model import Component, Inventory
 from assay.errors import InputError
 
-__all__ = ["MAX_INPUT_BYTES", "read_input"]
+__all__ = ["MAX_INPUT_BYTES", "SBOM_PREDICATES", "document_inventory", "read_input"]
 
 MAX_INPUT_BYTES: Final = 64 * 1024 * 1024
 UNVERIFIED_NOTE: Final = (
@@ -34,7 +34,7 @@ UNVERIFIED_NOTE: Final = (
 )
 _LOCKFILE_NAMES: Final = ("poetry.lock", "uv.lock", "package-lock.json", "npm-shrinkwrap.json")
 _LOCK_FORMATS: Final = {"poetry": "poetry-lock", "uv": "uv-lock"}
-_SBOM_PREDICATES: Final = {
+SBOM_PREDICATES: Final = {
     "https://cyclonedx.org/bom": "cyclonedx",
     "https://spdx.dev/Document": "spdx",
 }
@@ -129,6 +129,11 @@ def _document(document: Mapping[str, Any], data: bytes | None, filename: str) ->
     raise InputError(filename, "expected a CycloneDX or SPDX document")
 
 
+def document_inventory(document: Mapping[str, Any], source: str) -> Inventory:
+    """The components of a parsed CycloneDX or SPDX document (an SBOM predicate)."""
+    return _document(document, None, source)
+
+
 def _attestation(data: bytes, filename: str) -> Inventory:
     from assay.attestation import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1, read_documents
     from assay.audit.inputs.purls import provenance_inventory
@@ -156,7 +161,7 @@ def _attestation(data: bytes, filename: str) -> Inventory:
             )
             continue
         kind = next(
-            (k for prefix, k in _SBOM_PREDICATES.items() if base_type.startswith(prefix)), None
+            (k for prefix, k in SBOM_PREDICATES.items() if base_type.startswith(prefix)), None
         )
         if kind is None:
             raise InputError(
