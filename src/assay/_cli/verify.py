@@ -72,6 +72,12 @@ def register(tree: CommandTree) -> None:
     verify.add_argument("--passphrase-env", metavar="VAR", help="passphrase of --vsa-key")
     verify.add_argument("--verifier-id", metavar="URI", help="verifier.id of the VSA")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    verify.add_argument(
+        "--store",
+        metavar="URL",
+        help="vulnerability store for a policy's vulnerabilities: rule (default: $ASSAY_STORE "
+        "or the SQLite file in the user data directory)",
+    )
 
     check = tree.command(
         "verify-vsa",
@@ -167,6 +173,18 @@ def _read_directory(directory: str) -> list[Attestation]:
     return result
 
 
+def _dependency_checks(policy: Any, store_url: str | None) -> tuple[list[Any], list[Any]]:
+    """The policy's `vulnerabilities:` rule as a dependency check over the store."""
+    if policy.vulnerabilities is None:
+        return [], []
+    from assay.audit import VulnerabilityCheck
+    from assay.audit.store_source import open_store_source
+    from assay.config import default_store_url
+
+    source = open_store_source(store_url or default_store_url())
+    return [VulnerabilityCheck(source)], [source]
+
+
 def _verify(args: argparse.Namespace) -> int:
     from assay.keys import MAX_PEM_BYTES, load_private_key
     from assay.policy import load_policy
@@ -199,7 +217,14 @@ def _verify(args: argparse.Namespace) -> int:
         for attestation in read_attestations(read_limited(file, MAX_ATTESTATION_BYTES), file)
     ]
     evidence = _read_directory(args.attestation_dir) if args.attestation_dir else None
-    report = Verifier(policy=policy, evidence=evidence).verify(artifacts, attestations)
+    checks, sources = _dependency_checks(policy, args.store)
+    try:
+        report = Verifier(policy=policy, evidence=evidence, dependency_checks=checks).verify(
+            artifacts, attestations
+        )
+    finally:
+        for source in sources:
+            source.close()
     if args.vsa_out:
         # Written before anything is printed: an unwritable output is an error (exit 2),
         # never reported after a verdict.
