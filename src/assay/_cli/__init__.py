@@ -43,6 +43,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.completion",
     "assay._cli.policies",
     "assay._cli.scan",
+    "assay._cli.verify_artifact",
 )
 
 Handler = Callable[[argparse.Namespace], int]
