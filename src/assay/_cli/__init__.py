@@ -44,6 +44,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.policies",
     "assay._cli.scan",
     "assay._cli.verify_artifact",
+    "assay._cli.trust",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay.errors import InputError
 
 if TYPE_CHECKING:
@@ -51,9 +51,9 @@ def register_artifact(tree: CommandTree) -> None:
     )
     refs.add_argument("--source-branch", metavar="BRANCH", help="expected branch")
     command.add_argument("--builder-id", metavar="ID", help="expected builder id (name[@ref])")
-    command.add_argument(
+    add_list_option(
+        command,
         "--build-workflow-input",
-        action="append",
         default=[],
         metavar="K=V",
         help="expected workflow_dispatch input (repeatable)",
@@ -76,9 +76,9 @@ def register_artifact(tree: CommandTree) -> None:
 
 
 def _trust_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
+    add_list_option(
+        command,
         "--trusted-root",
-        action="append",
         default=[],
         metavar="FILE",
         help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
@@ -249,9 +249,9 @@ def register_bundle(tree: CommandTree) -> None:
     command.add_argument(
         "--digest-alg", choices=("sha256", "sha512"), default="sha256", help="digest of a file ARTIFACT"
     )
-    command.add_argument(
+    add_list_option(
+        command,
         "--custom-trusted-root",
-        action="append",
         default=[],
         metavar="FILE",
         help="trust only these trusted_root.json files (JSON or JSON lines; repeatable)",

@@ -135,3 +135,27 @@ def update_root(source: Path, name: str = "public-good", user_dir: Path | None =
     except OSError as error:
         raise AttestationError(str(directory), f"cannot write: {error.strerror}") from None
     return target
+
+
+def fetch_public_good() -> bytes:
+    """Sigstore's current public-good trusted root through its TUF repository (online).
+
+    Fails with a clear `AttestationError` when the network is unreachable; nothing
+    else of assay ever needs this.
+    """
+    import logging
+
+    logging.getLogger("urllib3").setLevel(logging.ERROR)  # one clear error, not retry noise
+    try:
+        from sigstore.models import ClientTrustConfig
+
+        config = ClientTrustConfig.production(offline=False)
+        inner = config.trusted_root._inner
+        return bytes(inner.to_json().encode("utf-8"))
+    except Exception as error:
+        text = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+        raise AttestationError(
+            "--online",
+            f"cannot refresh from Sigstore's TUF repository ({text}); "
+            "offline, use --from FILE with a trusted_root.json",
+        ) from None

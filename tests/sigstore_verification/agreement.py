@@ -13,7 +13,7 @@ Counted (docs/verification.md, "Agreement through the command line"):
 Not counted: legacy `.intoto.jsonl` envelopes (slsa-verifier looks them up in Rekor
 online), images, npm, unit-level cases.
 
-`python -m tests.sigstore.agreement` prints the figures.
+`python -m tests.sigstore_verification.agreement` prints the figures.
 """
 
 from __future__ import annotations
