@@ -53,8 +53,10 @@ class Outcome:
 
     @property
     def got(self) -> str:
-        return "pass" if all(c == 0 for c in self.codes) else (
-            "fail" if all(c != 0 for c in self.codes) else "mixed"
+        return (
+            "pass"
+            if all(c == 0 for c in self.codes)
+            else ("fail" if all(c != 0 for c in self.codes) else "mixed")
         )
 
     @property
@@ -104,16 +106,19 @@ def slsa_verifier_cases() -> Iterator[Case]:
 def github_cli_cases() -> Iterator[Case]:
     data = json.loads((GITHUB_CLI / "expectations.json").read_text())
     artifacts = data["artifacts"]
-    for number, case in enumerate(data["cases"], 1):
+    for number, recorded in enumerate(data["cases"], 1):
+        case = dict(recorded)
         if "artifact" not in case:
             # gh's loading tests name no artifact: the bundle's own artifact is used.
-            case = {**case, "artifact": _LOADED_ARTIFACT[case["bundle"].split("-0", 1)[0]]}
+            case["artifact"] = _LOADED_ARTIFACT[case["bundle"].split("-0", 1)[0]]
             case["digest_alg"] = "sha512" if "sigstore-js" in case["artifact"] else "sha256"
         info = artifacts[case["artifact"]]
         algorithm = case.get("digest_alg", "sha256")
         path = GITHUB_CLI / case["artifact"]
-        artifact = str(path) if info.get("file_included") and path.is_file() else (
-            f"{algorithm}:{info[algorithm]}"
+        artifact = (
+            str(path)
+            if info.get("file_included") and path.is_file()
+            else (f"{algorithm}:{info[algorithm]}")
         )
         options = case.get("options") or {}
         argv = ["verify-bundle", artifact, "--bundle", str(GITHUB_CLI / case["bundle"])]
@@ -141,7 +146,11 @@ _LOADED_ARTIFACT = {
 }
 
 
-_SIGNER_OWNER = {"sigstore-js": "sigstore", "github_provenance_demo": "github", "custom": "too-legit"}
+_SIGNER_OWNER = {
+    "sigstore-js": "sigstore",
+    "github_provenance_demo": "github",
+    "custom": "too-legit",
+}
 
 
 def _owner_of(bundle: Path) -> str:
@@ -151,7 +160,18 @@ def _owner_of(bundle: Path) -> str:
 
 def run(case: Case) -> Outcome:
     """Run every variant; slsa-verifier's regression tests run with SLSA_VERIFIER_TESTING."""
+    before = os.environ.get("SLSA_VERIFIER_TESTING")
     os.environ["SLSA_VERIFIER_TESTING"] = "1" if case.corpus == "slsa-verifier" else ""
+    try:
+        return _run(case)
+    finally:
+        if before is None:
+            del os.environ["SLSA_VERIFIER_TESTING"]
+        else:
+            os.environ["SLSA_VERIFIER_TESTING"] = before
+
+
+def _run(case: Case) -> Outcome:
     codes = []
     stderr = io.StringIO()
     for argv in case.argv:
@@ -169,7 +189,9 @@ def all_cases() -> list[Case]:
 
 
 def summary(outcomes: list[Outcome]) -> Counter[tuple[str, str, str]]:
-    return Counter((o.case.corpus, o.case.expected, "agrees" if o.agrees else "differs") for o in outcomes)
+    return Counter(
+        (o.case.corpus, o.case.expected, "agrees" if o.agrees else "differs") for o in outcomes
+    )
 
 
 if __name__ == "__main__":
@@ -178,5 +200,10 @@ if __name__ == "__main__":
         print(key, count)
     for outcome in results:
         if not outcome.agrees:
-            print(outcome.case.id, outcome.case.expected, outcome.case.expected_error, outcome.codes)
-            print("   ", outcome.stderr.strip().splitlines()[-1][:300] if outcome.stderr.strip() else "")
+            print(
+                outcome.case.id, outcome.case.expected, outcome.case.expected_error, outcome.codes
+            )
+            print(
+                "   ",
+                outcome.stderr.strip().splitlines()[-1][:300] if outcome.stderr.strip() else "",
+            )

@@ -12,10 +12,10 @@ import argparse
 import functools
 
 import pytest
+from tests.sigstore_verification import agreement
 
 from assay._cli import build_parser
 from assay.errors import AssayError
-from tests.sigstore_verification import agreement
 
 CASES = agreement.all_cases()
 
@@ -73,7 +73,9 @@ def _bundle_verdict(cli: object, args: argparse.Namespace) -> int:
     from assay.sigstore.bundle_check import GhPolicy, parse_regex, verify_bundles
 
     artifact = read_artifact(args.artifact)
-    algorithm = args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
+    algorithm = (
+        args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
+    )
     policy = GhPolicy(
         owner=args.owner or args.repo.split("/")[0],
         repo=args.repo,
@@ -90,8 +92,8 @@ def _bundle_verdict(cli: object, args: argparse.Namespace) -> int:
         (algorithm, artifact.digest[algorithm]),
         read_limited(args.bundle),
         args.bundle,
-        policy,
-        verifier_for(args),
+        policy=policy,
+        verifier=verifier_for(args),
     )
     return 0 if result.passed else 1
 
@@ -102,7 +104,12 @@ def test_cli_agrees_and_matches_the_library(case: agreement.Case) -> None:
     if case.id in KNOWN_DIFFERENCES:
         assert not outcome.agrees, f"{case.id} now agrees: update docs/verification.md"
     else:
-        assert outcome.agrees, (case.expected, case.expected_error, outcome.codes, outcome.stderr[-400:])
+        assert outcome.agrees, (
+            case.expected,
+            case.expected_error,
+            outcome.codes,
+            outcome.stderr[-400:],
+        )
     library = tuple(_library_exit(argv) for argv in case.argv)
     assert outcome.codes == library
 

@@ -65,11 +65,6 @@ def register_artifact(tree: CommandTree) -> None:
         help="accept legacy envelopes without a transparency-log entry (said in the report)",
     )
     command.add_argument(
-        "--rekor-url",
-        metavar="URL",
-        help="look legacy envelopes up in this Rekor (online), e.g. https://rekor.sigstore.dev",
-    )
-    command.add_argument(
         "--print-provenance", action="store_true", help="print the verified statement on stdout"
     )
     command.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -170,10 +165,6 @@ def _verify_artifact(args: argparse.Namespace) -> int:
         workflow_inputs=_inputs(args.build_workflow_input),
     )
     rekor = None
-    if args.rekor_url and not args.insecure_ignore_tlog:
-        from assay.sigstore.rekor import RekorClient
-
-        rekor = RekorClient(args.rekor_url).lookup
     provenance = read_limited(args.provenance_path)
     result = verify_artifacts(
         artifacts,
@@ -230,24 +221,39 @@ def register_bundle(tree: CommandTree) -> None:
         handler=_verify_bundle,
     )
     command.add_argument("artifact", metavar="ARTIFACT", help="file, or sha256:HEX / sha512:HEX")
-    command.add_argument("--bundle", required=True, metavar="FILE", help="bundle(s): JSON or JSON lines")
+    command.add_argument(
+        "--bundle", required=True, metavar="FILE", help="bundle(s): JSON or JSON lines"
+    )
     scope = command.add_mutually_exclusive_group(required=True)
     scope.add_argument("--owner", metavar="ORG", help="the GitHub organisation that built it")
     scope.add_argument("--repo", metavar="ORG/REPO", help="the repository that built it")
     signer = command.add_mutually_exclusive_group()
     signer.add_argument("--cert-identity", metavar="SAN", help="the exact certificate SAN")
     signer.add_argument("--cert-identity-regex", metavar="REGEX", help="a regex the SAN must match")
-    signer.add_argument("--signer-repo", metavar="ORG/REPO", help="repository of the signing workflow")
-    signer.add_argument("--signer-workflow", metavar="PATH", help="the signing workflow (ORG/REPO/.github/workflows/X)")
+    signer.add_argument(
+        "--signer-repo", metavar="ORG/REPO", help="repository of the signing workflow"
+    )
+    signer.add_argument(
+        "--signer-workflow",
+        metavar="PATH",
+        help="the signing workflow (ORG/REPO/.github/workflows/X)",
+    )
     command.add_argument("--cert-oidc-issuer", metavar="URL", help="expected OIDC issuer")
-    command.add_argument("--signer-digest", metavar="SHA", help="digest of the signing workflow's commit")
+    command.add_argument(
+        "--signer-digest", metavar="SHA", help="digest of the signing workflow's commit"
+    )
     command.add_argument("--source-ref", metavar="REF", help="the source ref the build ran on")
-    command.add_argument("--source-digest", metavar="SHA", help="the source commit the build ran on")
+    command.add_argument(
+        "--source-digest", metavar="SHA", help="the source commit the build ran on"
+    )
     command.add_argument("--predicate-type", metavar="URI", help="expected predicate type")
     command.add_argument("--deny-self-hosted-runners", action="store_true")
     command.add_argument("--hostname", default="github.com", metavar="HOST")
     command.add_argument(
-        "--digest-alg", choices=("sha256", "sha512"), default="sha256", help="digest of a file ARTIFACT"
+        "--digest-alg",
+        choices=("sha256", "sha512"),
+        default="sha256",
+        help="digest of a file ARTIFACT",
     )
     add_list_option(
         command,
@@ -256,7 +262,9 @@ def register_bundle(tree: CommandTree) -> None:
         metavar="FILE",
         help="trust only these trusted_root.json files (JSON or JSON lines; repeatable)",
     )
-    command.add_argument("--json", action="store_true", help="print the verification results as JSON")
+    command.add_argument(
+        "--json", action="store_true", help="print the verification results as JSON"
+    )
 
 
 def _verify_bundle(args: argparse.Namespace) -> int:
@@ -269,7 +277,9 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     )
 
     artifact = read_artifact(args.artifact)
-    algorithm = args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
+    algorithm = (
+        args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
+    )
     digest = (algorithm, artifact.digest[algorithm])
     if args.repo is not None and args.repo.count("/") != 1:
         raise InputError("--repo", f"expected ORG/REPO, got {args.repo!r}")
@@ -296,7 +306,12 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     args.trusted_root = args.custom_trusted_root
     args.only_trusted_roots = bool(args.custom_trusted_root)
     result = verify_bundles(
-        artifact.name, digest, read_limited(args.bundle), args.bundle, policy, verifier_for(args)
+        artifact.name,
+        digest,
+        read_limited(args.bundle),
+        args.bundle,
+        policy=policy,
+        verifier=verifier_for(args),
     )
     if args.json:
         import json
@@ -319,7 +334,10 @@ def _verify_bundle(args: argparse.Namespace) -> int:
         print(f"Verification failed: {reason}", file=sys.stderr)
         return EXIT_FAILED
     if not args.json:
-        print(f"✓ Verification succeeded! {len(result.verified)} attestation(s) verified", file=sys.stderr)
+        print(
+            f"✓ Verification succeeded! {len(result.verified)} attestation(s) verified",
+            file=sys.stderr,
+        )
         for item in result.verified:
             identity = item.signature.identity if item.signature else None
             repo = identity.source_repository_uri if identity else None

@@ -40,7 +40,7 @@ def _member(path: str, key: str | int) -> str:
 
 
 def _check(value: Any, path: str, depth: int, where: str) -> None:
-    if depth > MAX_DEPTH:
+    if depth >= MAX_DEPTH:
         raise AttestationError(f"{where}: {path}", f"expected nesting at most {MAX_DEPTH} deep")
     if isinstance(value, _Duplicated):
         raise AttestationError(

@@ -97,9 +97,7 @@ class ArtifactVerification:
 
     @property
     def tlog_waived(self) -> bool:
-        return any(
-            e.signature is not None and not e.signature.tlog_checked for e in self.envelopes
-        )
+        return any(e.signature is not None and not e.signature.tlog_checked for e in self.envelopes)
 
     @property
     def statements(self) -> list[bytes]:
@@ -113,7 +111,9 @@ class ArtifactVerification:
         result = [c for e in self.envelopes for c in e.checks if not c.passed]
         if len(set(self.builder_ids)) > 1:
             result.append(
-                Check("builder.consistent", False, "one builder for every artifact", self.builder_ids)
+                Check(
+                    "builder.consistent", False, "one builder for every artifact", self.builder_ids
+                )
             )
         return result
 
@@ -165,12 +165,14 @@ def read_envelopes(data: bytes, where: str) -> list[tuple[str, dict[str, Any]]]:
     """The bundles and legacy envelopes of a provenance file (one JSON or JSON lines)."""
     documents = _json.documents(data, where)
     if len(documents) > MAX_ENVELOPES:
-        raise AttestationError(where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(documents)}")
+        raise AttestationError(
+            where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(documents)}"
+        )
     result = []
     for label, document in documents:
-        if isinstance(document, dict) and document.get("mediaType") in BUNDLE_MEDIA_TYPES:
-            result.append((label, document))
-        elif is_legacy_envelope(document):
+        if (
+            isinstance(document, dict) and document.get("mediaType") in BUNDLE_MEDIA_TYPES
+        ) or is_legacy_envelope(document):
             result.append((label, document))
         else:
             raise AttestationError(
@@ -193,7 +195,9 @@ def _signature(
             return None, [Check("signature", False, "a verified Sigstore bundle", None, str(error))]
         proof = [
             Check("signature", True, "a verified Sigstore bundle", verified.media_type),
-            Check("transparencyLog", True, "an inclusion proof or promise", verified.log_proof.value),
+            Check(
+                "transparencyLog", True, "an inclusion proof or promise", verified.log_proof.value
+            ),
         ]
         return verified, proof
     time = index = None
@@ -207,7 +211,9 @@ def _signature(
                 Check("transparencyLog", False, "the envelope's Rekor entry", None, str(error))
             ]
         proof_kind = LogProof.REKOR_LOOKUP
-        tlog_check = Check("transparencyLog", True, "the envelope's Rekor entry", f"log index {index}")
+        tlog_check = Check(
+            "transparencyLog", True, "the envelope's Rekor entry", f"log index {index}"
+        )
     elif insecure_ignore_tlog:
         tlog_check = Check(
             "transparencyLog",
@@ -223,8 +229,8 @@ def _signature(
                 False,
                 "the envelope's Rekor entry",
                 None,
-                "a legacy envelope carries no log proof: look it up in Rekor (--rekor-url) "
-                "or accept it without one (--insecure-ignore-tlog)",
+                "a legacy envelope carries no log proof; accept it without one only with "
+                "--insecure-ignore-tlog",
             )
         ]
     try:
@@ -232,7 +238,9 @@ def _signature(
             document, label, verifier.roots, log_proof=proof_kind, log_time=time, log_index=index
         )
     except VerificationError as error:
-        return None, [Check("signature", False, "a Fulcio-certified DSSE signature", None, str(error))]
+        return None, [
+            Check("signature", False, "a Fulcio-certified DSSE signature", None, str(error))
+        ]
     return verified, [
         Check("signature", True, "a Fulcio-certified DSSE signature", verified.media_type),
         tlog_check,
@@ -297,7 +305,9 @@ def _builder_matches_certificate(claims: Claims, san: str | None) -> Check:
     workflow, ref = _workflow(san)
     name, found = split_ref(claims.builder_id or "")
     same = name == workflow and found is not None and ref is not None
-    same = same and (found or "").removeprefix("refs/tags/") == (ref or "").removeprefix("refs/tags/")
+    same = same and (found or "").removeprefix("refs/tags/") == (ref or "").removeprefix(
+        "refs/tags/"
+    )
     return Check("builder.certificate", same, san, claims.builder_id)
 
 

@@ -120,7 +120,11 @@ def identity_checks(identity: CertificateIdentity, policy: GhPolicy) -> list[Che
     pins = (
         ("certificate.buildSignerDigest", policy.signer_digest, identity.build_signer_digest),
         ("certificate.sourceRepositoryRef", policy.source_ref, identity.source_repository_ref),
-        ("certificate.sourceRepositoryDigest", policy.source_digest, identity.source_repository_digest),
+        (
+            "certificate.sourceRepositoryDigest",
+            policy.source_digest,
+            identity.source_repository_digest,
+        ),
     )
     for name, want, found in pins:
         if want is not None:
@@ -222,6 +226,7 @@ def verify_bundles(
     digest: tuple[str, str],
     data: bytes,
     where: str,
+    *,
     policy: GhPolicy,
     verifier: BundleVerifier,
 ) -> BundleVerification:
@@ -248,15 +253,21 @@ def verify_bundles(
         try:
             verified = verifier.verify(document, label, artifact_sha256=sha256)
         except VerificationError as error:
-            result.checks.append(Check("signature", False, "a verified Sigstore bundle", None, str(error)))
+            result.checks.append(
+                Check("signature", False, "a verified Sigstore bundle", None, str(error))
+            )
             continue
         result.signature = verified
-        result.checks.append(Check("signature", True, "a verified Sigstore bundle", verified.media_type))
+        result.checks.append(
+            Check("signature", True, "a verified Sigstore bundle", verified.media_type)
+        )
         if verified.payload is not None:
             statement = _json.loads(verified.payload, f"{label}: payload")
             if not isinstance(statement, dict) or statement.get("_type") not in STATEMENT_TYPES:
                 result.checks.append(
-                    Check("statement", False, list(STATEMENT_TYPES), None, "not an in-toto statement")
+                    Check(
+                        "statement", False, list(STATEMENT_TYPES), None, "not an in-toto statement"
+                    )
                 )
                 continue
             result.statement = statement

@@ -34,7 +34,11 @@ def _b64(value: object, where: str) -> bytes:
     if not isinstance(value, str):
         raise AttestationError(where, "expected a base64 string")
     try:
-        return base64.b64decode(value + "=" * (-len(value) % 4), altchars=b"-_" if "-" in value or "_" in value else None, validate=True)
+        return base64.b64decode(
+            value + "=" * (-len(value) % 4),
+            altchars=b"-_" if "-" in value or "_" in value else None,
+            validate=True,
+        )
     except ValueError:
         raise AttestationError(where, "expected standard or URL-safe base64") from None
 
@@ -48,13 +52,15 @@ def envelope_parts(document: dict[str, Any], where: str) -> tuple[str, bytes, by
     signatures = document["signatures"]
     if len(signatures) != 1 or not isinstance(signatures[0], dict):
         raise AttestationError(
-            f"{where}: $.signatures", f"expected one signature with a certificate, found {len(signatures)}"
+            f"{where}: $.signatures",
+            f"expected one signature with a certificate, found {len(signatures)}",
         )
     signature = _b64(signatures[0].get("sig"), f"{where}: $.signatures[0].sig")
     cert = signatures[0].get("cert")
     if not isinstance(cert, str) or "BEGIN CERTIFICATE" not in cert:
         raise AttestationError(
-            f"{where}: $.signatures[0].cert", "expected a PEM certificate (a Sigstore-signed envelope)"
+            f"{where}: $.signatures[0].cert",
+            "expected a PEM certificate (a Sigstore-signed envelope)",
         )
     return payload_type, payload, signature, cert.encode()
 
@@ -89,7 +95,9 @@ def verify_legacy(
     try:
         certificate = x509.load_pem_x509_certificate(pem)
     except ValueError:
-        raise AttestationError(f"{where}: $.signatures[0].cert", "expected a PEM certificate") from None
+        raise AttestationError(
+            f"{where}: $.signatures[0].cert", "expected a PEM certificate"
+        ) from None
     when = log_time if log_time is not None else certificate.not_valid_before_utc
     if not certificate.not_valid_before_utc <= when <= certificate.not_valid_after_utc:
         raise VerificationError(f"{where}: the log time is outside the certificate's validity")
@@ -113,7 +121,9 @@ def verify_legacy(
             chain = verifier.verify(certificate, []).chain[1:]
             verify_sct(certificate, chain, trusted.ct_keyring(KeyringPurpose.VERIFY))
         except Exception as error:
-            errors.append(f"{root.name}: {str(error).splitlines()[0][:200] if str(error) else type(error).__name__}")
+            errors.append(
+                f"{root.name}: {str(error).splitlines()[0][:200] if str(error) else type(error).__name__}"
+            )
             continue
         key = certificate.public_key()
         if not isinstance(key, ec.EllipticCurvePublicKey):
@@ -122,7 +132,9 @@ def verify_legacy(
             key.verify(signature, pae(payload_type, payload), ec.ECDSA(hashes.SHA256()))
         except InvalidSignature:
             raise VerificationError(f"{where}: the envelope signature does not verify") from None
-        source = TimeSource.TRANSPARENCY_LOG if log_time is not None else TimeSource.CERTIFICATE_ISSUANCE
+        source = (
+            TimeSource.TRANSPARENCY_LOG if log_time is not None else TimeSource.CERTIFICATE_ISSUANCE
+        )
         return VerifiedSignature(
             where=where,
             media_type="application/vnd.dsse.envelope.v1+json",

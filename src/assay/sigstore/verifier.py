@@ -130,7 +130,7 @@ def _sigstore_verifier_class() -> type[Any]:
     from sigstore.dsse import _verify as verify_dsse_signature
     from sigstore.verify import Verifier
 
-    class _Verifier(Verifier):  # type: ignore[misc]
+    class _Verifier(Verifier):
         """sigstore's Verifier, also accepting Rekor `intoto/0.0.2` entries; records times."""
 
         times: list[Any]
@@ -163,7 +163,12 @@ def _sigstore_verifier_class() -> type[Any]:
             envelope = bundle._dsse_envelope
             if envelope is None:
                 raise VerificationError("the bundle holds no DSSE envelope")
-            verify_dsse_signature(bundle.signing_certificate.public_key(), envelope)
+            from cryptography.hazmat.primitives.asymmetric import ec
+
+            key = bundle.signing_certificate.public_key()
+            if not isinstance(key, ec.EllipticCurvePublicKey):
+                raise VerificationError("expected an ECDSA signing certificate")
+            verify_dsse_signature(key, envelope)
             _check_intoto_entry(bundle)
             return (envelope._inner.payload_type, envelope._inner.payload)
 
@@ -189,9 +194,7 @@ def _check_intoto_entry(bundle: Bundle) -> None:
     if payload_hash != {"algorithm": "sha256", "value": digest}:
         raise VerificationError("the log entry's payload hash is not the envelope payload's")
     pem = bundle.signing_certificate.public_bytes(Encoding.PEM)
-    expected = [
-        (base64.b64encode(s.sig).decode(), pem.strip()) for s in envelope._inner.signatures
-    ]
+    expected = [(base64.b64encode(s.sig).decode(), pem.strip()) for s in envelope._inner.signatures]
     found = []
     for item in logged if isinstance(logged, list) else []:
         try:
@@ -258,12 +261,16 @@ class BundleVerifier:
         for index in range(len(self.roots)):
             verifier = self._verifier(index)
             try:
-                return self._verify_with(verifier, bundle, document, where, index, artifact_sha256)
+                return self._verify_with(
+                    verifier, bundle, document, where, index=index, artifact_sha256=artifact_sha256
+                )
             except VerificationError as error:
                 errors.append(f"{self.roots[index].name}: {_short(error)}")
             except Exception as error:  # sigstore's own VerificationError and friends
                 errors.append(f"{self.roots[index].name}: {_short(error)}")
-        raise VerificationError(f"{where}: the Sigstore bundle did not verify ({'; '.join(errors)})")
+        raise VerificationError(
+            f"{where}: the Sigstore bundle did not verify ({'; '.join(errors)})"
+        )
 
     def _verify_with(
         self,
@@ -271,6 +278,7 @@ class BundleVerifier:
         bundle: Bundle,
         document: dict[str, Any],
         where: str,
+        *,
         index: int,
         artifact_sha256: bytes | None,
     ) -> VerifiedSignature:
@@ -283,8 +291,8 @@ class BundleVerifier:
         else:
             if artifact_sha256 is None:
                 raise VerificationError("a message-signature bundle needs the artifact's sha256")
-            from sigstore._internal.rekor import HashAlgorithm
             from sigstore.hashes import Hashed
+            from sigstore_models.common.v1 import HashAlgorithm
 
             verifier.verify_artifact(
                 Hashed(algorithm=HashAlgorithm.SHA2_256, digest=artifact_sha256),
