@@ -40,7 +40,12 @@ def register_artifact(tree: CommandTree) -> None:
     command.add_argument(
         "artifacts", nargs="+", metavar="ARTIFACT", help="artifact file, or sha256:HEX / sha512:HEX"
     )
-    command.add_argument("--provenance-path", required=True, metavar="FILE")
+    command.add_argument(
+        "--provenance-path",
+        required=True,
+        metavar="FILE",
+        help="the provenance: a Sigstore bundle or a .intoto.jsonl envelope",
+    )
     command.add_argument(
         "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
     )
@@ -247,8 +252,17 @@ def register_bundle(tree: CommandTree) -> None:
         "--source-digest", metavar="SHA", help="the source commit the build ran on"
     )
     command.add_argument("--predicate-type", metavar="URI", help="expected predicate type")
-    command.add_argument("--deny-self-hosted-runners", action="store_true")
-    command.add_argument("--hostname", default="github.com", metavar="HOST")
+    command.add_argument(
+        "--deny-self-hosted-runners",
+        action="store_true",
+        help="require the build to have run on a GitHub-hosted runner",
+    )
+    command.add_argument(
+        "--hostname",
+        default="github.com",
+        metavar="HOST",
+        help="the GitHub host the identities belong to (default github.com)",
+    )
     command.add_argument(
         "--digest-alg",
         choices=("sha256", "sha512"),
