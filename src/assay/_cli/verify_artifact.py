@@ -70,6 +70,11 @@ def register_artifact(tree: CommandTree) -> None:
         help="accept legacy envelopes without a transparency-log entry (said in the report)",
     )
     command.add_argument(
+        "--rekor-url",
+        metavar="URL",
+        help="look legacy envelopes up in this Rekor, online (e.g. https://rekor.sigstore.dev)",
+    )
+    command.add_argument(
         "--print-provenance", action="store_true", help="print the verified statement on stdout"
     )
     command.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -169,14 +174,19 @@ def _verify_artifact(args: argparse.Namespace) -> int:
         builder_id=args.builder_id,
         workflow_inputs=_inputs(args.build_workflow_input),
     )
+    verifier = verifier_for(args)
     rekor = None
+    if args.rekor_url and not args.insecure_ignore_tlog:
+        from assay.sigstore.rekor import RekorClient
+
+        rekor = RekorClient(args.rekor_url, verifier.roots).lookup
     provenance = read_limited(args.provenance_path)
     result = verify_artifacts(
         artifacts,
         provenance,
         args.provenance_path,
         options,
-        verifier_for(args),
+        verifier,
         insecure_ignore_tlog=args.insecure_ignore_tlog,
         rekor=rekor,
     )

@@ -229,8 +229,8 @@ def _signature(
                 False,
                 "the envelope's Rekor entry",
                 None,
-                "a legacy envelope carries no log proof; accept it without one only with "
-                "--insecure-ignore-tlog",
+                "a legacy envelope carries no log proof: look it up in Rekor (--rekor-url URL) "
+                "or accept it without one (--insecure-ignore-tlog)",
             )
         ]
     try:
