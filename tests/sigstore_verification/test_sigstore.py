@@ -330,3 +330,62 @@ def test_verify_bundle_gh_flags(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run([*base, "--json"], capsys)
     assert code == 0
     assert json.loads(out)["verified"] == 1
+
+
+def _as_pep740(bundle: dict) -> dict:
+    """The same certificate, log entries and envelope in PyPI's PEP 740 shape."""
+    return {
+        "version": 1,
+        "verification_material": {
+            "certificate": bundle["verificationMaterial"]["certificate"]["rawBytes"],
+            "transparency_entries": bundle["verificationMaterial"]["tlogEntries"],
+        },
+        "envelope": {
+            "statement": bundle["dsseEnvelope"]["payload"],
+            "signature": bundle["dsseEnvelope"]["signatures"][0]["sig"],
+        },
+    }
+
+
+SIGSTORE_JS_SHA512 = (
+    "sha512:90f223f992e4c88dd068cd2a5fc57f9d2b30798343dd6e38f29c240e04ba090e"
+    "f831f84490847c4e82b9232c78e8a258463b1e55c0f7469f730265008fa6633f"
+)
+
+
+@pytest.mark.parametrize("shape", ["attestation", "provenance", "npm"])
+def test_pep740_and_npm_documents_are_read(
+    shape: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = _load(GH / "sigstore-js-2.1.0-bundle.json")
+    document: dict
+    if shape == "attestation":
+        document = _as_pep740(bundle)
+    elif shape == "provenance":
+        document = {
+            "version": 1,
+            "attestation_bundles": [
+                {"publisher": {"kind": "GitHub"}, "attestations": [_as_pep740(bundle)]}
+            ],
+        }
+    else:
+        document = {
+            "attestations": [{"predicateType": "https://slsa.dev/provenance/v1", "bundle": bundle}]
+        }
+    path = tmp_path / "attestations.json"
+    path.write_text(json.dumps(document))
+    argv = ["verify-bundle", SIGSTORE_JS_SHA512, "--bundle", str(path), "--owner", "sigstore"]
+    code, _, err = _run(argv, capsys)
+    assert code == 0, err
+    if shape != "npm":
+        changed = json.loads(path.read_text())
+        target = (
+            changed
+            if shape == "attestation"
+            else changed["attestation_bundles"][0]["attestations"][0]
+        )
+        target["envelope"]["signature"] = base64.b64encode(
+            b"\x30\x06\x02\x01\x01\x02\x01\x01"
+        ).decode()
+        path.write_text(json.dumps(changed))
+        assert _run(argv, capsys)[0] == 1

@@ -163,7 +163,11 @@ def check_options(options: Options) -> None:
 
 def read_envelopes(data: bytes, where: str) -> list[tuple[str, dict[str, Any]]]:
     """The bundles and legacy envelopes of a provenance file (one JSON or JSON lines)."""
-    documents = _json.documents(data, where)
+    from assay.sigstore.formats import expand
+
+    documents = [
+        item for label, parsed in _json.documents(data, where) for item in expand(parsed, label)
+    ]
     if len(documents) > MAX_ENVELOPES:
         raise AttestationError(
             where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(documents)}"

@@ -188,22 +188,16 @@ class BundleVerification:
 
 
 def read_bundles(data: bytes, where: str) -> list[tuple[str, dict[str, Any]]]:
-    """Bundles of a file: one bundle, JSON lines of bundles, or npm's attestations document."""
-    documents = _json.documents(data, where)
+    """Bundles of a file: one bundle, JSON lines of bundles, npm's attestations document,
+    PEP 740 attestations or a PyPI provenance file."""
+    from assay.sigstore.formats import expand
+
     result: list[tuple[str, dict[str, Any]]] = []
-    for label, document in documents:
-        if isinstance(document, dict) and isinstance(document.get("attestations"), list):
-            for index, item in enumerate(document["attestations"]):
-                bundle = item.get("bundle") if isinstance(item, dict) else None
-                if not isinstance(bundle, dict):
-                    raise AttestationError(
-                        f"{label}: $.attestations[{index}].bundle", "expected a Sigstore bundle"
-                    )
-                result.append((f"{label} $.attestations[{index}]", bundle))
-        elif isinstance(document, dict):
+    for where_in_file, parsed in _json.documents(data, where):
+        for label, document in expand(parsed, where_in_file):
+            if not isinstance(document, dict):
+                raise AttestationError(label, "expected a Sigstore bundle (a JSON object)")
             result.append((label, document))
-        else:
-            raise AttestationError(label, "expected a Sigstore bundle (a JSON object)")
     if len(result) > MAX_BUNDLES:
         raise AttestationError(where, f"expected at most {MAX_BUNDLES} bundles, got {len(result)}")
     if not result:
