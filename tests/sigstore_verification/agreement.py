@@ -158,17 +158,24 @@ def _owner_of(bundle: Path) -> str:
     return next(owner for prefix, owner in _SIGNER_OWNER.items() if bundle.name.startswith(prefix))
 
 
-def run(case: Case) -> Outcome:
-    """Run every variant; slsa-verifier's regression tests run with SLSA_VERIFIER_TESTING."""
+@contextlib.contextmanager
+def environment(case: Case) -> Iterator[None]:
+    """slsa-verifier's regression tests run with SLSA_VERIFIER_TESTING; gh's without."""
     before = os.environ.get("SLSA_VERIFIER_TESTING")
     os.environ["SLSA_VERIFIER_TESTING"] = "1" if case.corpus == "slsa-verifier" else ""
     try:
-        return _run(case)
+        yield
     finally:
         if before is None:
             del os.environ["SLSA_VERIFIER_TESTING"]
         else:
             os.environ["SLSA_VERIFIER_TESTING"] = before
+
+
+def run(case: Case) -> Outcome:
+    """Run every variant through the command line."""
+    with environment(case):
+        return _run(case)
 
 
 def _run(case: Case) -> Outcome:

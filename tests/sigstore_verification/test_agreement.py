@@ -110,7 +110,8 @@ def test_cli_agrees_and_matches_the_library(case: agreement.Case) -> None:
             outcome.codes,
             outcome.stderr[-400:],
         )
-    library = tuple(_library_exit(argv) for argv in case.argv)
+    with agreement.environment(case):
+        library = tuple(_library_exit(argv) for argv in case.argv)
     assert outcome.codes == library
 
 
