@@ -360,7 +360,8 @@ def evaluate_envelope(
     policy = builtin_policy(family, options, testing=testing)
     if not family.delegator:
         result.checks.append(_builder_matches_certificate(claims, verified.identity.san))
-    result.checks.extend(claim_checks(claims, policy, policy.signers))
+    checks, _ = claim_checks(claims, policy, policy.signers)
+    result.checks.extend(checks)
     return result
 
 
