@@ -18,12 +18,13 @@ from starlette.responses import RedirectResponse, Response
 
 from assay.errors import QueryError, StoreError
 from assay.nvd.cve_query import parse_cve_query
-from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY
+from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY, SOURCES
 from assay.nvd.server.openapi import (
     CPE_ENDPOINT,
     CPEMATCH_ENDPOINT,
     CVE_ENDPOINT,
     HISTORY_ENDPOINT,
+    SOURCE_ENDPOINT,
     EndpointDoc,
 )
 from assay.nvd.server.responses import envelope_chunks
@@ -38,7 +39,7 @@ class Example:
     doc: EndpointDoc
     pairs: tuple[tuple[str, str], ...]
     run: Callable[[Store, tuple[tuple[str, str], ...]], Page]
-    wrapper: str
+    wrapper: str | None
 
     @property
     def url(self) -> str:
@@ -69,6 +70,12 @@ EXAMPLES = (
         (("matchCriteriaId", "A2572D17-1DE6-457B-99CC-64AFD54487EA"),),
         lambda store, pairs: CPEMATCH.search(store, CPEMATCH.parse(pairs)),
         CPEMATCH.wrapper,
+    ),
+    Example(
+        SOURCE_ENDPOINT,
+        (("resultsPerPage", "1"),),
+        lambda store, pairs: SOURCES.search(store, SOURCES.parse(pairs)),
+        SOURCES.wrapper,
     ),
 )
 
