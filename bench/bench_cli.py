@@ -1,8 +1,10 @@
 """Command-line start-up: `assay --help` and `assay attest validate FILE` as processes.
 
 Each contender is a fresh process, as a user or a script starts it; wall time from
-spawn to exit, alternating the contenders run by run so each sees the same load, and
-the median and the minimum over the runs are reported:
+spawn to exit and the process's CPU time (user + system, from wait4), alternating the
+contenders run by run so each sees the same load; the median (and the minimum wall
+time) over the runs are reported. On a shared machine CPU time moves much less with
+the load than wall time does:
 
 - `python -c pass`                          the floor: the interpreter alone
 - `assay --help`                            target <= 150 ms
@@ -54,20 +56,23 @@ def contenders() -> dict[str, list[str]]:
 _ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
-def _once(command: list[str]) -> float:
+def _once(command: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of one process, in ms."""
     started = time.perf_counter()
-    completed = subprocess.run(
-        command, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_ENV
+    child = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_ENV
     )
+    _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - started
-    if completed.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} exited {completed.returncode}: {completed.stderr!r}")
-    return elapsed * 1000
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} exited {child.returncode}")
+    return elapsed * 1000, (usage.ru_utime + usage.ru_stime) * 1000
 
 
-def measure(runs: int) -> dict[str, list[float]]:
+def measure(runs: int) -> dict[str, list[tuple[float, float]]]:
     commands = contenders()
-    times: dict[str, list[float]] = {label: [] for label in commands}
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
     for command in commands.values():
         _once(command)  # warm the file cache and the bytecode
     for _ in range(runs):
@@ -81,14 +86,24 @@ def run(argv: list[str]) -> None:
     parser.add_argument("--runs", type=int, default=30, help="processes per contender")
     args = parser.parse_args(argv)
     times = measure(args.runs)
-    floor = statistics.median(times["python -c pass"])
-    print(f"{'command':<30} {'median ms':>10} {'min ms':>8} {'x pass':>7} {'target':>8}")
-    for label, values in times.items():
-        median = statistics.median(values)
+    wall = {label: [w for w, _ in values] for label, values in times.items()}
+    cpu = {label: [c for _, c in values] for label, values in times.items()}
+    floor = statistics.median(wall["python -c pass"])
+    cpu_floor = statistics.median(cpu["python -c pass"])
+    print(
+        f"{'command':<30} {'wall ms':>8} {'min ms':>7} {'x pass':>7} "
+        f"{'cpu ms':>7} {'x pass':>7} {'target':>8}"
+    )
+    for label in times:
+        median = statistics.median(wall[label])
+        cpu_median = statistics.median(cpu[label])
         target = TARGETS_MS.get(label)
         verdict = "" if target is None else ("ok" if median <= target else "OVER")
         shown = "" if target is None else f"{target:.0f} {verdict}"
-        print(f"{label:<30} {median:>10.1f} {min(values):>8.1f} {median / floor:>7.2f} {shown:>8}")
+        print(
+            f"{label:<30} {median:>8.1f} {min(wall[label]):>7.1f} {median / floor:>7.2f} "
+            f"{cpu_median:>7.1f} {cpu_median / cpu_floor:>7.2f} {shown:>8}"
+        )
 
 
 if __name__ == "__main__":

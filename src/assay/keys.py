@@ -74,6 +74,58 @@ def key_id(key: PublicKeyTypes) -> str:
     return hashlib.sha256(_spki_der(key)).hexdigest()
 
 
+def _canonical(value: object) -> str:
+    # The canonical JSON of securesystemslib (OLPC): sorted keys, no spaces, and in
+    # strings only `\` and `"` escaped.
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_canonical(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = sorted(value.items())
+        return "{" + ",".join(f"{_canonical(str(k))}:{_canonical(v)}" for k, v in items) + "}"
+    raise TypeError(f"not canonical JSON: {type(value).__name__}")
+
+
+def intoto_key_metadata(
+    key: PublicKeyTypes, rsa_scheme: RsaScheme = RsaScheme.ANY
+) -> dict[str, object]:
+    """The securesystemslib public-key dictionary in-toto computes its key ids over."""
+    if isinstance(key, ed25519.Ed25519PublicKey):
+        raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        keytype, scheme, public = "ed25519", "ed25519", raw.hex()
+    else:
+        pem = key.public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        ).decode("ascii")
+        if isinstance(key, ec.EllipticCurvePublicKey):
+            bits = {"secp256r1": "256", "secp384r1": "384", "secp521r1": "521"}.get(
+                key.curve.name, "256"
+            )
+            keytype, scheme, public = "ecdsa", f"ecdsa-sha2-nistp{bits}", pem
+        else:
+            keytype = "rsa"
+            scheme = (
+                "rsa-pkcs1v15-sha256" if rsa_scheme is RsaScheme.PKCS1V15 else "rsassa-pss-sha256"
+            )
+            public = pem
+    return {
+        "keytype": keytype,
+        "scheme": scheme,
+        "keyid_hash_algorithms": ["sha256", "sha512"],
+        "keyval": {"public": public},
+    }
+
+
+def intoto_key_id(metadata: dict[str, object]) -> str:
+    """in-toto/securesystemslib key id: hex SHA-256 of the canonical JSON of the key."""
+    return hashlib.sha256(_canonical(metadata).encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class PublicKey:
     """A public key that verifies signatures over exact bytes; never raises on a bad signature."""
@@ -81,6 +133,8 @@ class PublicKey:
     key: PublicKeyTypes
     keyid: str = ""
     rsa_scheme: RsaScheme = RsaScheme.ANY
+    intoto_keyid: str = ""
+    """The in-toto/securesystemslib key id (SHA-256 of the canonical key JSON)."""
     # Worked out once, so that verifying costs little more than the signature check itself.
     _ecdsa: ec.ECDSA | None = field(default=None, init=False, repr=False, compare=False)
     _raw_size: int = field(default=0, init=False, repr=False, compare=False)
@@ -88,6 +142,9 @@ class PublicKey:
     def __post_init__(self) -> None:
         if not self.keyid:
             object.__setattr__(self, "keyid", key_id(self.key))
+        if not self.intoto_keyid:
+            metadata = intoto_key_metadata(self.key, self.rsa_scheme)
+            object.__setattr__(self, "intoto_keyid", intoto_key_id(metadata))
         if isinstance(self.key, rsa.RSAPublicKey) and self.key.key_size < MIN_RSA_BITS:
             raise InputError(
                 "key",
@@ -110,6 +167,11 @@ class PublicKey:
     def fingerprint(self) -> str:
         """Hex SHA-256 of the DER public key, whatever `keyid` the key was given."""
         return key_id(self.key)
+
+    @property
+    def keyids(self) -> frozenset[str]:
+        """Every id a signature may name this key by: its own, assay's, in-toto's."""
+        return frozenset({self.keyid, self.fingerprint(), self.intoto_keyid})
 
     def verify(self, signature: bytes, data: bytes) -> bool:
         """True when `signature` is valid for `data` under this key."""
@@ -273,10 +335,13 @@ def _load_json_public_key(data: bytes, *, where: str, keyid: str) -> PublicKey:
         raise InputError(
             where, "expected a PEM key or a JSON key with keytype and keyval.public"
         ) from None
+    intoto = _intoto_id_of(parsed)
     if keytype == "ed25519":
         try:
             raw = bytes.fromhex(public)
-            return PublicKey(ed25519.Ed25519PublicKey.from_public_bytes(raw), keyid=keyid)
+            return PublicKey(
+                ed25519.Ed25519PublicKey.from_public_bytes(raw), keyid=keyid, intoto_keyid=intoto
+            )
         except (ValueError, TypeError):
             raise InputError(
                 f"{where}: $.keyval.public", "expected 64 hex digits of an Ed25519 key"
@@ -286,12 +351,28 @@ def _load_json_public_key(data: bytes, *, where: str, keyid: str) -> PublicKey:
             raise InputError(f"{where}: $.keyval.public", "expected a PEM string")
         key = load_public_key(public.encode("ascii", "replace"), where=where, keyid=keyid)
         scheme = str(parsed.get("scheme", ""))
+        rsa_scheme = RsaScheme.ANY
         if keytype == "rsa" and scheme.startswith("rsa-pkcs1v15"):
-            return PublicKey(key.key, keyid=key.keyid, rsa_scheme=RsaScheme.PKCS1V15)
+            rsa_scheme = RsaScheme.PKCS1V15
         if keytype == "rsa" and scheme.startswith("rsassa-pss"):
-            return PublicKey(key.key, keyid=key.keyid, rsa_scheme=RsaScheme.PSS)
-        return key
+            rsa_scheme = RsaScheme.PSS
+        return PublicKey(key.key, keyid=key.keyid, rsa_scheme=rsa_scheme, intoto_keyid=intoto)
     raise InputError(f"{where}: $.keytype", f"expected ed25519, ecdsa or rsa, got {keytype!r}")
+
+
+def _intoto_id_of(parsed: object) -> str:
+    # The id in-toto gives this very JSON key: its public fields, canonically encoded.
+    if not isinstance(parsed, dict):
+        return ""
+    fields = {k: parsed[k] for k in ("keytype", "scheme", "keyid_hash_algorithms") if k in parsed}
+    keyval = parsed.get("keyval")
+    if not isinstance(keyval, dict):
+        return ""
+    fields["keyval"] = {"public": keyval.get("public")}
+    try:
+        return intoto_key_id(fields)
+    except TypeError:
+        return ""
 
 
 def load_private_key(

@@ -529,7 +529,7 @@ CASES: list[Case] = [
     case(
         "v01-defined-in-material-string",
         V01,
-        [((*P, "recipe", "definedInMaterial"), "0")],
+        [((*P, "recipe", "definedInMaterial"), "zero")],
         "$.predicate.recipe.definedInMaterial",
         "wrong-type",
     ),

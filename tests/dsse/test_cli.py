@@ -89,3 +89,22 @@ def test_encrypted_key_needs_its_passphrase(
         == 0
     )
     assert cli("keys", "generate", "--type", "ed25519", "--out", prefix) == 2  # exists
+
+
+def test_verify_signature_checks_and_prints_payload_type(
+    cli: Callable[..., int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli("keys", "generate", "--type", "ed25519", "--out", str(tmp_path / "a")) == 0
+    (tmp_path / "s.txt").write_text("hello")
+    env = tmp_path / "e.json"
+    key = str(tmp_path / "a.key")
+    sign = ("attest", "sign", "--key", key, "--payload-type", "text/plain", str(tmp_path / "s.txt"))
+    assert cli(*sign, "--out", str(env)) == 0
+    check = ("attest", "verify-signature", "--key", str(tmp_path / "a.pub"), str(env))
+    capsys.readouterr()
+    assert cli(*check) == 1  # in-toto expected by default
+    assert "payloadType: text/plain" in capsys.readouterr().err
+    assert cli(*check, "--payload-type", "text/plain") == 0
+    err = capsys.readouterr().err
+    assert "payloadType: text/plain" in err
+    assert "in-toto" in err

@@ -151,3 +151,31 @@ def test_skipped_entries_are_reported_not_dropped() -> None:
     )
     assert [p.name for p in lock.packages] == ["d"]
     assert [s.location for s in lock.skipped] == ["line 1", "line 2", "line 3", "line 4"]
+    assert str(lock.skipped[0]) == "-r base.txt"
+
+
+def test_a_private_npm_registry_is_kept_as_the_purl_repository_url() -> None:
+    document = (
+        '{"lockfileVersion": 3, "packages": {'
+        '"node_modules/@acme/ui": {"version": "1.0.0", '
+        '"resolved": "https://npm.acme.example:8443/@acme/ui/-/ui-1.0.0.tgz?token=s3cret"},'
+        '"node_modules/left-pad": {"version": "1.3.0", '
+        '"resolved": "https://registry.yarnpkg.com/left-pad/-/left-pad-1.3.0.tgz"}}}'
+    )
+    lock = read_lockfile(document.encode(), "package-lock.json")
+    assert [p.purl for p in lock.packages] == [
+        "pkg:npm/%40acme/ui@1.0.0?repository_url=https://npm.acme.example:8443",
+        "pkg:npm/left-pad@1.3.0",
+    ]
+
+
+def test_a_private_python_index_is_kept_without_credentials() -> None:
+    text = (
+        "version = 1\n\n[[package]]\nname = 'Acme_Lib'\nversion = '2.0'\n"
+        "source = { registry = 'https://user:t0ken@pypi.acme.example/simple' }\n"
+    )
+    lock = read_lockfile(text.encode(), "uv.lock")
+    assert lock.packages[0].name == "acme-lib"
+    assert lock.packages[0].purl == (
+        "pkg:pypi/acme-lib@2.0?repository_url=https://pypi.acme.example/simple"
+    )

@@ -33,7 +33,8 @@ def test_each_dependency_counted_once_at_its_highest_level() -> None:
     }
     # b reached twice (directly and through a's provenance), but a's best evidence is the VSA.
     result = resolve_dependencies([a, b, b], resolver(table), None)
-    assert result.levels == {"SLSA_BUILD_LEVEL_1": 1, "SLSA_BUILD_LEVEL_3": 1}
+    assert result.levels == {1: 1, 3: 1}
+    assert result.level_names() == {"SLSA_BUILD_LEVEL_1": 1, "SLSA_BUILD_LEVEL_3": 1}
     assert result.resolved["sha256:" + "aa" * 4] == (3, "a.vsa")
 
 
@@ -41,10 +42,10 @@ def test_transitive_provenance_and_vsa_counts() -> None:
     a, b = dep("aa"), dep("bb")
     table = {
         "aa": [Evidence("provenance", 3, "a", (b,))],
-        "bb": [Evidence("vsa", 2, "b", dependency_levels={"SLSA_BUILD_LEVEL_3": 4})],
+        "bb": [Evidence("vsa", 2, "b", dependency_levels={3: 4})],
     }
     result = resolve_dependencies([a], resolver(table), None)
-    assert result.levels == {"SLSA_BUILD_LEVEL_2": 1, "SLSA_BUILD_LEVEL_3": 5}
+    assert result.levels == {2: 1, 3: 5}
 
 
 def test_cycles_are_reported() -> None:
@@ -64,8 +65,12 @@ def test_minimum_level_missing_evidence_and_exceptions() -> None:
     table = {"aa": [Evidence("provenance", 3, "a")], "bb": [Evidence("provenance", 1, "b")]}
     rule = DependencyRule(minimum_level=2, exceptions=("pkg:npm/",))
     result = resolve_dependencies([a, b, c], resolver(table), rule)
-    failed = {check.name for check in result.checks if not check.passed}
-    assert failed == {"dependency[pkg:generic/bb]"}
+    failed = [(check.name, check.subject) for check in result.checks if not check.passed]
+    assert failed == [("dependency", "pkg:generic/bb")]
     assert result.missing == ["sha256:" + "cc" * 4]
+    # The dependency without evidence is counted at level 0, never left out.
+    assert result.levels == {0: 1, 1: 1, 3: 1}
     strict = resolve_dependencies([a, c], resolver(table), DependencyRule(minimum_level=2))
-    assert [c.name for c in strict.checks if not c.passed] == ["dependency[pkg:npm/left-pad@1.0.0]"]
+    assert [(c.subject, c.found) for c in strict.checks if not c.passed] == [
+        ("pkg:npm/left-pad@1.0.0", None)
+    ]

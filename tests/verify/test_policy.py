@@ -118,3 +118,19 @@ def test_not_yaml_is_unusable() -> None:
         parse_policy(b"{ not: [json", source="p.yaml")
     with pytest.raises(PolicyError, match="expected an object"):
         parse_policy(b"- a\n- b\n", source="p.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        (b'{"version": 1, "version": 1}', "'version' twice"),
+        (b"version: 1\nversion: 1\n", "'version' twice"),
+        (b"signers:\n  - name: a\n    name: b\n", "'name' twice"),
+        (b"[" * 5000 + b"]" * 5000, "nest"),
+        (b"a: " + b"[" * 5000 + b"]" * 5000, "nest"),
+    ],
+    ids=["json-duplicate", "yaml-duplicate", "yaml-nested-duplicate", "json-deep", "yaml-deep"],
+)
+def test_duplicate_keys_and_deep_nesting_are_refused(text: bytes, found: str) -> None:
+    with pytest.raises(PolicyError, match=found):
+        parse_policy(text, source="p.yaml")

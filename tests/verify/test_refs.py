@@ -40,7 +40,7 @@ def test_versioned_tag_matching(expected: str, tag: str, matches: bool) -> None:
     ("ref", "release"),
     [
         ("refs/tags/v1.2.3", True),
-        ("v1.2.3", True),
+        ("v1.2.3", False),  # a bare tag is refused, as slsa-verifier does
         ("refs/tags/v1.2", False),
         ("refs/tags/v1.2.3-rc1", False),
         ("refs/tags/v1.2.3+meta", False),

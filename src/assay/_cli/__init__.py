@@ -42,6 +42,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.attest_provenance",
     "assay._cli.completion",
     "assay._cli.api_keys",
+    "assay._cli.policies",
+    "assay._cli.scan",
+    "assay._cli.verify_artifact",
+    "assay._cli.trust",
 )
 
 Handler = Callable[[argparse.Namespace], int]

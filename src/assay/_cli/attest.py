@@ -26,7 +26,13 @@ def register(tree: CommandTree) -> None:
         "verification summary v1. Signatures are not checked. Exit 0 when every file is "
         "valid, 1 when one is invalid, 2 when one cannot be read.",
     )
-    check.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    check.add_argument(
+        "files",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="statement, DSSE envelope, Sigstore bundle or JSON Lines of them",
+    )
     check.add_argument("--json", action="store_true", help="print a JSON report")
     check.add_argument("--strict", action="store_true", help="treat warnings as errors")
     check.set_defaults(handler=_validate)

@@ -48,19 +48,37 @@ def register(tree: CommandTree) -> None:
     add_list_option(check, "--key", required=True, metavar="PUB", help="PEM public key(s) to trust")
     check.add_argument("--threshold", type=int, default=1, help="distinct keys required (1)")
     check.add_argument("--print-payload", action="store_true", help="write the verified payload")
+    check.add_argument(
+        "--payload-type",
+        default=INTOTO_PAYLOAD_TYPE,
+        metavar="TYPE",
+        help="the payloadType the envelope must declare (default: %(default)s)",
+    )
     check.set_defaults(handler=_verify_signature)
 
 
 def read_limited(path: str, limit: int) -> bytes:
-    """A file's bytes, refusing files larger than `limit`."""
-    file = Path(path)
+    """A file's bytes, refusing more than `limit` (pipes and /dev/stdin included: the
+    limit is on what is read, not on what the file system says)."""
+    if path == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+    else:
+        try:
+            with Path(path).open("rb") as handle:
+                data = handle.read(limit + 1)
+        except OSError as error:
+            raise InputError(path, f"cannot read: {error.strerror or error}") from None
+    if len(data) > limit:
+        raise InputError(path, f"expected at most {limit} bytes, found more")
+    return data
+
+
+def write_output(path: str, data: bytes) -> None:
+    """Write `data` to `path`; an unwritable path is an `InputError` naming it (exit 2)."""
     try:
-        size = file.stat().st_size
-        if size > limit:
-            raise InputError(path, f"expected at most {limit} bytes, got {size}")
-        return file.read_bytes()
+        Path(path).write_bytes(data)
     except OSError as error:
-        raise InputError(path, f"cannot read: {error.strerror}") from None
+        raise InputError(path, f"cannot write: {error.strerror or error}") from None
 
 
 def load_public_keys(paths: list[str]) -> list[PublicKey]:
@@ -105,12 +123,16 @@ def _verify_signature(args: argparse.Namespace) -> int:
         read_limited(args.envelope, dsse.MAX_ENVELOPE_BYTES), where=args.envelope
     )
     try:
-        verified = dsse.verify(envelope, keys, args.threshold)
+        verified = dsse.verify(envelope, keys, args.threshold, payload_type=args.payload_type)
     except VerificationError as error:
         print(f"FAILED: {error}", file=sys.stderr)
+        print(f"payloadType: {envelope.payload_type}", file=sys.stderr)
         return EXIT_FAILED
-    names = ", ".join(k.keyid for k in verified.signed_by)
+    names = ", ".join(
+        f"{k.keyid} (in-toto {getattr(k, 'intoto_keyid', '')})" for k in verified.signed_by
+    )
     print(f"PASSED: signed by {len(verified.signed_by)} trusted key(s): {names}", file=sys.stderr)
+    print(f"payloadType: {verified.payload_type}", file=sys.stderr)
     if args.print_payload:
         sys.stdout.buffer.write(verified.payload)
     return EXIT_OK

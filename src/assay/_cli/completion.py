@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from assay._cli import EXIT_OK, CommandTree
-from assay._cli._tree import Command, read
+
+if TYPE_CHECKING:
+    from assay._cli._tree import Command
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -39,6 +42,7 @@ def register(tree: CommandTree) -> None:
 
 def _root() -> Command:
     from assay._cli import build_parser
+    from assay._cli._tree import read
 
     return read(build_parser())
 

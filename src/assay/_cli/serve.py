@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
+import sys
 import tempfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -47,39 +49,110 @@ def register(tree: CommandTree) -> None:
         "as /compat/nvd-api/ always does",
     )
     add_service_options(parser)
+    add_web_arguments(parser)
+
+
+# -- the web part: pages, start-up manners, access log -----------------------------------
+
+
+def add_web_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--create",
+        action="store_true",
+        help="create the store when it does not exist (otherwise a missing store is an error)",
+    )
+    parser.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log one line per request to stderr",
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=["common", "json"],
+        default="common",
+        help="access-log format: Common Log Format or one JSON object per line (default common)",
+    )
+
+
+def prepare_web(args: argparse.Namespace, url: str) -> None:
+    """Refuse a missing store and a taken port; print the start-up line (and the
+    empty-store warning); configure the access log for the worker processes."""
+    from assay._cli import fatal
+    from assay.nvd.storage import open_store
+    from assay.web.app import ACCESS_LOG_ENV
+    from assay.web.serving import (
+        EMPTY_WARNING,
+        port_problem,
+        startup_line,
+        store_exists,
+    )
+    from assay.web.store_state import count_state, masked_url
+
+    if not args.create and not store_exists(url):
+        fatal(
+            f"--store {masked_url(url)}: no store there; give --create to make a new, empty "
+            "one, or load one with `assay nvd import --store ...`"
+        )
+    problem = port_problem(args.host, args.port)
+    if problem is not None:
+        fatal(problem)
+    from assay.nvd.server.app import check_store
+
+    store = open_store(url)  # create or migrate once, and fail early on a bad URL
+    try:
+        check_store(store)  # or on a damaged store (exit 2, rather than workers that die)
+        state = count_state(store)
+    finally:
+        store.close()
+    print(
+        startup_line(args.host, args.port, max(1, args.workers), state), file=sys.stderr, flush=True
+    )
+    if state.empty:
+        print(EMPTY_WARNING, file=sys.stderr, flush=True)
+    if args.access_log:
+        os.environ[ACCESS_LOG_ENV] = args.log_format
+    else:
+        os.environ.pop(ACCESS_LOG_ENV, None)
+
+
+# -- end of the web part ------------------------------------------------------------------
 
 
 def serve(args: argparse.Namespace) -> int:
     from assay.nvd.server._memory import reserve_from_text
     from assay.nvd.server.service import SERVICE_ENV
-    from assay.nvd.storage import open_store
 
     service = service_settings(args)
     if args.reserve_memory is not None:
         reserve_from_text(args.reserve_memory, "--reserve-memory")
         os.environ[RESERVE_ENV] = args.reserve_memory.strip()
     url = args.store or default_store_url()
-    from assay.nvd.server.app import check_store
-
-    store = open_store(url)  # create or migrate once, and fail early on a bad URL
-    try:
-        check_store(store)  # or on a damaged store (exit 2, rather than workers that die)
-    finally:
-        store.close()
+    prepare_web(args, url)
     os.environ[STORE_ENV] = url
     os.environ[SERVICE_ENV] = service.to_environment()
     if args.compat == "nvd-api":
         os.environ["ASSAY_LEGACY_FIELDS_ONLY"] = "1"
-    with shared_metrics(args.workers):
-        _run_uvicorn(args, service)
+    # uvicorn stops gracefully on Ctrl-C and then re-raises the signal to the handler it
+    # found: make that a no-op so the stop stays clean (no KeyboardInterrupt mid-shutdown).
+    previous = signal.signal(signal.SIGINT, _ignore_signal)
+    try:
+        with shared_metrics(args.workers):
+            _run_uvicorn(args, service)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    print("assay stopped", file=sys.stderr, flush=True)
     return EXIT_OK
+
+
+def _ignore_signal(signum: int, frame: object) -> None:
+    return None
 
 
 def _run_uvicorn(args: argparse.Namespace, service: ServiceSettings) -> None:
     import uvicorn
 
     uvicorn.run(
-        "assay.nvd.server.app:app_from_environment",
+        "assay.web.app:app_from_environment",
         factory=True,
         host=args.host,
         port=args.port,

@@ -10,17 +10,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
-from assay._cli.attest_signing import load_public_keys, read_limited
+from assay._cli.attest_signing import load_public_keys, read_limited, write_output
 from assay._cli.keys import read_passphrase
 from assay.errors import InputError
 
 if TYPE_CHECKING:
-    from assay.policy import Policy
-    from assay.verify.verifier import Artifact, Attestation, VerificationReport
+    from assay.verify.checks import Check
+    from assay.verify.model import Artifact, Attestation
+    from assay.verify.verifier import VerificationReport
 
 MAX_ARTIFACTS: Final = 1000
 MAX_ATTESTATION_FILES: Final = 10_000
+MAX_DIRECTORY_DEPTH: Final = 16
 _DIGEST_ARGUMENT: Final = re.compile(r"^(sha256|sha384|sha512):([0-9a-fA-F]+)$")
+
+
+_VSA_EXAMPLE: Final = """\
+example:
+  assay verify-vsa widget.vsa.json \\
+      --subject-digest sha256:6f3a0e4b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f \\
+      --verifier-id https://verifier.example/assay \\
+      --key verifier.pub \\
+      --resource-uri pkg:generic/widget@1.0 \\
+      --level SLSA_BUILD_LEVEL_2
+
+exit status: 0 the VSA passed every step, 1 it did not, 2 unusable input.
+"""
 
 
 def register(tree: CommandTree) -> None:
@@ -32,8 +47,20 @@ def register(tree: CommandTree) -> None:
     verify.add_argument(
         "artifacts", nargs="+", metavar="ARTIFACT", help="artifact file (or ALG:HEX digest)"
     )
-    add_list_option(verify, "--attestation", required=True, metavar="FILE")
-    verify.add_argument("--policy", required=True, metavar="FILE")
+    add_list_option(
+        verify,
+        "--attestation",
+        required=True,
+        metavar="FILE",
+        help="attestation file(s) about the artifacts: DSSE envelope, .intoto.jsonl, "
+        "Sigstore bundle or gcloud output (several after the flag, or the flag repeated)",
+    )
+    verify.add_argument(
+        "--policy",
+        required=True,
+        metavar="FILE",
+        help="the verification policy (YAML or JSON; see docs/verification.md)",
+    )
     verify.add_argument("--resource-uri", metavar="URI", help="resource URI (for the VSA)")
     verify.add_argument(
         "--attestation-dir",
@@ -45,25 +72,62 @@ def register(tree: CommandTree) -> None:
     verify.add_argument("--passphrase-env", metavar="VAR", help="passphrase of --vsa-key")
     verify.add_argument("--verifier-id", metavar="URI", help="verifier.id of the VSA")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    verify.add_argument(
+        "--store",
+        metavar="URL",
+        help="vulnerability store for a policy's vulnerabilities: rule (default: $ASSAY_STORE "
+        "or the SQLite file in the user data directory)",
+    )
 
     check = tree.command(
         "verify-vsa",
         help="Verify a verification summary attestation (the VSA spec's seven steps).",
         handler=_verify_vsa,
     )
+    check.epilog = _VSA_EXAMPLE
+    check.formatter_class = argparse.RawDescriptionHelpFormatter
     check.add_argument("file", metavar="FILE", help="DSSE envelope holding the VSA")
-    add_list_option(check, "--subject-digest", required=True, metavar="ALG:HEX", dest="digests")
-    check.add_argument("--verifier-id", required=True, metavar="URI")
-    add_list_option(check, "--key", required=True, metavar="PUB")
-    check.add_argument("--resource-uri", required=True, metavar="URI")
-    add_list_option(check, "--level", default=[], metavar="LEVEL")
-    check.add_argument("--json", action="store_true")
+    add_list_option(
+        check,
+        "--subject-digest",
+        required=True,
+        metavar="ALG:HEX",
+        dest="digests",
+        help="a digest the VSA's subject must carry (every one given must be present)",
+    )
+    check.add_argument(
+        "--verifier-id",
+        required=True,
+        metavar="URI",
+        help="the verifier.id the VSA must name; --key must be trusted for it",
+    )
+    add_list_option(
+        check,
+        "--key",
+        required=True,
+        metavar="PUB",
+        help="public key(s) trusted to sign for --verifier-id (PEM or in-toto JSON)",
+    )
+    check.add_argument(
+        "--resource-uri",
+        required=True,
+        metavar="URI",
+        help="the resourceUri the VSA must name exactly",
+    )
+    add_list_option(
+        check,
+        "--level",
+        default=[],
+        metavar="LEVEL",
+        help="a verifiedLevels value required (SLSA_BUILD_LEVEL_3 satisfies _2)",
+    )
+    check.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def _artifact(text: str) -> Artifact:
     import hashlib
 
-    from assay.verify.verifier import Artifact
+    from assay.verify.model import Artifact
 
     path = Path(text)
     if not path.exists():
@@ -83,30 +147,49 @@ def _artifact(text: str) -> Artifact:
 
 
 def _read_directory(directory: str) -> list[Attestation]:
+    """Every attestation under `directory` (files that are not attestations are skipped)."""
     from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
 
     root = Path(directory)
     if not root.is_dir():
         raise InputError("--attestation-dir", f"expected a directory, got {directory!r}")
-    files = sorted(p for p in root.rglob("*") if p.is_file())
-    if len(files) > MAX_ATTESTATION_FILES:
-        raise InputError(directory, f"expected at most {MAX_ATTESTATION_FILES} files")
+    files = []
+    for path in sorted(root.rglob("*")):
+        if len(path.relative_to(root).parts) > MAX_DIRECTORY_DEPTH:
+            raise InputError(
+                str(path), f"expected at most {MAX_DIRECTORY_DEPTH} directory levels below DIR"
+            )
+        if path.is_file():
+            files.append(path)
+        if len(files) > MAX_ATTESTATION_FILES:
+            raise InputError(directory, f"expected at most {MAX_ATTESTATION_FILES} files")
     result = []
     for file in files:
-        if file.stat().st_size > MAX_ATTESTATION_BYTES:
-            continue
+        data = read_limited(str(file), MAX_ATTESTATION_BYTES)
         try:
-            result.extend(read_attestations(file.read_bytes(), str(file)))
+            result.extend(read_attestations(data, str(file)))
         except InputError:
             continue  # not an attestation: the directory may hold other files
     return result
+
+
+def _dependency_checks(policy: Any, store_url: str | None) -> tuple[list[Any], list[Any]]:
+    """The policy's `vulnerabilities:` rule as a dependency check over the store."""
+    if policy.vulnerabilities is None:
+        return [], []
+    from assay.audit import VulnerabilityCheck
+    from assay.audit.store_source import open_store_source
+    from assay.config import default_store_url
+
+    source = open_store_source(store_url or default_store_url())
+    return [VulnerabilityCheck(source)], [source]
 
 
 def _verify(args: argparse.Namespace) -> int:
     from assay.keys import MAX_PEM_BYTES, load_private_key
     from assay.policy import load_policy
     from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
-    from assay.verify.verifier import evaluate
+    from assay.verify.verifier import Verifier
 
     if len(args.artifacts) > MAX_ARTIFACTS:
         raise InputError("ARTIFACT", f"expected at most {MAX_ARTIFACTS} artifacts")
@@ -133,46 +216,44 @@ def _verify(args: argparse.Namespace) -> int:
         for file in args.attestation
         for attestation in read_attestations(read_limited(file, MAX_ATTESTATION_BYTES), file)
     ]
-    report = evaluate(policy, artifacts, attestations)
-    if args.attestation_dir or policy.dependencies is not None:
-        _dependencies(report, policy, args.attestation_dir)
+    evidence = _read_directory(args.attestation_dir) if args.attestation_dir else None
+    checks, sources = _dependency_checks(policy, args.store)
+    try:
+        report = Verifier(policy=policy, evidence=evidence, dependency_checks=checks).verify(
+            artifacts, attestations
+        )
+    finally:
+        for source in sources:
+            source.close()
+    if args.vsa_out:
+        # Written before anything is printed: an unwritable output is an error (exit 2),
+        # never reported after a verdict.
+        _write_vsa(args, report, attestations, resource_uri or "", signer)
     if args.json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     else:
         _print_report(report)
-    if args.vsa_out:
-        _write_vsa(args, report, attestations, resource_uri or "", signer)
     return EXIT_OK if report.passed else EXIT_FAILED
 
 
-def _dependencies(report: VerificationReport, policy: Policy, directory: str | None) -> None:
-    from assay.verify.checks import Check
-    from assay.verify.evidence import EvidenceIndex
-    from assay.verify.levels import resolve_dependencies
+def _line(check: Check) -> str:
+    mark = "PASS" if check.passed else "FAIL"
+    about = f" [{check.subject}]" if check.subject is not None else ""
+    detail = f" ({check.detail})" if check.detail else ""
+    return (
+        f"  {mark} {check.name}{about}: expected {_words(check.expected)}, "
+        f"found {_words(check.found)}{detail}"
+    )
 
-    passing = {name for result in report.artifacts for name in result.attestations}
-    dependencies = [
-        dep
-        for attestation in report.attestations
-        if attestation.name in passing and attestation.claims is not None
-        for dep in attestation.claims.dependencies
-    ]
-    if not passing:
-        return  # nothing verified: no dependency claim can be made
-    index = EvidenceIndex(policy, _read_directory(directory) if directory else [])
-    result = resolve_dependencies(dependencies, index, policy.dependencies)
-    report.dependency_levels = result.levels
-    report.extra_checks.extend(result.checks)
-    if result.missing:
-        report.extra_checks.append(
-            Check(
-                "dependencies (evidence)",
-                policy.dependencies is None or policy.dependencies.minimum_level == 0,
-                "provenance or a trusted VSA for every non-source dependency",
-                {"missing": result.missing},
-                "reported; fails only when the policy sets a minimum dependency level",
-            )
-        )
+
+def _words(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, str):
+        return value or "an empty string"
+    if isinstance(value, list | tuple):
+        return ", ".join(_words(v) for v in value) if value else "none"
+    return json.dumps(value, default=str)
 
 
 def _print_report(report: VerificationReport) -> None:
@@ -180,23 +261,32 @@ def _print_report(report: VerificationReport) -> None:
     for attestation in report.attestations:
         print(f"{attestation.name}:", file=out)
         for check in attestation.checks:
-            mark = "PASS" if check.passed else "FAIL"
+            print(_line(check), file=out)
+    for check in report.extra_checks:
+        print(_line(check), file=out)
+    dependencies = report.dependencies
+    if dependencies is not None:
+        for check in dependencies.checks:
+            print(_line(check), file=out)
+    for result in report.dependency_checks:
+        print(f"{result.name}:", file=out)
+        for check in result.checks:
+            print(_line(check), file=out)
+    for artifact in report.artifacts:
+        state = "PASSED" if artifact.passed else "FAILED"
+        level = f" at SLSA build level {artifact.level}" if artifact.level is not None else ""
+        print(f"{state}: {artifact.artifact.name}{level}", file=out)
+    if dependencies is not None:
+        levels = ", ".join(
+            f"{count} at level {level}" for level, count in sorted(dependencies.levels.items())
+        )
+        print(f"dependencies: {levels or 'none'}", file=out)
+        if dependencies.missing:
             print(
-                f"  {mark} {check.name}: expected {check.expected!r}, found {check.found!r}"
-                + (f" ({check.detail})" if check.detail else ""),
+                f"dependencies without evidence (counted at level 0): "
+                f"{', '.join(dependencies.missing)}",
                 file=out,
             )
-    for check in report.extra_checks:
-        mark = "PASS" if check.passed else "FAIL"
-        print(
-            f"  {mark} {check.name}: expected {check.expected!r}, found {check.found!r}", file=out
-        )
-    for result in report.artifacts:
-        state = "PASSED" if result.passed else "FAILED"
-        level = f" at SLSA_BUILD_LEVEL_{result.level}" if result.level is not None else ""
-        print(f"{state}: {result.artifact.name}{level}", file=out)
-    if report.dependency_levels is not None:
-        print(f"dependencyLevels: {report.dependency_levels}", file=out)
     print(
         "PASSED: verification passed" if report.passed else "FAILED: verification failed", file=out
     )
@@ -214,7 +304,7 @@ def _write_vsa(
 
     seen: dict[str, dict[str, str]] = {}
     for attestation in attestations:
-        seen.setdefault(attestation.name.split("#", 1)[0], attestation.digest)
+        seen.setdefault(attestation.file, attestation.digest)
     statement = vsa.build_vsa(
         vsa.VsaInput(
             subjects=[(r.artifact.name, r.artifact.digest) for r in report.artifacts],
@@ -226,6 +316,7 @@ def _write_vsa(
             level=report.level,
             input_attestations=list(seen.items()),
             dependency_levels=report.dependency_levels,
+            verified_levels=report.verified_levels,
         )
     )
     payload = vsa.serialize(statement)
@@ -234,7 +325,7 @@ def _write_vsa(
         text = json.dumps(envelope.to_dict(), indent=2) + "\n"
     else:
         text = json.dumps(statement, indent=2) + "\n"
-    Path(args.vsa_out).write_text(text)
+    write_output(args.vsa_out, text.encode("utf-8"))
 
 
 def _verify_vsa(args: argparse.Namespace) -> int:
@@ -245,10 +336,18 @@ def _verify_vsa(args: argparse.Namespace) -> int:
     attestations = read_attestations(read_limited(args.file, MAX_ATTESTATION_BYTES), args.file)
     if len(attestations) != 1:
         raise InputError(args.file, f"expected one VSA envelope, found {len(attestations)}")
+    if not args.digests:
+        raise InputError("--subject-digest", "expected at least one digest")
+    digests = []
+    for text in args.digests:
+        try:
+            digests.append(vsa.parse_digest(text))
+        except InputError as error:
+            raise InputError("--subject-digest", error.reason) from None
     result = vsa.check_vsa(
         attestations[0].envelope,
         trusted={args.verifier_id: keys},
-        subject_digests=[vsa.parse_digest(d) for d in args.digests],
+        subject_digests=digests,
         verifier_id=args.verifier_id,
         resource_uri=args.resource_uri,
         levels=args.level,
@@ -257,12 +356,7 @@ def _verify_vsa(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, default=str) + "\n")
     else:
         for check in result.checks:
-            mark = "PASS" if check.passed else "FAIL"
-            print(
-                f"  {mark} {check.name}: expected {check.expected!r}, found {check.found!r}"
-                + (f" ({check.detail})" if check.detail else ""),
-                file=sys.stderr,
-            )
+            print(_line(check), file=sys.stderr)
         print(
             "PASSED: VSA verified" if result.passed else "FAILED: VSA did not verify",
             file=sys.stderr,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -21,6 +22,87 @@ def loads(data: bytes | str, *, where: str = "$", limit: int = MAX_DOCUMENT_BYTE
         return orjson.loads(data)
     except orjson.JSONDecodeError as error:
         raise AttestationError(where, f"expected JSON, found invalid JSON ({error})") from None
+
+
+MAX_DEPTH = 128
+"""Nesting deeper than this is refused by `loads_strict` (before any recursion)."""
+
+_STATEMENT_FIELDS = ("_type", "subject", "predicateType", "predicate")
+
+
+class _Duplicate(Exception):
+    def __init__(self, key: str, known: str | None = None) -> None:
+        super().__init__(key)
+        self.key = key
+        self.known = known
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _Duplicate(key)
+        result[key] = value
+    return result
+
+
+def _depth_ok(data: bytes | str, limit: int) -> bool:
+    # A scan that counts brackets outside strings: cheap, and no recursion.
+    text = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    depth = 0
+    in_string = False
+    escaped = False
+    for byte in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return False
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return True
+
+
+def loads_strict(
+    data: bytes | str, *, where: str = "$", limit: int = MAX_DOCUMENT_BYTES, statement: bool = False
+) -> Any:
+    """Parse JSON whose meaning a signature or a policy depends on.
+
+    Refused, naming `where`: more than `limit` bytes, nesting deeper than `MAX_DEPTH`,
+    an object key given twice anywhere, and (with `statement`) a top-level key that
+    differs only in case from a statement field (`predicatetype`), which readers that
+    fold case would take for it.
+    """
+    size = len(data)
+    if size > limit:
+        raise AttestationError(where, f"expected at most {limit} bytes, found {size}")
+    if not _depth_ok(data, MAX_DEPTH):
+        raise AttestationError(where, f"expected JSON nested at most {MAX_DEPTH} deep, found more")
+    try:
+        value = json.loads(data, object_pairs_hook=_pairs)
+    except _Duplicate as duplicate:
+        raise AttestationError(
+            where, f"expected each object key once, found {duplicate.key!r} twice"
+        ) from None
+    except (ValueError, RecursionError) as error:
+        raise AttestationError(where, f"expected JSON, found invalid JSON ({error})") from None
+    if statement and isinstance(value, dict):
+        for key in value:
+            for known in _STATEMENT_FIELDS:
+                if key != known and key.lower() == known.lower():
+                    raise AttestationError(
+                        f"{where}.{key}",
+                        f"expected the statement field {known!r}, found {key!r} (differs in case)",
+                    )
+    return value
 
 
 def loads_object(

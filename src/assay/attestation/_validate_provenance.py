@@ -187,7 +187,18 @@ def check_v01(out: list[Finding], predicate: dict[str, Any]) -> None:
     index = recipe.get("definedInMaterial")
     if index is not None:
         where = child(path, "definedInMaterial")
-        if not isinstance(index, int) or isinstance(index, bool):
+        if isinstance(index, str) and index.lstrip("-").isdigit() and index.isascii():
+            # Google Cloud Build writes this int64 the protobuf-JSON way, as a decimal
+            # string ("-1": no material). Signed by the builder as such: a warning.
+            c.add(
+                out,
+                where,
+                "wrong-type",
+                c.WARNING,
+                f"expected an integer index into materials, found the string {index!r} "
+                "(protobuf JSON's int64 form)",
+            )
+        elif not isinstance(index, int) or isinstance(index, bool):
             c.wrong_type(out, where, "an integer index into materials", index)
         elif not 0 <= index < count:
             c.add(

@@ -216,7 +216,13 @@ def _provenance_v01() -> Schema:
                 required=["type"],
                 properties={
                     "type": {"$ref": "#/$defs/nonEmptyString"},
-                    "definedInMaterial": _nullable("integer", minimum=0),
+                    # Cloud Build writes the int64 as a decimal string (protobuf JSON).
+                    "definedInMaterial": {
+                        "anyOf": [
+                            _nullable("integer", minimum=0),
+                            {"type": "string", "pattern": "^-?[0-9]+$"},
+                        ]
+                    },
                     "entryPoint": _nullable("string"),
                     "arguments": _nullable("object"),
                     "environment": _nullable("object"),

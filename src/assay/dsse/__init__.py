@@ -25,6 +25,7 @@ from assay.dsse._verify import (
     VerifiedPayload,
     Verifier,
     check_signatures,
+    key_fingerprint,
     sign,
     verify,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "Verifier",
     "b64decode",
     "check_signatures",
+    "key_fingerprint",
     "pae",
     "read_envelopes",
     "sign",

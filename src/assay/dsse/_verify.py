@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol
 
 from assay.dsse._envelope import Envelope, Signature, pae
 from assay.errors import VerificationError
+
+MAX_VERIFICATIONS: Final = 8
+"""Signature checks made for one envelope at most, beyond one per trusted key; signatures
+whose keyid names a trusted key are tried first."""
 
 
 class Signer(Protocol):
@@ -68,28 +72,70 @@ def sign(payload: bytes, payload_type: str, signers: Iterable[Signer]) -> Envelo
     return Envelope(payload, payload_type, signatures)
 
 
+def key_fingerprint(key: Verifier) -> str:
+    """What makes two trusted keys the same key: the key material, never its label.
+
+    Keys that can name their material (`fingerprint()`, as `assay.keys.PublicKey`) are
+    compared by it; any other verifier object only equals itself.
+    """
+    fingerprint = getattr(key, "fingerprint", None)
+    if callable(fingerprint):
+        value = fingerprint()
+        if isinstance(value, str) and value:
+            return value
+    return f"object:{id(key)}"
+
+
+def _hint_ids(key: Verifier) -> frozenset[str]:
+    ids = getattr(key, "keyids", None)
+    if isinstance(ids, frozenset):
+        return ids
+    return frozenset({key.keyid})
+
+
 def check_signatures(
     envelope: Envelope, keys: Sequence[Verifier], threshold: int = 1
 ) -> SignatureCheck:
-    """Which trusted keys signed `envelope`; every key is tried for every signature.
+    """Which trusted keys signed `envelope`, counted once per key fingerprint.
 
-    The keyid of a signature is an unauthenticated hint: keys whose id matches are tried
-    first, then all the others, so a wrong or empty keyid never hides a valid signature.
-    A key counts once however many signatures it made.
+    The keyid of a signature is an unauthenticated hint: keys whose ids (assay's own, the
+    in-toto/securesystemslib id, the one a policy gives) match are tried first, then the
+    others, so a wrong or empty keyid never hides a valid signature. A key counts once
+    however many signatures it made, and so do two entries of the same key under
+    different labels. Work is bounded: checking stops when the threshold is met, and at
+    most `MAX_VERIFICATIONS` signature checks are made per envelope.
     """
     if threshold < 1:
         raise ValueError(f"threshold must be at least 1, got {threshold}")
+    distinct: dict[str, Verifier] = {}
+    for key in keys:
+        distinct.setdefault(key_fingerprint(key), key)
     message = envelope.pae()
-    signed: list[Verifier] = []
-    for signature in envelope.signatures:
-        remaining = [k for k in keys if k not in signed] if signed else list(keys)
+    signed: dict[str, Verifier] = {}
+    attempts = 0
+    budget = MAX_VERIFICATIONS + len(distinct)
+    hinted = set().union(*(_hint_ids(k) for k in distinct.values())) if distinct else set()
+    # Signatures that name a trusted key first, then unnamed ones, then the rest.
+    ordered = sorted(
+        envelope.signatures,
+        key=lambda sig: 0 if sig.keyid in hinted else (1 if not sig.keyid else 2),
+    )
+    for signature in ordered:
+        if len(signed) >= threshold or attempts >= budget:
+            break
+        remaining = [(f, k) for f, k in distinct.items() if f not in signed]
         if len(remaining) > 1 and signature.keyid:
-            remaining.sort(key=lambda k: k.keyid != signature.keyid)
-        for key in remaining:
-            if key.verify(signature.sig, message):
-                signed.append(key)
+            remaining.sort(key=lambda item: signature.keyid not in _hint_ids(item[1]))
+        for fingerprint, key in remaining:
+            if attempts >= budget:
                 break
-    return SignatureCheck(threshold, tuple(signed), envelope.payload, envelope.payload_type)
+            attempts += 1
+            if key.verify(signature.sig, message):
+                signed[fingerprint] = key
+                break
+    return SignatureCheck(
+        threshold, tuple(signed.values()), envelope.payload, envelope.payload_type
+    )
 
 
 def verify(
@@ -106,9 +152,10 @@ def verify(
     """
     if not keys:
         raise VerificationError("DSSE: no trusted keys were given, nothing can verify")
-    if threshold > len(keys):
+    distinct = len({key_fingerprint(k) for k in keys})
+    if threshold > distinct:
         raise VerificationError(
-            f"DSSE: threshold {threshold} cannot be met by {len(keys)} trusted key(s)"
+            f"DSSE: threshold {threshold} cannot be met by {distinct} distinct trusted key(s)"
         )
     check = check_signatures(envelope, keys, threshold)
     if not check.verified:

@@ -69,7 +69,11 @@ class SkippedEntry:
 
     location: str
     text: str
+    """The entry as written (`-e ./src`, `tscommon@0.0.0`)."""
     reason: str
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,7 +79,7 @@ def _entry(
     return LockedPackage(
         name=name,
         version=version,
-        purl=npm_purl(name, version),
+        purl=npm_purl(name, version, resolved=resolved),
         digests=digests,
         ecosystem="npm",
         files=files,

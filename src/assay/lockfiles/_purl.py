@@ -2,23 +2,53 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+from urllib.parse import urlsplit, urlunsplit
+
 from packageurl import PackageURL
 
 PYPI_SIMPLE = "https://pypi.org/simple"
-NPM_REGISTRY = "https://registry.npmjs.org"
+# Hosts that serve the public npm registry itself (Yarn's is a mirror of it).
+_NPM_PUBLIC_HOSTS = ("registry.npmjs.org", "registry.yarnpkg.com")
+# Lock files repeat a package@version (npm nests copies): build each purl once.
+_CACHE_SIZE = 65_536
 
 
 def pypi_purl(name: str, version: str, *, index_url: str | None = None) -> str:
     """`pkg:pypi/name@version`, with `repository_url` when the index is not PyPI."""
-    qualifiers: dict[str, str] = {}
-    if index_url and index_url.rstrip("/") not in (PYPI_SIMPLE, "https://pypi.org/simple/"):
-        qualifiers["repository_url"] = index_url
-    return str(PackageURL(type="pypi", name=name, version=version, qualifiers=qualifiers))
+    repository = None
+    if index_url and index_url.rstrip("/") != PYPI_SIMPLE:
+        parts = urlsplit(index_url)
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+        # Credentials (https://user:token@host/simple) never go into a purl.
+        repository = urlunsplit((parts.scheme, host, parts.path, "", ""))
+    return _purl("pypi", None, name, version, repository)
 
 
-def npm_purl(name: str, version: str) -> str:
-    """`pkg:npm/name@version` or `pkg:npm/%40scope/name@version`."""
+def npm_purl(name: str, version: str, *, resolved: str | None = None) -> str:
+    """`pkg:npm/name@version` or `pkg:npm/%40scope/name@version`, with `repository_url`
+    when the tarball came from another registry than the public one."""
     namespace: str | None = None
     if name.startswith("@") and "/" in name:
         namespace, name = name.split("/", 1)
-    return str(PackageURL(type="npm", namespace=namespace, name=name, version=version))
+    repository = None
+    if resolved and resolved.startswith(("https://", "http://")):
+        parts = urlsplit(resolved)
+        if parts.hostname and parts.hostname not in _NPM_PUBLIC_HOSTS:
+            # Only scheme and host: a tarball URL may carry credentials or tokens in its path.
+            repository = f"{parts.scheme}://{parts.hostname}" + (
+                f":{parts.port}" if parts.port else ""
+            )
+    return _purl("npm", namespace, name, version, repository)
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _purl(kind: str, namespace: str | None, name: str, version: str, repository: str | None) -> str:
+    qualifiers = {"repository_url": repository} if repository else {}
+    return str(
+        PackageURL(
+            type=kind, namespace=namespace, name=name, version=version, qualifiers=qualifiers
+        )
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -11,7 +10,8 @@ from typing import Any, Final, TypeVar
 
 import yaml
 
-from assay.errors import InputError
+from assay.attestation._json import loads_strict
+from assay.errors import AttestationError, InputError
 from assay.keys import MAX_PEM_BYTES, PublicKey, load_public_key
 from assay.policy.model import (
     DEFAULT_LEVEL,
@@ -27,9 +27,46 @@ from assay.policy.model import (
     SourceRule,
     VsaSigner,
 )
-from assay.policy.refs import is_commit_digest, normalize_repository, parse_version
+from assay.policy.refs import is_commit_digest, parse_version
+from assay.policy.vulnerabilities import VulnerabilityRule, parse_vulnerability_rule
 
 MAX_POLICY_BYTES: Final = 1024 * 1024
+MAX_POLICY_DEPTH: Final = 32
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: object, line: int) -> None:
+        super().__init__(key)
+        self.key = key
+        self.line = line
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping key given twice (YAML itself forbids it)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool) or key is None:
+                if key in seen:
+                    raise _DuplicateKey(key, key_node.start_mark.line + 1)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _too_deep(value: object, limit: int) -> bool:
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 MAX_LIST_ITEMS: Final = 1000
 
 _PINS: Final = ("any", "none", "release-tag", "version", "commit")
@@ -46,6 +83,7 @@ _TOP: Final = {
     "minimumLevel",
     "dependencies",
     "description",
+    "vulnerabilities",
 }
 _KNOWN_PREDICATES: Final = (PROVENANCE_V1, PROVENANCE_V02, PROVENANCE_V01)
 
@@ -118,7 +156,12 @@ class _Reader:
             entry = self.mapping(value, path, {"key", "keyid"})
             key = self.key(entry.get("key"), f"{path}.key")
             keyid = self.optional_string(entry, "keyid", path)
-            return PublicKey(key.key, keyid=keyid or key.keyid, rsa_scheme=key.rsa_scheme)
+            return PublicKey(
+                key.key,
+                keyid=keyid or key.keyid,
+                rsa_scheme=key.rsa_scheme,
+                intoto_keyid=key.intoto_keyid,
+            )
         text = self.string(value, path)
         if "-----BEGIN" in text:
             return load_public_key(text.encode(), where=f"{self.origin}: {path}")
@@ -265,7 +308,8 @@ class _Reader:
         )
         inputs = {str(k): str(v) for k, v in inputs_raw.items()}
         return SourceRule(
-            normalize_repository(repository) if repository else None,
+            # Kept as written: its scheme and `@ref`, when given, are compared too.
+            repository.strip().rstrip("/") if repository else None,
             self.optional_string(data, "branch", path),
             self.optional_string(data, "tag", path),
             versioned,
@@ -314,9 +358,26 @@ def parse_policy(
     if len(data) > MAX_POLICY_BYTES:
         raise PolicyError(source, f"expected at most {MAX_POLICY_BYTES} bytes, got {len(data)}")
     try:
-        parsed = json.loads(data) if data.lstrip().startswith(b"{") else yaml.safe_load(data)
+        if data.lstrip().startswith(b"{"):
+            parsed = loads_strict(data, where=source, limit=MAX_POLICY_BYTES)
+        else:
+            parsed = yaml.load(data, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
+    except AttestationError as error:
+        reason = error.reason
+        if "invalid JSON" in reason:
+            reason = f"expected YAML or JSON: {reason}"
+        raise PolicyError(source, reason) from None
+    except _DuplicateKey as duplicate:
+        raise PolicyError(
+            f"{source} line {duplicate.line}",
+            f"expected each key once, found {duplicate.key!r} twice",
+        ) from None
+    except RecursionError:
+        raise PolicyError(source, f"expected nesting at most {MAX_POLICY_DEPTH} deep") from None
     except (ValueError, yaml.YAMLError) as error:
         raise PolicyError(source, f"expected YAML or JSON: {error}") from None
+    if _too_deep(parsed, MAX_POLICY_DEPTH):
+        raise PolicyError(source, f"expected nesting at most {MAX_POLICY_DEPTH} deep")
     reader = _Reader(source, base_dir)
     top = reader.mapping(parsed, "$", _TOP)
     version = top.get("version", 1)
@@ -348,12 +409,25 @@ def parse_policy(
         dependencies=reader.dependencies(top.get("dependencies"), "$.dependencies"),
         vsa_signers=reader.items(top.get("vsaSigners"), "$.vsaSigners", reader.vsa_signer),
         resource_uri=reader.optional_string(top, "resourceUri", "$"),
+        vulnerabilities=_vulnerabilities(top.get("vulnerabilities"), source),
     )
 
 
+def _vulnerabilities(value: object, source: str) -> VulnerabilityRule | None:
+    if value is None:
+        return None
+    try:
+        return parse_vulnerability_rule(value, "$.vulnerabilities")
+    except InputError as error:
+        raise PolicyError(f"{source}: {error.where}", error.reason) from None
+
+
 def load_policy(path: str | Path) -> Policy:
-    """Read and parse a policy file; key paths in it are relative to the file."""
-    file = Path(path)
+    """Read and parse a policy file (a path, or `builtin:NAME` for a shipped one); key
+    paths in it are relative to the file."""
+    from assay.policy.builtin import resolve
+
+    file = resolve(path)
     try:
         size = file.stat().st_size
         if size > MAX_POLICY_BYTES:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay.keys import PublicKey
+from assay.policy.vulnerabilities import VulnerabilityRule
 
 PROVENANCE_V1: Final = "https://slsa.dev/provenance/v1"
 PROVENANCE_V02: Final = "https://slsa.dev/provenance/v0.2"
@@ -138,3 +139,6 @@ class Policy:
     dependencies: DependencyRule | None = None
     vsa_signers: tuple[VsaSigner, ...] = ()
     resource_uri: str | None = None
+    vulnerabilities: VulnerabilityRule | None = None
+    """Known vulnerabilities of the dependencies that fail verification (checked by
+    `assay.audit.VulnerabilityCheck` against a vulnerability store)."""

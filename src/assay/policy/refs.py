@@ -15,11 +15,13 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+# Whole-string matches only (`fullmatch`: no `$` before a trailing newline) and ASCII
+# digits only (`\d` would take any Unicode digit).
 _SEMVER: Final = re.compile(
-    r"^v?(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?(?:\.(0|[1-9]\d*))?"
-    r"(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?$"
+    r"v?(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?(?:\.(0|[1-9][0-9]*))?"
+    r"(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?"
 )
-_COMMIT: Final = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+_COMMIT: Final = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +35,7 @@ class Version:
 
 def parse_version(text: str) -> Version | None:
     """A semantic version with optional `v` prefix and optional minor/patch, or None."""
-    match = _SEMVER.match(text)
+    match = _SEMVER.fullmatch(text)
     if not match:
         return None
     major, minor, patch, pre, build = match.groups()
@@ -54,7 +56,12 @@ def tag_name(ref: str) -> str:
 
 
 def is_release_tag(ref: str) -> bool:
-    """True for `refs/tags/vX.Y.Z` or `vX.Y.Z` (three parts, no pre-release, no build)."""
+    """True for `refs/tags/vX.Y.Z` (three parts, no pre-release, no build).
+
+    A bare `vX.Y.Z` after a builder id's `@` is refused, as slsa-verifier refuses it.
+    """
+    if not ref.startswith("refs/tags/"):
+        return False
     name = tag_name(ref)
     if not name.startswith("v"):
         return False
@@ -69,7 +76,7 @@ def is_release_tag(ref: str) -> bool:
 
 def is_commit_digest(ref: str) -> bool:
     """A full git commit id (SHA-1 or SHA-256 object name), lower-case hex."""
-    return bool(_COMMIT.match(ref))
+    return bool(_COMMIT.fullmatch(ref))
 
 
 def versioned_tag_matches(expected: str, tag: str) -> bool:

@@ -20,6 +20,7 @@ from assay.policy.refs import (
     versioned_tag_matches,
 )
 from assay.verify.claims import Claims
+from assay.verify.model import GcbMetadata
 
 ACCEPTED_DIGESTS: Final = {
     "sha256": 64,
@@ -44,10 +45,15 @@ class Check:
     expected: Any
     found: Any
     detail: str = ""
+    subject: str | None = None
+    """What the check is about when it is repeated per item: the artifact for `subject`,
+    the dependency for `dependency`, the level for `verifiedLevels`. None for checks of
+    the whole attestation."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "check": self.name,
+            **({"subject": self.subject} if self.subject is not None else {}),
             "passed": self.passed,
             "expected": self.expected,
             "found": self.found,
@@ -82,6 +88,8 @@ def builder_rule_matches(rule: BuilderRule, builder_id: str) -> bool:
     if rule.pin == "release-tag":
         return is_release_tag(ref) and (not versions or tag_name(ref) in versions)
     if rule.pin == "version":
+        # Listed versions as the builder writes them (Cloud Build: `@v0.2`); the bare
+        # `@vX.Y.Z` refusal is for release-tag pins (GitHub builders).
         return tag_name(ref) in versions
     return False  # pin "commit" and the ref was not listed
 
@@ -159,24 +167,31 @@ def check_subject(claims: Claims, artifact_name: str, artifact: Mapping[str, str
     found = [{"name": s.name, "digest": s.digest} for s in claims.subjects]
     if not usable:
         return Check(
-            f"subject[{artifact_name}]",
+            "subject",
             False,
             dict(artifact),
             found,
             "no digest of at least 256 bits was given for the artifact",
+            subject=artifact_name,
         )
     bad = [a for a, v in usable.items() if len(v) != ACCEPTED_DIGESTS[a]]
     if bad:
         return Check(
-            f"subject[{artifact_name}]", False, dict(usable), found, f"malformed {bad[0]} digest"
+            "subject",
+            False,
+            dict(usable),
+            found,
+            f"malformed {bad[0]} digest",
+            subject=artifact_name,
         )
     name = subject_matches(claims, usable)
     return Check(
-        f"subject[{artifact_name}]",
+        "subject",
         name is not None,
         dict(usable),
         found,
         f"matches subject {name}" if name else "no subject has a matching digest",
+        subject=artifact_name,
     )
 
 
@@ -257,18 +272,26 @@ def recorded_repository(uri: str) -> str:
     return normalize_repository(text)
 
 
+def _recorded_ref(uri: str) -> str | None:
+    body = _SCHEME.sub("", uri.removeprefix("git+")).split("#", 1)[0]
+    repository, sep, ref = body.partition("@")
+    return ref if sep and "/" in repository else None
+
+
 def repository_matches(expected: str, recorded: str) -> bool:
     """Compare a policy repository with a recorded URI.
 
-    The scheme matters only when the policy gives one (`https://` never matches `http://`);
-    a ref in the recorded URI is ignored, but an expectation that itself carries a ref or
-    fragment must match exactly.
+    The scheme matters when the policy gives one (`https://` never matches `http://`);
+    a ref in the recorded URI is ignored unless the expectation carries one (`@ref`),
+    which must then be the recorded ref exactly.
     """
     scheme = _scheme(expected)
     if scheme is not None and scheme != _scheme(recorded):
         return False
-    want = _SCHEME.sub("", expected.removeprefix("git+")).rstrip("/").removesuffix(".git")
-    return want == recorded_repository(recorded)
+    want_ref = _recorded_ref(expected)
+    if want_ref is not None and want_ref != _recorded_ref(recorded):
+        return False
+    return normalize_repository(expected) == recorded_repository(recorded)
 
 
 def check_source(claims: Claims, rule: SourceRule) -> list[Check]:
@@ -365,19 +388,21 @@ def _text(value: Any) -> str:
 
 
 def check_level(level: int | None, policy: Policy) -> Check:
+    """The build level the trusted builder reaches (an int) against the policy minimum."""
     return Check(
         "level",
         level is not None and level >= policy.minimum_level,
-        f"SLSA_BUILD_LEVEL_{policy.minimum_level} or higher",
-        None if level is None else f"SLSA_BUILD_LEVEL_{level}",
+        policy.minimum_level,
+        level,
+        f"SLSA build level {policy.minimum_level} or higher",
     )
 
 
-def check_gcb_context(context: Mapping[str, Any], statement: Mapping[str, Any]) -> list[Check]:
+def check_gcb_context(gcb: GcbMetadata, statement: Mapping[str, Any]) -> list[Check]:
     """Google Cloud Build: the unsigned metadata printed beside the envelope must agree
     with the signed statement (as slsa-verifier requires), or the output was tampered with.
     """
-    checks = [Check("gcb.kind", context.get("kind") == "BUILD", "BUILD", context.get("kind"))]
+    checks = [Check("gcb.kind", gcb.kind == "BUILD", "BUILD", gcb.kind)]
     subjects = statement.get("subject")
     digests = {
         f"sha256:{s['digest']['sha256']}"
@@ -386,9 +411,9 @@ def check_gcb_context(context: Mapping[str, Any], statement: Mapping[str, Any]) 
         and isinstance(s.get("digest"), Mapping)
         and "sha256" in s["digest"]
     }
-    image = context.get("imageDigest")
-    qualified = context.get("fullyQualifiedDigest")
-    resource = context.get("resourceUri")
+    image = gcb.image_digest
+    qualified = gcb.fully_qualified_digest
+    resource = gcb.resource_uri
     consistent = (
         isinstance(image, str)
         and image in digests
@@ -403,8 +428,8 @@ def check_gcb_context(context: Mapping[str, Any], statement: Mapping[str, Any]) 
             {"digest": image, "fullyQualifiedDigest": qualified, "resourceUri": resource},
         )
     )
-    text = context.get("text")
-    if isinstance(text, Mapping):
+    text = gcb.text
+    if text is not None:
         differing = sorted(str(k) for k in text if text[k] != statement.get(k))
         checks.append(
             Check(

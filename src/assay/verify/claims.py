@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay import attestation
+from assay.attestation._json import loads_strict
+from assay.attestation.constants import MAX_PAYLOAD_BYTES
 from assay.errors import AttestationError
 from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1
 
@@ -77,12 +79,25 @@ def _digest(value: object) -> dict[str, str]:
     return {str(k): v for k, v in _obj(value).items() if isinstance(v, str)}
 
 
+_REVISION_DIGESTS: Final = frozenset({"sha1", "gitCommit", "gitTree", "gitBlob"})
+
+
 def _is_source_uri(uri: str | None, digest: Mapping[str, str]) -> bool:
     # Source dependencies are the repositories code is checked out from: they are
-    # covered by the source expectations, not by dependency build levels.
+    # covered by the source expectations, not by dependency build levels. A material
+    # known only by a VCS revision (Cloud Build records its repository with a `sha1`
+    # commit) is source too: no build produced it.
     if uri and (uri.startswith("git+") or "/commit/" in uri):
         return True
-    return "gitCommit" in digest
+    return "gitCommit" in digest or (bool(digest) and set(digest) <= _REVISION_DIGESTS)
+
+
+def _as_source(dependencies: tuple[Dependency, ...]) -> tuple[Dependency, ...]:
+    """The first material is what the verifier reads as the source (v0.1, v0.2)."""
+    if not dependencies or dependencies[0].is_source:
+        return dependencies
+    first = dependencies[0]
+    return (Dependency(first.uri, first.digest, True), *dependencies[1:])
 
 
 def _dependencies(items: object) -> tuple[Dependency, ...]:
@@ -120,9 +135,18 @@ def _subjects(statement: Mapping[str, Any]) -> tuple[Subject, ...]:
 
 
 def parse_statement(payload: bytes, *, where: str = "payload") -> dict[str, Any]:
-    """The statement object in verified payload bytes (parsed by `assay.attestation`)."""
+    """The statement object in verified payload bytes.
+
+    Strict, because the verdict depends on it: a key given twice anywhere, a statement
+    field spelled in another case, or nesting deeper than the limit is an error.
+    """
+    value = loads_strict(
+        payload, where=f"{where}: payload", limit=MAX_PAYLOAD_BYTES, statement=True
+    )
+    if not isinstance(value, dict):
+        raise AttestationError(f"{where}: payload", "expected a JSON object (a statement)")
     try:
-        return attestation.parse_statement(payload).to_dict()
+        return attestation.Statement._wrap(value).to_dict()
     except AttestationError as error:
         raise AttestationError(where, error.reason) from None
 
@@ -181,7 +205,7 @@ def _v02(
         parameters.setdefault("entryPoint", config["entryPoint"])
     if _str(config.get("uri")):
         parameters.setdefault("source", config["uri"])
-    materials = _dependencies(predicate.get("materials"))
+    materials = _as_source(_dependencies(predicate.get("materials")))
     environment = _obj(invocation.get("environment"))
     github = _github_ref_fields(environment, upper=False) if "github_ref" in environment else {}
     return Claims(
@@ -270,7 +294,7 @@ def _v01(
     parameters = dict(arguments)
     if _str(recipe.get("entryPoint")):
         parameters.setdefault("entryPoint", recipe["entryPoint"])
-    materials = _dependencies(predicate.get("materials"))
+    materials = _as_source(_dependencies(predicate.get("materials")))
     substitutions = _obj(arguments.get("substitutions"))
     tag = _str(substitutions.get("TAG_NAME"))
     return Claims(

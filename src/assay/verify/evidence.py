@@ -1,7 +1,10 @@
 """Evidence for dependencies: verified provenance and trusted VSAs, indexed by digest.
 
-Built from attestations already read into memory (the CLI reads an attestation
-directory); every envelope is verified against the policy before it counts.
+Built from attestations already read into memory (an attestation directory); every
+envelope is verified against the policy before it counts. Provenance must be signed by
+a policy signer for a builder it is paired with; a VSA must pass the very checks of
+`assay verify-vsa` (`assay.verify.vsa.accept_vsa`) with the dependency's digest and URI
+as the expected subject and resource. Only digests of at least 256 bits match.
 """
 
 from __future__ import annotations
@@ -14,11 +17,23 @@ from assay.errors import AttestationError
 from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1, VSA_V1, Policy
 from assay.verify import checks as c
 from assay.verify.claims import Dependency, parse_statement, read_claims
-from assay.verify.levels import Evidence
-from assay.verify.verifier import Attestation, signers_that_signed
-from assay.verify.vsa import LEVEL_PATTERN
+from assay.verify.levels import Evidence, parse_build_level
+from assay.verify.model import Attestation
+from assay.verify.signers import signers_that_signed
+from assay.verify.vsa import LEVEL_PATTERN, accept_vsa
 
 _PROVENANCE = (PROVENANCE_V1, PROVENANCE_V02, PROVENANCE_V01)
+
+
+def strong_digests(digest: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The (algorithm, lowercase hex) pairs of at least 256 bits, well formed."""
+    return [
+        (algorithm, value.lower())
+        for algorithm, value in digest.items()
+        if algorithm in c.ACCEPTED_DIGESTS
+        and isinstance(value, str)
+        and len(value) == c.ACCEPTED_DIGESTS[algorithm]
+    ]
 
 
 class EvidenceIndex:
@@ -26,6 +41,7 @@ class EvidenceIndex:
 
     def __init__(self, policy: Policy, attestations: Sequence[Attestation]) -> None:
         self._by_digest: dict[tuple[str, str], list[Evidence]] = {}
+        self._vsas: dict[tuple[str, str], list[tuple[Attestation, list[str]]]] = {}
         self.rejected: list[str] = []
         """Attestations that did not verify (reported, never used)."""
         for attestation in attestations:
@@ -36,26 +52,26 @@ class EvidenceIndex:
 
     def __call__(self, dependency: Dependency) -> list[Evidence]:
         found: list[Evidence] = []
-        for algorithm, value in dependency.digest.items():
-            for evidence in self._by_digest.get((algorithm, value.lower()), []):
+        for key in strong_digests(dependency.digest):
+            for evidence in self._by_digest.get(key, []):
                 if evidence not in found:
                     found.append(evidence)
+            for attestation, signed_for in self._vsas.get(key, []):
+                evidence_vsa = self._accept_vsa(attestation, signed_for, key, dependency)
+                if evidence_vsa is not None and evidence_vsa not in found:
+                    found.append(evidence_vsa)
         return found
 
     def _index(self, statement: Mapping[str, Any], evidence: Evidence) -> None:
-        subjects = statement.get("subject")
-        for subject in subjects if isinstance(subjects, list) else []:
-            digest = subject.get("digest") if isinstance(subject, Mapping) else None
-            for algorithm, value in (digest or {}).items():
-                if isinstance(value, str):
-                    self._by_digest.setdefault((str(algorithm), value.lower()), []).append(evidence)
+        for key in _subject_keys(statement):
+            self._by_digest.setdefault(key, []).append(evidence)
 
     def _add(self, policy: Policy, attestation: Attestation) -> None:
         envelope = attestation.envelope
         if envelope.payload_type != dsse.INTOTO_PAYLOAD_TYPE:
             self.rejected.append(f"{attestation.name}: payloadType {envelope.payload_type!r}")
             return
-        signed = signers_that_signed(envelope, policy.signers)
+        signed = signers_that_signed(attestation, policy.signers)
         vsa_ids = [
             vid
             for signer in policy.vsa_signers
@@ -78,22 +94,38 @@ class EvidenceIndex:
                 Evidence("provenance", level, attestation.name, claims.dependencies),
             )
         elif vsa_ids and predicate_type == VSA_V1:
-            self._add_vsa(statement, attestation.name, vsa_ids)
+            # Judged per dependency: the expected subject and resource are the dependency's.
+            for key in _subject_keys(statement):
+                self._vsas.setdefault(key, []).append((attestation, vsa_ids))
         else:
             self.rejected.append(f"{attestation.name}: predicateType {predicate_type!r}")
 
-    def _add_vsa(self, statement: Mapping[str, Any], name: str, verifier_ids: list[str]) -> None:
-        predicate = statement.get("predicate")
+    def _accept_vsa(
+        self,
+        attestation: Attestation,
+        signed_for: list[str],
+        key: tuple[str, str],
+        dependency: Dependency,
+    ) -> Evidence | None:
+        result = accept_vsa(
+            attestation.envelope,
+            signed_for,
+            subject_digests=[key],
+            verifier_id=None,
+            resource_uri=dependency.uri,
+        )
+        if not result.passed or result.statement is None:
+            failed = next((check for check in result.checks if not check.passed), None)
+            if failed is not None:
+                message = (
+                    f"{attestation.name}: not accepted as a VSA ({failed.name}: expected "
+                    f"{failed.expected!r}, found {failed.found!r})"
+                )
+                if message not in self.rejected:
+                    self.rejected.append(message)
+            return None
+        predicate = result.statement.get("predicate")
         predicate = predicate if isinstance(predicate, Mapping) else {}
-        verifier = predicate.get("verifier")
-        verifier_id = verifier.get("id") if isinstance(verifier, Mapping) else None
-        if verifier_id not in verifier_ids:
-            # The key must be trusted for the verifier the VSA names.
-            self.rejected.append(f"{name}: verifier {verifier_id!r} not bound to the signing key")
-            return
-        if predicate.get("verificationResult") != "PASSED":
-            self.rejected.append(f"{name}: verificationResult is not PASSED")
-            return
         levels = predicate.get("verifiedLevels")
         build = [
             int(m.group(2))
@@ -104,19 +136,28 @@ class EvidenceIndex:
             and m.group(2).isdigit()
         ]
         counts = predicate.get("dependencyLevels")
-        dependency_levels = (
-            {str(k): v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
-            if isinstance(counts, Mapping)
-            else None
-        )
+        dependency_levels: dict[int, int] | None = None
+        if isinstance(counts, Mapping):
+            dependency_levels = {}
+            for name, count in counts.items():
+                level = parse_build_level(str(name))
+                if level is not None and isinstance(count, int) and not isinstance(count, bool):
+                    dependency_levels[level] = count
         resource = predicate.get("resourceUri")
-        self._index(
-            statement,
-            Evidence(
-                "vsa",
-                max(build) if build else 0,
-                name,
-                dependency_levels=dependency_levels,
-                resource_uri=resource if isinstance(resource, str) else None,
-            ),
+        return Evidence(
+            "vsa",
+            max(build) if build else 0,
+            attestation.name,
+            dependency_levels=dependency_levels,
+            resource_uri=resource if isinstance(resource, str) else None,
         )
+
+
+def _subject_keys(statement: Mapping[str, Any]) -> list[tuple[str, str]]:
+    subjects = statement.get("subject")
+    keys: list[tuple[str, str]] = []
+    for subject in subjects if isinstance(subjects, list) else []:
+        digest = subject.get("digest") if isinstance(subject, Mapping) else None
+        if isinstance(digest, Mapping):
+            keys.extend(strong_digests(digest))
+    return keys

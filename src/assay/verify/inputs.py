@@ -4,19 +4,19 @@ Accepted shapes: a DSSE envelope (JSON), JSON lines of envelopes (`.intoto.jsonl
 Sigstore bundle (its `dsseEnvelope`; the bundle's certificate is not checked here, so a
 key-based policy will not trust it), and the output of
 `gcloud artifacts docker images describe --show-provenance` (its envelopes, with the
-unsigned metadata kept as context for consistency checks).
+unsigned metadata kept as typed `GcbMetadata` for consistency checks).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any, Final
 
 from assay import dsse
+from assay.attestation._json import loads_strict
 from assay.errors import AttestationError
-from assay.verify.verifier import Attestation
+from assay.verify.model import Attestation, Container, GcbMetadata
 
 MAX_ATTESTATION_BYTES: Final = dsse.MAX_ENVELOPE_BYTES
 MAX_ENVELOPES_PER_FILE: Final = 1000
@@ -39,9 +39,10 @@ def read_attestations(data: bytes, name: str) -> list[Attestation]:
             name, f"expected at most {MAX_ENVELOPES_PER_FILE} records, got {len(documents)}"
         )
     result: list[Attestation] = []
+    container: Container = "dsse" if len(documents) == 1 else "jsonl"
     for index, document in enumerate(documents):
         label = name if len(documents) == 1 else f"{name}#{index + 1}"
-        result.extend(_from_document(document, label, digest))
+        result.extend(_from_document(document, label, digest, container))
     if not result:
         raise AttestationError(name, "expected at least one DSSE envelope, found none")
     return result
@@ -50,33 +51,36 @@ def read_attestations(data: bytes, name: str) -> list[Attestation]:
 def _json_documents(data: bytes, name: str) -> list[Any]:
     text = data.strip()
     try:
-        return [json.loads(text)]
-    except (ValueError, UnicodeDecodeError):
-        pass
+        return [loads_strict(text, where=name, limit=MAX_ATTESTATION_BYTES)]
+    except AttestationError as error:
+        if "invalid JSON" not in error.reason or b"\n" not in text:
+            raise  # duplicate keys, depth, size: the file is refused as a whole
     documents = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            documents.append(json.loads(line))
-        except (ValueError, UnicodeDecodeError) as error:
-            raise AttestationError(f"{name} line {number}", f"expected JSON: {error}") from None
+        documents.append(
+            loads_strict(line, where=f"{name} line {number}", limit=MAX_ATTESTATION_BYTES)
+        )
     if not documents:
         raise AttestationError(name, "expected JSON, got an empty file")
     return documents
 
 
-def _from_document(document: Any, name: str, digest: dict[str, str]) -> list[Attestation]:
+def _from_document(
+    document: Any, name: str, digest: dict[str, str], container: Container
+) -> list[Attestation]:
     if not isinstance(document, Mapping):
         raise AttestationError(name, f"expected a JSON object, got {type(document).__name__}")
     if "dsseEnvelope" in document:
         envelope = dsse.Envelope.from_dict(
             document["dsseEnvelope"], where=f"{name}: $.dsseEnvelope"
         )
-        return [Attestation(name, envelope, digest, {"sigstoreBundle": True})]
+        return [Attestation(name, envelope, digest, container="sigstore-bundle")]
     if "provenance_summary" in document:
         return _gcloud(document, name, digest)
-    return [Attestation(name, dsse.Envelope.from_dict(document, where=f"{name}: $"), digest)]
+    envelope = dsse.Envelope.from_dict(document, where=f"{name}: $")
+    return [Attestation(name, envelope, digest, container=container)]
 
 
 def _gcloud(document: Mapping[str, Any], name: str, digest: dict[str, str]) -> list[Attestation]:
@@ -94,22 +98,24 @@ def _gcloud(document: Mapping[str, Any], name: str, digest: dict[str, str]) -> l
             raise AttestationError(path, "expected an object")
         envelope = dsse.Envelope.from_dict(item.get("envelope"), where=f"{path}.envelope")
         build = item.get("build")
-        context = {
-            "gcb": True,
-            "kind": item.get("kind"),
-            "resourceUri": item.get("resourceUri"),
-            "imageDigest": image.get("digest") if isinstance(image, Mapping) else None,
-            "fullyQualifiedDigest": (
-                image.get("fully_qualified_digest") if isinstance(image, Mapping) else None
-            ),
-            "text": _text_statement(build),
-        }
+        image_map = image if isinstance(image, Mapping) else {}
+        gcb = GcbMetadata(
+            kind=_string(item.get("kind")),
+            resource_uri=_string(item.get("resourceUri")),
+            image_digest=_string(image_map.get("digest")),
+            fully_qualified_digest=_string(image_map.get("fully_qualified_digest")),
+            text=_text_statement(build),
+        )
         label = name if len(provenance) == 1 else f"{name}#{index + 1}"
-        result.append(Attestation(label, envelope, digest, context))
+        result.append(Attestation(label, envelope, digest, container="gcloud", gcb=gcb))
     return result
 
 
-def _text_statement(build: object) -> Any:
+def _string(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _text_statement(build: object) -> dict[str, Any] | None:
     # gcloud prints the statement beside the envelope (the "text provenance").
     if not isinstance(build, Mapping):
         return None

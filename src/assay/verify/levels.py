@@ -2,16 +2,19 @@
 
 For each non-source dependency the resolver returns evidence found for its digest: its
 own provenance (verified, with its dependencies to walk in turn) or a trusted VSA (with
-its `verifiedLevels` and `dependencyLevels`). Each dependency is counted once per track
-at its highest verified level; cycles and dependencies without evidence are reported.
+its `verifiedLevels` and `dependencyLevels`). Each dependency is counted once at its
+highest verified level; a dependency without evidence is counted at level 0 (SLSA's
+"no guarantees"), so a summary never hides unverified dependencies. Cycles are reported.
+Levels are ints here; `SLSA_BUILD_LEVEL_n` names are made only for the wire.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from assay.policy.model import DependencyRule
 from assay.verify.checks import Check
@@ -21,6 +24,20 @@ MAX_DEPTH: Final = 64
 """Deeper dependency chains are reported rather than followed."""
 
 _PREFERRED: Final = ("sha256", "sha512", "sha384", "gitCommit", "sha1")
+_BUILD_LEVEL: Final = re.compile(r"SLSA_BUILD_LEVEL_([0-9])")
+
+
+def build_level_name(level: int) -> str:
+    """`SLSA_BUILD_LEVEL_n`, the wire name of a build level."""
+    return f"SLSA_BUILD_LEVEL_{level}"
+
+
+def parse_build_level(name: str) -> int | None:
+    """The int of a real build level name (`SLSA_BUILD_LEVEL_0`..`_3`), else None."""
+    match = _BUILD_LEVEL.fullmatch(name)
+    if match is None or int(match.group(1)) > 3:
+        return None
+    return int(match.group(1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +50,8 @@ class Evidence:
     """The attestation that gave this evidence (a file name)."""
     dependencies: tuple[Dependency, ...] = ()
     """For provenance: the dependency's own resolvedDependencies, walked in turn."""
-    dependency_levels: Mapping[str, int] | None = None
-    """For a VSA: the counts it claims for its own dependencies."""
+    dependency_levels: Mapping[int, int] | None = None
+    """For a VSA: the counts it claims for its own dependencies (build level -> count)."""
     resource_uri: str | None = None
 
 
@@ -43,17 +60,46 @@ Resolver = Callable[[Dependency], Sequence[Evidence]]
 
 @dataclass(slots=True)
 class DependencyResult:
-    levels: dict[str, int] = field(default_factory=dict)
-    """`dependencyLevels` for the VSA: `SLSA_BUILD_LEVEL_n` -> count."""
+    levels: dict[int, int] = field(default_factory=dict)
+    """Build level -> number of dependencies verified at it; 0 counts the unverified."""
     resolved: dict[str, tuple[int, str]] = field(default_factory=dict)
     """Dependency key -> (level, evidence source)."""
     missing: list[str] = field(default_factory=list)
+    """Dependencies without evidence (counted at level 0)."""
     cycles: list[str] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
+    evidence_given: bool = True
+    """Whether an evidence source was given at all."""
+    rejected: list[str] = field(default_factory=list)
+    """Evidence that was offered but did not verify (never used)."""
 
     @property
     def passed(self) -> bool:
         return all(c.passed for c in self.checks)
+
+    @property
+    def unverified(self) -> int:
+        """How many dependencies have no verified evidence."""
+        return len(self.missing)
+
+    def level_names(self) -> dict[str, int]:
+        """`dependencyLevels` as a VSA writes it."""
+        return {build_level_name(level): count for level, count in sorted(self.levels.items())}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "levels": {str(level): count for level, count in sorted(self.levels.items())},
+            "unverified": self.missing,
+            "evidenceGiven": self.evidence_given,
+            "resolved": {
+                key: {"level": level, "evidence": source}
+                for key, (level, source) in self.resolved.items()
+            },
+            "cycles": self.cycles,
+            "rejectedEvidence": self.rejected,
+            "checks": [check.to_dict() for check in self.checks],
+        }
 
 
 def dependency_key(dependency: Dependency) -> str:
@@ -76,11 +122,15 @@ def _best(evidence: Sequence[Evidence], dependency: Dependency) -> Evidence:
 
 
 def resolve_dependencies(
-    dependencies: Sequence[Dependency], resolver: Resolver, rule: DependencyRule | None
+    dependencies: Sequence[Dependency],
+    resolver: Resolver,
+    rule: DependencyRule | None,
+    *,
+    evidence_given: bool = True,
 ) -> DependencyResult:
     """Resolve the artifact's non-source dependencies transitively and check `rule`."""
-    result = DependencyResult()
-    claimed: Counter[str] = Counter()
+    result = DependencyResult(evidence_given=evidence_given)
+    claimed: Counter[int] = Counter()
     rule = rule or DependencyRule()
 
     def walk(dependency: Dependency, stack: tuple[str, ...]) -> None:
@@ -98,13 +148,19 @@ def resolve_dependencies(
         if not evidence:
             result.missing.append(key)
             if rule.minimum_level > 0 and not excepted:
+                reason = (
+                    "no provenance or trusted VSA found for its digest"
+                    if evidence_given
+                    else "no evidence for dependencies was given"
+                )
                 result.checks.append(
                     Check(
-                        f"dependency[{dependency.uri or key}]",
+                        "dependency",
                         False,
-                        f"SLSA_BUILD_LEVEL_{rule.minimum_level} or higher",
+                        rule.minimum_level,
                         None,
-                        "no provenance or trusted VSA found for its digest",
+                        reason,
+                        subject=dependency.uri or key,
                     )
                 )
             return
@@ -113,11 +169,12 @@ def resolve_dependencies(
         if rule.minimum_level > 0 and not excepted:
             result.checks.append(
                 Check(
-                    f"dependency[{dependency.uri or key}]",
+                    "dependency",
                     best.level >= rule.minimum_level,
-                    f"SLSA_BUILD_LEVEL_{rule.minimum_level} or higher",
-                    f"SLSA_BUILD_LEVEL_{best.level}",
+                    rule.minimum_level,
+                    best.level,
                     f"from {best.source}",
+                    subject=dependency.uri or key,
                 )
             )
         if best.kind == "provenance":
@@ -130,9 +187,9 @@ def resolve_dependencies(
     for dependency in dependencies:
         if not dependency.is_source:
             walk(dependency, ())
-    counts: Counter[str] = Counter(
-        f"SLSA_BUILD_LEVEL_{level}" for level, _ in result.resolved.values()
-    )
+    counts: Counter[int] = Counter(level for level, _ in result.resolved.values())
+    if result.missing:
+        counts[0] += len(result.missing)
     counts.update(claimed)
     result.levels = dict(sorted(counts.items()))
     if result.cycles:

@@ -24,10 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay import __version__, attestation, dsse
+from assay.attestation.constants import VERIFIED_PROPERTIES
 from assay.errors import AttestationError, InputError
 from assay.policy.model import VSA_V1
 from assay.verify.checks import Check
 from assay.verify.claims import parse_statement
+from assay.verify.levels import parse_build_level
+
+_VERIFIED_PROPERTIES: Final = VERIFIED_PROPERTIES
 
 STATEMENT_V1: Final = "https://in-toto.io/Statement/v1"
 SLSA_VERSION: Final = "1.0"
@@ -87,7 +91,10 @@ class VsaInput:
     passed: bool
     level: int | None
     input_attestations: Sequence[tuple[str, Mapping[str, str]]] = ()
-    dependency_levels: Mapping[str, int] | None = None
+    dependency_levels: Mapping[int, int] | None = None
+    """Build level -> count (level 0: unverified dependencies); None: not evaluated."""
+    verified_levels: Sequence[str] | None = None
+    """`verifiedLevels` when passed (default: the build level alone)."""
     time_verified: dt.datetime | None = None
 
 
@@ -97,7 +104,10 @@ def build_vsa(data: VsaInput) -> dict[str, Any]:
     Built with the attestation models (`assay.attestation`), so the wire form is theirs.
     """
     moment = (data.time_verified or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
-    levels = [build_level(data.level)] if data.passed and data.level is not None else ["FAILED"]
+    if data.passed and data.level is not None:
+        levels = list(data.verified_levels or [build_level(data.level)])
+    else:
+        levels = ["FAILED"]
     summary = attestation.VerificationSummaryV1(
         verifier_id=data.verifier_id,
         verifier_version={"assay": __version__},
@@ -110,8 +120,11 @@ def build_vsa(data: VsaInput) -> dict[str, Any]:
         ],
         verification_result="PASSED" if data.passed else "FAILED",
         verified_levels=levels,
-        # `{}` (no dependencies) and None (not evaluated) stay distinct.
-        dependency_levels=None if data.dependency_levels is None else dict(data.dependency_levels),
+        # `{}` (no dependencies at all) and None (not evaluated) stay distinct; unverified
+        # dependencies are counted at SLSA_BUILD_LEVEL_0, never left out.
+        dependency_levels=None
+        if data.dependency_levels is None
+        else {build_level(k): v for k, v in sorted(data.dependency_levels.items())},
         slsa_version=SLSA_VERSION,
     )
     subjects = [
@@ -147,7 +160,7 @@ def parse_digest(text: str) -> tuple[str, str]:
     """`ALG:VALUE` from the command line."""
     algorithm, sep, value = text.partition(":")
     if not sep or not algorithm or not value:
-        raise InputError("--subject-digest", f"expected ALG:VALUE (sha256:abc…), got {text!r}")
+        raise InputError("subject digest", f"expected ALG:VALUE (sha256:abc…), got {text!r}")
     return algorithm, value
 
 
@@ -157,8 +170,12 @@ def _subject_digests(statement: Mapping[str, Any]) -> set[tuple[str, str]]:
     for subject in subjects if isinstance(subjects, list) else []:
         digest = subject.get("digest") if isinstance(subject, Mapping) else None
         if isinstance(digest, Mapping):
-            found.update((str(k), str(v)) for k, v in digest.items())
+            found.update((str(k), str(v).lower()) for k, v in digest.items())
     return found
+
+
+MAX_CLOCK_SKEW: Final = dt.timedelta(minutes=5)
+"""A VSA verified later than now by more than this is refused."""
 
 
 def check_vsa(
@@ -169,17 +186,45 @@ def check_vsa(
     verifier_id: str,
     resource_uri: str,
     levels: Sequence[str] = (),
+    now: dt.datetime | None = None,
 ) -> VsaResult:
     """Run the seven steps; `trusted` maps each verifier id to the keys that may sign for it."""
     if not subject_digests:
-        raise InputError("--subject-digest", "expected at least one subject digest, got none")
+        raise InputError("subject_digests", "expected at least one subject digest, got none")
     if len(subject_digests) > MAX_EXPECTED_DIGESTS:
-        raise InputError("--subject-digest", f"expected at most {MAX_EXPECTED_DIGESTS} digests")
-    result = VsaResult([])
+        raise InputError("subject_digests", f"expected at most {MAX_EXPECTED_DIGESTS} digests")
     # (1) signature, remembering which verifier ids the signing keys are bound to.
-    result.signed_for = [
+    signed_for = [
         vid for vid, keys in trusted.items() if keys and dsse.check_signatures(envelope, keys)
     ]
+    return accept_vsa(
+        envelope,
+        signed_for,
+        subject_digests=subject_digests,
+        verifier_id=verifier_id,
+        resource_uri=resource_uri,
+        levels=levels,
+        now=now,
+    )
+
+
+def accept_vsa(
+    envelope: dsse.Envelope,
+    signed_for: Sequence[str],
+    *,
+    subject_digests: Sequence[tuple[str, str]],
+    verifier_id: str | None,
+    resource_uri: str | None,
+    levels: Sequence[str] = (),
+    now: dt.datetime | None = None,
+) -> VsaResult:
+    """The rules for accepting a VSA, given the verifier ids whose keys signed it.
+
+    `assay verify-vsa` and VSAs used as dependency evidence both come here. A None
+    `verifier_id` accepts any verifier the signing key is bound to; a None
+    `resource_uri` is only for evidence about a dependency that names no URI.
+    """
+    result = VsaResult([], signed_for=list(signed_for))
     result.checks.append(
         Check(
             "signature",
@@ -204,6 +249,17 @@ def check_vsa(
         result.checks.append(Check("statement", False, "an in-toto statement", None, str(error)))
         return result
     result.statement = statement
+    errors = [
+        f for f in attestation.validate(statement) if f.severity is attestation.Severity.ERROR
+    ]
+    result.checks.append(
+        Check(
+            "statement.valid",
+            not errors,
+            "no error from the attestation validator",
+            [f"{f.path}: {f.message}" for f in errors[:10]],
+        )
+    )
     predicate = statement.get("predicate")
     predicate = predicate if isinstance(predicate, Mapping) else {}
     # (2) subject digests
@@ -211,10 +267,11 @@ def check_vsa(
     for algorithm, value in subject_digests:
         result.checks.append(
             Check(
-                f"subject[{algorithm}:{value}]",
-                (algorithm, value) in found,
+                "subject",
+                (algorithm, value.lower()) in found,
                 f"{algorithm}:{value}",
                 sorted(f"{a}:{v}" for a, v in found),
+                subject=f"{algorithm}:{value}",
             )
         )
     # (3) predicateType
@@ -232,8 +289,8 @@ def check_vsa(
     result.checks.append(
         Check(
             "verifier.id",
-            found_id == verifier_id and found_id in result.signed_for,
-            verifier_id,
+            found_id in result.signed_for and (verifier_id is None or found_id == verifier_id),
+            verifier_id if verifier_id is not None else list(result.signed_for),
             found_id,
             ""
             if found_id in result.signed_for
@@ -241,14 +298,28 @@ def check_vsa(
         )
     )
     # (5) resourceUri
+    if resource_uri is not None:
+        result.checks.append(
+            Check(
+                "resourceUri",
+                predicate.get("resourceUri") == resource_uri,
+                resource_uri,
+                predicate.get("resourceUri"),
+            )
+        )
+    # The policy the verifier applied must be named.
+    policy = predicate.get("policy")
+    policy_uri = policy.get("uri") if isinstance(policy, Mapping) else None
     result.checks.append(
         Check(
-            "resourceUri",
-            predicate.get("resourceUri") == resource_uri,
-            resource_uri,
-            predicate.get("resourceUri"),
+            "policy",
+            isinstance(policy_uri, str) and bool(policy_uri),
+            "a policy with a URI",
+            policy_uri,
         )
     )
+    # The verification happened, and not in the future.
+    result.checks.append(_time_check(predicate.get("timeVerified"), now))
     # (6) verificationResult
     outcome = predicate.get("verificationResult")
     result.checks.append(Check("verificationResult", outcome == "PASSED", "PASSED", outcome))
@@ -261,22 +332,75 @@ def check_vsa(
         m.group(1) for v in verified_list if (m := LEVEL_PATTERN.match(v)) and m.group(2).isdigit()
     ]
     duplicated = sorted({t for t in tracks if tracks.count(t) > 1})
+    unreal = [v for v in verified_list if not real_level_name(v)]
     result.checks.append(
         Check(
-            "verifiedLevels (one level per track)",
-            not duplicated,
-            "at most one level per track",
+            "verifiedLevels",
+            not duplicated and not unreal,
+            "real level names, at most one level per track",
             verified_list,
-            f"several levels for track {duplicated[0]}" if duplicated else "",
+            f"several levels for track {duplicated[0]}"
+            if duplicated
+            else (f"not a level: {unreal[0]}" if unreal else ""),
         )
     )
+    counts = predicate.get("dependencyLevels")
+    if counts is not None:
+        bad = (
+            [str(k) for k in counts if parse_build_level(str(k)) is None]
+            if isinstance(counts, Mapping)
+            else ["(not an object)"]
+        )
+        result.checks.append(
+            Check(
+                "dependencyLevels",
+                not bad,
+                "SLSA_BUILD_LEVEL_0..3 keys",
+                sorted(counts) if isinstance(counts, Mapping) else counts,
+                f"not a build level: {bad[0]}" if bad else "",
+            )
+        )
     for level in levels:
         result.checks.append(
             Check(
-                f"verifiedLevels[{level}]",
+                "verifiedLevels",
                 any(implies(v, level) for v in verified_list),
                 level,
                 verified_list,
+                subject=level,
             )
         )
     return result
+
+
+def real_level_name(value: str) -> bool:
+    """A value `verifiedLevels` may hold: a track level SLSA defines, `…_UNEVALUATED`, a
+    verified property, or a custom value outside the reserved `SLSA_` prefix."""
+    match = LEVEL_PATTERN.match(value)
+    if match is not None:
+        if match.group(1) == "BUILD" and match.group(2).isdigit():
+            return int(match.group(2)) <= 3
+        return True
+    if value in _VERIFIED_PROPERTIES:
+        return True
+    return value == "FAILED" or not value.startswith("SLSA_")
+
+
+def _time_check(value: object, now: dt.datetime | None) -> Check:
+    moment = now or dt.datetime.now(dt.UTC)
+    parsed: dt.datetime | None = None
+    if isinstance(value, str):
+        try:
+            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            parsed = None
+    if parsed is not None and parsed.tzinfo is None:
+        parsed = None
+    ok = parsed is not None and parsed <= moment + MAX_CLOCK_SKEW
+    return Check(
+        "timeVerified",
+        ok,
+        "a UTC time, not in the future",
+        value,
+        "" if ok else ("in the future" if parsed is not None else "missing or unreadable"),
+    )

@@ -19,8 +19,12 @@ def open_store(url: str, *, timeout: float | None = None) -> Store:
     if scheme in ("postgres", "postgresql"):
         try:
             from assay.nvd.storage.postgres import PostgresStore
-        except ImportError as error:  # pragma: no cover - backend module is optional to load
-            raise StoreError(f"the PostgreSQL backend is unavailable: {error}") from error
+        except ImportError as error:
+            raise StoreError(
+                f"{url.rsplit('@', maxsplit=1)[-1]}: a PostgreSQL store needs the PostgreSQL driver, "
+                f"installed with assay's postgres extra (pip install 'assay[postgres]'); "
+                f"found {error}"
+            ) from None
         return PostgresStore(url, timeout=timeout)
     if scheme in ("sqlite", "") or len(scheme) == 1:  # bare paths, including C:\ on Windows
         from assay.nvd.storage.sqlite import SqliteStore

@@ -1,0 +1,241 @@
+"""`assay scan` at full size: CycloneDX SBOMs of identified components against the corpus.
+
+    python -m bench scan                         (or: make bench)
+    python -m bench.bench_scan [--count N] [--seed S] [--source DIR] [--sizes 1000,10000]
+                               [--reuse-store] [--runs 3] [--peer]
+
+1. Generate (or reuse) the corpus of `bench/nvd_corpus.py` (340,000 CVEs by default;
+   `--count 20000` for a quick run) and import it into a SQLite store
+   (`bench/out/scan-store.db`; `--reuse-store` keeps one already there).
+2. Build CycloneDX 1.5 JSON SBOMs of `--sizes` components, each identified by a CPE name
+   taken from the corpus's vulnerable application criteria (part `a`): a literal version,
+   or a bound inside a range. Names are distinct; the order is shuffled with the seed.
+3. Run `assay scan BOM --store URL --format json` as a CLI process, `--runs` times per
+   size (the store file read into the page cache first): wall time, peak RSS of the
+   process (`bench/_rss.py`), components, findings.
+4. `--peer`: cve-bin-tool 3.4 in its own virtualenv (`bench/out/cbt-venv`, made with pip
+   when missing) given the same records offline (its NVD API 2.0 formatter and database
+   populator, no network) and the same SBOM (`--sbom cyclonedx --sbom-file`), timed the
+   same way; the ratio is printed. See docs/performance.md for what can and cannot be
+   compared.
+
+Targets (2 cores): 1,000 components <= 2 s, 10,000 <= 10 s wall; peak RSS <= 300 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bench._rss import PeakRss
+from bench._store import BenchStore
+from bench.nvd_corpus import DEFAULT_COUNT, DEFAULT_SEED, DEFAULT_SOURCE, generate
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+OUT = REPO_ROOT / "bench" / "out"
+TARGETS = {1000: 2.0, 10000: 10.0}
+RSS_TARGET_MIB = 300
+_SPECIAL = set("abcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def _cpe_version(version: str) -> str | None:
+    lowered = version.lower()
+    return lowered if lowered and set(lowered) <= _SPECIAL else None
+
+
+def component_names(corpus: Path, wanted: int, seed: int) -> list[str]:
+    """Distinct CPE names of vulnerable application criteria, at real versions."""
+    names: dict[str, None] = {}
+    files = sorted(corpus.glob("cves-*.jsonl.gz"))
+    random.Random(seed).shuffle(files)
+    for path in files:
+        with gzip.open(path) as lines:
+            for line in lines:
+                record = orjson.loads(line)
+                record = record.get("cve", record)
+                for configuration in record.get("configurations", []):
+                    for node in configuration.get("nodes", []):
+                        for match in node.get("cpeMatch", []):
+                            parts = match["criteria"].split(":")
+                            if not match.get("vulnerable") or parts[2] != "a":
+                                continue
+                            version = parts[5]
+                            if version == "*":
+                                bound = match.get("versionStartIncluding") or match.get(
+                                    "versionEndIncluding"
+                                )
+                                version = _cpe_version(bound) if bound else None
+                            elif version == "-":
+                                version = None
+                            if version:
+                                parts[5] = version
+                                names[":".join(parts)] = None
+        if len(names) >= wanted * 3:
+            break
+    chosen = sorted(names)
+    random.Random(seed).shuffle(chosen)
+    return chosen[:wanted]
+
+
+def write_bom(names: list[str], path: Path) -> None:
+    components = [
+        {
+            "type": "library",
+            "bom-ref": f"component-{index}",
+            "name": name.split(":")[4],
+            "version": name.split(":")[5],
+            "cpe": name,
+        }
+        for index, name in enumerate(names)
+    ]
+    path.write_bytes(
+        orjson.dumps(
+            {"bomFormat": "CycloneDX", "specVersion": "1.5", "version": 1, "components": components}
+        )
+    )
+
+
+def timed(command: list[str], out: Path | None = None) -> tuple[float, int, int]:
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = PeakRss(process)
+    _, stderr = process.communicate()
+    wall = time.perf_counter() - started
+    if process.returncode not in (0, 1):
+        raise SystemExit(
+            f"{' '.join(command[:3])}... exited {process.returncode}: {stderr[-2000:]!r}"
+        )
+    return wall, peak.peak_mib, process.returncode
+
+
+def run(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="bench_scan")
+    parser.add_argument("--count", type=int, default=DEFAULT_COUNT)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--reuse-store", action="store_true")
+    parser.add_argument("--peer", action="store_true", help="also run cve-bin-tool")
+    args = parser.parse_args(argv)
+    OUT.mkdir(parents=True, exist_ok=True)
+    corpus = generate(count=args.count, seed=args.seed, source=args.source)
+    store = BenchStore.sqlite(OUT / f"scan-store-{args.count}.db")
+    if not (args.reuse_store and store.exists()):
+        store.reset()
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "assay", "nvd", "import", "--store", store.url,
+             *map(str, sorted(corpus.glob("cves-*.jsonl.gz")))],
+            check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        print(f"imported {args.count} CVEs in {time.perf_counter() - started:.0f} s", flush=True)
+    store.warm()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    names = component_names(corpus, max(sizes), args.seed)
+    results: dict[str, Any] = {"count": args.count, "sizes": {}}
+    for size in sizes:
+        bom = OUT / f"scan-bom-{size}.json"
+        write_bom(names[:size], bom)
+        out = OUT / f"scan-result-{size}.json"
+        command = [sys.executable, "-m", "assay", "scan", str(bom), "--store", store.url,
+                   "--format", "json", "--out", str(out)]  # fmt: skip
+        runs = [timed(command) for _ in range(args.runs)]
+        walls = [wall for wall, _, _ in runs]
+        peak = max(rss for _, rss, _ in runs)
+        document = orjson.loads(out.read_bytes())
+        findings = sum(len(c["vulnerabilities"]) for c in document["components"])
+        target = TARGETS.get(size)
+        median = statistics.median(walls)
+        print(
+            f"assay scan, {size} components ({len(names[:size])} distinct CPE names): "
+            f"wall median {median:.2f} s (runs {', '.join(f'{w:.2f}' for w in walls)})"
+            + (f", target <= {target:.0f} s ({median / target:.2f}x)" if target else "")
+            + f"; peak RSS {peak} MiB (target <= {RSS_TARGET_MIB}, {peak / RSS_TARGET_MIB:.2f}x); "
+            f"{findings} findings, {len(document['unidentified'])} unidentified",
+            flush=True,
+        )
+        entry: dict[str, Any] = {"wall_s": walls, "peak_rss_mib": peak, "findings": findings}
+        if args.peer:
+            entry["peer"] = _peer(corpus, bom, size)
+            if entry["peer"].get("wall_s"):
+                ratio = entry["peer"]["wall_s"] / median
+                print(f"cve-bin-tool / assay wall time: {ratio:.1f}x", flush=True)
+        results["sizes"][str(size)] = entry
+    (OUT / "scan-results.json").write_text(json.dumps(results, indent=2))
+
+
+# -- cve-bin-tool ------------------------------------------------------------------------
+
+PEER_VENV = OUT / "cbt-venv"
+PEER_SCRIPT = r"""
+import gzip, json, sys, time, pathlib
+from cve_bin_tool.data_sources.nvd_source import NVD_Source
+from cve_bin_tool.cvedb import CVEDB
+NVD_Source.logger = NVD_Source.LOGGER  # 3.4: the API 2.0 path names an attribute it never sets
+cache = pathlib.Path(sys.argv[2])
+cache.mkdir(parents=True, exist_ok=True)
+records = []
+for path in sorted(pathlib.Path(sys.argv[1]).glob("cves-*.jsonl.gz")):
+    with gzip.open(path) as lines:
+        records.extend({"cve": json.loads(line)} for line in lines)
+started = time.perf_counter()
+source = NVD_Source(nvd_type="api2")
+formatted = source.format_data_api2(records)
+db = CVEDB(sources=[], cachedir=str(cache))
+db.init_database()
+db.data = [(formatted, "NVD")]
+db.populate_db()
+print(json.dumps({"build_s": time.perf_counter() - started, "cves": len(records)}))
+"""
+
+
+def _peer(corpus: Path, bom: Path, size: int) -> dict[str, Any]:
+    python = PEER_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "cve-bin-tool==3.4"], check=True)
+    cache = OUT / "cbt-cache"
+    database = cache / "cve.db"
+    if not database.exists():
+        built = subprocess.run(
+            [str(python), "-c", PEER_SCRIPT, str(corpus), str(cache)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if built.returncode != 0:
+            print(f"cve-bin-tool could not load the corpus: {built.stderr[-1500:]}", flush=True)
+            return {"error": built.stderr[-1500:]}
+        print(f"cve-bin-tool database built: {built.stdout.strip()}", flush=True)
+    command = [str(PEER_VENV / "bin" / "cve-bin-tool"), "--offline", "--disable-version-check",
+               "--disable-validation-check", "--sbom", "cyclonedx", "--sbom-file", str(bom),
+               "--format", "json", "--output-file", str(OUT / f"cbt-result-{size}.json")]  # fmt: skip
+    env_home = {"HOME": str(OUT / "cbt-home")}
+    (OUT / "cbt-home" / ".cache").mkdir(parents=True, exist_ok=True)
+    link = OUT / "cbt-home" / ".cache" / "cve-bin-tool"
+    if not link.exists():
+        link.symlink_to(cache.resolve())
+    import os
+
+    started = time.perf_counter()
+    process = subprocess.run(
+        command, capture_output=True, text=True, env={**os.environ, **env_home}, check=False
+    )
+    wall = time.perf_counter() - started
+    print(
+        f"cve-bin-tool, {size} components: wall {wall:.2f} s, exit {process.returncode}", flush=True
+    )
+    return {"wall_s": wall, "exit": process.returncode, "stderr": process.stderr[-1000:]}
+
+
+if __name__ == "__main__":
+    run(sys.argv[1:])

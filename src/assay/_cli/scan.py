@@ -1,0 +1,290 @@
+"""`assay scan`: what went into a build, checked against the vulnerability store.
+
+The library decides (`assay.audit.scan`, `assay.audit.rules.evaluate`); this module reads
+files, picks the source, prints the result in the asked format and returns the exit
+code of the verdict: 0 passed, 1 a non-ignored finding meets a `--fail-on` rule, 2 the
+input (or the store) was unusable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay.config import STORE_ENV, default_store_url
+from assay.errors import InputError
+
+if TYPE_CHECKING:
+    from assay.audit.model import Inventory, ScanResult, SourceStatus
+    from assay.audit.rules import Verdict
+
+FORMATS: Final = ("table", "json", "sarif", "cyclonedx")
+DEFAULT_MAX_AGE_DAYS: Final = 7.0
+PROGRESS_FROM: Final = 500
+MAX_INPUTS: Final = 1000
+
+
+def register(tree: CommandTree) -> None:
+    parser = tree.command(
+        "scan",
+        help="Check SBOMs, lock files, attestations or purls against the vulnerability store.",
+        handler=_scan,
+    )
+    parser.description = (
+        "Identify every component of the inputs (CycloneDX JSON/XML, SPDX 2.3 JSON or "
+        "tag-value, SPDX 3.0 JSON-LD, in-toto statements / DSSE envelopes / Sigstore bundles "
+        "of those or of SLSA provenance, requirements.txt, poetry.lock, uv.lock, "
+        "package-lock.json; '-' reads standard input) as CPE names and list the CVEs that "
+        "affect them, with NVD's matching rules. Exit 0 when no non-ignored finding meets a "
+        "--fail-on rule, 1 when one does, 2 when an input or the store is unusable. "
+        "docs/scan.md describes identification, output shapes and file formats."
+    )
+    parser.add_argument("inputs", nargs="*", metavar="INPUT", help="file to scan ('-': stdin)")
+    add_list_option(
+        parser, "--purl", default=[], metavar="PURL", help="packages to scan (package URLs)"
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--store",
+        metavar="URL",
+        help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
+    )
+    where.add_argument(
+        "--nvd-url",
+        metavar="URL",
+        help="an NVD API 2.0 base URL instead of a store (NVD itself or an assay server)",
+    )
+    parser.add_argument("--api-key", metavar="KEY", help="API key for --nvd-url")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="output format (default: table on a terminal, json otherwise)",
+    )
+    add_list_option(
+        parser,
+        "--fail-on",
+        default=[],
+        metavar="RULE",
+        help="severity>=LEVEL, cvss>=SCORE or kev; ',' joins conditions; several: any of them",
+    )
+    parser.add_argument("--ignore", metavar="FILE", help="ignore file (YAML or JSON)")
+    parser.add_argument(
+        "--min-confidence",
+        type=float,
+        default=0.0,
+        metavar="X",
+        help="leave components identified with a lower confidence (0-1) unidentified",
+    )
+    parser.add_argument(
+        "--max-age",
+        type=float,
+        default=DEFAULT_MAX_AGE_DAYS,
+        metavar="DAYS",
+        help=f"warn when the store's last sync is older (default {DEFAULT_MAX_AGE_DAYS:g} days)",
+    )
+    parser.add_argument("--out", metavar="FILE", help="write the output here, not to stdout")
+
+
+def _read(path: str, limit: int) -> bytes:
+    if path == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+        if len(data) > limit:
+            raise InputError("standard input", f"expected at most {limit} bytes")
+        return data
+    from assay._cli.attest_signing import read_limited
+
+    return read_limited(path, limit)
+
+
+def _inventories(args: argparse.Namespace) -> list[Inventory]:
+    from assay.audit.inputs import MAX_INPUT_BYTES, read_input
+    from assay.audit.inputs.purls import purl_inventory
+
+    if not args.inputs and not args.purl:
+        raise InputError("assay scan", "nothing to scan: name INPUT files or give --purl")
+    if len(args.inputs) > MAX_INPUTS:
+        raise InputError("assay scan", f"expected at most {MAX_INPUTS} inputs")
+    inventories = [
+        read_input(_read(path, MAX_INPUT_BYTES), "standard input" if path == "-" else path)
+        for path in args.inputs
+    ]
+    if args.purl:
+        inventories.append(purl_inventory(args.purl))
+    return inventories
+
+
+def _age_days(status: SourceStatus) -> float | None:
+    if not status.last_sync:
+        return None
+    try:
+        moment = datetime.fromisoformat(status.last_sync.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - moment).total_seconds() / 86400
+
+
+def _scan(args: argparse.Namespace) -> int:
+    from assay.audit.rules import evaluate, parse_fail_on, parse_ignore_file
+
+    if not 0.0 <= args.min_confidence <= 1.0:
+        raise InputError("--min-confidence", f"expected 0 to 1, found {args.min_confidence}")
+    if args.api_key and not args.nvd_url:
+        raise InputError("--api-key", "only applies with --nvd-url")
+    rules = [parse_fail_on(text) for text in args.fail_on]
+    ignores = parse_ignore_file(_read(args.ignore, 1024 * 1024), args.ignore) if args.ignore else ()
+    inventories = _inventories(args)
+    source = _source(args)
+    try:
+        result = _run(inventories, source, args)
+    finally:
+        source.close()
+    verdict = evaluate(result, rules, ignores, today=datetime.now(UTC).date())
+    for entry in verdict.expired:
+        print(
+            f"assay scan: ignore entry {entry.where} for {entry.id} expired on "
+            f"{entry.expires.isoformat()}: it no longer applies",
+            file=sys.stderr,
+        )
+    _write(args, result, verdict, inventories)
+    return EXIT_OK if verdict.passed else EXIT_FAILED
+
+
+def _source(args: argparse.Namespace) -> Any:
+    if args.nvd_url:
+        from assay.audit.api_source import ApiSource
+
+        return ApiSource(args.nvd_url, api_key=args.api_key)
+    from assay.audit.store_source import open_store_source
+
+    return open_store_source(args.store or default_store_url())
+
+
+def _run(inventories: list[Inventory], source: Any, args: argparse.Namespace) -> ScanResult:
+    from assay.audit.scan import scan
+
+    status = source.status()
+    if status.cve_count == 0:
+        raise InputError(
+            status.url or "store",
+            "the vulnerability store holds no CVEs: load it with `assay nvd import` or "
+            "`assay nvd sync` first",
+        )
+    age = _age_days(status)
+    if age is not None and age > args.max_age:
+        print(
+            f"assay scan: the store was last synced {age:.1f} days ago ({status.last_sync}), "
+            f"more than --max-age {args.max_age:g}: run `assay nvd sync`",
+            file=sys.stderr,
+        )
+    elif age is None and not args.nvd_url:
+        print(
+            "assay scan: the store has never completed a sync (imported data only): its age "
+            "is unknown",
+            file=sys.stderr,
+        )
+    total = sum(len(i.components) for i in inventories)
+    if total >= PROGRESS_FROM and sys.stderr.isatty():
+        from rich.progress import Progress
+
+        with Progress(transient=True) as bar:
+            task = bar.add_task("scanning", total=total)
+            return scan(
+                inventories,
+                source,
+                min_confidence=args.min_confidence,
+                progress=lambda done, _: bar.update(task, completed=done),
+            )
+    return scan(inventories, source, min_confidence=args.min_confidence)
+
+
+def _write(
+    args: argparse.Namespace, result: ScanResult, verdict: Verdict, inventories: list[Inventory]
+) -> None:
+    import orjson
+
+    fmt = args.format or ("table" if args.out is None and sys.stdout.isatty() else "json")
+    if fmt == "table":
+        text = _table(result, verdict)
+        if args.out is None:
+            sys.stdout.write(text)
+            return
+        data = text.encode()
+    else:
+        from assay import __version__
+        from assay.audit.formats import to_sarif, to_vdr
+
+        document: dict[str, Any]
+        if fmt == "json":
+            document = {**result.to_dict(), "verdict": verdict.to_dict()}
+        elif fmt == "sarif":
+            document = to_sarif(result, verdict, version=__version__)
+        else:
+            document = to_vdr(result, inventories)
+        data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+    if args.out is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        try:
+            Path(args.out).write_bytes(data)
+        except OSError as error:
+            raise InputError(args.out, f"cannot write: {error.strerror}") from None
+
+
+def _table(result: ScanResult, verdict: Verdict) -> str:
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    ignored = {(f.component.component.ref, f.vulnerability.id) for f in verdict.ignored}
+    failing = {(f.component.component.ref, f.vulnerability.id) for f in verdict.failing}
+    table = Table(show_edge=False)
+    for column in ("component", "version", "CVE", "severity", "CVSS", "KEV", "fixed in", "note"):
+        table.add_column(column)
+    affected = conditional = 0
+    for component, vulnerability in result.findings:
+        key = (component.component.ref, vulnerability.id)
+        notes = []
+        if vulnerability.conditional:
+            notes.append("conditional")
+            conditional += 1
+        else:
+            affected += 1
+        if key in ignored:
+            notes.append("ignored")
+        if key in failing:
+            notes.append("FAILS")
+        cvss = vulnerability.cvss
+        table.add_row(
+            component.component.name,
+            component.component.version or "",
+            vulnerability.id,
+            vulnerability.severity or "",
+            f"{cvss.base_score:.1f} (v{cvss.version})" if cvss else "",
+            "yes" if vulnerability.kev else "",
+            vulnerability.fixed_in or "",
+            ", ".join(notes),
+        )
+    buffer = StringIO()
+    console = Console(file=buffer, width=200, no_color=True)
+    if result.findings:
+        console.print(table)
+    store = result.store
+    console.print(
+        f"{len(result.components)} components identified, {len(result.unidentified)} "
+        f"unidentified; {affected} findings, {conditional} conditional, "
+        f"{len(verdict.ignored)} ignored, {len(verdict.failing)} failing"
+        + (f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else "")
+        + f"; store generation {store.generation}, last sync {store.last_sync or 'never'}"
+    )
+    for item in result.inputs:
+        for note in item.notes:
+            console.print(f"{item.source}: {note}")
+    return buffer.getvalue()

@@ -1,0 +1,83 @@
+"""`assay trust`: the Sigstore trusted roots verification uses, and refreshing them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from assay._cli import EXIT_OK, EXIT_UNUSABLE, CommandTree
+
+
+def register(tree: CommandTree) -> None:
+    group = tree.group("trust", help="Sigstore trusted roots: list them, refresh them.")
+    show = group.add_parser(
+        "list", help="List the trusted roots in use.", description="List the trusted roots in use."
+    )
+    show.add_argument("--json", action="store_true", help="print the list as JSON")
+    show.set_defaults(handler=_list)
+    update = group.add_parser(
+        "update",
+        help="Replace a shipped trusted root with a newer one (offline from a file, or online).",
+        description=(
+            "Replace a shipped trusted root with a newer trusted_root.json: from a file"
+            " (--from, offline) or, where the network allows it, through Sigstore's TUF"
+            " repository (--online)."
+        ),
+    )
+    source = update.add_mutually_exclusive_group(required=True)
+    source.add_argument("--from", dest="source", metavar="FILE", help="a trusted_root.json")
+    source.add_argument(
+        "--online", action="store_true", help="refresh public-good through Sigstore's TUF"
+    )
+    update.add_argument(
+        "--name",
+        default="public-good",
+        choices=("public-good", "github"),
+        help="which shipped root the file replaces (default public-good)",
+    )
+    update.set_defaults(handler=_update)
+
+
+def _list(args: argparse.Namespace) -> int:
+    from assay.sigstore.roots import default_roots
+
+    roots = default_roots()
+    if args.json:
+        print(
+            json.dumps(
+                [{"name": r.name, "origin": r.origin, "sha256": r.sha256} for r in roots], indent=2
+            )
+        )
+    else:
+        for root in roots:
+            print(f"{root.name}\t{root.origin}\tsha256:{root.sha256}")
+    return EXIT_OK
+
+
+def _update(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from assay.sigstore.roots import update_root
+
+    if args.online:
+        from assay.sigstore.roots import fetch_public_good
+
+        data = fetch_public_good()
+        path = Path(_write_temporary(data))
+        try:
+            target = update_root(path, args.name)
+        finally:
+            path.unlink(missing_ok=True)
+    else:
+        target = update_root(Path(args.source), args.name)
+    print(f"trusted root {args.name} updated: {target}", file=sys.stderr)
+    return EXIT_OK if target else EXIT_UNUSABLE
+
+
+def _write_temporary(data: bytes) -> str:
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("wb", suffix=".json", delete=False) as handle:
+        handle.write(data)
+        return handle.name

@@ -1,0 +1,370 @@
+"""`assay verify-artifact` (slsa-verifier's command) and `assay verify-bundle` (gh's).
+
+Both read files and format the library's typed result: the verdict is
+`assay.sigstore.artifact.verify_artifacts`'s and `assay.sigstore.bundle_check`'s. Heavy
+modules are imported inside the handlers, so `assay --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay.errors import InputError
+
+if TYPE_CHECKING:
+    from assay.sigstore.artifact import ArtifactVerification
+    from assay.verify.verifier import Artifact
+
+MAX_ARTIFACTS: Final = 1000
+MAX_PROVENANCE_BYTES: Final = 16 * 1024 * 1024
+_DIGEST: Final = re.compile(r"^(sha256|sha512):([0-9a-fA-F]+)$")
+_LENGTH: Final = {"sha256": 64, "sha512": 128}
+
+
+def register(tree: CommandTree) -> None:
+    register_artifact(tree)
+    register_bundle(tree)
+
+
+def register_artifact(tree: CommandTree) -> None:
+    command = tree.command(
+        "verify-artifact",
+        help="Verify slsa-github-generator provenance of artifacts (slsa-verifier's command).",
+        handler=_verify_artifact,
+    )
+    command.add_argument(
+        "artifacts", nargs="+", metavar="ARTIFACT", help="artifact file, or sha256:HEX / sha512:HEX"
+    )
+    command.add_argument(
+        "--provenance-path",
+        required=True,
+        metavar="FILE",
+        help="the provenance: a Sigstore bundle or a .intoto.jsonl envelope",
+    )
+    command.add_argument(
+        "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
+    )
+    refs = command.add_mutually_exclusive_group()
+    refs.add_argument("--source-tag", metavar="TAG", help="expected tag")
+    refs.add_argument(
+        "--source-versioned-tag", metavar="vX[.Y[.Z]]", help="expected semantic version tag"
+    )
+    refs.add_argument("--source-branch", metavar="BRANCH", help="expected branch")
+    command.add_argument("--builder-id", metavar="ID", help="expected builder id (name[@ref])")
+    add_list_option(
+        command,
+        "--build-workflow-input",
+        default=[],
+        metavar="K=V",
+        help="expected workflow_dispatch input (repeatable)",
+    )
+    _trust_arguments(command)
+    command.add_argument(
+        "--insecure-ignore-tlog",
+        action="store_true",
+        help="accept legacy envelopes without a transparency-log entry (said in the report)",
+    )
+    command.add_argument(
+        "--rekor-url",
+        metavar="URL",
+        help="look legacy envelopes up in this Rekor, online (e.g. https://rekor.sigstore.dev)",
+    )
+    command.add_argument(
+        "--print-provenance", action="store_true", help="print the verified statement on stdout"
+    )
+    command.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _trust_arguments(command: argparse.ArgumentParser) -> None:
+    add_list_option(
+        command,
+        "--trusted-root",
+        default=[],
+        metavar="FILE",
+        help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
+    )
+    command.add_argument(
+        "--only-trusted-roots",
+        action="store_true",
+        help="trust only the --trusted-root files, not the shipped roots",
+    )
+
+
+def read_artifact(text: str) -> Artifact:
+    """A file (hashed with sha256 and sha512) or a `sha256:HEX` / `sha512:HEX` digest."""
+    import hashlib
+
+    from assay.verify.verifier import Artifact
+
+    path = Path(text)
+    match = _DIGEST.match(text)
+    if match and not path.exists():
+        algorithm, value = match.group(1), match.group(2).lower()
+        if len(value) != _LENGTH[algorithm]:
+            raise InputError(
+                text, f"expected {_LENGTH[algorithm]} hex digits for {algorithm}, got {len(value)}"
+            )
+        return Artifact(text, {algorithm: value})
+    sha256, sha512 = hashlib.sha256(), hashlib.sha512()
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                sha256.update(chunk)
+                sha512.update(chunk)
+    except OSError as error:
+        raise InputError(
+            text, f"expected an artifact file or sha256:HEX / sha512:HEX ({error.strerror})"
+        ) from None
+    return Artifact(path.name, {"sha256": sha256.hexdigest(), "sha512": sha512.hexdigest()})
+
+
+def read_limited(path: str, limit: int = MAX_PROVENANCE_BYTES) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as error:
+        raise InputError(path, f"cannot read: {error.strerror}") from None
+    if len(data) > limit:
+        raise InputError(path, f"expected at most {limit} bytes")
+    return data
+
+
+def _inputs(pairs: list[str]) -> tuple[tuple[str, str], ...]:
+    result = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError("--build-workflow-input", f"expected K=V, got {pair!r}")
+        result.append((key, value))
+    return tuple(result)
+
+
+_VERIFIERS: dict[tuple[tuple[str, str], ...], Any] = {}
+
+
+def verifier_for(args: argparse.Namespace) -> Any:
+    """A BundleVerifier for the selected roots (kept per process: `main` may be called often)."""
+    from assay.sigstore.roots import select_roots
+    from assay.sigstore.verifier import BundleVerifier
+
+    roots = select_roots(args.trusted_root, replace=args.only_trusted_roots)
+    key = tuple((root.origin, root.sha256) for root in roots)
+    if key not in _VERIFIERS:
+        _VERIFIERS[key] = BundleVerifier(roots)
+    return _VERIFIERS[key]
+
+
+def _verify_artifact(args: argparse.Namespace) -> int:
+    from assay.sigstore.artifact import verify_artifacts
+    from assay.sigstore.slsa_rules import Options
+
+    if len(args.artifacts) > MAX_ARTIFACTS:
+        raise InputError("ARTIFACT", f"expected at most {MAX_ARTIFACTS} artifacts")
+    artifacts = [read_artifact(a) for a in args.artifacts]
+    options = Options(
+        source_uri=args.source_uri,
+        source_branch=args.source_branch,
+        source_tag=args.source_tag,
+        source_versioned_tag=args.source_versioned_tag,
+        builder_id=args.builder_id,
+        workflow_inputs=_inputs(args.build_workflow_input),
+    )
+    verifier = verifier_for(args)
+    rekor = None
+    if args.rekor_url and not args.insecure_ignore_tlog:
+        from assay.sigstore.rekor import RekorClient
+
+        rekor = RekorClient(args.rekor_url, verifier.roots).lookup
+    provenance = read_limited(args.provenance_path)
+    result = verify_artifacts(
+        artifacts,
+        provenance,
+        args.provenance_path,
+        options,
+        verifier,
+        insecure_ignore_tlog=args.insecure_ignore_tlog,
+        rekor=rekor,
+    )
+    _print(result, args)
+    return EXIT_OK if result.passed else EXIT_FAILED
+
+
+def _print(result: ArtifactVerification, args: argparse.Namespace) -> None:
+    from assay.sigstore.slsa_rules import TESTING_ENV, testing_mode
+
+    if testing_mode():
+        print(f"WARNING: Insecure {TESTING_ENV} is enabled.", file=sys.stderr)
+    if args.json:
+        import json
+
+        print(json.dumps(result.to_dict(), indent=2))
+    elif args.print_provenance and result.passed:
+        for statement in result.statements:
+            sys.stdout.write(statement.decode("utf-8", "replace") + "\n")
+    if result.tlog_waived:
+        print(
+            "WARNING: no transparency-log entry was checked (--insecure-ignore-tlog): "
+            "nothing proves the signature was made while the certificate was valid",
+            file=sys.stderr,
+        )
+    if result.passed:
+        print(
+            f'Verified build using builder "{result.builder_id}" at commit {result.commit}',
+            file=sys.stderr,
+        )
+        print("PASSED: SLSA verification passed", file=sys.stderr)
+        return
+    failures = result.failures()
+    if failures:
+        first = failures[0]
+        detail = f" ({first.detail})" if first.detail else ""
+        reason = f"{first.name}: expected {first.expected!r}, found {first.found!r}{detail}"
+    else:
+        reason = "no verified provenance names the artifact as a subject"
+    print(f"FAILED: SLSA verification failed: {reason}", file=sys.stderr)
+
+
+def register_bundle(tree: CommandTree) -> None:
+    command = tree.command(
+        "verify-bundle",
+        help="Verify an artifact's local Sigstore bundles as `gh attestation verify` does.",
+        handler=_verify_bundle,
+    )
+    command.add_argument("artifact", metavar="ARTIFACT", help="file, or sha256:HEX / sha512:HEX")
+    command.add_argument(
+        "--bundle", required=True, metavar="FILE", help="bundle(s): JSON or JSON lines"
+    )
+    scope = command.add_mutually_exclusive_group(required=True)
+    scope.add_argument("--owner", metavar="ORG", help="the GitHub organisation that built it")
+    scope.add_argument("--repo", metavar="ORG/REPO", help="the repository that built it")
+    signer = command.add_mutually_exclusive_group()
+    signer.add_argument("--cert-identity", metavar="SAN", help="the exact certificate SAN")
+    signer.add_argument("--cert-identity-regex", metavar="REGEX", help="a regex the SAN must match")
+    signer.add_argument(
+        "--signer-repo", metavar="ORG/REPO", help="repository of the signing workflow"
+    )
+    signer.add_argument(
+        "--signer-workflow",
+        metavar="PATH",
+        help="the signing workflow (ORG/REPO/.github/workflows/X)",
+    )
+    command.add_argument("--cert-oidc-issuer", metavar="URL", help="expected OIDC issuer")
+    command.add_argument(
+        "--signer-digest", metavar="SHA", help="digest of the signing workflow's commit"
+    )
+    command.add_argument("--source-ref", metavar="REF", help="the source ref the build ran on")
+    command.add_argument(
+        "--source-digest", metavar="SHA", help="the source commit the build ran on"
+    )
+    command.add_argument("--predicate-type", metavar="URI", help="expected predicate type")
+    command.add_argument(
+        "--deny-self-hosted-runners",
+        action="store_true",
+        help="require the build to have run on a GitHub-hosted runner",
+    )
+    command.add_argument(
+        "--hostname",
+        default="github.com",
+        metavar="HOST",
+        help="the GitHub host the identities belong to (default github.com)",
+    )
+    command.add_argument(
+        "--digest-alg",
+        choices=("sha256", "sha512"),
+        default="sha256",
+        help="digest of a file ARTIFACT",
+    )
+    add_list_option(
+        command,
+        "--custom-trusted-root",
+        default=[],
+        metavar="FILE",
+        help="trust only these trusted_root.json files (JSON or JSON lines; repeatable)",
+    )
+    command.add_argument(
+        "--json", action="store_true", help="print the verification results as JSON"
+    )
+
+
+def _verify_bundle(args: argparse.Namespace) -> int:
+    from assay.sigstore.bundle_check import (
+        DEFAULT_ISSUER,
+        DEFAULT_PREDICATE_TYPE,
+        GhPolicy,
+        parse_regex,
+        verify_bundles,
+    )
+
+    artifact = read_artifact(args.artifact)
+    algorithm = (
+        args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
+    )
+    digest = (algorithm, artifact.digest[algorithm])
+    if args.repo is not None and args.repo.count("/") != 1:
+        raise InputError("--repo", f"expected ORG/REPO, got {args.repo!r}")
+    owner = args.owner if args.owner is not None else args.repo.split("/")[0]
+    policy = GhPolicy(
+        owner=owner,
+        repo=args.repo,
+        hostname=args.hostname,
+        cert_identity=args.cert_identity,
+        cert_identity_regex=(
+            parse_regex(args.cert_identity_regex, "--cert-identity-regex")
+            if args.cert_identity_regex
+            else None
+        ),
+        signer_repo=args.signer_repo,
+        signer_workflow=args.signer_workflow,
+        oidc_issuer=args.cert_oidc_issuer or DEFAULT_ISSUER,
+        signer_digest=args.signer_digest,
+        source_ref=args.source_ref,
+        source_digest=args.source_digest,
+        predicate_type=args.predicate_type or DEFAULT_PREDICATE_TYPE,
+        deny_self_hosted_runners=args.deny_self_hosted_runners,
+    )
+    args.trusted_root = args.custom_trusted_root
+    args.only_trusted_roots = bool(args.custom_trusted_root)
+    result = verify_bundles(
+        artifact.name,
+        digest,
+        read_limited(args.bundle),
+        args.bundle,
+        policy=policy,
+        verifier=verifier_for(args),
+    )
+    if args.json:
+        import json
+
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print(f"Loaded digest {digest[0]}:{digest[1]} for {artifact.name}", file=sys.stderr)
+        print(f"Loaded {len(result.results)} attestation(s) from {args.bundle}", file=sys.stderr)
+        print("The following policy criteria will be enforced:", file=sys.stderr)
+        for line in policy.describe():
+            print(line, file=sys.stderr)
+    if not result.passed:
+        failures = [c for r in result.results for c in r.checks if not c.passed]
+        reason = (
+            f"{failures[0].name}: expected {failures[0].expected!r}, found {failures[0].found!r}"
+            + (f" ({failures[0].detail})" if failures[0].detail else "")
+            if failures
+            else "no bundle verified"
+        )
+        print(f"Verification failed: {reason}", file=sys.stderr)
+        return EXIT_FAILED
+    if not args.json:
+        print(
+            f"✓ Verification succeeded! {len(result.verified)} attestation(s) verified",
+            file=sys.stderr,
+        )
+        for item in result.verified:
+            identity = item.signature.identity if item.signature else None
+            repo = identity.source_repository_uri if identity else None
+            workflow = identity.build_config_uri or identity.san if identity else None
+            print(f"{repo}\t{item.predicate_type}\t{workflow}")
+    return EXIT_OK

@@ -1,0 +1,136 @@
+"""`ApiSource`: vulnerabilities from an NVD API 2.0 (NVD itself, or an assay server).
+
+The same queries as `StoreSource`, sent through assay's `NvdClient` with its pacing,
+retries and time-outs (docs/client.md): NVD allows 5 requests per 30 s without a key and
+50 with one, so a scan of many components against NVD itself is slow by NVD's design;
+against an assay server there is no such limit (`wait_time=0`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from assay.audit.model import SourceStatus
+from assay.audit.source import PRODUCT_SAMPLE, DictionaryProduct, Record
+from assay.errors import ClientError, InputError
+from assay.nvd.cpe import Cpe, parse_cpe
+
+__all__ = ["ApiSource"]
+
+NVD_HOST = "services.nvd.nist.gov"
+
+
+class ApiSource:
+    """A `VulnerabilitySource` over an NVD API 2.0 base URL (`.../rest/json`)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        wait_time: int | None = None,
+        transport: Any = None,
+    ) -> None:
+        from assay.nvd.client import NvdClient
+
+        if wait_time is None:
+            # NVD's published limits (docs/client.md); an assay server has none.
+            wait_time = (600 if api_key else 6000) if NVD_HOST in base_url else 0
+        self.base_url = base_url
+        self._client = NvdClient(
+            wait_time=wait_time,
+            api_key=api_key,
+            base_url=base_url.rstrip("/"),
+            transport=transport,
+            request_timeout=125_000,
+        )
+        self._cache: dict[str, Record] = {}
+
+    def _cves(self, **params: Any) -> list[Record]:
+        from assay.nvd.client import NvdClientError
+
+        try:
+            return [self._keep(cve.raw) for cve in self._client.iter_cves(**params)]
+        except NvdClientError as error:
+            raise ClientError(f"{self.base_url}: {error}") from error
+
+    def _keep(self, record: Record) -> Record:
+        key = str(record.get("id"))
+        return self._cache.setdefault(key, record)
+
+    def status(self) -> SourceStatus:
+        from assay.nvd.client import NvdClientError
+
+        try:
+            result = self._client.get_cves(results_per_page=1, start_index=0)
+        except NvdClientError as error:
+            raise ClientError(f"{self.base_url}: {error}") from error
+        return SourceStatus(
+            generation=None,
+            last_sync=result.timestamp or None,
+            cve_count=result.total_results,
+            url=self.base_url,
+        )
+
+    def affecting(self, name: Cpe) -> Sequence[Record]:
+        return self._cves(cpe_name=name.formatted(), is_vulnerable=True)
+
+    def of_product(self, part: str, vendor: str, product: str) -> Sequence[Record]:
+        return self._cves(virtual_match_string=f"cpe:2.3:{part}:{vendor}:{product}")
+
+    def products_with_reference(self, url: str) -> Sequence[DictionaryProduct]:
+        from assay.nvd.client import NvdClientError
+
+        words = url.split("://", 1)[-1]
+        try:
+            result = self._client.get_cpes(
+                keyword_search=words, keyword_exact_match=True, results_per_page=200
+            )
+        except NvdClientError as error:
+            raise ClientError(f"{self.base_url}: {error}") from error
+        found = []
+        for item in result.products:
+            raw = item.cpe.raw
+            try:
+                cpe = parse_cpe(str(raw.get("cpeName")), partial=False)
+            except InputError:
+                continue
+            refs = tuple(str(r.get("ref")) for r in raw.get("refs") or () if isinstance(r, dict))
+            found.append(DictionaryProduct(cpe, refs))
+        return found
+
+    def vendors_of(self, product: str) -> Sequence[tuple[str, str]]:
+        from assay.nvd.client import NvdClientError
+
+        found: dict[tuple[str, str], None] = {}
+        try:
+            pattern = f"cpe:2.3:*:*:{product}"
+            products = self._client.get_cpes(
+                cpe_match_string=pattern, results_per_page=PRODUCT_SAMPLE
+            )
+            cves = self._client.get_cves(
+                virtual_match_string=pattern, results_per_page=PRODUCT_SAMPLE
+            )
+        except (NvdClientError, ValueError) as error:
+            raise ClientError(f"{self.base_url}: {error}") from error
+        for item in products.products:
+            try:
+                cpe = parse_cpe(str(item.cpe.raw.get("cpeName")), partial=False)
+            except InputError:
+                continue
+            found[(cpe.part, cpe.vendor)] = None
+        for vulnerability in cves.vulnerabilities:
+            for configuration in vulnerability.cve.raw.get("configurations") or ():
+                for node in configuration.get("nodes") or ():
+                    for match in node.get("cpeMatch") or ():
+                        try:
+                            cpe = parse_cpe(str(match.get("criteria")), partial=True)
+                        except InputError:
+                            continue
+                        if cpe.product == product:
+                            found[(cpe.part, cpe.vendor)] = None
+        return list(found)
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,229 @@
+"""A scan written for other tools: SARIF 2.1.0 and a CycloneDX VDR.
+
+Pure: a `ScanResult` (and its `Verdict`) in, a JSON-ready object out.
+
+* `to_sarif`: one rule per CVE, one result per affected component and CVE; `level` from
+  the severity (CRITICAL/HIGH `error`, MEDIUM `warning`, else `note`), the CVSS score as
+  `security-severity` (what code-scanning services rank by); ignored findings carry a
+  `suppressions` entry with the ignore file's reason; conditional ones are `note`s.
+* `to_vdr`: the input CycloneDX BOM (or, for other inputs, a new 1.5 BOM of the
+  components) with a `vulnerabilities` section: one entry per CVE, its NVD rating, CWEs
+  and the `affects` refs; a conditional finding is `in_triage` with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from typing import Any, Final
+
+from assay.audit.model import ComponentResult, Inventory, ScanResult, Vulnerability
+from assay.audit.rules import Verdict
+
+__all__ = ["to_sarif", "to_vdr"]
+
+SARIF_SCHEMA: Final = "https://json.schemastore.org/sarif-2.1.0.json"
+NVD_DETAIL: Final = "https://nvd.nist.gov/vuln/detail/"
+CONDITIONAL_DETAIL: Final = (
+    "affected only together with a platform the input does not list (a configuration's AND node)"
+)
+_LEVELS: Final = {"CRITICAL": "error", "HIGH": "error", "MEDIUM": "warning"}
+_METHODS: Final = {"2.0": "CVSSv2", "3.0": "CVSSv3", "3.1": "CVSSv31", "4.0": "CVSSv4"}
+
+
+def _message(component: ComponentResult, vulnerability: Vulnerability) -> str:
+    c = component.component
+    text = f"{c.name} {c.version or ''}".strip() + f" is affected by {vulnerability.id}"
+    if vulnerability.severity:
+        text += f" ({vulnerability.severity}"
+        if vulnerability.cvss is not None:
+            text += f", CVSS {vulnerability.cvss.version} {vulnerability.cvss.base_score}"
+        text += ")"
+    if vulnerability.kev:
+        text += "; listed as known exploited (CISA KEV)"
+    if vulnerability.fixed_in:
+        text += f"; fixed in {vulnerability.fixed_in}"
+    if vulnerability.conditional:
+        text += f"; {CONDITIONAL_DETAIL}"
+    return text
+
+
+def to_sarif(result: ScanResult, verdict: Verdict | None, *, version: str) -> dict[str, Any]:
+    """A SARIF 2.1.0 log of the findings."""
+    ignored = (
+        {(f.component.component.ref, f.vulnerability.id): f for f in verdict.ignored}
+        if verdict
+        else {}
+    )
+    rules: dict[str, dict[str, Any]] = {}
+    results: list[dict[str, Any]] = []
+    for component, vulnerability in result.findings:
+        if vulnerability.id not in rules:
+            rule: dict[str, Any] = {
+                "id": vulnerability.id,
+                "name": vulnerability.id.replace("-", ""),
+                "shortDescription": {"text": vulnerability.id},
+                "helpUri": NVD_DETAIL + vulnerability.id,
+                "properties": {"tags": ["security", "vulnerability", *vulnerability.cwes]},
+            }
+            if vulnerability.cvss is not None:
+                rule["properties"]["security-severity"] = f"{vulnerability.cvss.base_score:.1f}"
+            rules[vulnerability.id] = rule
+        ref = component.component.ref
+        fingerprint = hashlib.sha256(f"{ref}\0{vulnerability.id}".encode()).hexdigest()
+        entry: dict[str, Any] = {
+            "ruleId": vulnerability.id,
+            "level": "note"
+            if vulnerability.conditional
+            else _LEVELS.get(vulnerability.severity or "", "note"),
+            "message": {"text": _message(component, vulnerability)},
+            "locations": [
+                {
+                    "physicalLocation": {"artifactLocation": {"uri": component.source}},
+                    "logicalLocations": [
+                        {
+                            "name": ref,
+                            "fullyQualifiedName": component.component.purl or ref,
+                            "kind": "module",
+                        }
+                    ],
+                }
+            ],
+            "partialFingerprints": {"assayComponentVulnerability/v1": fingerprint},
+            "properties": {
+                "cpes": list(component.identification.cpes),
+                "kev": vulnerability.kev,
+                "fixedIn": vulnerability.fixed_in,
+                "conditional": vulnerability.conditional,
+            },
+        }
+        excuse = ignored.get((ref, vulnerability.id))
+        if excuse is not None and excuse.ignored_by is not None:
+            entry["suppressions"] = [
+                {"kind": "external", "justification": excuse.ignored_by.reason}
+            ]
+        results.append(entry)
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "assay",
+                        "version": version,
+                        "rules": list(rules.values()),
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+
+
+def _rating(vulnerability: Vulnerability) -> dict[str, Any]:
+    rating: dict[str, Any] = {"source": {"name": "NVD", "url": NVD_DETAIL + vulnerability.id}}
+    if vulnerability.cvss is not None:
+        rating["score"] = vulnerability.cvss.base_score
+        rating["method"] = _METHODS.get(vulnerability.cvss.version, "other")
+        rating["vector"] = vulnerability.cvss.vector
+    rating["severity"] = (vulnerability.severity or "unknown").lower()
+    return rating
+
+
+def _bom_components(result: ScanResult) -> list[dict[str, Any]]:
+    components: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    items = [c.component for c in result.components] + [u.component for u in result.unidentified]
+    for component in items:
+        if component.ref in seen:
+            continue
+        seen.add(component.ref)
+        entry: dict[str, Any] = {
+            "type": "library",
+            "bom-ref": component.ref,
+            "name": component.name,
+        }
+        if component.version:
+            entry["version"] = component.version
+        if component.purl:
+            entry["purl"] = component.purl
+        if component.cpes:
+            entry["cpe"] = component.cpes[0]
+        components.append(entry)
+    return components
+
+
+def _with_refs(items: Any, refs: dict[str, str]) -> Any:
+    """Components (nested too) with a `bom-ref` where the input gave none."""
+    if not isinstance(items, list):
+        return items
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            copy = dict(item)
+            if "bom-ref" not in copy and isinstance(copy.get("name"), str):
+                name = copy["name"] if not copy.get("group") else f"{copy['group']}/{copy['name']}"
+                version = copy.get("version")
+                key = f"{name}@{version}" if version else name
+                copy["bom-ref"] = refs.get(key, key)
+            if "components" in copy:
+                copy["components"] = _with_refs(copy["components"], refs)
+            out.append(copy)
+        else:
+            out.append(item)
+    return out
+
+
+def to_vdr(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, Any]:
+    """The input BOM (or a new one) with a CycloneDX `vulnerabilities` section."""
+    boms = [i.document for i in inventories if i.document is not None]
+    if len(boms) == 1 and len(inventories) == 1:
+        bom = dict(boms[0])
+        if bom.get("specVersion") in ("1.2", "1.3"):
+            bom["specVersion"] = "1.4"
+        bom["components"] = _with_refs(bom.get("components", []), {})
+    else:
+        bom = {
+            "bomFormat": "CycloneDX",
+            "specVersion": "1.5",
+            "serialNumber": f"urn:uuid:{uuid.uuid4()}",
+            "version": 1,
+            "components": _bom_components(result),
+        }
+    by_id: dict[str, tuple[Vulnerability, list[ComponentResult]]] = {}
+    for component, vulnerability in result.findings:
+        entry = by_id.setdefault(vulnerability.id, (vulnerability, []))
+        entry[1].append(component)
+    vulnerabilities: list[dict[str, Any]] = []
+    for vulnerability_id in sorted(by_id):
+        vulnerability, components = by_id[vulnerability_id]
+        item: dict[str, Any] = {
+            "id": vulnerability_id,
+            "source": {"name": "NVD", "url": NVD_DETAIL + vulnerability_id},
+            "ratings": [_rating(vulnerability)],
+            "affects": [
+                {
+                    "ref": c.component.ref,
+                    **(
+                        {"versions": [{"version": c.component.version, "status": "affected"}]}
+                        if c.component.version
+                        else {}
+                    ),
+                }
+                for c in components
+            ],
+        }
+        cwes = [int(cwe[4:]) for cwe in vulnerability.cwes if cwe[4:].isdigit()]
+        if cwes:
+            item["cwes"] = cwes
+        if vulnerability.fixed_in:
+            item["recommendation"] = f"Upgrade to {vulnerability.fixed_in} or later"
+        if all(
+            v.conditional for c in components for v in c.vulnerabilities if v.id == vulnerability_id
+        ):
+            item["analysis"] = {"state": "in_triage", "detail": CONDITIONAL_DETAIL}
+        vulnerabilities.append(item)
+    bom["vulnerabilities"] = vulnerabilities
+    return bom

@@ -1,0 +1,121 @@
+"""`POST /api/scan`: the scan of `assay scan`, over HTTP, against the served store.
+
+The request body is one input file, as `assay scan` reads it (CycloneDX, SPDX, an
+attestation, a lock file), at most `MAX_BODY_BYTES`; `?filename=` names it (it decides
+between lock-file kinds and appears in the answer), `?minConfidence=` is
+`--min-confidence`, and `?purl=` (repeatable, up to 1000) adds packages, with or instead
+of a body. The answer is the JSON contract of `assay scan --format json` without the
+verdict: 200 with `ScanResult.to_dict()`; 400 with `{"error": "..."}` naming what is
+wrong for unusable input; 413 for a body over the limit; 503 when the store holds no CVEs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+import orjson
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from assay.audit.inputs import read_input
+from assay.audit.inputs.purls import purl_inventory
+from assay.audit.model import Inventory, ScanResult
+from assay.audit.scan import scan
+from assay.audit.store_source import StoreSource
+from assay.errors import AssayError, InputError
+from assay.nvd.storage import Store
+
+__all__ = ["MAX_BODY_BYTES", "scan_routes"]
+
+MAX_BODY_BYTES: Final = 16 * 1024 * 1024
+MAX_QUERY_PURLS: Final = 1000
+_FILENAME_CHARS: Final = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
+)
+
+
+def _json(status: int, value: object) -> Response:
+    return Response(orjson.dumps(value), status_code=status, media_type="application/json")
+
+
+def _error(status: int, message: str) -> Response:
+    return _json(status, {"error": message})
+
+
+async def _body(request: Request) -> bytes | None:
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _filename(text: str | None) -> str:
+    if not text:
+        return "input"
+    base = os.path.basename(text)[:128]
+    if not base or any(ch not in _FILENAME_CHARS for ch in base):
+        raise InputError("filename", "expected a plain file name (letters, digits, . _ -)")
+    return base
+
+
+def scan_routes(store: Store) -> list[BaseRoute]:
+    """The `POST /api/scan` route over an open store (the app keeps it open)."""
+    source = StoreSource(store)
+
+    def run(inventories: list[Inventory], min_confidence: float) -> ScanResult | None:
+        if store.count_cves() == 0:
+            return None
+        return scan(inventories, source, min_confidence=min_confidence)
+
+    async def endpoint(request: Request) -> Response:
+        body = await _body(request)
+        if body is None:
+            return _error(413, f"request body: expected at most {MAX_BODY_BYTES} bytes")
+        try:
+            params = request.query_params
+            unknown = sorted(set(params) - {"filename", "minConfidence", "purl"})
+            if unknown:
+                raise InputError(
+                    unknown[0], "unknown parameter; expected filename, minConfidence, purl"
+                )
+            confidence_text = params.get("minConfidence", "0")
+            try:
+                min_confidence = float(confidence_text)
+            except ValueError:
+                raise InputError(
+                    "minConfidence", f"expected a number 0-1, found {confidence_text!r}"
+                ) from None
+            if not 0.0 <= min_confidence <= 1.0:
+                raise InputError(
+                    "minConfidence", f"expected a number 0-1, found {confidence_text!r}"
+                )
+            purls = params.getlist("purl")
+            if len(purls) > MAX_QUERY_PURLS:
+                raise InputError("purl", f"expected at most {MAX_QUERY_PURLS} purls")
+            inventories: list[Inventory] = []
+            if body.strip():
+                inventories.append(read_input(body, _filename(params.get("filename"))))
+            if purls:
+                inventories.append(purl_inventory(purls))
+            if not inventories:
+                raise InputError("request body", "expected an input file, or purl parameters")
+            result = await run_in_threadpool(run, inventories, min_confidence)
+        except InputError as error:
+            return _error(400, str(error))
+        except AssayError as error:
+            return _error(503, error.diagnostics())
+        if result is None:
+            return _error(503, "the vulnerability store holds no CVEs")
+        return _json(200, result.to_dict())
+
+    return [Route("/api/scan", endpoint, methods=["POST"])]

@@ -1,0 +1,158 @@
+"""SPDX documents as inventories: 2.x JSON and tag-value (spdx-tools), 3.0 JSON-LD.
+
+SPDX 2.x: every package; its `externalRefs` of type `purl`, `cpe23Type` and `cpe22Type`;
+its source repository from a `downloadLocation` naming a VCS (`git+https://…`).
+spdx-tools parses and checks the document; its messages are passed on.
+
+SPDX 3.0 (JSON-LD, `@graph`): spdx-tools 0.8 writes SPDX 3 but does not read it, so the
+graph is read here: every element of type `software_Package` (or `Package`), its
+`software_packageVersion`, `software_packageUrl`, `externalIdentifier`s of type
+`cpe23`/`cpe22`/`packageUrl`, and a `vcs` `externalRef` or VCS download location.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from assay.audit.inputs.cyclonedx import MAX_COMPONENTS
+from assay.audit.model import Component, Inventory
+from assay.errors import InputError
+
+__all__ = ["read_spdx3", "read_spdx_json", "read_spdx_tag_value"]
+
+_VCS_PREFIXES: Final = ("git+", "hg+", "svn+", "bzr+", "git://")
+_PACKAGE_TYPES: Final = ("software_Package", "Package", "software:Package")
+
+
+def _vcs(location: object) -> str | None:
+    if isinstance(location, str) and location.lower().startswith(_VCS_PREFIXES):
+        return location.split("@", 1)[0] if location.count("@") == 1 else location
+    return None
+
+
+def _from_document(document: Any, source: str, fmt: str) -> Inventory:
+    components: list[Component] = []
+    for index, package in enumerate(document.packages):
+        purl: str | None = None
+        cpes: list[str] = []
+        for reference in package.external_references:
+            kind = str(reference.reference_type)
+            if kind == "purl" and purl is None:
+                purl = str(reference.locator)
+            elif kind in ("cpe23Type", "cpe22Type"):
+                cpes.append(str(reference.locator))
+        version = str(package.version) if package.version else None
+        components.append(
+            Component(
+                ref=str(package.spdx_id),
+                name=str(package.name),
+                version=version,
+                purl=purl,
+                cpes=tuple(cpes),
+                repository=_vcs(str(package.download_location)),
+                where=f"{source}: package {package.spdx_id} (#{index + 1})",
+            )
+        )
+        if len(components) > MAX_COMPONENTS:
+            raise InputError(source, f"more than {MAX_COMPONENTS} packages")
+    return Inventory(source, fmt, tuple(components))
+
+
+def _parsing_error(source: str, error: Exception) -> InputError:
+    messages = getattr(error, "messages", None) or [str(error)]
+    shown = "; ".join(str(m) for m in messages[:5])
+    more = f" (and {len(messages) - 5} more)" if len(messages) > 5 else ""
+    return InputError(source, f"expected a valid SPDX document: {shown}{more}")
+
+
+def read_spdx_json(document: Mapping[str, Any], source: str) -> Inventory:
+    """An inventory from a parsed SPDX 2.x JSON document."""
+    from spdx_tools.spdx.parser.error import SPDXParsingError
+    from spdx_tools.spdx.parser.jsonlikedict.json_like_dict_parser import JsonLikeDictParser
+
+    try:
+        parsed = JsonLikeDictParser().parse(dict(document))  # type: ignore[no-untyped-call]
+    except SPDXParsingError as error:
+        raise _parsing_error(source, error) from None
+    except (TypeError, ValueError, AttributeError, KeyError) as error:
+        raise _parsing_error(source, error) from None
+    return _from_document(parsed, source, "spdx-json")
+
+
+def read_spdx_tag_value(text: str, source: str) -> Inventory:
+    """An inventory from an SPDX 2.x tag-value document."""
+    from ply import yacc
+    from spdx_tools.spdx.parser.error import SPDXParsingError
+    from spdx_tools.spdx.parser.tagvalue.parser import Parser
+
+    try:
+        # No table files written into the installed package, no messages on stderr.
+        parser = Parser(  # type: ignore[no-untyped-call]
+            write_tables=False, debug=False, errorlog=yacc.NullLogger()
+        )
+        parsed = parser.parse(text)  # type: ignore[no-untyped-call]
+    except SPDXParsingError as error:
+        raise _parsing_error(source, error) from None
+    except (TypeError, ValueError, AttributeError, KeyError) as error:
+        raise _parsing_error(source, error) from None
+    return _from_document(parsed, source, "spdx-tag-value")
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def read_spdx3(document: Mapping[str, Any], source: str) -> Inventory:
+    """An inventory from an SPDX 3.0 JSON-LD document (its `@graph`)."""
+    graph = document.get("@graph")
+    if not isinstance(graph, list):
+        raise InputError(f"{source}: $.@graph", "expected an array of SPDX 3 elements")
+    components: list[Component] = []
+    for index, element in enumerate(graph):
+        where = f"{source}: $.@graph[{index}]"
+        if not isinstance(element, Mapping) or element.get("type") not in _PACKAGE_TYPES:
+            continue
+        name = element.get("name")
+        if not isinstance(name, str) or not name:
+            raise InputError(f"{where}.name", "expected a package name")
+        ref = element.get("spdxId") or element.get("@id")
+        version = element.get("software_packageVersion")
+        purl = element.get("software_packageUrl")
+        cpes: list[str] = []
+        for identifier in element.get("externalIdentifier") or ():
+            if not isinstance(identifier, Mapping):
+                continue
+            kind = identifier.get("externalIdentifierType")
+            value = identifier.get("identifier")
+            if not isinstance(value, str):
+                continue
+            if kind in ("cpe23", "cpe22"):
+                cpes.append(value)
+            elif kind == "packageUrl" and not isinstance(purl, str):
+                purl = value
+        repository = _vcs(element.get("software_downloadLocation"))
+        for reference in element.get("externalRef") or ():
+            if isinstance(reference, Mapping) and reference.get("externalRefType") == "vcs":
+                locators = _strings(reference.get("locator"))
+                if locators:
+                    repository = locators[0]
+        version_text = version if isinstance(version, str) and version else None
+        components.append(
+            Component(
+                ref=str(ref) if ref else (f"{name}@{version_text}" if version_text else name),
+                name=name,
+                version=version_text,
+                purl=purl if isinstance(purl, str) and purl else None,
+                cpes=tuple(cpes),
+                repository=repository,
+                where=where,
+            )
+        )
+        if len(components) > MAX_COMPONENTS:
+            raise InputError(source, f"more than {MAX_COMPONENTS} packages")
+    return Inventory(source, "spdx3-json", tuple(components))

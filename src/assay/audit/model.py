@@ -1,0 +1,212 @@
+"""What a scan reads and what it answers, as typed values.
+
+An input file becomes an `Inventory` of `Component`s (`assay.audit.inputs`); each
+component is identified (`assay.audit.identify`) and matched against a vulnerability
+source (`assay.audit.matching`); the answer is a `ScanResult`, whose `to_dict()` is the
+JSON contract of `assay scan --format json` and `POST /api/scan` (docs/scan.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from assay.policy.vulnerabilities import SEVERITY_ORDER
+
+IDENTIFIED_BY: Final = ("cpe", "purl", "repository", "name")
+"""How a component was identified, strongest first (docs/scan.md, Identification)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """One thing that went into a build, as an input describes it."""
+
+    ref: str
+    """The CycloneDX `bom-ref`, the SPDX `SPDXID`, or `name@version`."""
+    name: str
+    version: str | None = None
+    purl: str | None = None
+    cpes: tuple[str, ...] = ()
+    """CPE names the input gives for it (CycloneDX `cpe`, SPDX `cpe23Type`/`cpe22Type`)."""
+    repository: str | None = None
+    """Its source repository URL, when the input names one (VCS reference, download URL)."""
+    where: str = ""
+    """Where the input describes it (`sbom.json: $.components[3]`), for messages."""
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    """The components one input file (or the command line) describes."""
+
+    source: str
+    """The file name, or `--purl` for purls given on the command line."""
+    format: str
+    """`cyclonedx-json`, `cyclonedx-xml`, `spdx-json`, `spdx-tag-value`, `spdx3-json`,
+    `slsa-provenance`, `requirements`, `poetry-lock`, `uv-lock`, `package-lock`, `purl`."""
+    components: tuple[Component, ...]
+    notes: tuple[str, ...] = ()
+    """Facts a reader should know (an attestation read without verifying its signature)."""
+    verified: bool | None = None
+    """For attestations: whether a signature was verified (scanning never verifies one:
+    `False`); `None` for inputs that carry no signature."""
+    document: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    """The CycloneDX BOM as read (JSON), kept to write it back with vulnerabilities."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identification:
+    """The CPE names a component was identified as, how, and how sure that is."""
+
+    cpes: tuple[str, ...]
+    identified_by: str
+    """One of `IDENTIFIED_BY`."""
+    confidence: float
+    """0 to 1: 1.0 for a CPE the input gives, less for inferred names (docs/scan.md)."""
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cvss:
+    version: str
+    base_score: float
+    vector: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "baseScore": self.base_score, "vector": self.vector}
+
+
+@dataclass(frozen=True, slots=True)
+class Vulnerability:
+    """A CVE that affects a component (or would, on a platform the input does not list)."""
+
+    id: str
+    severity: str | None
+    cvss: Cvss | None
+    kev: bool
+    cwes: tuple[str, ...]
+    match_criteria_id: str | None
+    """The vulnerable criteria the component's CPE name hit."""
+    fixed_in: str | None
+    """The first version outside the hit range (its `versionEndExcluding`), if any."""
+    conditional: bool
+    """True when a configuration holds only with something the input does not list (an
+    AND node's running-on platform): reported, not counted as affected."""
+
+    @property
+    def severity_rank(self) -> int:
+        return SEVERITY_ORDER.get(self.severity or "", -1)
+
+    @property
+    def base_score(self) -> float | None:
+        return None if self.cvss is None else self.cvss.base_score
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "cvss": None if self.cvss is None else self.cvss.to_dict(),
+            "kev": self.kev,
+            "cwes": list(self.cwes),
+            "matchCriteriaId": self.match_criteria_id,
+            "fixedIn": self.fixed_in,
+            "conditional": self.conditional,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentResult:
+    """An identified component and what is known to be wrong with it."""
+
+    component: Component
+    identification: Identification
+    vulnerabilities: tuple[Vulnerability, ...]
+    source: str
+    """The input it came from."""
+
+    def to_dict(self) -> dict[str, Any]:
+        component = self.component
+        return {
+            "ref": component.ref,
+            "name": component.name,
+            "version": component.version,
+            "purl": component.purl,
+            "cpes": list(self.identification.cpes),
+            "identifiedBy": self.identification.identified_by,
+            "confidence": self.identification.confidence,
+            "vulnerabilities": [v.to_dict() for v in self.vulnerabilities],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Unidentified:
+    """A component no CPE name could be found for (or only below the minimum confidence)."""
+
+    component: Component
+    reason: str
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        component = self.component
+        return {
+            "ref": component.ref,
+            "name": component.name,
+            "version": component.version,
+            "purl": component.purl,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStatus:
+    """Which data a scan was answered from."""
+
+    generation: int | None
+    """The store's data generation (it grows with every write), `None` for a remote API."""
+    last_sync: str | None
+    """When a mirror last completed a sync (UTC, `...Z`), `None` if never (imported only)."""
+    cve_count: int | None = None
+    url: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"generation": self.generation, "lastSync": self.last_sync}
+
+
+@dataclass(frozen=True, slots=True)
+class InputSummary:
+    source: str
+    format: str
+    components: int
+    verified: bool | None
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.source,
+            "format": self.format,
+            "components": self.components,
+            "signatureVerified": self.verified,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """Every component of the inputs, identified and matched, or listed as unidentified."""
+
+    components: tuple[ComponentResult, ...]
+    unidentified: tuple[Unidentified, ...]
+    store: SourceStatus
+    inputs: tuple[InputSummary, ...] = ()
+
+    @property
+    def findings(self) -> list[tuple[ComponentResult, Vulnerability]]:
+        return [(c, v) for c in self.components for v in c.vulnerabilities]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract (docs/scan.md)."""
+        return {
+            "components": [c.to_dict() for c in self.components],
+            "unidentified": [u.to_dict() for u in self.unidentified],
+            "store": self.store.to_dict(),
+            "inputs": [i.to_dict() for i in self.inputs],
+        }

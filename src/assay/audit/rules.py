@@ -1,0 +1,109 @@
+"""When a scan fails: `--fail-on` rules and ignore entries applied to a `ScanResult`.
+
+Pure. The rules and ignore entries themselves (their grammar, files and policy section)
+are `assay.policy.vulnerabilities`; here they meet findings: only findings that are
+neither ignored nor conditional count (a conditional finding depends on a platform the
+input does not list), and expired entries are reported apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from assay.audit.model import ComponentResult, ScanResult, Vulnerability
+from assay.policy.vulnerabilities import (
+    FailRule,
+    IgnoreEntry,
+    parse_fail_on,
+    parse_ignore_entries,
+    parse_ignore_file,
+)
+
+__all__ = [
+    "FailRule",
+    "IgnoreEntry",
+    "Verdict",
+    "covers",
+    "evaluate",
+    "parse_fail_on",
+    "parse_ignore_entries",
+    "parse_ignore_file",
+]
+
+
+def covers(entry: IgnoreEntry, component: ComponentResult, vulnerability: Vulnerability) -> bool:
+    """Whether an ignore entry excuses a component's finding."""
+    if vulnerability.id != entry.id:
+        return False
+    if entry.component is None:
+        return True
+    c = component.component
+    names = {c.ref, c.name, f"{c.name}@{c.version}", *component.identification.cpes}
+    if c.purl:
+        names.add(c.purl)
+        names.add(c.purl.split("@", 1)[0])
+    return entry.component in names
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    component: ComponentResult
+    vulnerability: Vulnerability
+    ignored_by: IgnoreEntry | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ref": self.component.component.ref,
+            "id": self.vulnerability.id,
+            **({"ignoredBy": self.ignored_by.to_dict()} if self.ignored_by else {}),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A scan judged: which findings fail it, which are ignored, which excuses expired."""
+
+    failing: tuple[Finding, ...]
+    ignored: tuple[Finding, ...]
+    expired: tuple[IgnoreEntry, ...]
+    rules: tuple[FailRule, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failing
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "failOn": [rule.text for rule in self.rules],
+            "passed": self.passed,
+            "failing": [f.to_dict() for f in self.failing],
+            "ignored": [f.to_dict() for f in self.ignored],
+            "expiredIgnores": [e.to_dict() for e in self.expired],
+        }
+
+
+def evaluate(
+    result: ScanResult,
+    rules: Sequence[FailRule],
+    ignores: Sequence[IgnoreEntry],
+    *,
+    today: date,
+) -> Verdict:
+    """Judge a scan: a non-ignored, non-conditional finding meeting any rule fails it."""
+    active = [entry for entry in ignores if entry.expires >= today]
+    expired = tuple(entry for entry in ignores if entry.expires < today)
+    failing: list[Finding] = []
+    ignored: list[Finding] = []
+    for component, vulnerability in result.findings:
+        entry = next((e for e in active if covers(e, component, vulnerability)), None)
+        if entry is not None:
+            ignored.append(Finding(component, vulnerability, entry))
+            continue
+        if vulnerability.conditional:
+            continue
+        if any(rule.holds(vulnerability) for rule in rules):
+            failing.append(Finding(component, vulnerability))
+    return Verdict(tuple(failing), tuple(ignored), expired, tuple(rules))

@@ -1,0 +1,403 @@
+"""`verify-artifact`: slsa-verifier's verification of slsa-github-generator provenance.
+
+    result = verify_artifacts(artifacts, provenance_bytes, "prov.intoto.jsonl", options,
+                              BundleVerifier(select_roots()))
+    result.passed, result.builder_id, result.commit, [c.to_dict() for c in result.failures()]
+
+Each envelope of the provenance file is verified (Sigstore bundle, or a legacy envelope
+with its certificate), then its certificate identity and its verified statement are
+checked against the built-in policy (`assay.sigstore.slsa_rules`) with
+`assay.verify`'s checks. Every artifact must be a subject of a passing envelope, and all
+artifacts must resolve to one builder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.errors import AttestationError, VerificationError
+from assay.policy.refs import is_release_tag, normalize_repository, parse_version, split_ref
+from assay.sigstore import _json
+from assay.sigstore.legacy import is_legacy_envelope, verify_legacy
+from assay.sigstore.slsa_rules import (
+    GITHUB_ISSUER,
+    Options,
+    builtin_policy,
+    family_for,
+    testing_mode,
+)
+from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, BundleVerifier, LogProof, VerifiedSignature
+from assay.verify.checks import Check, check_subject
+from assay.verify.claims import STATEMENT_TYPES, Claims, parse_statement, read_claims
+from assay.verify.verifier import Artifact, claim_checks
+
+INTOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
+MAX_ENVELOPES = 64
+
+RekorLookup = Callable[[dict[str, Any], str], tuple[Any, int]]
+"""Finds a legacy envelope's Rekor entry: returns (integrated time, log index) or raises."""
+
+
+@dataclass(slots=True)
+class EnvelopeResult:
+    """One envelope of the provenance file: what verified and every check."""
+
+    where: str
+    checks: list[Check] = field(default_factory=list)
+    signature: VerifiedSignature | None = None
+    claims: Claims | None = None
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and all(
+            c.passed for c in self.checks if not c.name.startswith("subject[")
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "provenance": self.where,
+            "passed": self.passed,
+            "signature": self.signature.to_dict() if self.signature else None,
+            "builderId": self.claims.builder_id if self.claims else None,
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+
+@dataclass(slots=True)
+class ArtifactVerification:
+    """The verdict of `verify-artifact` and everything it rests on."""
+
+    artifacts: list[Artifact]
+    envelopes: list[EnvelopeResult]
+    covered: dict[str, list[str]]
+    """Artifact name -> the passing envelopes that name it as a subject."""
+    builder_ids: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return (
+            bool(self.artifacts)
+            and all(self.covered.get(a.name) for a in self.artifacts)
+            and len(set(self.builder_ids)) == 1
+        )
+
+    @property
+    def builder_id(self) -> str | None:
+        return self.builder_ids[0] if len(set(self.builder_ids)) == 1 else None
+
+    @property
+    def commit(self) -> str | None:
+        for envelope in self.envelopes:
+            if envelope.passed and envelope.signature is not None:
+                identity = envelope.signature.identity
+                return identity.source_repository_digest or identity.github_workflow_sha
+        return None
+
+    @property
+    def tlog_waived(self) -> bool:
+        return any(e.signature is not None and not e.signature.tlog_checked for e in self.envelopes)
+
+    @property
+    def statements(self) -> list[bytes]:
+        return [
+            e.signature.payload
+            for e in self.envelopes
+            if e.passed and e.signature is not None and e.signature.payload is not None
+        ]
+
+    def failures(self) -> list[Check]:
+        result = [c for e in self.envelopes for c in e.checks if not c.passed]
+        if len(set(self.builder_ids)) > 1:
+            result.append(
+                Check(
+                    "builder.consistent", False, "one builder for every artifact", self.builder_ids
+                )
+            )
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "builderId": self.builder_id,
+            "commit": self.commit,
+            "transparencyLogWaived": self.tlog_waived,
+            "artifacts": [
+                {
+                    "name": a.name,
+                    "digest": a.digest,
+                    "passed": bool(self.covered.get(a.name)),
+                    "provenance": self.covered.get(a.name, []),
+                }
+                for a in self.artifacts
+            ],
+            "envelopes": [e.to_dict() for e in self.envelopes],
+        }
+
+
+def check_options(options: Options) -> None:
+    """Flags slsa-verifier refuses before verifying anything (unusable input here)."""
+    source = options.source_uri.strip()
+    normalized = normalize_repository(source)
+    parts = normalized.split("/")
+    if len(parts) != 3 or parts[0] != "github.com" or not all(parts):
+        raise AttestationError(
+            "--source-uri", f"expected github.com/ORG/REPO, got {options.source_uri!r}"
+        )
+    given = [
+        x for x in (options.source_branch, options.source_tag, options.source_versioned_tag) if x
+    ]
+    if len(given) > 1:
+        raise AttestationError(
+            "--source-branch/--source-tag/--source-versioned-tag", "expected at most one of them"
+        )
+    if options.source_versioned_tag is not None:
+        version = parse_version(options.source_versioned_tag)
+        if version is None or not options.source_versioned_tag.startswith("v"):
+            raise AttestationError(
+                "--source-versioned-tag",
+                f"expected vX[.Y[.Z]], got {options.source_versioned_tag!r}",
+            )
+
+
+def read_envelopes(data: bytes, where: str) -> list[tuple[str, dict[str, Any]]]:
+    """The bundles and legacy envelopes of a provenance file (one JSON or JSON lines)."""
+    from assay.sigstore.formats import expand
+
+    documents = [
+        item for label, parsed in _json.documents(data, where) for item in expand(parsed, label)
+    ]
+    if len(documents) > MAX_ENVELOPES:
+        raise AttestationError(
+            where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(documents)}"
+        )
+    result = []
+    for label, document in documents:
+        if (
+            isinstance(document, dict) and document.get("mediaType") in BUNDLE_MEDIA_TYPES
+        ) or is_legacy_envelope(document):
+            result.append((label, document))
+        else:
+            raise AttestationError(
+                label, "expected a Sigstore bundle or a DSSE envelope signed with a certificate"
+            )
+    return result
+
+
+def _signature(
+    label: str,
+    document: dict[str, Any],
+    verifier: BundleVerifier,
+    insecure_ignore_tlog: bool,
+    rekor: RekorLookup | None,
+) -> tuple[VerifiedSignature | None, list[Check]]:
+    if not is_legacy_envelope(document):
+        try:
+            verified = verifier.verify(document, label)
+        except VerificationError as error:
+            return None, [Check("signature", False, "a verified Sigstore bundle", None, str(error))]
+        proof = [
+            Check("signature", True, "a verified Sigstore bundle", verified.media_type),
+            Check(
+                "transparencyLog", True, "an inclusion proof or promise", verified.log_proof.value
+            ),
+        ]
+        return verified, proof
+    time = index = None
+    proof_kind = LogProof.WAIVED
+    tlog_check: Check
+    if rekor is not None and not insecure_ignore_tlog:
+        try:
+            time, index = rekor(document, label)
+        except VerificationError as error:
+            return None, [
+                Check("transparencyLog", False, "the envelope's Rekor entry", None, str(error))
+            ]
+        proof_kind = LogProof.REKOR_LOOKUP
+        tlog_check = Check(
+            "transparencyLog", True, "the envelope's Rekor entry", f"log index {index}"
+        )
+    elif insecure_ignore_tlog:
+        tlog_check = Check(
+            "transparencyLog",
+            True,
+            "the envelope's Rekor entry",
+            None,
+            "not checked: --insecure-ignore-tlog (the signing time is unproven)",
+        )
+    else:
+        return None, [
+            Check(
+                "transparencyLog",
+                False,
+                "the envelope's Rekor entry",
+                None,
+                "a legacy envelope carries no log proof: look it up in Rekor (--rekor-url URL) "
+                "or accept it without one (--insecure-ignore-tlog)",
+            )
+        ]
+    try:
+        verified = verify_legacy(
+            document, label, verifier.roots, log_proof=proof_kind, log_time=time, log_index=index
+        )
+    except VerificationError as error:
+        return None, [
+            Check("signature", False, "a Fulcio-certified DSSE signature", None, str(error))
+        ]
+    return verified, [
+        Check("signature", True, "a Fulcio-certified DSSE signature", verified.media_type),
+        tlog_check,
+    ]
+
+
+def _workflow(san: str | None) -> tuple[str, str | None]:
+    return split_ref(san or "")
+
+
+def identity_checks(verified: VerifiedSignature, options: Options, testing: bool) -> list[Check]:
+    identity = verified.identity
+    checks = [
+        Check(
+            "certificate.issuer", identity.issuer == GITHUB_ISSUER, GITHUB_ISSUER, identity.issuer
+        )
+    ]
+    workflow, ref = _workflow(identity.san)
+    family = family_for(workflow)
+    trusted = family is not None
+    if options.builder_id and family is not None and not family.delegator:
+        trusted = split_ref(options.builder_id)[0] == workflow
+    checks.append(
+        Check(
+            "certificate.builder",
+            trusted,
+            "a trusted slsa-github-generator reusable workflow",
+            workflow or None,
+            "" if trusted else "untrusted reusable workflow",
+        )
+    )
+    ref_ok = ref is not None and (is_release_tag(ref) and ref.startswith("refs/tags/"))
+    if testing and ref == "refs/heads/main":
+        ref_ok = True
+    checks.append(
+        Check(
+            "certificate.builderRef",
+            ref_ok,
+            "refs/tags/vX.Y.Z",
+            ref,
+            "" if ref_ok else "the builder must be referenced by a release tag",
+        )
+    )
+    source = identity.source_repository_uri or (
+        f"https://github.com/{identity.github_workflow_repository}"
+        if identity.github_workflow_repository
+        else None
+    )
+    want = normalize_repository(options.source_uri)
+    checks.append(
+        Check(
+            "certificate.sourceRepository",
+            source is not None and normalize_repository(source) == want,
+            want,
+            source,
+        )
+    )
+    return checks
+
+
+def _builder_matches_certificate(claims: Claims, san: str | None) -> Check:
+    workflow, ref = _workflow(san)
+    name, found = split_ref(claims.builder_id or "")
+    same = name == workflow and found is not None and ref is not None
+    same = same and (found or "").removeprefix("refs/tags/") == (ref or "").removeprefix(
+        "refs/tags/"
+    )
+    return Check("builder.certificate", same, san, claims.builder_id)
+
+
+def evaluate_envelope(
+    label: str,
+    document: dict[str, Any],
+    options: Options,
+    verifier: BundleVerifier,
+    *,
+    insecure_ignore_tlog: bool = False,
+    rekor: RekorLookup | None = None,
+) -> EnvelopeResult:
+    result = EnvelopeResult(label)
+    verified, checks = _signature(label, document, verifier, insecure_ignore_tlog, rekor)
+    result.checks.extend(checks)
+    if verified is None:
+        return result
+    result.signature = verified
+    testing = testing_mode()
+    result.checks.extend(identity_checks(verified, options, testing))
+    family = family_for(_workflow(verified.identity.san)[0])
+    result.checks.append(
+        Check(
+            "payloadType",
+            verified.payload_type == INTOTO_PAYLOAD_TYPE,
+            INTOTO_PAYLOAD_TYPE,
+            verified.payload_type,
+        )
+    )
+    if family is None or not result.passed or verified.payload is None:
+        return result
+    try:
+        claims = read_claims(parse_statement(verified.payload, where=f"{label}: payload"))
+    except AttestationError as error:
+        result.checks.append(Check("statement", False, "an in-toto statement", None, str(error)))
+        return result
+    result.claims = claims
+    result.checks.append(
+        Check(
+            "statement",
+            claims.statement_type in STATEMENT_TYPES,
+            list(STATEMENT_TYPES),
+            claims.statement_type,
+        )
+    )
+    policy = builtin_policy(family, options, testing=testing)
+    if not family.delegator:
+        result.checks.append(_builder_matches_certificate(claims, verified.identity.san))
+    checks, _ = claim_checks(claims, policy, policy.signers)
+    result.checks.extend(checks)
+    return result
+
+
+def verify_artifacts(
+    artifacts: Sequence[Artifact],
+    provenance: bytes,
+    where: str,
+    options: Options,
+    verifier: BundleVerifier,
+    *,
+    insecure_ignore_tlog: bool = False,
+    rekor: RekorLookup | None = None,
+) -> ArtifactVerification:
+    """The verdict for `artifacts` given one provenance file's bytes."""
+    check_options(options)
+    envelopes = [
+        evaluate_envelope(
+            label,
+            document,
+            options,
+            verifier,
+            insecure_ignore_tlog=insecure_ignore_tlog,
+            rekor=rekor,
+        )
+        for label, document in read_envelopes(provenance, where)
+    ]
+    covered: dict[str, list[str]] = {}
+    builder_ids: list[str] = []
+    for artifact in artifacts:
+        for envelope in envelopes:
+            if envelope.claims is None:
+                continue
+            check = check_subject(envelope.claims, artifact.name, artifact.digest)
+            envelope.checks.append(check)
+            if check.passed and envelope.passed:
+                covered.setdefault(artifact.name, []).append(envelope.where)
+                if envelope.claims.builder_id:
+                    builder_ids.append(envelope.claims.builder_id)
+    return ArtifactVerification(list(artifacts), envelopes, covered, builder_ids)

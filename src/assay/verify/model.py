@@ -1,0 +1,74 @@
+"""What the verifier is given: attestations as read from files, and artifacts.
+
+Plain data only. An `Attestation` is one DSSE envelope plus what the file said about it
+outside the signature: where it came from (`container`), Google Cloud Build's unsigned
+metadata (`gcb`), and, once a Sigstore bundle has been verified by the code that
+understands certificates, the certificate identity that signed it (`identity`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from assay import dsse
+
+Container = Literal["dsse", "jsonl", "sigstore-bundle", "gcloud", "npm"]
+
+
+@dataclass(frozen=True, slots=True)
+class GcbMetadata:
+    """The unsigned metadata `gcloud … describe --show-provenance` prints beside an envelope.
+
+    It must agree with the signed statement (as slsa-verifier requires), or the output
+    was tampered with.
+    """
+
+    kind: str | None
+    resource_uri: str | None
+    image_digest: str | None
+    fully_qualified_digest: str | None
+    text: Mapping[str, Any] | None
+    """The statement printed as text beside the envelope (the "text provenance")."""
+
+
+@dataclass(frozen=True, slots=True)
+class CertificateIdentity:
+    """A signing certificate's identity, set only after its chain and signature verified.
+
+    `extensions` holds the Fulcio extensions by their short names (`sourceRepositoryURI`,
+    `sourceRepositoryRef`, `buildSignerURI`, `runnerEnvironment`, ...).
+    """
+
+    issuer: str
+    subject: str
+    """The certificate's SAN (an e-mail address or URI)."""
+    extensions: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Attestation:
+    """One envelope to evaluate; `name` and `digest` identify the file it came from."""
+
+    name: str
+    envelope: dsse.Envelope
+    digest: dict[str, str] = field(default_factory=dict)
+    container: Container = "dsse"
+    """The form the envelope was read from."""
+    gcb: GcbMetadata | None = None
+    identity: CertificateIdentity | None = None
+    """The verified certificate identity that signed the envelope (Sigstore), if any."""
+
+    @property
+    def file(self) -> str:
+        """The file the attestation came from (its name without a `#N` record suffix)."""
+        return self.name.split("#", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """An artifact to verify: a name for reports and the digests it was computed to have."""
+
+    name: str
+    digest: dict[str, str]

@@ -1,0 +1,66 @@
+"""Which of a policy's trusted signers signed an attestation: the one place that decides.
+
+A signer vouches for an attestation either with keys (DSSE signatures over the PAE,
+counted by key fingerprint up to its threshold; old Cloud Build keys over the bare
+payload when the policy opts in) or with a certificate identity (a Sigstore signer).
+`signer_signed` is the single function that matches a `Signer` against an
+`Attestation`; Sigstore support extends it through `identity_matches`, which sees only
+identities whose certificate chain and signature were already verified.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from assay import dsse
+from assay.policy.model import Signer
+from assay.verify.model import Attestation, CertificateIdentity
+
+
+def signer_signed(signer: Signer, attestation: Attestation) -> bool:
+    """True when `signer` vouches for `attestation` (keys to threshold, or identity)."""
+    envelope = attestation.envelope
+    if signer.keys:
+        if dsse.check_signatures(envelope, signer.keys, signer.threshold):
+            return True
+        if signer.legacy_raw_payload and _legacy_raw_signed(envelope, signer):
+            return True
+    if signer.identity is not None and attestation.identity is not None:
+        return identity_matches(signer.identity, attestation.identity)
+    return False
+
+
+def signers_that_signed(attestation: Attestation, signers: Sequence[Signer]) -> list[Signer]:
+    """The policy signers that vouch for `attestation`, in policy order."""
+    return [signer for signer in signers if signer_signed(signer, attestation)]
+
+
+def identity_matches(rule: Mapping[str, str], identity: CertificateIdentity) -> bool:
+    """A policy identity rule (issuer, subject or subjectPattern) against a verified one.
+
+    Patterns match the whole SAN (`fullmatch`), never a part of it.
+    """
+    if rule.get("issuer") != identity.issuer:
+        return False
+    if "subject" in rule and rule["subject"] != identity.subject:
+        return False
+    pattern = rule.get("subjectPattern")
+    return pattern is None or re.fullmatch(pattern, identity.subject) is not None
+
+
+def _legacy_raw_signed(envelope: dsse.Envelope, signer: Signer) -> bool:
+    # Old GCB regional keys sign the bare payload, not PAE; only signers that opt in
+    # (`legacyRawPayload: true`) are tried this way. Outside DSSE the keyid is not a
+    # mere hint: as in Google's scheme, it must name the key exactly. Keys count once
+    # per fingerprint.
+    signed: set[str] = set()
+    for signature in envelope.signatures:
+        for key in signer.keys:
+            fingerprint = key.fingerprint()
+            if fingerprint in signed or signature.keyid != key.keyid:
+                continue
+            if key.verify(signature.sig, envelope.payload):
+                signed.add(fingerprint)
+                break
+    return len(signed) >= signer.threshold

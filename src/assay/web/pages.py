@@ -1,0 +1,319 @@
+"""The NVD pages: search, a CVE, a product, a match criteria, product search.
+
+Each handler parses its input into the query the API would run (`assay.nvd.*_query`),
+asks the store through the same methods the API uses, and renders a template. Every list
+links its JSON twin: the API URL that returns the same records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import orjson
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from assay.errors import InputError, QueryError, StoreError
+from assay.nvd.cpe_query import MAX_RESULTS_PER_PAGE as CPE_MAX
+from assay.nvd.cpe_query import parse_cpe_query
+from assay.nvd.cpematch_query import MAX_RESULTS_PER_PAGE as CRITERIA_MAX
+from assay.nvd.cpematch_query import parse_cpematch_query
+from assay.nvd.cve_query import MAX_RESULTS_PER_PAGE as CVE_MAX
+from assay.nvd.cve_query import parse_cve_query
+from assay.nvd.history_query import parse_history_query
+from assay.nvd.storage import Page, Store
+from assay.web.cve_view import cve_view
+from assay.web.search import DEFAULT_PAGE_SIZE, PAGE_SIZES, Pager, search_plan
+from assay.web.store_state import StateCache
+from assay.web.templating import render
+
+MAX_QUERY_BYTES = 16 * 1024
+HISTORY_SHOWN = 200  # changes listed on a CVE page; the JSON twin has them all
+
+
+def cve_href(cve_id: str) -> str:
+    return f"/cve/{quote(cve_id)}"
+
+
+def cpe_href(cpe_name: str) -> str:
+    return f"/cpe/{quote(cpe_name, safe=':')}"
+
+
+def _page_size(request: Request, default: int, maximum: int) -> tuple[int, int]:
+    """(resultsPerPage, startIndex) of a listing page, within the API's limits."""
+    values: list[int] = []
+    for name, fallback in (("resultsPerPage", default), ("startIndex", 0)):
+        text = request.query_params.get(name, "").strip()
+        if not text:
+            values.append(fallback)
+            continue
+        if not text.isdigit() or len(text) > 9:
+            raise QueryError(name, f"{name}: expected a whole number, found {text[:40]!r}")
+        values.append(int(text))
+    size, start = values
+    if not 1 <= size <= maximum:
+        raise QueryError("resultsPerPage", f"resultsPerPage: expected 1 to {maximum}, found {size}")
+    return size, start
+
+
+def _records(page: Page) -> list[dict[str, Any]]:
+    return [orjson.loads(record) for record in page.records]
+
+
+class WebPages:
+    def __init__(self, store: Store, state: StateCache) -> None:
+        self.store = store
+        self.state = state
+
+    async def _ask(self, function: Callable[..., Page], query: object) -> Page:
+        return await run_in_threadpool(function, query)
+
+    def _error(self, request: Request, status: int, title: str, message: str) -> Response:
+        return render(request, "error.html", {"title": title, "message": message}, status=status)
+
+    # -- / : search ----------------------------------------------------------------
+
+    async def home(self, request: Request) -> Response:
+        if len(request.scope.get("query_string", b"")) > MAX_QUERY_BYTES:
+            return self._error(request, 400, "Query too long", f"at most {MAX_QUERY_BYTES} bytes")
+        form = dict(request.query_params)
+        context: dict[str, Any] = {
+            "form": form,
+            "page_sizes": PAGE_SIZES,
+            "default_page_size": DEFAULT_PAGE_SIZE,
+        }
+        try:
+            state = await run_in_threadpool(self.state.read)
+        except StoreError as error:
+            return self._error(request, 503, "Store unavailable", str(error))
+        context["state"] = state
+        try:
+            plan = search_plan(form)
+            if plan.redirect_cve:
+                return RedirectResponse(cve_href(plan.redirect_cve), status_code=303)
+            context["plan"] = plan
+            if plan.empty:
+                return render(request, "index.html", context)
+            count_query = parse_cve_query([*plan.pairs, ("resultsPerPage", "0")])
+            total = (await self._ask(self.store.search_cves, count_query)).total
+            if plan.newest_first:
+                # The API orders by publication, oldest first: take the page from the end.
+                end = max(0, total - plan.start_index)
+                api_start = max(0, end - plan.page_size)
+                api_size = end - api_start
+            else:
+                api_start, api_size = plan.start_index, plan.page_size
+            records: list[dict[str, Any]] = []
+            json_query = ""
+            if api_size > 0:
+                query = parse_cve_query(
+                    [
+                        *plan.pairs,
+                        ("resultsPerPage", str(api_size)),
+                        ("startIndex", str(api_start)),
+                    ]
+                )
+                records = _records(await self._ask(self.store.search_cves, query))
+                json_query = urlencode(
+                    [
+                        *plan.pairs,
+                        ("resultsPerPage", str(api_size)),
+                        ("startIndex", str(api_start)),
+                    ]
+                )
+            if plan.newest_first:
+                records.reverse()
+        except QueryError as error:
+            context["error"] = error.reason
+            return render(request, "index.html", context, status=400)
+        except StoreError as error:
+            return self._error(request, 503, "Store unavailable", str(error))
+        context.update(
+            results=[cve_view(record) for record in records],
+            pager=Pager(total, plan.start_index, plan.page_size),
+            json_twin=f"/rest/json/cves/2.0?{json_query or plan.api_query(plan.start_index)}",
+            page_link=lambda start: _with(form, startIndex=str(start)),
+        )
+        return render(request, "index.html", context)
+
+    # -- /cve/{id} -------------------------------------------------------------------
+
+    async def cve(self, request: Request) -> Response:
+        cve_id = request.path_params["cve_id"]
+        try:
+            query = parse_cve_query([("cveId", cve_id)])
+        except QueryError:
+            return self._error(
+                request, 404, "Not a CVE id", "A CVE id looks like CVE-2024-3094 (CVE-year-number)."
+            )
+        assert query.cve_id is not None
+        if query.cve_id != cve_id:
+            return RedirectResponse(cve_href(query.cve_id), status_code=301)
+        try:
+            page = await self._ask(self.store.search_cves, query)
+            history_query = parse_history_query(
+                [("cveId", cve_id), ("resultsPerPage", str(HISTORY_SHOWN))]
+            )
+            history = await self._ask(self.store.search_changes, history_query)
+        except StoreError as error:
+            return self._error(request, 503, "Store unavailable", str(error))
+        history_twin = f"/rest/json/cvehistory/2.0?{urlencode({'cveId': cve_id})}"
+        if not page.records:
+            message = (
+                "The mirror holds no record with this id. It may be newer than the last "
+                "import or sync, or reserved but not published."
+            )
+            if history.total:
+                message += f" It does hold {history.total} change history entries for it."
+            return render(
+                request,
+                "error.html",
+                {
+                    "title": f"{cve_id} is not in this store",
+                    "message": message,
+                    "json_twin": history_twin if history.total else None,
+                },
+                status=404,
+            )
+        view = cve_view(orjson.loads(page.records[0]))
+        changes = list(_records(history))
+        return render(
+            request,
+            "cve.html",
+            {
+                "cve": view,
+                "changes": changes,
+                "changes_total": history.total,
+                "json_twin": f"/rest/json/cves/2.0?{urlencode({'cveId': cve_id})}",
+                "history_twin": history_twin,
+                "criteria_twin": f"/rest/json/cpematch/2.0?{urlencode({'cveId': cve_id})}",
+            },
+        )
+
+    # -- /criteria/{id} ---------------------------------------------------------------
+
+    async def criteria(self, request: Request) -> Response:
+        criteria_id = request.path_params["criteria_id"]
+        try:
+            size, start = _page_size(request, 100, CRITERIA_MAX)
+            query = parse_cpematch_query([("matchCriteriaId", criteria_id)])
+        except QueryError as error:
+            return self._error(request, 404, "Not a match criteria id", error.reason)
+        try:
+            page = await self._ask(self.store.search_match_strings, query)
+        except StoreError as error:
+            return self._error(request, 503, "Store unavailable", str(error))
+        if not page.records:
+            return self._error(
+                request,
+                404,
+                "Match criteria not in this store",
+                f"No match criteria {criteria_id} here: the store may not have the "
+                "match-criteria records (assay nvd import / sync cpematch).",
+            )
+        record = orjson.loads(page.records[0])
+        matches = record.get("matches") or []
+        return render(
+            request,
+            "criteria.html",
+            {
+                "record": record,
+                "range_text": _criteria_range(record),
+                "matches": matches[start : start + size],
+                "pager": Pager(len(matches), start, size),
+                "page_link": lambda s: _with(dict(request.query_params), startIndex=str(s)),
+                "json_twin": f"/rest/json/cpematch/2.0?{urlencode({'matchCriteriaId': query.match_criteria_id})}",
+                "cves_link": "/?" + urlencode({"q": record.get("criteria", "")}),
+            },
+        )
+
+    # -- /cpe/{name} : one product and its CVEs --------------------------------------------
+
+    async def product(self, request: Request) -> Response:
+        name = request.path_params["cpe_name"]
+        vulnerable = bool(request.query_params.get("vulnerable"))
+        try:
+            size, start = _page_size(request, DEFAULT_PAGE_SIZE, CVE_MAX)
+            pairs = [("cpeName", name)]
+            if vulnerable:
+                pairs.append(("isVulnerable", ""))
+            paging = [("resultsPerPage", str(size)), ("startIndex", str(start))]
+            cve_query = parse_cve_query([*pairs, *paging])
+            assert cve_query.cpe_name is not None
+            product_query = parse_cpe_query([("cpeMatchString", name), ("resultsPerPage", "50")])
+        except QueryError as error:
+            return self._error(request, 404, "Not a CPE name", error.reason)
+        try:
+            products = _records(await self._ask(self.store.search_cpes, product_query))
+            cves = await self._ask(self.store.search_cves, cve_query)
+        except StoreError as error:
+            return self._error(request, 503, "Store unavailable", str(error))
+        wanted = cve_query.cpe_name
+        product = next((p for p in products if _same_cpe(p.get("cpeName", ""), wanted)), None)
+        return render(
+            request,
+            "cpe.html",
+            {
+                "name": name,
+                "product": product,
+                "vulnerable": vulnerable,
+                "results": [cve_view(r) for r in _records(cves)],
+                "pager": Pager(cves.total, start, size),
+                "page_link": lambda s: _with(dict(request.query_params), startIndex=str(s)),
+                "json_twin": f"/rest/json/cves/2.0?{urlencode([*pairs, *paging])}",
+                "product_twin": (
+                    f"/rest/json/cpes/2.0?{urlencode({'cpeNameId': product['cpeNameId']})}"
+                    if product and product.get("cpeNameId")
+                    else f"/rest/json/cpes/2.0?{urlencode({'cpeMatchString': name})}"
+                ),
+            },
+        )
+
+    # -- /cpe : product search ------------------------------------------------------------
+
+    async def products(self, request: Request) -> Response:
+        text = request.query_params.get("q", "").strip()
+        context: dict[str, Any] = {"q": text, "results": None}
+        if not text:
+            return render(request, "products.html", context)
+        try:
+            size, start = _page_size(request, 50, CPE_MAX)
+            key = "cpeMatchString" if text.lower().startswith("cpe:") else "keywordSearch"
+            pairs = [(key, text), ("resultsPerPage", str(size)), ("startIndex", str(start))]
+            query = parse_cpe_query(pairs)
+            page = await self._ask(self.store.search_cpes, query)
+        except QueryError as error:
+            context["error"] = error.reason
+            return render(request, "products.html", context, status=400)
+        except StoreError as error:
+            return self._error(request, 503, "Store unavailable", str(error))
+        context.update(
+            results=_records(page),
+            pager=Pager(page.total, start, size),
+            page_link=lambda s: _with(dict(request.query_params), startIndex=str(s)),
+            json_twin=f"/rest/json/cpes/2.0?{urlencode(pairs)}",
+        )
+        return render(request, "products.html", context)
+
+
+def _with(form: dict[str, str], **changes: str) -> str:
+    merged = {**form, **changes}
+    return "?" + urlencode({k: v for k, v in merged.items() if v != ""})
+
+
+def _same_cpe(text: str, wanted: object) -> bool:
+    from assay.nvd.cpe import parse_cpe
+
+    try:
+        return parse_cpe(text, partial=True) == wanted
+    except InputError:
+        return False
+
+
+def _criteria_range(record: dict[str, Any]) -> str:
+    from assay.web.cve_view import version_range
+
+    return version_range(record)

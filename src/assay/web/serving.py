@@ -1,0 +1,84 @@
+"""What `assay serve` checks and says before it takes requests.
+
+A store that does not exist is refused (a mistyped path would otherwise become an empty
+store answering `totalResults: 0`, which reads as "no vulnerabilities"); a taken port is
+one line, not a traceback; the start-up line names the URL, the store (password masked),
+its counts and its generation.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+from assay.errors import StoreError
+from assay.web.store_state import StoreState, masked_url
+
+
+def store_exists(url: str) -> bool:
+    """Whether the store named by `url` has been created (by import, sync or --create)."""
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme in ("postgres", "postgresql"):
+        return _postgres_store_exists(url)
+    from assay.nvd.storage.sqlite import path_from_url
+
+    path = path_from_url(url)
+    return str(path) == ":memory:" or path.exists()
+
+
+def _postgres_store_exists(url: str) -> bool:
+    import psycopg
+
+    from assay.nvd.storage.postgres import parse_url
+
+    target = parse_url(url)
+    table = f"{target.schema}.meta" if target.schema else "meta"
+    try:
+        with psycopg.connect(target.conninfo, connect_timeout=10) as connection:
+            row = connection.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+    except psycopg.Error as error:
+        raise StoreError(f"cannot reach {target.describe()}: {type(error).__name__}") from None
+    return row is not None and row[0] is not None
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why `host:port` cannot be listened on, or None when it can (checked by binding)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        return f"--host {host}: cannot resolve it ({error.strerror})"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                return f"port {port} on {host} is already in use: stop what listens there or give --port"
+            if error.errno == errno.EACCES:
+                return (
+                    f"port {port} on {host}: permission denied (ports below 1024 need privileges)"
+                )
+            return f"cannot listen on {host}:{port}: {error.strerror}"
+    return None
+
+
+def base_url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+def startup_line(host: str, port: int, workers: int, state: StoreState) -> str:
+    """The one line `assay serve` prints when it starts."""
+    plural = "s" if workers != 1 else ""
+    return (
+        f"assay serving {base_url(host, port)} ({workers} worker{plural}) from {masked_url(state.url)}: "
+        f"{state.cves:,} CVEs, {state.products:,} products, {state.criteria:,} match criteria, "
+        f"generation {state.generation}"
+    )
+
+
+EMPTY_WARNING = (
+    "warning: the store is empty: every query answers totalResults 0, which does not mean "
+    "'no vulnerabilities'; load it with `assay nvd import` or `assay nvd sync`"
+)

@@ -1,0 +1,126 @@
+"""What a store holds, in a few numbers: `read_state(store) -> StoreState`.
+
+Counts are asked through the same query layer the API uses (a page of size 0 gives the
+total) and kept per data generation: any write moves the generation, so a state is never
+older than the data it describes and is not recounted on every page view.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import orjson
+
+from assay.nvd.cpe_query import CpeQuery
+from assay.nvd.cpematch_query import CpeMatchQuery
+from assay.nvd.storage import Store
+
+SYNC_KINDS = ("cves", "cvehistory", "cpes", "cpematch")
+
+
+@dataclass(frozen=True, slots=True)
+class SyncState:
+    kind: str
+    upstream: str
+    phase: str
+    since: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoreState:
+    url: str  # password masked
+    generation: int
+    cves: int
+    products: int
+    criteria: int
+    schema: str
+    syncs: tuple[SyncState, ...]
+
+    @property
+    def empty(self) -> bool:
+        return self.cves == 0 and self.products == 0 and self.criteria == 0
+
+
+def masked_url(url: str) -> str:
+    """`url` with any password replaced by `***`."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def generation_of(store: Store) -> int:
+    text = store.get_meta("generation")
+    return int(text) if text and text.isdigit() else 0
+
+
+def _syncs(store: Store) -> tuple[SyncState, ...]:
+    found: list[SyncState] = []
+    for kind in SYNC_KINDS:
+        text = store.get_meta(f"sync.{kind}")
+        if not text:
+            continue
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            found.append(
+                SyncState(
+                    kind=kind,
+                    upstream=str(value.get("upstream", "")),
+                    phase=str(value.get("phase", "")),
+                    since=str(value.get("since", "")),
+                )
+            )
+    return tuple(found)
+
+
+def count_state(store: Store) -> StoreState:
+    """Count afresh (a few cached list look-ups; the first after a write walks the ids)."""
+    generation = generation_of(store)
+    return StoreState(
+        url=masked_url(store.url),
+        generation=generation,
+        cves=store.count_cves(),
+        products=store.search_cpes(CpeQuery(results_per_page=0)).total,
+        criteria=store.search_match_strings(CpeMatchQuery(results_per_page=0)).total,
+        schema=_schema(store),
+        syncs=_syncs(store),
+    )
+
+
+def _schema(store: Store) -> str:
+    module = type(store).__module__
+    backend = "PostgreSQL" if "postgres" in module else "SQLite"
+    version = store.get_meta("schema") or ""
+    return f"{backend} schema {version}".strip()
+
+
+class StateCache:
+    """The state of one store, recounted only when its generation moves."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._state: StoreState | None = None
+        self._lock = threading.Lock()
+
+    def read(self) -> StoreState:
+        generation = generation_of(self.store)
+        with self._lock:
+            state = self._state
+        if state is not None and state.generation == generation:
+            return state
+        state = count_state(self.store)
+        with self._lock:
+            self._state = state
+        return state

@@ -1,0 +1,42 @@
+"""The Jinja2 environment of the pages: templates shipped in the package, autoescaped."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from assay.web.cvss import explain_vector
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("assay.web", "templates"),
+        autoescape=select_autoescape(["html"], default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    from assay.web.pages import cpe_href, cve_href
+
+    env.globals.update(cve_href=cve_href, cpe_href=cpe_href, explain_vector=explain_vector)
+    env.filters["day"] = lambda text: (text or "")[:10]
+    env.filters["severity_class"] = lambda text: f"sev-{(text or 'none').lower()}"
+    return env
+
+
+def render(
+    request: Request, name: str, context: dict[str, Any], *, status: int = 200
+) -> HTMLResponse:
+    """Render template `name` with `context`; the store's emptiness rides along."""
+    template = environment().get_template(name)
+    body = template.render(
+        request=request,
+        path=request.url.path,
+        store_empty=getattr(request.app.state, "store_empty", lambda: False)(),
+        **context,
+    )
+    return HTMLResponse(body, status_code=status)

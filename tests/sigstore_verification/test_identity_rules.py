@@ -1,0 +1,81 @@
+"""Identity rules: exact and full-match SANs, issuer, Fulcio extension pins."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.errors import AttestationError
+from assay.sigstore.identity import CertificateIdentity
+from assay.sigstore.identity_rules import IdentityRule
+
+ISSUER = "https://token.actions.githubusercontent.com"
+SAN = "https://github.com/acme/widget/.github/workflows/release.yml@refs/tags/v1.2.3"
+IDENTITY = CertificateIdentity(
+    san=SAN,
+    issuer=ISSUER,
+    source_repository_uri="https://github.com/acme/widget",
+    source_repository_ref="refs/tags/v1.2.3",
+    runner_environment="github-hosted",
+    build_trigger="push",
+)
+
+
+def test_every_requirement_is_a_check() -> None:
+    rule = IdentityRule.from_mapping(
+        {
+            "issuer": ISSUER,
+            "subjectPattern": r"https://github\.com/acme/widget/\.github/workflows/release\.yml@refs/tags/v[0-9]+\.[0-9]+\.[0-9]+",
+            "sourceRepository": "https://github.com/acme/widget",
+            "runnerEnvironment": "github-hosted",
+            "buildTrigger": "push",
+        },
+        "p",
+    )
+    assert rule.matches(IDENTITY)
+    assert [c.name for c in rule.checks(IDENTITY)] == [
+        "identity.issuer",
+        "identity.subject",
+        "identity.sourceRepository",
+        "identity.runnerEnvironment",
+        "identity.buildTrigger",
+    ]
+    self_hosted = dataclasses.replace(IDENTITY, runner_environment="self-hosted")
+    assert not rule.matches(self_hosted)
+    assert not rule.checks(self_hosted)[3].passed
+
+
+@settings(max_examples=50)
+@given(suffix=st.text(min_size=1, max_size=5))
+def test_a_pattern_matches_the_whole_san_only(suffix: str) -> None:
+    rule = IdentityRule.from_mapping({"issuer": ISSUER, "subjectPattern": re.escape(SAN)}, "p")
+    assert rule.matches(IDENTITY)
+    longer = CertificateIdentity(san=SAN + suffix, issuer=ISSUER)
+    assert not rule.matches(longer)
+
+
+def test_an_exact_subject_and_a_wrong_issuer() -> None:
+    rule = IdentityRule.from_mapping({"issuer": ISSUER, "subject": SAN}, "p")
+    assert rule.matches(IDENTITY)
+    assert not rule.matches(CertificateIdentity(san=SAN, issuer="https://accounts.google.com"))
+    assert not rule.matches(CertificateIdentity(san=SAN + "\n", issuer=ISSUER))
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"subject": SAN}, "issuer"),
+        ({"issuer": ISSUER}, "exactly one of subject or subjectPattern"),
+        ({"issuer": ISSUER, "subject": SAN, "subjectPattern": ".*"}, "exactly one"),
+        ({"issuer": ISSUER, "subject": SAN, "runner": "x"}, "p.runner: unknown key"),
+        ({"issuer": ISSUER, "subjectPattern": "("}, "regular expression"),
+        ({"issuer": ISSUER, "subject": ""}, "non-empty string"),
+    ],
+)
+def test_malformed_rules_name_the_key(data: dict, message: str) -> None:
+    with pytest.raises(AttestationError, match=re.escape(message)):
+        IdentityRule.from_mapping(data, "p")

@@ -1,0 +1,151 @@
+"""The pages in a real browser: Debian's chromium driven by Playwright, against a real
+`assay serve` process over a SQLite store loaded with the bundled sample."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+CHROMIUM = os.environ.get("ASSAY_CHROMIUM", "/usr/bin/chromium")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        shutil.which(CHROMIUM) is None, reason=f"{CHROMIUM} is absent (.ci/run installs it)"
+    ),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("browser")
+    store = f"sqlite:///{folder / 'store.db'}"
+    subprocess.run(
+        [sys.executable, "-m", "assay", "nvd", "import", "--store", store, "--bundled"],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "assay", "serve", "--store", store, "--port", str(port),
+         "--reserve-memory", "0"],
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(f"{url}/healthz", timeout=2)
+            break
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+    yield url
+    server.send_signal(signal.SIGINT)
+    server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: object, base_url: str) -> Iterator[object]:
+    context = browser.new_context(base_url=base_url, java_script_enabled=False)  # type: ignore[attr-defined]
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    yield page
+    context.close()
+    assert all(url.startswith(base_url) for url in requests), "a page asked another site"
+
+
+def test_search_open_a_cve_and_follow_a_criteria_link(page: object, base_url: str) -> None:
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    page.goto("/")
+    expect(page.get_by_role("heading", name="This mirror")).to_be_visible()
+    page.get_by_label("Keyword, CVE id, CPE name or match string, or purl").fill("windows")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_role("heading", level=2).first).to_contain_text("CVE")
+    page.get_by_role("link", name="CVE-2023-0001").click()
+    expect(page).to_have_url(f"{base_url}/cve/CVE-2023-0001")
+    expect(page.get_by_role("heading", name="CVE-2023-0001")).to_be_visible()
+    expect(page.get_by_role("heading", name="Affected configurations")).to_be_visible()
+    expect(page.get_by_text("Attack Vector").first).to_be_attached()
+    page.locator('a[href="/criteria/A2572D17-1DE6-457B-99CC-64AFD54487EA"]').first.click()
+    expect(page.get_by_role("heading", name="Match criteria")).to_be_visible()
+    expect(page.get_by_text("cpe:2.3:o:microsoft:windows:-:*:*:*:*:*:*:*").first).to_be_visible()
+    product = page.locator("ul.products a").first
+    name = product.inner_text()
+    product.click()
+    expect(page.get_by_role("heading", name="Product")).to_be_visible()
+    expect(page.locator("code.big")).to_have_text(name)
+
+
+def test_a_cve_id_in_the_box_opens_it_and_an_unknown_one_is_a_404(
+    page: object, base_url: str
+) -> None:
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    page.goto("/")
+    page.get_by_label("Keyword, CVE id, CPE name or match string, or purl").fill("cve-2024-23113")
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(f"{base_url}/cve/CVE-2024-23113")
+    expect(page.get_by_text("Known exploited (CISA KEV)")).to_be_visible()
+    response = page.goto("/cve/CVE-2099-0001")
+    assert response is not None
+    assert response.status == 404
+    expect(page.get_by_role("heading", level=1)).to_contain_text("not in this store")
+
+
+def test_filters_and_the_json_twin(page: object, base_url: str) -> None:
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    page.goto("/")
+    page.get_by_label("Severity").select_option("CRITICAL")
+    page.get_by_label("Known exploited (CISA KEV)").check()
+    page.get_by_role("button", name="Search").click()
+    heading = page.get_by_role("heading", level=2).first
+    expect(heading).to_contain_text("CVE")
+    shown = int(heading.inner_text().split()[0])
+    twin = page.get_by_role("link", name="The same page from the API (JSON)").get_attribute("href")
+    assert twin is not None
+    assert "hasKev" in twin
+    assert "cvssV3Severity=CRITICAL" in twin
+    assert httpx.get(base_url + twin).json()["totalResults"] == shown
+
+
+def test_a_phone_sized_page_does_not_scroll_sideways(browser: object, base_url: str) -> None:
+    context = browser.new_context(base_url=base_url, viewport={"width": 375, "height": 740})  # type: ignore[attr-defined]
+    page = context.new_page()
+    for path in ("/", "/cve/CVE-2024-23113", "/docs"):
+        page.goto(path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 375, f"{path} is {width} px wide on a 375 px screen"
+    context.close()

@@ -1,0 +1,85 @@
+"""Screenshots of every page for docs/web.md: `python tools/screenshots.py [OUT_DIR]`.
+
+Loads the bundled NVD sample into a fresh SQLite store, starts `assay serve` on a free
+port, and photographs each page with Debian's chromium through Playwright (desktop and
+phone widths). Writes PNG files into OUT_DIR (default docs/screenshots).
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+PAGES = (
+    ("home", "/"),
+    ("search", "/?q=windows&resultsPerPage=5"),
+    ("cve", "/cve/CVE-2024-23113"),
+    ("cve-configurations", "/cve/CVE-2023-0001#conf"),
+    ("criteria", "/criteria/A2572D17-1DE6-457B-99CC-64AFD54487EA"),
+    ("product", "/cpe/cpe:2.3:o:fortinet:fortios:7.0.5:*:*:*:*:*:*:*"),
+    ("products", "/cpe?q=microsoft&resultsPerPage=10"),
+    ("docs", "/docs"),
+    ("not-found", "/cve/CVE-2099-0001"),
+)
+PHONE = ("home", "cve")
+
+
+def main(argv: list[str]) -> int:
+    from playwright.sync_api import sync_playwright
+
+    out = Path(argv[0] if argv else "docs/screenshots")
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as folder:
+        store = f"sqlite:///{folder}/store.db"
+        subprocess.run(
+            [sys.executable, "-m", "assay", "nvd", "import", "--store", store, "--bundled"],
+            check=True,
+            capture_output=True,
+        )
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        server = subprocess.Popen(
+            [sys.executable, "-m", "assay", "serve", "--store", store, "--port", str(port)],
+            stderr=subprocess.DEVNULL,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(300):
+                try:
+                    urllib.request.urlopen(f"{base}/healthz", timeout=1)  # noqa: S310
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+                for width, height, suffix, names in (
+                    (1280, 900, "", [name for name, _ in PAGES]),
+                    (390, 844, "-phone", list(PHONE)),
+                ):
+                    context = browser.new_context(viewport={"width": width, "height": height})
+                    page = context.new_page()
+                    for name, path in PAGES:
+                        if name not in names:
+                            continue
+                        page.goto(base + path)
+                        target = out / f"{name}{suffix}.png"
+                        page.screenshot(path=str(target), full_page=False)
+                        print(target)
+                    context.close()
+                browser.close()
+        finally:
+            server.send_signal(signal.SIGINT)
+            server.wait(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
