@@ -12,6 +12,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -26,6 +27,7 @@ from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY, SOURCES, Listing,
 from assay.nvd.server.openapi import docs_page, openapi_document
 from assay.nvd.server.responses import (
     CORS_PREFLIGHT,
+    GENERATION_HEADER,
     ChunkedJsonResponse,
     envelope_chunks,
     legacy_cve,
@@ -34,7 +36,7 @@ from assay.nvd.server.responses import (
 from assay.nvd.server.shortcut import CveIdShortcut
 from assay.nvd.server.statistics import PATH as STATISTICS_PATH
 from assay.nvd.server.statistics import statistics_endpoint
-from assay.nvd.storage import Store, open_store
+from assay.nvd.storage import Page, Store, open_store
 from assay.nvd.storage._records import DamagedRecord
 
 API_PREFIX = "/rest/json"
@@ -65,7 +67,9 @@ class NvdApi:
             except QueryError as error:
                 return nvd_error(error.reason)
             try:
-                page = await run_in_threadpool(self.store.search_cves, query)
+                generation, page = await run_in_threadpool(
+                    _read, self.store, self.store.search_cves, query
+                )
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
                     records = [legacy_cve(record) for record in records]
@@ -79,7 +83,11 @@ class NvdApi:
                 total=page.total,
                 records=records,
             )
-            return ChunkedJsonResponse(chunks, head=request.method == "HEAD")
+            return ChunkedJsonResponse(
+                chunks,
+                head=request.method == "HEAD",
+                headers={GENERATION_HEADER: str(generation)},
+            )
 
         return handle
 
@@ -97,11 +105,12 @@ class NvdApi:
             except QueryError as error:
                 return nvd_error(error.reason)
             try:
+                search = partial(endpoint.search, self.store)
                 if inline and endpoint.point(query):
                     # A look-up by id reads a few rows: on SQLite, cheaper than a thread hop.
-                    page = endpoint.search(self.store, query)
+                    generation, page = _read(self.store, search, query)
                 else:
-                    page = await run_in_threadpool(endpoint.search, self.store, query)
+                    generation, page = await run_in_threadpool(_read, self.store, search, query)
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
                     records = [endpoint.legacy(record) for record in records]
@@ -115,9 +124,18 @@ class NvdApi:
                 total=page.total,
                 records=records,
             )
-            return ChunkedJsonResponse(chunks, head=request.method == "HEAD")
+            return ChunkedJsonResponse(
+                chunks,
+                head=request.method == "HEAD",
+                headers={GENERATION_HEADER: str(generation)},
+            )
 
         return handle
+
+
+def _read(store: Store, search: Callable[[Q], Page], query: Q) -> tuple[int, Page]:
+    """The data generation, read before the page: the page holds every write up to it."""
+    return store.generation(), search(query)
 
 
 def store_failure(error: Exception) -> Response:

@@ -22,7 +22,7 @@ COMMON_HEADERS = {
     "apikey": "No",
     "access-control-allow-origin": "*",
     # A page script may read why a request failed, as NVD's answers carry it.
-    "access-control-expose-headers": "message, apikey",
+    "access-control-expose-headers": "message, apikey, x-assay-generation",
 }
 CORS_PREFLIGHT = {
     **COMMON_HEADERS,
@@ -31,6 +31,9 @@ CORS_PREFLIGHT = {
     "allow": "GET, HEAD, OPTIONS",
 }
 MAX_MESSAGE_LENGTH = 300
+# The store's data generation when a list answer was read (an assay extension): a mirror
+# passes it back as `sinceGeneration` to get what was written since (docs/sync.md).
+GENERATION_HEADER = "x-assay-generation"
 
 # The fields nvd-api 0.9.1 (2023 schema, strict deserialization) knows; newer ones make it fail.
 LEGACY_CVE_KEYS = frozenset(
@@ -108,10 +111,14 @@ class ChunkedJsonResponse(Response):
 
     media_type = "application/json"
 
-    def __init__(self, chunks: Sequence[bytes], *, head: bool) -> None:
+    def __init__(
+        self, chunks: Sequence[bytes], *, head: bool, headers: dict[str, str] | None = None
+    ) -> None:
         length = sum(len(chunk) for chunk in chunks)
         self.chunks = () if head else tuple(chunks)
-        super().__init__(headers={**COMMON_HEADERS, "content-length": str(length)})
+        super().__init__(
+            headers={**COMMON_HEADERS, **(headers or {}), "content-length": str(length)}
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send(
