@@ -7,10 +7,22 @@ from typing import Any
 
 import orjson
 
+from assay._json_strict import type_name
 from assay.attestation.constants import MAX_DOCUMENT_BYTES
 from assay.errors import AttestationError
 
 JSONObject = dict[str, Any]
+
+__all__ = [
+    "JSONObject",
+    "child",
+    "clone",
+    "dumps",
+    "loads",
+    "loads_object",
+    "loads_strict",
+    "type_name",
+]
 
 
 def loads(data: bytes | str, *, where: str = "$", limit: int = MAX_DOCUMENT_BYTES) -> Any:
@@ -123,23 +135,6 @@ def dumps(value: Any, *, pretty: bool = False) -> bytes:
 def clone(value: Any) -> Any:
     """A deep copy of a JSON value (fast: one orjson round trip)."""
     return orjson.loads(orjson.dumps(value))
-
-
-def type_name(value: Any) -> str:
-    """The JSON name of a Python value's type, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def child(path: str, key: str | int) -> str:

@@ -9,47 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from assay._json_strict import first_problem, parse
 from assay.errors import AttestationError
 
 MAX_BUNDLE_BYTES: Final = 16 * 1024 * 1024
 MAX_DEPTH: Final = 64
-
-
-class _Duplicated(dict[str, Any]):
-    duplicate: str = ""
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) == len(pairs):
-        return result
-    seen: set[str] = set()
-    marked = _Duplicated(result)
-    for key, _ in pairs:
-        if key in seen:
-            marked.duplicate = key
-            break
-        seen.add(key)
-    return marked
-
-
-def _member(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    return f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key)}]"
-
-
-def _check(value: Any, path: str, depth: int, where: str) -> None:
-    if depth >= MAX_DEPTH:
-        raise AttestationError(f"{where}: {path}", f"expected nesting at most {MAX_DEPTH} deep")
-    if isinstance(value, _Duplicated):
-        raise AttestationError(
-            f"{where}: {_member(path, value.duplicate)}", "duplicate key: each key must occur once"
-        )
-    items: Any = value.items() if isinstance(value, dict) else enumerate(value)
-    for key, item in items:
-        if isinstance(item, dict | list):
-            _check(item, _member(path, key), depth + 1, where)
 
 
 def loads(data: bytes | str, where: str) -> Any:
@@ -58,7 +22,7 @@ def loads(data: bytes | str, where: str) -> Any:
         raise AttestationError(where, f"expected at most {MAX_BUNDLE_BYTES} bytes, got {len(data)}")
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
-        value = json.loads(text, object_pairs_hook=_pairs)
+        value = parse(text)
     except UnicodeDecodeError as error:
         raise AttestationError(where, f"expected UTF-8 text: {error}") from None
     except json.JSONDecodeError as error:
@@ -68,7 +32,15 @@ def loads(data: bytes | str, where: str) -> Any:
     except RecursionError:
         raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
     if isinstance(value, dict | list):
-        _check(value, "$", 0, where)
+        # Containers at depth MAX_DEPTH (the document being depth 0) are refused.
+        problem = first_problem(value, MAX_DEPTH - 1)
+        if problem is not None:
+            path, kind = problem
+            if kind == "depth":
+                raise AttestationError(
+                    f"{where}: {path}", f"expected nesting at most {MAX_DEPTH} deep"
+                )
+            raise AttestationError(f"{where}: {path}", "duplicate key: each key must occur once")
     return value
 
 
