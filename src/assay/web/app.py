@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assay.errors import StoreError
 from assay.nvd.server.app import ServerSettings, create_app
+from assay.nvd.server.service import ServiceSettings
 from assay.nvd.storage import Store, open_store
 from assay.web.accesslog import AccessLog, LogFormat
 from assay.web.store_state import StateCache, generation_of
@@ -105,12 +106,14 @@ def audit_available() -> bool:
     return importlib.util.find_spec("assay.audit") is not None
 
 
-def create_web_app(store: Store, settings: WebSettings | None = None) -> Starlette:
+def create_web_app(
+    store: Store, settings: WebSettings | None = None, service: ServiceSettings | None = None
+) -> Starlette:
     from assay.web.pages import WebPages
     from assay.web.tools import ToolPages
 
     settings = settings or WebSettings()
-    api = create_app(store, settings.nvd)
+    api = create_app(store, settings.nvd, service)
     state = StateCache(store)
     empty = EmptyFlag(state)
     pages = WebPages(store, state)
@@ -170,10 +173,13 @@ def app_from_environment() -> Starlette:
     from assay.nvd.server._memory import prepare_serving_process
 
     prepare_serving_process()
-    store = open_store(default_store_url())
+    service = ServiceSettings.from_environment()
+    store = open_store(default_store_url(), timeout=service.store_timeout)
     legacy = os.environ.get("ASSAY_LEGACY_FIELDS_ONLY") == "1"
     log = os.environ.get(ACCESS_LOG_ENV)
     access: Any = log if log in ("common", "json") else None
     return create_web_app(
-        store, WebSettings(access_log=access, nvd=ServerSettings(legacy_fields_only=legacy))
+        store,
+        WebSettings(access_log=access, nvd=ServerSettings(legacy_fields_only=legacy)),
+        service,
     )

@@ -30,12 +30,13 @@ from assay.nvd.server.responses import (
     envelope_chunks,
     legacy_cve,
     nvd_error,
+    store_failure,
 )
+from assay.nvd.server.service import ServiceSettings, service_middleware
 from assay.nvd.server.shortcut import CveIdShortcut
 from assay.nvd.server.statistics import PATH as STATISTICS_PATH
 from assay.nvd.server.statistics import statistics_endpoint
 from assay.nvd.storage import Store, open_store
-from assay.nvd.storage._records import DamagedRecord
 
 API_PREFIX = "/rest/json"
 LEGACY_PREFIX = "/compat/nvd-api/rest/json"
@@ -120,14 +121,6 @@ class NvdApi:
         return handle
 
 
-def store_failure(error: Exception) -> Response:
-    """503: the store could not answer (unreachable, or a stored record that does not
-    read back: `DamagedRecord`, or JSON a record filter cannot parse, a `ValueError`)."""
-    if isinstance(error, StoreError) and not isinstance(error, DamagedRecord):
-        return nvd_error("The store is unavailable", status=503)
-    return nvd_error("A stored record is damaged; the store needs repair", status=503)
-
-
 def api_routes(
     path: str, make: Callable[[bool], Callable[[Request], object]]
 ) -> Iterable[BaseRoute]:
@@ -142,7 +135,9 @@ def api_routes(
             )
 
 
-def create_app(store: Store, settings: ServerSettings | None = None) -> Starlette:
+def create_app(
+    store: Store, settings: ServerSettings | None = None, service: ServiceSettings | None = None
+) -> Starlette:
     settings = settings or ServerSettings()
     api = NvdApi(store, settings)
     routes: list[BaseRoute] = [
@@ -159,7 +154,7 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Starlett
         Route("/openapi.json/", _relative_redirect("../openapi.json"), methods=["GET", "HEAD"]),
         Route("/docs/", _relative_redirect("../docs"), methods=["GET", "HEAD"]),
     ]
-    middleware: list[Middleware] = []
+    middleware: list[Middleware] = service_middleware(service or ServiceSettings(), store)
     if not settings.legacy_fields_only:
         # Single-CVE look-ups skip routing and, on stores with cheap reads, the thread hop.
         inline = bool(getattr(store, "inline_reads", False))
@@ -215,6 +210,7 @@ def app_from_environment() -> Starlette:
     from assay.nvd.server._memory import prepare_serving_process
 
     prepare_serving_process()  # this process serves for a long time: see _memory.py
-    store = open_store(default_store_url())
+    service = ServiceSettings.from_environment()
+    store = open_store(default_store_url(), timeout=service.store_timeout)
     legacy = os.environ.get("ASSAY_LEGACY_FIELDS_ONLY") == "1"
-    return create_app(store, ServerSettings(legacy_fields_only=legacy))
+    return create_app(store, ServerSettings(legacy_fields_only=legacy), service)

@@ -15,8 +15,10 @@ import orjson
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from assay.errors import StoreError
 from assay.nvd.dates import format_nvd_timestamp
 from assay.nvd.jsonenc import encode
+from assay.nvd.storage._records import DamagedRecord
 
 COMMON_HEADERS = {
     "apikey": "No",
@@ -237,3 +239,11 @@ def legacy_change(record: bytes) -> bytes:
     if "details" in trimmed:
         trimmed["details"] = [_strings(detail, LEGACY_DETAIL_KEYS) for detail in trimmed["details"]]
     return encode(trimmed)
+
+
+def store_failure(error: Exception) -> Response:
+    """503: the store could not answer (unreachable, or a stored record that does not
+    read back: `DamagedRecord`, or JSON a record filter cannot parse, a `ValueError`)."""
+    if isinstance(error, StoreError) and not isinstance(error, DamagedRecord):
+        return nvd_error("The store is unavailable", status=503)
+    return nvd_error("A stored record is damaged; the store needs repair", status=503)

@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assay.errors import StoreError
 from assay.nvd.cve_query import CveQuery
-from assay.nvd.server.responses import COMMON_HEADERS, envelope_chunks
+from assay.nvd.server.responses import COMMON_HEADERS, envelope_chunks, store_failure
 from assay.nvd.storage import Store
 
 PATHS = frozenset({"/rest/json/cves/2.0", "/rest/json/cves/2.0/"})
@@ -55,8 +55,9 @@ class CveIdShortcut:
                 page = self.store.search_cves(query)
             else:
                 page = await run_in_threadpool(self.store.search_cves, query)
-        except StoreError:
-            await self.app(scope, receive, send)  # the full handler gives the error answer
+        except (StoreError, ValueError) as error:
+            # Answered here: the full handler would wait for the store a second time.
+            await store_failure(error)(scope, receive, send)
             return
         body = b"".join(
             envelope_chunks(

@@ -13,6 +13,7 @@ connection gets it as its `search_path`.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import sqlite3
 import time
@@ -59,6 +60,8 @@ from assay.nvd.storage._postgres_rows import (
     texts,
     update_rows,
 )
+from assay.nvd.storage._postgres_service import ServiceStoreMixin
+from assay.nvd.storage._service_rows import POSTGRES_SERVICE_SCHEMA
 from assay.nvd.storage._sql import POSTGRES, SqlBuilder, cve_where, search_tokens, tsvector_literal
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 
@@ -135,9 +138,13 @@ def parse_url(url: str) -> Target:
     )
 
 
-class PostgresStore(ProductStoreMixin):
-    def __init__(self, url: str) -> None:
+class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
+    def __init__(self, url: str, *, timeout: float | None = None) -> None:
+        """`timeout`: seconds to reach the server (unless the URL sets connect_timeout)
+        and to wait for a pooled connection, for servers that must answer promptly
+        when PostgreSQL is away (default: CONNECT_TIMEOUT and POOL_TIMEOUT)."""
         self.url = url
+        self._pool_timeout = POOL_TIMEOUT if timeout is None else timeout
         self._target = parse_url(url)
         self._cache = ResultCache()
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
@@ -145,7 +152,9 @@ class PostgresStore(ProductStoreMixin):
         self._kwargs: dict[str, Any] = {"autocommit": True}
         self._returned: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
         if not self._target.sets_timeout:
-            self._kwargs["connect_timeout"] = CONNECT_TIMEOUT
+            self._kwargs["connect_timeout"] = (
+                CONNECT_TIMEOUT if timeout is None else max(2, math.ceil(timeout))
+            )
         try:
             search_tokens("")
         except sqlite3.Error as error:
@@ -161,7 +170,7 @@ class PostgresStore(ProductStoreMixin):
             configure=self._configure,
             check=self._check_if_idle,
             reset=self._note_returned,
-            timeout=POOL_TIMEOUT,
+            timeout=self._pool_timeout,
             name="assay-store",
             open=False,
         )
@@ -225,6 +234,8 @@ class PostgresStore(ProductStoreMixin):
                         connection.execute(
                             "UPDATE meta SET value = %s WHERE key = 'schema'", (SCHEMA_VERSION,)
                         )
+                    # Tables added since (no rebuild needed): created where missing.
+                    connection.execute(POSTGRES_SERVICE_SCHEMA)
             except BaseException as error:
                 self._criteria_ids.rolled_back()
                 self._vectors.rolled_back()
@@ -285,7 +296,7 @@ class PostgresStore(ProductStoreMixin):
         except PoolTimeout as error:
             raise StoreError(
                 f"{action}: no connection to {self._target.describe()} "
-                f"became free within {POOL_TIMEOUT:g} s"
+                f"became free within {self._pool_timeout:g} s"
             ) from error
         except psycopg.Error as error:
             raise StoreError(

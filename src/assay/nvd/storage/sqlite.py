@@ -23,8 +23,10 @@ from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._decoded import DecodedRecords
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._records import pack, unpack
+from assay.nvd.storage._service_rows import SQLITE_SERVICE_SCHEMA
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
+from assay.nvd.storage._sqlite_service import ServiceStoreMixin
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 
 T = TypeVar("T")
@@ -126,7 +128,7 @@ REDERIVE_BATCH = 2000
 _SCHEMA_OBJECTS = frozenset(
     re.findall(
         r"CREATE (?:VIRTUAL )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)",
-        SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA,
+        SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA + SQLITE_SERVICE_SCHEMA,
     )
 )
 
@@ -140,7 +142,7 @@ def path_from_url(url: str) -> Path:
     return Path(url)
 
 
-class SqliteStore(ProductStoreMixin):
+class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
     # A single-row read takes microseconds: the server may run it on its event loop.
     inline_reads = True
 
@@ -186,7 +188,9 @@ class SqliteStore(ProductStoreMixin):
                 # they were.
                 for table in DERIVED_TABLES:
                     connection.execute(f"DROP TABLE IF EXISTS {table}")
-            for statement in _statements(SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA):
+            for statement in _statements(
+                SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA + SQLITE_SERVICE_SCHEMA
+            ):
                 connection.execute(statement)
             connection.execute(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?), ('generation', '0')",
