@@ -12,6 +12,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -26,10 +27,12 @@ from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY, SOURCES, Listing,
 from assay.nvd.server.openapi import docs_page, openapi_document
 from assay.nvd.server.responses import (
     CORS_PREFLIGHT,
+    GENERATION_HEADER,
     ChunkedJsonResponse,
     envelope_chunks,
     legacy_cve,
     nvd_error,
+    read_with_generation,
     store_failure,
 )
 from assay.nvd.server.service import ServiceSettings, service_middleware
@@ -66,7 +69,9 @@ class NvdApi:
             except QueryError as error:
                 return nvd_error(error.reason)
             try:
-                page = await run_in_threadpool(self.store.search_cves, query)
+                generation, page = await run_in_threadpool(
+                    read_with_generation, self.store, self.store.search_cves, query
+                )
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
                     records = [legacy_cve(record) for record in records]
@@ -80,7 +85,11 @@ class NvdApi:
                 total=page.total,
                 records=records,
             )
-            return ChunkedJsonResponse(chunks, head=request.method == "HEAD")
+            return ChunkedJsonResponse(
+                chunks,
+                head=request.method == "HEAD",
+                headers={GENERATION_HEADER: str(generation)},
+            )
 
         return handle
 
@@ -98,11 +107,14 @@ class NvdApi:
             except QueryError as error:
                 return nvd_error(error.reason)
             try:
+                search = partial(endpoint.search, self.store)
                 if inline and endpoint.point(query):
                     # A look-up by id reads a few rows: on SQLite, cheaper than a thread hop.
-                    page = endpoint.search(self.store, query)
+                    generation, page = read_with_generation(self.store, search, query)
                 else:
-                    page = await run_in_threadpool(endpoint.search, self.store, query)
+                    generation, page = await run_in_threadpool(
+                        read_with_generation, self.store, search, query
+                    )
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
                     records = [endpoint.legacy(record) for record in records]
@@ -116,7 +128,11 @@ class NvdApi:
                 total=page.total,
                 records=records,
             )
-            return ChunkedJsonResponse(chunks, head=request.method == "HEAD")
+            return ChunkedJsonResponse(
+                chunks,
+                head=request.method == "HEAD",
+                headers={GENERATION_HEADER: str(generation)},
+            )
 
         return handle
 

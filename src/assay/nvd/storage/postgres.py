@@ -16,6 +16,7 @@ import hashlib
 import math
 import re
 import sqlite3
+import threading
 import time
 import weakref
 from array import array
@@ -147,6 +148,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
         self._pool_timeout = POOL_TIMEOUT if timeout is None else timeout
         self._target = parse_url(url)
         self._cache = ResultCache()
+        self._pinned = threading.local()  # the connection of `transaction()`, per thread
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
         self._kwargs: dict[str, Any] = {"autocommit": True}
@@ -289,8 +291,13 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
 
     @contextmanager
     def _using(self, action: str) -> Iterator[Connection]:
-        """A pooled connection; any database failure becomes a `StoreError` naming `action`."""
+        """A pooled connection (the one `transaction()` holds, inside it); any database
+        failure becomes a `StoreError` naming `action`."""
+        pinned: Connection | None = getattr(self._pinned, "connection", None)
         try:
+            if pinned is not None:
+                yield pinned
+                return
             with self._pool.connection() as connection:
                 yield connection
         except PoolTimeout as error:
@@ -302,6 +309,28 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
             raise StoreError(
                 f"{action} failed on {self._target.describe()}: {_reason(error)}"
             ) from error
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every write of this thread in the block is one transaction, on one connection:
+        all or nothing (`assay nvd import --atomic`); each write inside is a savepoint."""
+        if getattr(self._pinned, "connection", None) is not None:
+            raise StoreError("transaction(): already inside one")
+        try:
+            with (
+                self._using("writing in one transaction") as connection,
+                connection.transaction(),
+            ):
+                self._pinned.connection = connection
+                try:
+                    yield
+                finally:
+                    self._pinned.connection = None
+        except BaseException:
+            self._forget_pending()
+            raise
+        self._criteria_ids.committed()
+        self._vectors.committed()
 
     # -- meta ------------------------------------------------------------------------
 
@@ -348,6 +377,10 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
         return int(row[0])
 
     # -- CVEs ------------------------------------------------------------------------
+
+    def generation(self) -> int:
+        with self._using("reading the data generation") as connection:
+            return self._generation(connection)
 
     def count_cves_by_status(self) -> dict[str, int]:
         with self._using("counting CVEs by status") as connection:
@@ -542,6 +575,14 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
                     if added:
                         insert(connection, added)
                     if added or replaced:
+                        connection.execute(
+                            f"INSERT INTO {name}_written (row, generation) "
+                            "SELECT id, (SELECT CAST(value AS bigint) + 1 FROM meta "
+                            f"WHERE key = 'generation') FROM {name} "
+                            f"WHERE {key_column} = ANY(%s::text[]) ON CONFLICT (row) "
+                            "DO UPDATE SET generation = excluded.generation",
+                            ([key(f) for f in added] + [key(f) for _, f in replaced],),
+                        )
                         connection.execute(BUMP_GENERATION)
                     _write_meta(connection, meta)
                     counts.added += len(added)
@@ -553,8 +594,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
         except BaseException:
             self._forget_pending()  # (a failed commit)
             raise
-        self._criteria_ids.committed()
-        self._vectors.committed()
+        if getattr(self._pinned, "connection", None) is None:  # (else when it commits)
+            self._criteria_ids.committed()
+            self._vectors.committed()
         return counts
 
     def _forget_pending(self) -> None:
