@@ -222,6 +222,13 @@ def test_forms_from_other_sites_other_types_and_oversize_are_refused(client: Tes
         headers={"origin": "http://testserver"},
     )
     assert same.status_code == 200
+    proxied = client.post(
+        "/verify",
+        files=gcb,
+        data={"policy": "gcb", "digests": GCB_IMAGE},
+        headers={"origin": "https://assay.example", "x-forwarded-host": "assay.example"},
+    )
+    assert proxied.status_code == 200
     big = client.post(
         "/verify",
         files={"attestation": ("big.json", b" " * (VERIFY_FORM_BYTES + 1))},

@@ -75,8 +75,14 @@ def same_origin(request: Request) -> bool:
         return request.headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
     if origin == "null":
         return False
-    host = request.headers.get("host", "")
-    return bool(host) and urlsplit(origin).netloc.lower() == host.lower()
+    # Behind a reverse proxy the Host may be the proxy's upstream: the host the browser
+    # used is then in X-Forwarded-Host (a cross-site form cannot set either header).
+    hosts = {request.headers.get("host", "")}
+    forwarded = request.headers.get("x-forwarded-host")
+    if forwarded:
+        hosts.add(forwarded.split(",", 1)[0].strip())
+    wanted = urlsplit(origin).netloc.lower()
+    return bool(wanted) and wanted in {host.lower() for host in hosts if host}
 
 
 def clean_filename(text: str | None) -> str:
