@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import orjson
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from tests.conftest import ASSETS
 from tests.web.test_pages import parse
@@ -350,3 +352,34 @@ def test_the_upload_pages_import_their_half_only_when_posted() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]", out
+
+
+@given(
+    digests=st.lists(
+        st.sampled_from([("sha256", 64), ("sha384", 96), ("sha512", 128)]).flatmap(
+            lambda pair: st.text("0123456789abcdefABCDEF", min_size=pair[1], max_size=pair[1]).map(
+                lambda hexdigits: f"{pair[0]}:{hexdigits}"
+            )
+        ),
+        max_size=8,
+    ),
+    blank=st.sampled_from(["", "  ", "\t"]),
+)
+def test_digest_lines_are_read_whatever_their_case_and_blank_lines(
+    digests: list[str], blank: str
+) -> None:
+    from assay.web.verify_run import parse_digests
+
+    typed = f"\n{blank}\n".join(f"  {d}  " for d in digests)
+    assert parse_digests(typed) == tuple(d.lower() for d in digests)
+
+
+@given(name=st.text(max_size=400))
+def test_uploaded_file_names_shown_are_one_printable_path_part(name: str) -> None:
+    from assay.web.uploads import MAX_FILENAME_CHARS, clean_filename
+
+    shown = clean_filename(name)
+    assert len(shown) <= MAX_FILENAME_CHARS
+    assert "/" not in shown
+    assert "\\" not in shown
+    assert all(ch.isprintable() for ch in shown)
