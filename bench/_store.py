@@ -80,6 +80,33 @@ class BenchStore:
             if Path(f"{self.path}{s}").exists()
         )
 
+    def row_counts(self, tables: tuple[str, ...]) -> dict[str, int]:
+        """How many rows each of `tables` holds."""
+        counts: dict[str, int] = {}
+        if self.is_postgres:
+            from psycopg import sql
+
+            with self._connect() as connection:
+                for table in tables:
+                    row = connection.execute(
+                        sql.SQL("SELECT count(*) FROM {}").format(
+                            sql.Identifier(self.schema, table)
+                        )
+                    ).fetchone()
+                    counts[table] = int(row[0]) if row else 0
+            return counts
+        import sqlite3
+
+        connection = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        try:
+            for table in tables:
+                counts[table] = int(
+                    connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                )
+        finally:
+            connection.close()
+        return counts
+
     def warm(self) -> None:
         """Read the store once, as a server that has run for a while has it cached.
 

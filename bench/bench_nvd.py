@@ -2,7 +2,7 @@
 
     python -m bench nvd                          (or: make bench)
     python -m bench.bench_nvd [--count N] [--seed S] [--source DIR] [--duration SECONDS]
-                              [--reuse-store] [--feeds] [--store URL]
+                              [--reuse-store] [--feeds] [--store URL] [--import-only]
 
 1. Generate (or reuse) the corpus of `bench/nvd_corpus.py` (340,000 CVEs by default).
 2. `assay nvd import` it into a fresh SQLite store (or the PostgreSQL schema `--store`
@@ -18,7 +18,10 @@
 4. Print each figure beside its target and the ratio, and save them as JSON in
    `bench/out/nvd-results.json`.
 
-Targets (2 cores, SQLite): import <= 120 s, peak RSS <= 1 GiB, store <= 1.5 GB for
+`--import-only` stops after step 2 (the import's figures, with the machine's load before
+and after it, and the store's row counts).
+
+Targets (2 cores, SQLite): import <= 90 s, peak RSS <= 500 MB, store <= 1.5 GB for
 340,000 CVEs; cveId p50 <= 2 ms, p99 <= 10 ms, >= 10,000 requests/s; cpeName with a
 range p50 <= 10 ms, p99 <= 50 ms (<= 250 ms for the first page of the largest products);
 keywordSearch p50 <= 50 ms, p99 <= 300 ms; a 2000-record page p50 <= 40 ms, p99 <= 150 ms.
@@ -64,8 +67,8 @@ MIB = 2**20
 
 # (class, what is measured) -> target; latency in ms, throughput in requests/s.
 TARGETS = {
-    "import_s": 120.0,
-    "import_peak_rss_mib": 1024.0,
+    "import_s": 90.0,  # issue 15 (issue 2 asked for 120 s and 1 GiB)
+    "import_peak_rss_mib": 500.0,
     "store_mb": 1500.0,  # for 340,000 CVEs
     "cveId": (2.0, 10.0),
     "cveId_rps": 10_000.0,
@@ -136,6 +139,9 @@ def run(argv: list[str]) -> None:
         action="store_true",
         help="import NVD 2.0 yearly feed files instead of JSON Lines",
     )
+    parser.add_argument(
+        "--import-only", action="store_true", help="measure the import only, then stop"
+    )
     args = parser.parse_args(argv)
 
     results = Results(machine=_machine())
@@ -160,6 +166,10 @@ def run(argv: list[str]) -> None:
     else:
         print(f"reusing the store {store.url}")
     _report_import(results.import_)
+    if args.import_only:
+        name = "nvd-import-postgres.json" if store.is_postgres else "nvd-import.json"
+        (OUT / name).write_text(json.dumps(asdict(results), indent=1, default=str))
+        return
 
     cve_paths = [f"{API}?cveId={cve_id}" for cve_id in manifest["sample_ids"]]
     store.warm()
@@ -190,6 +200,7 @@ def _import(store: BenchStore, files: list[Path], count: int) -> dict[str, Any]:
     command += map(str, files)
     print(f"importing {len(files)} files: assay nvd import --store {store.url} ...", flush=True)
     log = (OUT / "nvd-import.log").open("wb")
+    load_before = [round(x, 2) for x in os.getloadavg()]
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT)
     peak_rss = PeakRss(process)
@@ -199,8 +210,12 @@ def _import(store: BenchStore, files: list[Path], count: int) -> dict[str, Any]:
     log.close()
     if process.returncode != 0:
         raise SystemExit(f"import failed ({process.returncode}); see {OUT / 'nvd-import.log'}")
+    load_after = [round(x, 2) for x in os.getloadavg()]
     size = store.size_bytes()
     return {
+        "load_before": load_before,
+        "load_after": load_after,
+        "rows": store.row_counts(("cve", "criteria", "cve_criteria")),
         "seconds": round(elapsed, 1),
         "peak_rss_mib": peak_rss.peak_mib,
         "store_mb": round(size / 1e6),
@@ -603,6 +618,11 @@ def _report_import(figures: dict[str, Any]) -> None:
         f"store: {figures['store_mb']} MB ({figures['store_mb_per_340k']} MB per 340,000 CVEs)  "
         f"{_ratio(figures['store_mb_per_340k'], TARGETS['store_mb'])}"
     )
+    if "load_before" in figures:
+        print(
+            f"load average (1, 5, 15 min) before {figures['load_before']}, after "
+            f"{figures['load_after']}; rows {figures['rows']}"
+        )
 
 
 def _report(results: Results) -> None:

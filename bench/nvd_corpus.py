@@ -16,7 +16,12 @@ shape. On top of them the generator lays the distributions of the real NVD:
 * rejected records (~4 %), CISA KEV entries (~0.4 %), cveTags on a few records,
   Spanish translations, analysis status by age;
 * a Linux kernel with ~15,000 CVEs, each with several version ranges (one per stable
-  branch) and release-candidate literals, as the kernel CNA publishes them.
+  branch) and release-candidate literals, as the kernel CNA publishes them;
+* NVD's match criteria proportions: templates are dealt in passes (epochs), each once
+  per pass, and each epoch gives the long tail of products new names and the large
+  products new versions, so that distinct criteria (each with its own matchCriteriaId,
+  ~2,000 per 1,000 CVEs, each used ~4 times), vendors and products per year are those
+  of the real feed (`python -m bench.corpus_proportions` compares them).
 
 Deterministic: the same arguments give byte-identical files. Output: one JSON Lines
 file per year (`cves-YYYY.jsonl.gz`) and, with `--feeds`, NVD 2.0 yearly feed files
@@ -43,7 +48,7 @@ from typing import Any
 
 import orjson
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "data" / "nvd"
 DEFAULT_OUT = REPO_ROOT / "bench" / "corpus"
@@ -70,6 +75,10 @@ KERNEL_VOLUMES = {
 UNESCAPED_COLON = re.compile(r"(?<!\\):")
 REJECTED_SHARE = 0.04
 VENDOR_CLONES = 12  # a vendor seen in one template gets 12 clones, in 12 or more none
+CONCENTRATED = 20  # a product seen in this many templates keeps its name in every epoch
+RANGE_KEYS = (
+    "versionStartIncluding", "versionStartExcluding", "versionEndIncluding", "versionEndExcluding",
+)  # fmt: skip
 KEV_SHARE = 0.004
 DISPUTED_SHARE = 0.006
 UNSUPPORTED_SHARE = 0.002
@@ -310,6 +319,19 @@ class Generator:
             vendor: max(1, round(VENDOR_CLONES / seen))
             for vendor, seen in templates_per_vendor.items()
         }
+        templates_per_product: Counter[str] = Counter()
+        for t in self.general:
+            for product in {_product(m["criteria"]) for m in _matches(t.configurations)}:
+                templates_per_product[product] += 1
+        self.concentrated = {
+            product for product, seen in templates_per_product.items() if seen >= CONCENTRATED
+        }
+        # Templates are dealt from a shuffled deck, each once per pass (an epoch), so that
+        # within an epoch criteria are shared exactly as among the real records; each
+        # epoch gives them new versions or products (see `_variant`).
+        self.deck: list[int] = []
+        self.epoch = -1
+        self.epoch_vendors: dict[str, str] = {}
 
     def year_plan(self) -> list[tuple[int, int, int]]:
         """(year, records, of which kernel) with totals scaled to `count`."""
@@ -351,7 +373,7 @@ class Generator:
         rng = self.rng
         if rng.random() < REJECTED_SHARE:
             return self._rejected(cve_id, published)
-        t = self.general[rng.randrange(len(self.general))]
+        t = self._deal()
         year = published.year
         backlog = year >= 2024 and rng.random() < 0.3
         status = _status(rng, published, backlog)
@@ -380,37 +402,69 @@ class Generator:
         if t.weaknesses and not backlog:
             record["weaknesses"] = t.weaknesses
         if t.configurations and not backlog:
-            record["configurations"] = self._cloned(t.configurations)
+            record["configurations"] = self._variant(t.configurations)
         record["references"] = t.references
         return record
 
-    def _cloned(self, configurations: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The configurations with each small vendor replaced by one of its clones."""
-        renamed: dict[str, str] = {}
-        for match in _matches(configurations):
-            vendor = cpe_components(match["criteria"])[3]
-            if vendor not in renamed:
-                clone = self.rng.randrange(self.clones.get(vendor, 1))
-                renamed[vendor] = vendor if clone == 0 else f"{vendor}_{clone + 1}"
-        if all(vendor == clone for vendor, clone in renamed.items()):
+    def _deal(self) -> Template:
+        if not self.deck:
+            self.epoch += 1
+            self.epoch_vendors = {}
+            self.deck = list(range(len(self.general)))
+            self.rng.shuffle(self.deck)
+        return self.general[self.deck.pop()]
+
+    def _variant(self, configurations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The configurations as this epoch has them.
+
+        NVD gives every distinct criteria (a CPE with its version range) its own match
+        criteria id; across its 28 years few are shared, since versions and products move
+        on (~2,000 distinct criteria per 1,000 CVEs, each used ~4 times, as in one year's
+        feed). So in each epoch after the first:
+
+        * a small vendor is replaced by one of its clones (`acme`, `acme_2`, ...; the same
+          clone for the whole epoch): small vendors keep a few CVEs each, as in NVD;
+        * a product seen in fewer than `CONCENTRATED` real records becomes the epoch's
+          own product (`widget_7`): the long tail of products is new each epoch;
+        * a concentrated product (Windows, Android, Chrome, ...) keeps its name and its
+          version-less criteria (`windows_10:-`, shared across the years as in NVD), while
+          its literal versions and range bounds become the epoch's (`7.<version>`, which
+          keeps their order).
+        """
+        epoch = self.epoch
+        if epoch == 0:
             return configurations
         out = []
         for configuration in configurations:
             nodes = []
             for node in configuration["nodes"]:
-                matches = []
-                for match in node["cpeMatch"]:
-                    parts = cpe_components(match["criteria"])
-                    if renamed[parts[3]] == parts[3]:
-                        matches.append(match)
-                        continue
-                    parts[3] = renamed[parts[3]]
-                    clone = {**match, "criteria": ":".join(parts)}
-                    clone["matchCriteriaId"] = _criteria_id(clone)
-                    matches.append(clone)
+                matches = [self._match_variant(match, epoch) for match in node["cpeMatch"]]
                 nodes.append({**node, "cpeMatch": matches})
             out.append({**configuration, "nodes": nodes})
         return out
+
+    def _match_variant(self, match: dict[str, Any], epoch: int) -> dict[str, Any]:
+        parts = cpe_components(match["criteria"])
+        vendor, product = parts[3], parts[4]
+        variant = {key: value for key, value in match.items() if key != "matchCriteriaId"}
+        clone = self.epoch_vendors.get(vendor)
+        if clone is None:
+            index = self.rng.randrange(self.clones.get(vendor, 1))
+            clone = self.epoch_vendors[vendor] = vendor if index == 0 else f"{vendor}_{index + 1}"
+        parts[3] = clone
+        if f"{vendor}:{product}" not in self.concentrated:
+            parts[4] = f"{product}_{epoch + 1}"
+        else:
+            if parts[5] not in ("*", "-"):
+                parts[5] = f"{epoch}.{parts[5]}"
+            for key in RANGE_KEYS:
+                if key in variant:
+                    variant[key] = f"{epoch}.{variant[key]}"
+        variant["criteria"] = ":".join(parts)
+        if variant["criteria"] == match["criteria"] and not any(k in match for k in RANGE_KEYS):
+            return match  # a concentrated product's version-less criteria: shared
+        variant["matchCriteriaId"] = _criteria_id(variant)
+        return variant
 
     def _rejected(self, cve_id: str, published: datetime) -> dict[str, Any]:
         self.stats.rejected += 1
@@ -480,6 +534,11 @@ class Generator:
 def cpe_components(criteria: str) -> list[str]:
     """A CPE 2.3 string split at its unescaped colons."""
     return UNESCAPED_COLON.split(criteria)
+
+
+def _product(criteria: str) -> str:
+    parts = cpe_components(criteria)
+    return f"{parts[3]}:{parts[4]}"
 
 
 def _matches(configurations: Any) -> Iterator[dict[str, Any]]:
