@@ -193,8 +193,10 @@ def _criteria(obj: dict[str, Any], where: str) -> Iterator[Criteria]:
                 yield criteria_from_json(match, path)
 
 
-# Criteria recur across records (NVD shares one match criteria among every CVE it fits):
-# the normalized form of each distinct one is kept, up to this many.
+# Criteria recur across records (NVD shares one match criteria among every CVE it fits,
+# ~4 uses each): the normalized form of the recent distinct ones is kept, up to this many
+# (~1 KB each); when full, it starts again (a bulk load meets a criteria's uses close
+# together: a whole NVD has ~700,000 distinct ones, a year's feed ~30,000).
 MAX_REMEMBERED_CRITERIA = 100_000
 _REMEMBERED: dict[tuple[Any, ...], Criteria] = {}
 
@@ -220,7 +222,9 @@ def criteria_from_json(match: Any, path: str) -> Criteria:
     if remembered is not None:
         return remembered
     criteria = _criteria_from_json(match, path)
-    if key and len(_REMEMBERED) < MAX_REMEMBERED_CRITERIA:
+    if key:
+        if len(_REMEMBERED) >= MAX_REMEMBERED_CRITERIA:
+            _REMEMBERED.clear()
         _REMEMBERED[key] = criteria
     return criteria
 

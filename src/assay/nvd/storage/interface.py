@@ -143,6 +143,13 @@ class Store(Protocol):
         writers that must not overlap, such as two mirrors of one upstream."""
         ...
 
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """The writes of the block are a bulk load (`assay nvd import`): a backend may
+        prepare for it, e.g. build the indexes of an empty store once at the end rather
+        than row by row. Every write keeps its meaning and its transaction; queries made
+        meanwhile are answered, perhaps more slowly."""
+        ...
+
     def transaction(self) -> AbstractContextManager[None]:
         """Every write of this thread in the block is one transaction: all or nothing.
         Each write method inside it is a part of it rather than a transaction of its own."""

@@ -311,6 +311,11 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
             ) from error
 
     @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """Nothing to prepare: PostgreSQL keeps its indexes up to date as it goes."""
+        yield
+
+    @contextmanager
     def transaction(self) -> Iterator[None]:
         """Every write of this thread in the block is one transaction, on one connection:
         all or nothing (`assay nvd import --atomic`); each write inside is a savepoint."""

@@ -125,6 +125,13 @@ CRITERIA_INSERT = (
 )
 REDERIVE_BATCH = 2000
 
+# The secondary indexes of the CVE tables whose entries a bulk load adds in random places
+# (the others grow at their end, as row ids and publication dates do): a load into a
+# store without CVEs builds them once at the end, from sorted keys. The writes never
+# read through them (a replaced CVE's rows are found through the `..._by_cve` indexes,
+# which stay, as do the keys and the uniqueness the writes rely on).
+BULK_DEFERRED_INDEXES = ("cve_by_last_modified", "criteria_by_product", "criteria_by_id")
+
 _SCHEMA_OBJECTS = frozenset(
     re.findall(
         r"CREATE (?:VIRTUAL )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)",
@@ -299,6 +306,56 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
             yield
         finally:
             os.close(descriptor)  # (releases the lock)
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """When the store holds no CVE, the CVE tables' secondary indexes
+        (`BULK_DEFERRED_INDEXES`) are dropped for the block and built again at its end,
+        in one transaction, however the block ends. A store left without them (the
+        process was killed) gets them back the next time it is opened. Otherwise nothing
+        changes."""
+        connection = self._connection()
+        deferred = self._drop_indexes_if_empty(connection)
+        try:
+            yield
+        finally:
+            if deferred:
+                self._run_in_transaction(connection, deferred)
+
+    def _drop_indexes_if_empty(self, connection: sqlite3.Connection) -> list[str]:
+        """The statements that create the indexes dropped (none unless the store has no
+        CVE)."""
+        if self._in_transaction():
+            return []
+        marks = ", ".join("?" * len(BULK_DEFERRED_INDEXES))
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if connection.execute("SELECT 1 FROM cve LIMIT 1").fetchone() is not None:
+                connection.execute("ROLLBACK")
+                return []
+            found = connection.execute(
+                f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({marks})",
+                BULK_DEFERRED_INDEXES,
+            ).fetchall()
+            for name, _ in found:
+                connection.execute(f"DROP INDEX {name}")
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+        return [str(sql) for _, sql in found]
+
+    def _run_in_transaction(self, connection: sqlite3.Connection, statements: list[str]) -> None:
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in statements:
+                connection.execute(statement)
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
 
     def _in_transaction(self) -> bool:
         """Whether this thread is inside `transaction()`."""
