@@ -204,3 +204,20 @@ def test_window_boundaries() -> None:
     with pytest.raises(WindowError, match="cannot exceed 7 days"):
         check_window(start, start + timedelta(days=8), max_days=7)
     assert issubclass(WindowError, InputError)
+
+
+@given(
+    st.from_regex(
+        r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\Z", fullmatch=True
+    )
+)
+def test_a_timestamp_in_nvd_form_normalizes_as_the_general_parser_says(text: str) -> None:
+    """Timestamps already in NVD's form take a shorter path; it must agree with the
+    general one, rejections included (month 13, 29 February of a common year, ...)."""
+    try:
+        expected = format_nvd_timestamp(parse_record_timestamp(text))
+    except InvalidTimestamp:
+        with pytest.raises(InvalidTimestamp):
+            normalize_record_timestamp.__wrapped__(text)
+        return
+    assert normalize_record_timestamp.__wrapped__(text) == expected

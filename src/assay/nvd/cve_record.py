@@ -103,10 +103,25 @@ def cve_facts(obj: Any, where: str = "$") -> CveFacts:
         rejected=rejected,
         kev_added=f"{kev_added[:10]}T00:00:00.000" if kev_added else None,
         search_text="\n".join(english),
-        facets=tuple(dict.fromkeys(_facets(obj, where))),
+        facets=tuple(dict.fromkeys(map(_shared_facet, _facets(obj, where)))),
         criteria=tuple(_criteria(obj, where)),
         record=record,
     )
+
+
+# Facets repeat across records (a few thousand distinct values): one tuple each, so a
+# batch handed to another process carries each once, and the writer holds each once.
+MAX_SHARED_FACETS = 50_000
+_SHARED_FACETS: dict[tuple[str, str], tuple[str, str]] = {}
+
+
+def _shared_facet(facet: tuple[str, str]) -> tuple[str, str]:
+    shared = _SHARED_FACETS.get(facet)
+    if shared is None:
+        if len(_SHARED_FACETS) >= MAX_SHARED_FACETS:
+            _SHARED_FACETS.clear()
+        shared = _SHARED_FACETS[facet] = facet
+    return shared
 
 
 def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str]]:

@@ -160,9 +160,21 @@ def comparable_text(dt: datetime, *, ceil: bool = False) -> str:
     return format_nvd_timestamp(dt)
 
 
+# NVD's own form, which most record timestamps already have: checked by the C parser.
+_COMPARABLE_TIMESTAMP = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}"
+)
+
+
 @lru_cache(maxsize=4096)
 def normalize_record_timestamp(text: str) -> str:
     """A stored record timestamp in its comparable form (3 fraction digits)."""
+    if _COMPARABLE_TIMESTAMP.fullmatch(text):
+        try:
+            datetime.fromisoformat(text)  # the fields' ranges (month 13, hour 24, ...)
+        except ValueError:
+            raise InvalidTimestamp(text) from None
+        return text
     return format_nvd_timestamp(parse_record_timestamp(text))
 
 
