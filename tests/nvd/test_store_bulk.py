@@ -145,3 +145,29 @@ def test_an_import_session_is_a_bulk_load_with_the_atomic_rule(tmp_path: Path) -
         assert _indexes(path) == everything
     finally:
         store.close()
+
+
+def test_criteria_a_writer_never_saw_are_found_in_the_store(tmp_path: Path) -> None:
+    """Two writers on one SQLite file: the second meets criteria the first stored, which
+    it does not remember; each distinct criteria stays one row, its uses link to it."""
+    path = tmp_path / "store.db"
+    first, second = open_store(f"sqlite:///{path}"), open_store(f"sqlite:///{path}")
+    try:
+        records = facts(SAMPLE)
+        half = len(records) // 2
+        first.upsert_cves(records[:half])
+        second.upsert_cves(records[half:])
+        reference = open_store(f"sqlite:///{tmp_path / 'reference.db'}")
+        reference.upsert_cves(records)
+        try:
+            assert _answers(second) == _answers(reference)
+        finally:
+            reference.close()
+        with sqlite3.connect(path) as connection:
+            distinct = connection.execute("SELECT count(*), count(DISTINCT identity) FROM criteria")
+            total, unique = distinct.fetchone()
+        assert total == unique
+        assert total == len({c.identity for f in records for c in f.criteria})
+    finally:
+        first.close()
+        second.close()

@@ -104,7 +104,7 @@ def cve_facts(obj: Any, where: str = "$") -> CveFacts:
         kev_added=f"{kev_added[:10]}T00:00:00.000" if kev_added else None,
         search_text="\n".join(english),
         facets=tuple(dict.fromkeys(map(_shared_facet, _facets(obj, where)))),
-        criteria=tuple(_criteria(obj, where)),
+        criteria=_criteria(obj, where),
         record=record,
     )
 
@@ -196,7 +196,8 @@ def _add_source(sources: set[str], value: object) -> None:
         sources.add(value)
 
 
-def _criteria(obj: dict[str, Any], where: str) -> Iterator[Criteria]:
+def _criteria(obj: dict[str, Any], where: str) -> tuple[Criteria, ...]:
+    found: list[Criteria] = []
     for c_index, configuration in enumerate(_list(obj, "configurations")):
         if not isinstance(configuration, dict):
             continue
@@ -204,8 +205,13 @@ def _criteria(obj: dict[str, Any], where: str) -> Iterator[Criteria]:
             if not isinstance(node, dict):
                 continue
             for m_index, match in enumerate(node.get("cpeMatch") or ()):
-                path = f"{where}.configurations[{c_index}].nodes[{n_index}].cpeMatch[{m_index}]"
-                yield criteria_from_json(match, path)
+                # A criteria seen before needs no path (only a problem names it).
+                criteria = _remembered(match)
+                if criteria is None:
+                    path = f"{where}.configurations[{c_index}].nodes[{n_index}].cpeMatch[{m_index}]"
+                    criteria = criteria_from_json(match, path)
+                found.append(criteria)
+    return tuple(found)
 
 
 # Criteria recur across records (NVD shares one match criteria among every CVE it fits,
@@ -216,12 +222,9 @@ MAX_REMEMBERED_CRITERIA = 100_000
 _REMEMBERED: dict[tuple[Any, ...], Criteria] = {}
 
 
-def criteria_from_json(match: Any, path: str) -> Criteria:
-    """Normalize one `cpeMatch` item (or match-criteria record) for indexing."""
-    if not isinstance(match, dict):
-        raise InputError(path, f"expected a cpeMatch object, found {_kind(match)}")
+def _remembered_key(match: dict[str, Any]) -> tuple[Any, ...]:
     get = match.get
-    key: tuple[Any, ...] = (
+    return (
         get("criteria"),
         get("vulnerable"),
         get("versionStartIncluding"),
@@ -230,17 +233,33 @@ def criteria_from_json(match: Any, path: str) -> Criteria:
         get("versionEndExcluding"),
         get("matchCriteriaId"),
     )
+
+
+def _remembered(match: Any) -> Criteria | None:
+    if not isinstance(match, dict):
+        return None
     try:
-        remembered = _REMEMBERED.get(key)
-    except TypeError:  # an unhashable (malformed) value: checked below
-        remembered, key = None, ()
+        return _REMEMBERED.get(_remembered_key(match))
+    except TypeError:  # an unhashable (malformed) value: checked when parsed
+        return None
+
+
+def criteria_from_json(match: Any, path: str) -> Criteria:
+    """Normalize one `cpeMatch` item (or match-criteria record) for indexing."""
+    if not isinstance(match, dict):
+        raise InputError(path, f"expected a cpeMatch object, found {_kind(match)}")
+    remembered = _remembered(match)
     if remembered is not None:
         return remembered
     criteria = _criteria_from_json(match, path)
-    if key:
-        if len(_REMEMBERED) >= MAX_REMEMBERED_CRITERIA:
-            _REMEMBERED.clear()
-        _REMEMBERED[key] = criteria
+    key = _remembered_key(match)
+    try:
+        hash(key)
+    except TypeError:
+        return criteria
+    if len(_REMEMBERED) >= MAX_REMEMBERED_CRITERIA:
+        _REMEMBERED.clear()
+    _REMEMBERED[key] = criteria
     return criteria
 
 

@@ -121,7 +121,8 @@ CRITERIA_INSERT = (
     "INSERT INTO criteria (id, identity, part, vendor, product, version, cpe_update, edition, "
     "cpe_language, sw_edition, target_sw, target_hw, other, version_key, start_key, "
     "start_inclusive, end_key, end_inclusive, match_criteria_id) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (identity) DO NOTHING"
 )
 REDERIVE_BATCH = 2000
 
@@ -541,33 +542,36 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
                 ids[identity] = row_id
         if not unknown:
             return ids
-        found: dict[bytes, int] = {}
-        for chunk in _chunks(list(unknown), 500):
-            marks = ", ".join("?" * len(chunk))
-            found.update(
-                connection.execute(
-                    f"SELECT identity, id FROM criteria WHERE identity IN ({marks})", chunk
-                ).fetchall()
-            )
+        # Inserted with the ids they would get; those the store holds already (rows this
+        # process never saw, or forgot) are left alone and looked up. In a bulk load
+        # nearly every unknown criteria is new, so that look-up is rarely needed.
         next_id = _next_id(connection, "criteria")
+        found: dict[bytes, int] = {}
         rows: list[tuple[object, ...]] = []
         for identity, first in unknown.items():
-            if identity not in found:
-                found[identity], next_id = next_id, next_id + 1
-                rows.append(
-                    (
-                        found[identity],
-                        identity,
-                        *first.components,
-                        first.version_key,
-                        first.start_key,
-                        int(first.start_inclusive),
-                        first.end_key,
-                        int(first.end_inclusive),
-                        first.match_criteria_id,
-                    )
+            found[identity], next_id = next_id, next_id + 1
+            rows.append(
+                (
+                    found[identity],
+                    identity,
+                    *first.components,
+                    first.version_key,
+                    first.start_key,
+                    int(first.start_inclusive),
+                    first.end_key,
+                    int(first.end_inclusive),
+                    first.match_criteria_id,
                 )
-        connection.executemany(CRITERIA_INSERT, rows)
+            )
+        inserted = connection.executemany(CRITERIA_INSERT, rows).rowcount
+        if inserted != len(rows):
+            for chunk in _chunks(list(unknown), 500):
+                marks = ", ".join("?" * len(chunk))
+                found.update(
+                    connection.execute(
+                        f"SELECT identity, id FROM criteria WHERE identity IN ({marks})", chunk
+                    ).fetchall()
+                )
         for identity in unknown:
             ids[identity] = found[identity]
             self._criteria_ids.learn(identity, found[identity])
