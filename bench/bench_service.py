@@ -77,7 +77,7 @@ def run(argv: list[str]) -> None:
 
     with (
         _server(assay(store.url)) as base,
-        _server(assay(store.url, "--rate-limit", "1000000000/30")) as limited,
+        _server(assay(store.url, "--rate-limit", "999999999/30")) as limited,
         _server(_hello_serve()) as floor,
     ):
         results["page"] = _pages(base, args.count)
@@ -85,6 +85,7 @@ def run(argv: list[str]) -> None:
         results["rate_limit"] = _rate_limit_cost(
             base, limited, cve_file, args.duration, args.rounds
         )
+    results["rate_limit_cpu"] = _rate_limit_cpu(store, manifest["sample_ids"])
     if args.postgres:
         results["two_servers"] = _two_servers(
             BenchStore(args.postgres), folder, args.count, cve_file, args.duration
@@ -174,6 +175,64 @@ def _rate_limit_cost(
                "cost": round(1 - limited_best["rps"] / plain_best["rps"], 3),
                "target_cost": 0.05}  # fmt: skip
     print(f"  cveId with --rate-limit: {figures}", flush=True)
+    return figures
+
+
+def _rate_limit_cpu(store: BenchStore, cve_ids: list[str]) -> dict[str, Any]:
+    """The limiter's own CPU per `cveId` request: the API app driven in-process (no HTTP,
+    no other process), with and without `--rate-limit`, best of five runs of 20,000
+    requests each. Unlike wrk's throughput, it does not move with what else the machine
+    is doing."""
+    import asyncio
+
+    from assay.nvd.server.app import create_app
+    from assay.nvd.server.service import ServiceSettings
+    from assay.nvd.storage import open_store
+
+    opened = open_store(store.url)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        return None
+
+    async def drive(app: Any, count: int) -> float:
+        started = time.process_time()
+        for number in range(count):
+            scope = {
+                "type": "http", "method": "GET", "path": API, "raw_path": API.encode(),
+                "query_string": b"cveId=" + cve_ids[number % len(cve_ids)].encode(),
+                "headers": [(b"host", b"bench")], "client": ("127.0.0.1", 40000),
+                "server": ("127.0.0.1", 80), "scheme": "http", "http_version": "1.1",
+                "root_path": "",
+            }  # fmt: skip
+            await app(scope, receive, send)
+        return (time.process_time() - started) / count * 1e6
+
+    async def measure() -> dict[str, float]:
+        apps = {
+            "plain": create_app(opened, service=ServiceSettings()),
+            "limited": create_app(opened, service=ServiceSettings(rate_limit="999999999/30")),
+        }
+        best = dict.fromkeys(apps, float("inf"))
+        for app in apps.values():
+            await drive(app, 2000)  # warm-up
+        for _ in range(5):
+            for name, app in apps.items():
+                best[name] = min(best[name], await drive(app, 20_000))
+        return best
+
+    try:
+        best = asyncio.run(measure())
+    finally:
+        opened.close()
+    figures = {
+        "plain_us": round(best["plain"], 2),
+        "limited_us": round(best["limited"], 2),
+        "limiter_us": round(best["limited"] - best["plain"], 2),
+    }
+    print(f"  in-process CPU per cveId request: {figures}", flush=True)
     return figures
 
 
