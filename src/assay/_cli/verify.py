@@ -72,6 +72,30 @@ def register(tree: CommandTree) -> None:
     verify.add_argument("--passphrase-env", metavar="VAR", help="passphrase of --vsa-key")
     verify.add_argument("--verifier-id", metavar="URI", help="verifier.id of the VSA")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_list_option(
+        verify,
+        "--trusted-root",
+        default=[],
+        metavar="FILE",
+        help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
+    )
+    verify.add_argument(
+        "--only-trusted-roots",
+        action="store_true",
+        help="trust only the --trusted-root files, not the shipped roots",
+    )
+    verify.add_argument(
+        "--insecure-ignore-tlog",
+        action="store_true",
+        help="accept legacy Sigstore envelopes without a transparency-log entry "
+        "(said in the report and in the VSA)",
+    )
+    verify.add_argument(
+        "--rekor-url",
+        metavar="URL",
+        help="look legacy Sigstore envelopes up in this Rekor, online "
+        "(e.g. https://rekor.sigstore.dev)",
+    )
     verify.add_argument(
         "--store",
         metavar="URL",
@@ -217,11 +241,12 @@ def _verify(args: argparse.Namespace) -> int:
         for attestation in read_attestations(read_limited(file, MAX_ATTESTATION_BYTES), file)
     ]
     evidence = _read_directory(args.attestation_dir) if args.attestation_dir else None
+    trust = _sigstore_trust(args, policy)
     checks, sources = _dependency_checks(policy, args.store)
     try:
-        report = Verifier(policy=policy, evidence=evidence, dependency_checks=checks).verify(
-            artifacts, attestations
-        )
+        report = Verifier(
+            policy=policy, evidence=evidence, dependency_checks=checks, trust=trust
+        ).verify(artifacts, attestations)
     finally:
         for source in sources:
             source.close()
@@ -233,7 +258,37 @@ def _verify(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     else:
         _print_report(report)
+    if report.transparency_log_waived:
+        print(
+            "WARNING: a Sigstore signature was accepted without its transparency-log entry "
+            "(--insecure-ignore-tlog): nothing proves it was made while the certificate "
+            "was valid",
+            file=sys.stderr,
+        )
     return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _sigstore_trust(args: argparse.Namespace, policy: Any) -> Any:
+    """Trusted roots and the log rule for Sigstore signers (nothing is loaded unless the
+    policy has an identity signer)."""
+    from assay.verify.certificates import SigstoreTrust
+
+    if not any(signer.identity is not None for signer in policy.signers):
+        return SigstoreTrust()
+    from assay._cli.verify_artifact import verifier_for
+
+    verifier = verifier_for(args)
+    rekor = None
+    if args.rekor_url and not args.insecure_ignore_tlog:
+        from assay.sigstore.rekor import RekorClient
+
+        rekor = RekorClient(args.rekor_url, verifier.roots).lookup
+    return SigstoreTrust(
+        roots=verifier.roots,
+        insecure_ignore_tlog=args.insecure_ignore_tlog,
+        rekor=rekor,
+        verifier=verifier,
+    )
 
 
 def _line(check: Check) -> str:

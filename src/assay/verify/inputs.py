@@ -1,10 +1,13 @@
 """Read attestation files into `Attestation`s, without verifying anything.
 
 Accepted shapes: a DSSE envelope (JSON), JSON lines of envelopes (`.intoto.jsonl`), a
-Sigstore bundle (its `dsseEnvelope`; the bundle's certificate is not checked here, so a
-key-based policy will not trust it), and the output of
-`gcloud artifacts docker images describe --show-provenance` (its envelopes, with the
-unsigned metadata kept as typed `GcbMetadata` for consistency checks).
+Sigstore bundle (its `dsseEnvelope`, the bundle kept as `Attestation.sigstore` for the
+`Verifier` to verify), npm's attestations document and PyPI's PEP 740 attestations
+(their bundles), and the output of `gcloud artifacts docker images describe
+--show-provenance` (its envelopes, with the unsigned metadata kept as typed
+`GcbMetadata` for consistency checks). An envelope whose signature carries a Fulcio
+certificate (slsa-github-generator's legacy `.intoto.jsonl`) keeps itself as
+`Attestation.sigstore`.
 """
 
 from __future__ import annotations
@@ -73,14 +76,40 @@ def _from_document(
     if not isinstance(document, Mapping):
         raise AttestationError(name, f"expected a JSON object, got {type(document).__name__}")
     if "dsseEnvelope" in document:
-        envelope = dsse.Envelope.from_dict(
-            document["dsseEnvelope"], where=f"{name}: $.dsseEnvelope"
-        )
-        return [Attestation(name, envelope, digest, container="sigstore-bundle")]
+        return [_bundle(document, name, digest, "sigstore-bundle")]
     if "provenance_summary" in document:
         return _gcloud(document, name, digest)
+    if isinstance(document.get("attestations"), list) or "attestation_bundles" in document:
+        from assay.sigstore.formats import expand
+
+        bundles = expand(dict(document), name)
+        return [
+            _bundle(bundle, label, digest, "npm")
+            for label, bundle in bundles
+            if isinstance(bundle, Mapping) and "dsseEnvelope" in bundle
+        ]
+    if "verification_material" in document and "envelope" in document:
+        from assay.sigstore.formats import expand
+
+        ((label, bundle),) = expand(dict(document), name)
+        return [_bundle(bundle, label, digest, "sigstore-bundle")]
     envelope = dsse.Envelope.from_dict(document, where=f"{name}: $")
-    return [Attestation(name, envelope, digest, container=container)]
+    certified = any(
+        isinstance(signature, Mapping) and isinstance(signature.get("cert"), str)
+        for signature in document.get("signatures") or ()
+    )
+    return [
+        Attestation(
+            name, envelope, digest, container=container, sigstore=document if certified else None
+        )
+    ]
+
+
+def _bundle(
+    document: Mapping[str, Any], name: str, digest: dict[str, str], container: Container
+) -> Attestation:
+    envelope = dsse.Envelope.from_dict(document["dsseEnvelope"], where=f"{name}: $.dsseEnvelope")
+    return Attestation(name, envelope, digest, container=container, sigstore=document)
 
 
 def _gcloud(document: Mapping[str, Any], name: str, digest: dict[str, str]) -> list[Attestation]:
