@@ -172,7 +172,8 @@ def _artifact(text: str) -> Artifact:
 
 def _read_directory(directory: str) -> list[Attestation]:
     """Every attestation under `directory` (files that are not attestations are skipped)."""
-    from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
+    from assay.attestation.files import read_file
+    from assay.verify.inputs import read_attestations
 
     root = Path(directory)
     if not root.is_dir():
@@ -189,7 +190,7 @@ def _read_directory(directory: str) -> list[Attestation]:
             raise InputError(directory, f"expected at most {MAX_ATTESTATION_FILES} files")
     result = []
     for file in files:
-        data = read_limited(str(file), MAX_ATTESTATION_BYTES)
+        data = read_file(file)
         try:
             result.extend(read_attestations(data, str(file)))
         except InputError:
@@ -210,9 +211,10 @@ def _dependency_checks(policy: Any, store_url: str | None) -> tuple[list[Any], l
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from assay.attestation.files import read_file
     from assay.keys import MAX_PEM_BYTES, load_private_key
     from assay.policy import load_policy
-    from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
+    from assay.verify.inputs import read_attestations
     from assay.verify.verifier import Verifier
 
     if len(args.artifacts) > MAX_ARTIFACTS:
@@ -238,7 +240,7 @@ def _verify(args: argparse.Namespace) -> int:
     attestations = [
         attestation
         for file in args.attestation
-        for attestation in read_attestations(read_limited(file, MAX_ATTESTATION_BYTES), file)
+        for attestation in read_attestations(read_file(file), file)
     ]
     evidence = _read_directory(args.attestation_dir) if args.attestation_dir else None
     trust = _sigstore_trust(args, policy)
@@ -384,11 +386,12 @@ def _write_vsa(
 
 
 def _verify_vsa(args: argparse.Namespace) -> int:
+    from assay.attestation.files import read_file
     from assay.verify import vsa
-    from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
+    from assay.verify.inputs import read_attestations
 
     keys = load_public_keys(args.key)
-    attestations = read_attestations(read_limited(args.file, MAX_ATTESTATION_BYTES), args.file)
+    attestations = read_attestations(read_file(args.file), args.file)
     if len(attestations) != 1:
         raise InputError(args.file, f"expected one VSA envelope, found {len(attestations)}")
     if not args.digests:

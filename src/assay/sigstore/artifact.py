@@ -19,7 +19,6 @@ from typing import Any
 
 from assay.errors import AttestationError
 from assay.policy.refs import is_release_tag, normalize_repository, parse_version, split_ref
-from assay.sigstore import _json
 from assay.sigstore.legacy import is_legacy_envelope
 from assay.sigstore.signature import RekorLookup, verify_signed_document
 from assay.sigstore.slsa_rules import (
@@ -160,26 +159,29 @@ def check_options(options: Options) -> None:
 
 
 def read_envelopes(data: bytes, where: str) -> list[tuple[str, dict[str, Any]]]:
-    """The bundles and legacy envelopes of a provenance file (one JSON or JSON lines)."""
-    from assay.sigstore.formats import expand
+    """The bundles and legacy envelopes of a provenance file, read by the reader every
+    command shares (`assay.attestation.files`)."""
+    from assay.attestation.files import parse_file
 
-    documents = [
-        item for label, parsed in _json.documents(data, where) for item in expand(parsed, label)
-    ]
-    if len(documents) > MAX_ENVELOPES:
+    records = [r for r in parse_file(data, where) if r.kind != "unknown"]
+    if len(records) > MAX_ENVELOPES:
         raise AttestationError(
-            where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(documents)}"
+            where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(records)}"
         )
     result = []
-    for label, document in documents:
+    for record in records:
+        document = record.document
         if (
-            isinstance(document, dict) and document.get("mediaType") in BUNDLE_MEDIA_TYPES
-        ) or is_legacy_envelope(document):
-            result.append((label, document))
+            record.kind == "sigstore-bundle" and document.get("mediaType") in BUNDLE_MEDIA_TYPES
+        ) or (record.kind == "dsse" and record.certified and is_legacy_envelope(document)):
+            result.append((record.label, document))
         else:
             raise AttestationError(
-                label, "expected a Sigstore bundle or a DSSE envelope signed with a certificate"
+                record.label,
+                "expected a Sigstore bundle or a DSSE envelope signed with a certificate",
             )
+    if not result:
+        raise AttestationError(where, "expected a Sigstore bundle or a signed DSSE envelope")
     return result
 
 
