@@ -347,7 +347,7 @@ def _unsigned_detail(
                 failed = [x for x in signer.identity.checks(attestation.identity) if not x.passed]
                 if failed:
                     parts.append(
-                        f"the certificate does not match {signer.name}: {failed[0].name} "
+                        f"the certificate matches no signer: {signer.name}: {failed[0].name} "
                         f"expected {failed[0].expected}, found {failed[0].found}"
                     )
     return "; ".join(parts) or "no trusted signer signed the envelope"
