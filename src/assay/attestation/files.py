@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from assay._json_strict import first_problem, parse, type_name
+from assay._json_strict import parse_checked, type_name
 from assay.errors import AttestationError
 
 MAX_FILE_BYTES: Final = 16 * 1024 * 1024
@@ -165,7 +165,7 @@ def _check_payload(record: Record) -> None:
         padded = payload + "=" * (-len(payload) % 4)
         alphabet = b"-_" if ("-" in payload or "_" in payload) else None
         data = base64.b64decode(padded, altchars=alphabet, validate=True)
-        value = parse(data.decode("utf-8"))
+        value, problem = parse_checked(data.decode("utf-8"), MAX_DEPTH - 1)
     except (ValueError, UnicodeDecodeError):
         return
     except RecursionError:
@@ -173,17 +173,13 @@ def _check_payload(record: Record) -> None:
             f"{record.label}: payload", f"expected nesting at most {MAX_DEPTH} deep"
         ) from None
     where = f"{record.label}: payload"
-    if isinstance(value, dict | list):
-        problem = first_problem(value, MAX_DEPTH - 1)
-        if problem is not None:
-            path, kind = problem
-            if kind == "depth":
-                raise AttestationError(
-                    f"{where} {path}", f"expected nesting at most {MAX_DEPTH} deep"
-                )
-            raise AttestationError(
-                f"{where} {path}", "duplicate key: each key must occur once, found it twice"
-            )
+    if problem is not None:
+        path, kind = problem
+        if kind == "depth":
+            raise AttestationError(f"{where} {path}", f"expected nesting at most {MAX_DEPTH} deep")
+        raise AttestationError(
+            f"{where} {path}", "duplicate key: each key must occur once, found it twice"
+        )
     if isinstance(value, dict):
         _case_variants(value, where)
 
@@ -196,7 +192,7 @@ class _NotJson(Exception):
 
 def _loads(text: bytes, where: str) -> Any:
     try:
-        value = parse(text.decode("utf-8"))
+        value, problem = parse_checked(text.decode("utf-8"), MAX_DEPTH - 1)
     except UnicodeDecodeError as error:
         raise _NotJson(f"expected UTF-8 JSON text: {error}") from None
     except json.JSONDecodeError as error:
@@ -206,17 +202,13 @@ def _loads(text: bytes, where: str) -> Any:
         ) from None
     except RecursionError:
         raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
-    if isinstance(value, dict | list):
-        problem = first_problem(value, MAX_DEPTH - 1)
-        if problem is not None:
-            path, kind = problem
-            if kind == "depth":
-                raise AttestationError(
-                    f"{where}: {path}", f"expected nesting at most {MAX_DEPTH} deep"
-                )
-            raise AttestationError(
-                f"{where}: {path}", "duplicate key: each key must occur once, found it twice"
-            )
+    if problem is not None:
+        path, kind = problem
+        if kind == "depth":
+            raise AttestationError(f"{where}: {path}", f"expected nesting at most {MAX_DEPTH} deep")
+        raise AttestationError(
+            f"{where}: {path}", "duplicate key: each key must occur once, found it twice"
+        )
     return value
 
 
