@@ -11,6 +11,7 @@ payload. A signature's `keyid` is a hint only: every trusted key is tried.
 
 from assay.dsse._envelope import (
     INTOTO_PAYLOAD_TYPE,
+    MAX_DEPTH,
     MAX_ENVELOPE_BYTES,
     MAX_SIGNATURES,
     Envelope,
@@ -33,6 +34,7 @@ from assay.dsse._verify import (
 
 __all__ = [
     "INTOTO_PAYLOAD_TYPE",
+    "MAX_DEPTH",
     "MAX_ENVELOPE_BYTES",
     "MAX_SIGNATURES",
     "Envelope",
