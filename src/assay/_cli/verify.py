@@ -243,7 +243,7 @@ def _verify(args: argparse.Namespace) -> int:
         for attestation in read_attestations(read_file(file), file)
     ]
     evidence = _read_directory(args.attestation_dir) if args.attestation_dir else None
-    trust = _sigstore_trust(args, policy)
+    trust = _sigstore_trust(args, policy, [*attestations, *(evidence or [])])
     checks, sources = _dependency_checks(policy, args.store)
     try:
         report = Verifier(
@@ -270,12 +270,16 @@ def _verify(args: argparse.Namespace) -> int:
     return EXIT_OK if report.passed else EXIT_FAILED
 
 
-def _sigstore_trust(args: argparse.Namespace, policy: Any) -> Any:
+def _sigstore_trust(args: argparse.Namespace, policy: Any, attestations: list[Any]) -> Any:
     """Trusted roots and the log rule for Sigstore signers (nothing is loaded unless the
-    policy has an identity signer)."""
+    policy has an identity signer, or key signers and a bundle signed with a key)."""
     from assay.verify.certificates import SigstoreTrust
 
-    if not any(signer.identity is not None for signer in policy.signers):
+    identities = any(signer.identity is not None for signer in policy.signers)
+    keyed = any(signer.keys for signer in policy.signers) and any(
+        attestation.key_signed_bundle for attestation in attestations
+    )
+    if not identities and not keyed:
         return SigstoreTrust()
     from assay._cli.verify_artifact import verifier_for
 

@@ -11,6 +11,12 @@ verified offline with `assay.sigstore` (chain to a Fulcio CA of a trusted root, 
 transparency-log proof, signature over the DSSE PAE), the verified payload must be the
 envelope's, and only then is the certificate identity set. An identity a caller put on
 an `Attestation` is always replaced: only this module decides it.
+
+A bundle signed with a key (npm's publish attestation) has no certificate: `log`
+verifies its transparency-log entry instead (inclusion proof and checkpoint, signed entry
+timestamp, against a trusted root's Rekor keys) and that the entry logs the envelope,
+and sets `Attestation.logged`: the signatures, with their keys, the entry records. A
+policy key counts for such an attestation only through it (`assay.verify.signers`).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from assay.verify.checks import Check
 from assay.verify.model import Attestation
 
 if TYPE_CHECKING:
+    from assay.sigstore.keyed import LoggedSignatures
     from assay.sigstore.roots import Root
     from assay.sigstore.signature import RekorLookup
     from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
@@ -65,6 +72,23 @@ class CertificateResult:
             return ""
         first = failed[0]
         return first.detail or f"{first.name}: expected {first.expected}, found {first.found}"
+
+
+@dataclass(frozen=True, slots=True)
+class LogResult:
+    """The verification of a key-signed bundle's transparency-log entry."""
+
+    logged: LoggedSignatures | None
+    checks: tuple[Check, ...]
+
+    @property
+    def verified(self) -> bool:
+        return self.logged is not None
+
+    def failure(self) -> str:
+        """Why the entry did not verify (empty when it did)."""
+        failed = [check for check in self.checks if not check.passed]
+        return failed[0].detail if failed else ""
 
 
 class CertificateVerifier:
@@ -122,8 +146,28 @@ class CertificateVerifier:
                 signature = None
         result = CertificateResult(signature, tuple(checks))
         identity = signature.identity if signature is not None else None
-        return replace(attestation, identity=identity), result
+        return replace(attestation, identity=identity, logged=None), result
+
+    def log(self, attestation: Attestation) -> tuple[Attestation, LogResult]:
+        """A key-signed bundle's attestation with the signatures its verified log entry
+        records (or none), and what was checked."""
+        from assay.sigstore.keyed import verify_logged_envelope
+
+        assert attestation.sigstore is not None
+        expected = "a transparency-log entry that logs this envelope, verified offline"
+        try:
+            logged = verify_logged_envelope(
+                attestation.sigstore, attestation.name, self._verifier()
+            )
+        except AssayError as error:
+            check = Check("transparencyLog", False, expected, None, str(error))
+            return replace(attestation, identity=None, logged=None), LogResult(None, (check,))
+        found = f"{logged.log_proof.value}, log index {logged.log_index}, {logged.trusted_root}"
+        check = Check("transparencyLog", True, expected, found)
+        return replace(attestation, identity=None, logged=logged), LogResult(logged, (check,))
 
 
 def _without_identity(attestation: Attestation) -> Attestation:
-    return attestation if attestation.identity is None else replace(attestation, identity=None)
+    if attestation.identity is None and attestation.logged is None:
+        return attestation
+    return replace(attestation, identity=None, logged=None)

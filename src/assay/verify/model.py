@@ -4,7 +4,8 @@ Plain data only. An `Attestation` is one DSSE envelope plus what the file said a
 outside the signature: where it came from (`container`), Google Cloud Build's unsigned
 metadata (`gcb`), the Sigstore material it came with (`sigstore`: the bundle, or the
 legacy envelope carrying its certificate), and, once the `Verifier` has verified that
-material, the certificate identity that signed it (`identity`).
+material, the certificate identity that signed it (`identity`) or, for a bundle signed
+with a key, the signatures its verified transparency-log entry records (`logged`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Literal
 
 from assay import dsse
 from assay.sigstore.identity import CertificateIdentity
+from assay.sigstore.keyed import LoggedSignatures, is_key_signed
 
 __all__ = ["Artifact", "Attestation", "CertificateIdentity", "Container", "GcbMetadata"]
 
@@ -54,6 +56,16 @@ class Attestation:
     identity: CertificateIdentity | None = None
     """The certificate identity that signed the envelope. Set by the `Verifier` after
     verifying `sigstore`; a value given by a caller is not trusted (it is replaced)."""
+    logged: LoggedSignatures | None = None
+    """For a Sigstore bundle signed with a key: the signatures, and the keys that made
+    them, that its transparency-log entry records. Set by the `Verifier` after verifying
+    that entry; a value given by a caller is not trusted (it is replaced)."""
+
+    @property
+    def key_signed_bundle(self) -> bool:
+        """Read from a Sigstore bundle whose verification material is a public key: a
+        key signer counts for it only through its verified log entry (`logged`)."""
+        return self.sigstore is not None and is_key_signed(self.sigstore)
 
     @property
     def file(self) -> str:

@@ -2,7 +2,9 @@
 
 A signer vouches for an attestation either with keys (DSSE signatures over the PAE,
 counted by key fingerprint up to its threshold; old Cloud Build keys over the bare
-payload when the policy opts in) or with a certificate identity (a Sigstore signer).
+payload when the policy opts in; for a Sigstore bundle signed with a key, only the
+signatures its verified transparency-log entry records as made by that key) or with a
+certificate identity (a Sigstore signer).
 `signer_signed` is the single function that matches a `Signer` against an
 `Attestation`; an identity signer matches through `identity_matches` (the policy's
 `IdentityRule`), which sees only identities the `Verifier` set after verifying the
@@ -20,12 +22,16 @@ from assay.verify.model import Attestation, CertificateIdentity
 
 if TYPE_CHECKING:
     from assay.sigstore.identity_rules import IdentityRule
+    from assay.sigstore.keyed import LoggedSignatures
 
 
 def signer_signed(signer: Signer, attestation: Attestation) -> bool:
     """True when `signer` vouches for `attestation` (keys to threshold, or identity)."""
     envelope = attestation.envelope
-    if signer.keys:
+    if signer.keys and attestation.key_signed_bundle:
+        if attestation.logged is not None and _logged_signed(envelope, signer, attestation.logged):
+            return True
+    elif signer.keys:
         if dsse.check_signatures(envelope, signer.keys, signer.threshold):
             return True
         if signer.legacy_raw_payload and _legacy_raw_signed(envelope, signer):
@@ -58,6 +64,23 @@ def _legacy_raw_signed(envelope: dsse.Envelope, signer: Signer) -> bool:
             if fingerprint in signed or signature.keyid != key.keyid:
                 continue
             if key.verify(signature.sig, envelope.payload):
+                signed.add(fingerprint)
+                break
+    return len(signed) >= signer.threshold
+
+
+def _logged_signed(envelope: dsse.Envelope, signer: Signer, logged: LoggedSignatures) -> bool:
+    # A bundle signed with a key: a key counts when the verified log entry records one
+    # of the envelope's signatures as made by that key (same fingerprint) and the
+    # signature verifies with it over the PAE. Keys count once per fingerprint.
+    message = envelope.pae()
+    signed: set[str] = set()
+    for key in signer.keys:
+        fingerprint = dsse.key_fingerprint(key)
+        if fingerprint in signed:
+            continue
+        for signature, logged_key in logged.signatures:
+            if logged_key == fingerprint and key.verify(signature, message):
                 signed.add(fingerprint)
                 break
     return len(signed) >= signer.threshold

@@ -25,7 +25,12 @@ from assay import dsse
 from assay.errors import AttestationError, VerificationError
 from assay.policy.model import Policy, Signer
 from assay.verify import checks as c
-from assay.verify.certificates import CertificateResult, CertificateVerifier, SigstoreTrust
+from assay.verify.certificates import (
+    CertificateResult,
+    CertificateVerifier,
+    LogResult,
+    SigstoreTrust,
+)
 from assay.verify.claims import STATEMENT_TYPES, Claims, parse_statement, read_claims
 from assay.verify.dependency_check import (
     DependencyCheck,
@@ -70,6 +75,8 @@ class AttestationReport:
     """The verified statement (only set once its signature verified)."""
     certificate: CertificateResult | None = None
     """The verification of the Sigstore material the envelope came with, if any."""
+    log: LogResult | None = None
+    """For a bundle signed with a key: the verification of its transparency-log entry."""
 
     @property
     def tlog_waived(self) -> bool:
@@ -98,6 +105,13 @@ class AttestationReport:
                 signature.to_dict()
                 if signature is not None
                 else {"verified": False, "reason": self.certificate.failure()}
+            )
+        if self.log is not None:
+            logged = self.log.logged
+            result["keySignedBundle"] = (
+                logged.to_dict()
+                if logged is not None
+                else {"verified": False, "reason": self.log.failure()}
             )
         return result
 
@@ -241,8 +255,8 @@ class Verifier:
         attestations: Sequence[Attestation],
     ) -> VerificationReport:
         """The report for `artifacts` given `attestations`; never raises on a failed check."""
-        attestations, certificates = self._certify(attestations)
-        report = _evaluate(self.policy, artifacts, attestations, certificates)
+        attestations, sigstore = self._certify(attestations)
+        report = _evaluate(self.policy, artifacts, attestations, sigstore)
         passing = [r for r in report.attestations if _covers_something(report, r)]
         if not passing:
             return report  # nothing verified: no dependency claim can be made
@@ -267,22 +281,38 @@ class Verifier:
             report.dependency_checks = [check.check(subject_input) for check in applicable]
         return report
 
-    def _certify(
-        self, attestations: Sequence[Attestation]
-    ) -> tuple[list[Attestation], dict[str, CertificateResult]]:
-        """Attestations with the identities their verified certificates show (and no
-        other), and the certificate results by attestation name."""
-        if not any(signer.identity is not None for signer in self.policy.signers):
-            # No identity signer: no certificate can matter, none is verified.
-            return [replace(a, identity=None) if a.identity else a for a in attestations], {}
+    def _certify(self, attestations: Sequence[Attestation]) -> tuple[list[Attestation], _Sigstore]:
+        """Attestations with the identities their verified certificates show, or the
+        signatures their verified log entries record (and nothing else), and the results
+        by attestation name."""
+        identities = any(signer.identity is not None for signer in self.policy.signers)
+        keys = any(signer.keys for signer in self.policy.signers)
         result = []
-        certificates: dict[str, CertificateResult] = {}
+        found = _Sigstore()
         for attestation in attestations:
-            certified, certificate = self._certificates.certify(attestation)
-            result.append(certified)
-            if certificate is not None:
-                certificates[attestation.name] = certificate
-        return result, certificates
+            if attestation.key_signed_bundle and keys:
+                logged, log = self._certificates.log(attestation)
+                result.append(logged)
+                found.logs[attestation.name] = log
+            elif attestation.sigstore is not None and identities:
+                certified, certificate = self._certificates.certify(attestation)
+                result.append(certified)
+                if certificate is not None:
+                    found.certificates[attestation.name] = certificate
+            elif attestation.identity is not None or attestation.logged is not None:
+                # Nothing a caller set is trusted: no signer here could use it.
+                result.append(replace(attestation, identity=None, logged=None))
+            else:
+                result.append(attestation)
+        return result, found
+
+
+@dataclass(slots=True)
+class _Sigstore:
+    """What `Verifier._certify` verified, by attestation name."""
+
+    certificates: dict[str, CertificateResult] = field(default_factory=dict)
+    logs: dict[str, LogResult] = field(default_factory=dict)
 
 
 def _covers_something(report: VerificationReport, attestation: AttestationReport) -> bool:
@@ -325,11 +355,24 @@ def _documents(
 
 
 def _unsigned_detail(
-    policy: Policy, attestation: Attestation, certificate: CertificateResult | None
+    policy: Policy,
+    attestation: Attestation,
+    certificate: CertificateResult | None,
+    log: LogResult | None = None,
 ) -> str:
     parts = []
     if any(s.keys for s in policy.signers):
-        parts.append("no trusted signer's keys verified the envelope")
+        if attestation.key_signed_bundle and attestation.logged is None:
+            reason = log.failure() if log is not None else "not verified"
+            parts.append(f"the key-signed bundle's transparency-log entry did not verify: {reason}")
+        elif attestation.key_signed_bundle:
+            assert attestation.logged is not None
+            parts.append(
+                "no trusted signer's keys made a signature the bundle's log entry records "
+                f"(it records key(s) {', '.join(sorted(attestation.logged.key_fingerprints))})"
+            )
+        else:
+            parts.append("no trusted signer's keys verified the envelope")
     identities = [s for s in policy.signers if s.identity is not None]
     if identities:
         names = ", ".join(s.name for s in identities)
@@ -366,13 +409,20 @@ def _validation(statement: dict[str, Any]) -> c.Check:
 
 
 def evaluate_attestation(
-    attestation: Attestation, policy: Policy, certificate: CertificateResult | None = None
+    attestation: Attestation,
+    policy: Policy,
+    certificate: CertificateResult | None = None,
+    *,
+    log: LogResult | None = None,
 ) -> AttestationReport:
     """Signature first; only a verified payload is parsed and checked against the policy.
 
     `attestation.identity` must come from the `Verifier`'s certificate verification
-    (`certificate`); `Verifier.verify` guarantees it."""
-    report = AttestationReport(attestation.name, attestation.digest, [], certificate=certificate)
+    (`certificate`), and `attestation.logged` from its verification of a key-signed
+    bundle's log entry (`log`); `Verifier.verify` guarantees both."""
+    report = AttestationReport(
+        attestation.name, attestation.digest, [], certificate=certificate, log=log
+    )
     envelope = attestation.envelope
     signed = signers_that_signed(attestation, policy.signers)
     report.signed_by = [s.name for s in signed]
@@ -382,11 +432,13 @@ def evaluate_attestation(
             bool(signed),
             [s.name for s in policy.signers],
             report.signed_by,
-            "" if signed else _unsigned_detail(policy, attestation, certificate),
+            "" if signed else _unsigned_detail(policy, attestation, certificate, log),
         )
     )
     if not signed:
         return report
+    if log is not None and log.logged is not None and any(s.keys for s in signed):
+        report.checks.extend(log.checks)
     if certificate is not None and any(s.identity is not None for s in signed):
         signature = certificate.signature
         assert signature is not None  # an identity is only set from a verified certificate
@@ -467,9 +519,14 @@ def _evaluate(
     policy: Policy,
     artifacts: Sequence[Artifact],
     attestations: Sequence[Attestation],
-    certificates: dict[str, CertificateResult],
+    sigstore: _Sigstore,
 ) -> VerificationReport:
-    reports = [evaluate_attestation(a, policy, certificates.get(a.name)) for a in attestations]
+    reports = [
+        evaluate_attestation(
+            a, policy, sigstore.certificates.get(a.name), log=sigstore.logs.get(a.name)
+        )
+        for a in attestations
+    ]
     results = []
     for artifact in artifacts:
         covering = []
