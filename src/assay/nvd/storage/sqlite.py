@@ -122,6 +122,7 @@ CRITERIA_INSERT = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 REDERIVE_BATCH = 2000
+FIND_BATCH = 500  # records read per statement by `find_cves`
 
 _SCHEMA_OBJECTS = frozenset(
     re.findall(
@@ -498,6 +499,36 @@ class SqliteStore(ProductStoreMixin):
             self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
         return Page(len(ids), self._records(connection, generation, page_ids))
+
+    def find_cves(self, queries: Sequence[CveQuery]) -> Iterator[tuple[bytes, tuple[int, ...]]]:
+        # One statement per query, the text `search_cves` runs: queries of one shape share
+        # a prepared statement (a UNION ALL of many was measured slower: each new text is
+        # planned anew). Records in row order, a batch at a time, outside the cache.
+        connection = self._connection()
+        began = not connection.in_transaction
+        try:
+            if began:
+                connection.execute("BEGIN")  # one snapshot for the look-ups and the reads
+            found: dict[int, list[int]] = {}
+            for index, query in enumerate(queries):
+                builder = SqlBuilder(SQLITE)
+                where = cve_where(query, builder)
+                for (row_id,) in connection.execute(
+                    f"SELECT c.id FROM cve c WHERE {where}", builder.params
+                ):
+                    found.setdefault(row_id, []).append(index)
+            for chunk in _chunks(sorted(found), FIND_BATCH):
+                marks = ", ".join("?" * len(chunk))
+                rows = connection.execute(
+                    f"SELECT id, record FROM cve WHERE id IN ({marks})", chunk
+                ).fetchall()
+                for row_id, stored in rows:
+                    yield unpack(stored), tuple(found.pop(row_id))
+        except sqlite3.Error as error:
+            raise StoreError(f"the SQLite store at {self.path}: {error}") from error
+        finally:
+            if began and connection.in_transaction:
+                connection.execute("COMMIT")
 
     def _records(
         self, connection: sqlite3.Connection, generation: int, ids: Iterable[int]
