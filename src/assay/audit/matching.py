@@ -37,6 +37,7 @@ from assay.nvd.cpe import ANY, NA, Cpe, CriteriaRange, InvalidCpe, name_matches
 
 __all__ = [
     "MAX_NODE_DEPTH",
+    "UNMATCHED",
     "Compiled",
     "Compiler",
     "ComponentName",
@@ -46,6 +47,7 @@ __all__ = [
     "Node",
     "Outcome",
     "RecordFacts",
+    "bounds_well_formed",
     "compile_record",
     "evaluate_names",
     "evaluate_record",
@@ -205,21 +207,34 @@ def _bound(match: Mapping[str, Any], name: str) -> str | None:
 
 
 _PLAIN_PART = re.compile(r"[a-z0-9._\-]+")
-_PREFIX = "cpe:2.3:"
+_SIMPLE_CRITERIA = re.compile(r"cpe:2\.3:[aoh*]?:[a-z0-9._\-]+:[a-z0-9._\-]+(?::[a-z0-9._\-*]*){8}")
 
 
-def _product_of(text: str) -> tuple[str, str] | None:
-    """The vendor and product of a criteria without parsing it, when both are plain
-    (lower-case letters, digits, `.`, `_`, `-`: their normalized form as written)."""
-    if not text.startswith(_PREFIX):
+def _simple_product(text: str) -> tuple[str, str] | None:
+    """The vendor and product of a criteria that `parse_cpe` would take as written: 11
+    components of lower-case letters, digits, `.`, `_`, `-` (or `*`), a valid part, and
+    a plain vendor and product (their normalized form is then the text itself)."""
+    if not _SIMPLE_CRITERIA.fullmatch(text):
         return None
-    parts = text.split(":", 6)
-    if len(parts) < 6:
-        return None
-    vendor, product = parts[3], parts[4]
-    if _PLAIN_PART.fullmatch(vendor) and _PLAIN_PART.fullmatch(product):
-        return vendor, product
-    return None
+    parts = text.split(":", 5)
+    return parts[3], parts[4]
+
+
+def bounds_well_formed(
+    start_in: str | None, start_ex: str | None, end_in: str | None, end_ex: str | None
+) -> bool:
+    """Whether a criteria's bounds are as `CriteriaRange` takes them: non-empty, and
+    not both Including and Excluding on one side."""
+    return (
+        (start_in is None or start_ex is None)
+        and (end_in is None or end_ex is None)
+        and "" not in (start_in, start_ex, end_in, end_ex)
+    )
+
+
+UNMATCHED: Final = Match(True, None, None, 0, ())
+"""A well-formed `cpeMatch` whose vendor and product no name of the scan has: it holds
+for no name, and is never a component's hit."""
 
 
 MatchKey = tuple[object, str | None, str | None, str | None, str | None, bool, str | None]
@@ -234,6 +249,7 @@ class Compiler:
     def __init__(self, names: NameSet) -> None:
         self.names = names
         self._matches: dict[MatchKey, Match] = {}
+        self._unmatched: dict[str, bool] = {}
 
     def match(self, key: MatchKey) -> Match:
         """The compiled form of a `cpeMatch` given as (criteria, versionStartIncluding,
@@ -247,11 +263,21 @@ class Compiler:
             found = self._matches[key] = self._compile_match(key, text)
         return found
 
+    def unmatched(self, text: str) -> bool:
+        """Whether `text` is a well-formed criteria of a vendor and product that no name
+        of the scan has (any `cpeMatch` of it with well-formed bounds is `UNMATCHED`:
+        no need to parse it)."""
+        found = self._unmatched.get(text)
+        if found is None:
+            product = _simple_product(text)
+            found = product is not None and not self.names.may_hit(*product)
+            self._unmatched[text] = found
+        return found
+
     def _compile_match(self, key: MatchKey, text: str) -> Match:
         _, start_in, start_ex, end_in, end_ex, vulnerable, identifier = key
-        product = _product_of(text)
-        if product is not None and not self.names.may_hit(*product):
-            return Match(vulnerable, None, identifier, 0, ())
+        if self.unmatched(text) and bounds_well_formed(start_in, start_ex, end_in, end_ex):
+            return UNMATCHED
         criteria, number = _criteria(text, start_in, start_ex, end_in, end_ex)
         if criteria is None:
             return Match(vulnerable, None, identifier, 0, (), malformed=True)

@@ -19,11 +19,13 @@ import orjson
 
 from assay.audit.matching import (
     MAX_NODE_DEPTH,
+    UNMATCHED,
     Compiled,
     Compiler,
     Match,
     Node,
     RecordFacts,
+    bounds_well_formed,
     record_facts,
 )
 from assay.audit.model import Cvss
@@ -208,15 +210,26 @@ class RecordReader:
         return ScanRecord(self.compiler.record(decoded), decoded)
 
     def _node(self, node: _Node, depth: int) -> Node:
-        known = self._matches.get
         return self.compiler.node(
             node.operator.upper() == "AND",
             node.negate,
-            [known(m) or self._match(m) for m in node.cpeMatch],
+            [self._resolve(m) for m in node.cpeMatch],
             [self._node(child, depth + 1) for child in node.children]
             if depth < MAX_NODE_DEPTH
             else [],
         )
+
+    def _resolve(self, m: _CpeMatch) -> Match:
+        # Most criteria of a record name products the scan does not have: those are
+        # told apart by their text alone, before the whole item is looked up.
+        if self.compiler.unmatched(m.criteria) and bounds_well_formed(
+            m.versionStartIncluding,
+            m.versionStartExcluding,
+            m.versionEndIncluding,
+            m.versionEndExcluding,
+        ):
+            return UNMATCHED
+        return self._matches.get(m) or self._match(m)
 
     def _match(self, m: _CpeMatch) -> Match:
         found = self._matches[m] = self.compiler.match(
