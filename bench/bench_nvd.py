@@ -126,6 +126,12 @@ def run(argv: list[str]) -> None:
         "?schema=NAME, which is dropped and made anew",
     )
     parser.add_argument(
+        "--serve-arg",
+        action="append",
+        default=[],
+        help="an option for assay serve (repeat for several), e.g. --serve-arg=--threads=40",
+    )
+    parser.add_argument(
         "--feeds",
         action="store_true",
         help="import NVD 2.0 yearly feed files instead of JSON Lines",
@@ -157,7 +163,9 @@ def run(argv: list[str]) -> None:
 
     cve_paths = [f"{API}?cveId={cve_id}" for cve_id in manifest["sample_ids"]]
     store.warm()
-    with _server(_assay_serve(store)) as base, _server(_hello_serve()) as floor:
+    command, env = _assay_serve(store)
+    served = (command + args.serve_arg, env)
+    with _server(served) as base, _server(_hello_serve()) as floor:
         _check(base, cve_paths[0])
         measured, floors = _wrk_compare(base, floor, cve_paths, args.duration, args.rounds)
         results.classes.extend(measured)

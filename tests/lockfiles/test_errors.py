@@ -33,7 +33,7 @@ def error_of(data: bytes | str, filename: str) -> LockfileError:
         (f"a==1 --hash=crc32:{SHA}\n", "requirements.txt, line 1", "hash algorithm"),
         ("a==1 --frobnicate\n", "requirements.txt, line 1", "--hash"),
         ("--frobnicate x\n", "requirements.txt, line 1", "'--frobnicate'"),
-        ("a===\n", "requirements.txt, line 1", "pinned"),
+        ("a===\n", "requirements.txt, line 1", "(name==version)"),
         ("a b c\n", "requirements.txt, line 1", "expected a requirement"),
         ("x" * 70000 + "==1\n", "requirements.txt, line 1", "at most"),
     ],

@@ -38,9 +38,10 @@ def test_same_bytes_and_headers_as_the_full_handler(client: TestClient, suffix: 
     ids = _some_ids(client)
     assert ids
     for cve_id in [*ids, "CVE-2099-0001"]:
-        short = client.get(f"/rest/json/cves/2.0{suffix}?cveId={cve_id}")
+        plain = {"accept-encoding": "identity"}  # (compressed lengths vary with the timestamp)
+        short = client.get(f"/rest/json/cves/2.0{suffix}?cveId={cve_id}", headers=plain)
         # A lower-case parameter name does not take the shortcut.
-        full = client.get(f"/rest/json/cves/2.0{suffix}?cveid={cve_id}")
+        full = client.get(f"/rest/json/cves/2.0{suffix}?cveid={cve_id}", headers=plain)
         assert short.status_code == full.status_code == 200
         assert list(short.headers.items()) == list(full.headers.items())
         assert TIMESTAMP.sub(b"", short.content) == TIMESTAMP.sub(b"", full.content)

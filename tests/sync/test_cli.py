@@ -14,7 +14,8 @@ from assay.nvd.sync._pacing import SAFETY
 
 from .harness import Fault, FaultProxy, Seen, assert_mirrored, quick_options
 
-QUICK = ["--timeout", "2", "--backoff", "0.01", "--retries", "2"]
+# The upstream is an assay: these tests read it by date windows, as NVD is read.
+QUICK = ["--timeout", "2", "--backoff", "0.01", "--retries", "2", "--by-date"]
 
 
 def _sync(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -108,7 +109,9 @@ def test_a_damaged_checkpoint_exits_2_naming_the_key(
     store = open_store(url)
     store.set_meta("sync.cves", '{"version": 99}')
     store.close()
-    code, err = _sync(capsys, "--store", url, "--upstream", proxy.base_url, "--kinds", "cves")
+    code, err = _sync(
+        capsys, "--store", url, "--upstream", proxy.base_url, "--kinds", "cves", "--by-date"
+    )
     assert code == 2
     assert "meta sync.cves.version: expected checkpoint version 1, found 99" in err
 

@@ -19,7 +19,7 @@ KIND_KEYS = {
 
 def _sync(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     try:
-        code = main(["nvd", "sync", "--json", *args])
+        code = main(["nvd", "sync", "--json", "--by-date", *args])
     except SystemExit as exit_:
         code = int(exit_.code or 0)
     captured = capsys.readouterr()

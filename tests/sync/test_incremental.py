@@ -242,3 +242,51 @@ def test_records_leaving_a_window_while_it_is_read_do_not_hide_others(
     assert second.kinds[0].fetched >= 10
     _sync(upstream, store_url, kinds=("cves",))
     assert_mirrored(upstream.url, store_url, ("cves",))
+
+
+def test_a_backfill_upstream_is_brought_exactly_by_the_change_cursor(
+    upstream: Upstream, store_url: str, tmp_path: Path
+) -> None:
+    """Records imported upstream with an old `lastModified` (a backfill) reach a mirror
+    that follows the change cursor, and only they; date windows never see them."""
+    by_date = f"sqlite:///{tmp_path / 'by-date.db'}"
+    first = _sync(upstream, store_url, change_cursor=True)
+    assert first.ok
+    assert all(kind.full_load for kind in first.kinds)
+    assert _sync(upstream, by_date).ok
+    assert_mirrored(upstream.url, store_url)
+
+    cves = _records(upstream.url, "cves")
+    old = "2001-02-03T04:05:06.000"
+    backfill = [
+        {**cves[index], "id": f"CVE-2001-{9000 + index}", "published": old, "lastModified": old}
+        for index in range(3)
+    ]
+    upstream.put("cve", backfill)
+    source = _records(upstream.url, "source")[0]
+    upstream.put(
+        "source", [{**source, "name": "backfilled", "lastModified": "2019-09-09T16:18:46.000"}]
+    )
+
+    before = upstream.proxy.count
+    second = _sync(upstream, store_url, change_cursor=True)
+    pages = [
+        seen for seen in upstream.proxy.seen[before:] if seen.query.get("resultsPerPage") != "1"
+    ]
+    assert pages
+    assert all("sinceGeneration" in seen.query for seen in pages)
+    by_kind = {kind.kind: kind for kind in second.kinds}
+    assert (by_kind["cves"].fetched, by_kind["cves"].counts.added) == (3, 3)
+    assert (by_kind["source"].fetched, by_kind["source"].counts.updated) == (1, 1)
+    for kind in ("cvehistory", "cpes", "cpematch"):
+        assert by_kind[kind].fetched == 0, kind
+    assert_mirrored(upstream.url, store_url)
+
+    # The same backfill is invisible to lastModified windows.
+    assert _sync(upstream, by_date).ok
+    mirrored = {record["id"] for record in _records(by_date, "cves")}
+    assert mirrored.isdisjoint(record["id"] for record in backfill)
+
+    # Nothing new upstream: the next run reads nothing but its probes.
+    third = _sync(upstream, store_url, change_cursor=True)
+    assert all(kind.fetched == 0 for kind in third.kinds)

@@ -37,6 +37,7 @@ def _command(proxy: FaultProxy, mirror_url: str) -> list[str]:
         "10",
         "--backoff",
         "0.01",
+        "--by-date",  # (the change cursor resumes the same way: test_incremental)
     ]
 
 

@@ -14,6 +14,11 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from tests.conftest import ASSETS
+
+GCB_IMAGE = "sha256:1a033b002f89ed2b8ea733162497fb70f1a4049a7f8602d6a33682b4ad9921fd"
+GCB_PROVENANCE = ASSETS / "verify/slsa-verifier/cli/gcb_container/v0.2/gcloud-container-github.json"
+UV_LOCK = ASSETS / "lockfiles/fastapi-mvc/uv.lock"
 
 CHROMIUM = os.environ.get("ASSAY_CHROMIUM", "/usr/bin/chromium")
 
@@ -61,7 +66,10 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # CI's 2 cores run the suite on both of them: give slow answers time.
+    expect.set_options(timeout=20_000)
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
@@ -144,8 +152,76 @@ def test_filters_and_the_json_twin(page: object, base_url: str) -> None:
 def test_a_phone_sized_page_does_not_scroll_sideways(browser: object, base_url: str) -> None:
     context = browser.new_context(base_url=base_url, viewport={"width": 375, "height": 740})  # type: ignore[attr-defined]
     page = context.new_page()
-    for path in ("/", "/cve/CVE-2024-23113", "/docs"):
+    for path in ("/", "/cve/CVE-2024-23113", "/docs", "/verify", "/scan"):
         page.goto(path)
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 375, f"{path} is {width} px wide on a 375 px screen"
     context.close()
+
+
+def test_upload_an_attestation_and_verify_it(page: object, base_url: str) -> None:
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    page.goto("/")
+    page.get_by_role("link", name="Verify").click()
+    expect(page.get_by_role("heading", name="Verify provenance against a policy")).to_be_visible()
+    page.get_by_label("Attestation files").set_input_files(str(GCB_PROVENANCE))
+    page.get_by_label("A shipped policy").select_option("gcb")
+    page.get_by_label("Artifact digests").fill(GCB_IMAGE)
+    page.get_by_role("button", name="Verify", exact=True).click()
+    expect(page).to_have_url(f"{base_url}/verify")
+    expect(page.locator(".verdict")).to_have_text("PASSED: SLSA build level 3")
+    expect(page.get_by_role("heading", name="gcloud-container-github.json: valid")).to_be_visible()
+    expect(page.get_by_text("signed by gcb-regional-legacy")).to_be_visible()
+    page.get_by_label("Artifact digests").fill("sha256:" + "0" * 64)
+    page.get_by_label("Attestation files").set_input_files(str(GCB_PROVENANCE))
+    page.get_by_role("button", name="Verify", exact=True).click()
+    expect(page.locator(".verdict")).to_have_text("FAILED")
+    page.get_by_role("button", name="Verify", exact=True).click()  # files are not kept
+    expect(page.get_by_role("alert")).to_contain_text("attestation: expected an attestation")
+    page.get_by_label("Attestation files").set_input_files(str(GCB_PROVENANCE))
+    page.get_by_label("Artifact digests").fill("md5:abc")
+    page.get_by_role("button", name="Verify", exact=True).click()
+    expect(page.get_by_role("alert")).to_contain_text("artifact digests line 1")
+    expect(page.get_by_label("A shipped policy")).to_have_value("gcb")
+
+
+def test_upload_an_sbom_and_scan_it(page: object, base_url: str, tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    assert isinstance(tmp_path, Path)
+    bom = tmp_path / "bom.cdx.json"
+    bom.write_text(
+        json.dumps(
+            {
+                "bomFormat": "CycloneDX",
+                "specVersion": "1.5",
+                "version": 1,
+                "components": [
+                    {
+                        "type": "library",
+                        "bom-ref": "tensorflow",
+                        "name": "tensorflow",
+                        "version": "2.9.0",
+                        "purl": "pkg:pypi/tensorflow@2.9.0",
+                    }
+                ],
+            }
+        )
+    )
+    page.goto("/scan")
+    page.get_by_label("SBOM or lock files").set_input_files([str(bom), str(UV_LOCK)])
+    page.get_by_role("button", name="Scan", exact=True).click()
+    expect(page.get_by_role("heading", name="Affected components")).to_be_visible()
+    expect(page.get_by_role("heading", level=2).first).to_have_text("1 finding")
+    expect(page.get_by_role("rowheader", name="bom.cdx.json")).to_be_visible()
+    expect(page.get_by_role("cell", name="cyclonedx-json")).to_be_visible()
+    expect(page.get_by_role("heading", name="Unidentified components")).to_be_visible()
+    page.get_by_role("link", name="CVE-2022-29194").click()
+    expect(page).to_have_url(f"{base_url}/cve/CVE-2022-29194")
+    expect(page.get_by_role("heading", name="CVE-2022-29194")).to_be_visible()

@@ -41,6 +41,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.attest",
     "assay._cli.attest_provenance",
     "assay._cli.completion",
+    "assay._cli.api_keys",
     "assay._cli.policies",
     "assay._cli.scan",
     "assay._cli.verify_artifact",

@@ -45,7 +45,17 @@ def register(tree: CommandTree) -> None:
         "--bundled", action="store_true", help="also import the real NVD sample bundled with assay"
     )
     parser.add_argument(
-        "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="records per transaction"
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        help="records per transaction (the default: batches are committed as they are "
+        "written, so a file that fails part-way keeps the batches before the failure)",
+    )
+    parser.add_argument(
+        "--atomic",
+        action="store_true",
+        help="each file in one transaction: a file with a rejected record or an error "
+        "stores nothing (the store is unchanged by it; readers see it whole or not at all)",
     )
     parser.add_argument(
         "--json",
@@ -90,7 +100,7 @@ def import_files(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     store = open_store(args.store or default_store_url())
     try:
-        report = _run(store, paths, args.batch_size, console)
+        report = _run(store, paths, args.batch_size, console, atomic=args.atomic)
     finally:
         store.close()
     if args.json:
@@ -104,7 +114,9 @@ def import_files(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
-def _run(store: Store, paths: list[Path], batch_size: int, console: Console) -> ImportReport:
+def _run(
+    store: Store, paths: list[Path], batch_size: int, console: Console, *, atomic: bool = False
+) -> ImportReport:
     from rich.markup import escape
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -136,6 +148,7 @@ def _run(store: Store, paths: list[Path], batch_size: int, console: Console) -> 
             # Checking on another core than the writes: worth its ~0.3 s start beyond a
             # few MB of input.
             reader_process=total_bytes > READER_PROCESS_BYTES,
+            atomic=atomic,
         ) as importer:
             for path in paths:
                 importer.import_file(path)

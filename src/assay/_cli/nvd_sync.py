@@ -77,6 +77,12 @@ def register(tree: CommandTree) -> None:
         help="at most N requests in any SECONDS-long window (default: NVD's limits)",
     )
     parser.add_argument(
+        "--by-date",
+        action="store_true",
+        help="read another assay by lastModified windows, as NVD is read, instead of by its "
+        "change cursor (which also brings records imported there with old dates)",
+    )
+    parser.add_argument(
         "--page-size",
         type=int,
         default=None,
@@ -143,6 +149,7 @@ def _options(args: argparse.Namespace) -> SyncOptions:
         max_retries=args.retries,
         backoff=args.backoff,
         since=since,
+        change_cursor=not args.by_date,
     )
 
 

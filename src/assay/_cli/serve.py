@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
+import tempfile
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from assay._cli import EXIT_OK, CommandTree
 from assay.config import STORE_ENV, default_store_url
+from assay.errors import InputError
 from assay.nvd.server._memory import DEFAULT_RESERVE_MIB, RESERVE_ENV
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from assay.nvd.server.service import ServiceSettings
 
 
 def register(tree: CommandTree) -> None:
@@ -38,6 +48,7 @@ def register(tree: CommandTree) -> None:
         help="answer every path without the fields NVD added after 2023 (cveTags, cvssMetricV40), "
         "as /compat/nvd-api/ always does",
     )
+    add_service_options(parser)
     add_web_arguments(parser)
 
 
@@ -109,20 +120,24 @@ def prepare_web(args: argparse.Namespace, url: str) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     from assay.nvd.server._memory import reserve_from_text
+    from assay.nvd.server.service import SERVICE_ENV
 
+    service = service_settings(args)
     if args.reserve_memory is not None:
         reserve_from_text(args.reserve_memory, "--reserve-memory")
         os.environ[RESERVE_ENV] = args.reserve_memory.strip()
     url = args.store or default_store_url()
     prepare_web(args, url)
     os.environ[STORE_ENV] = url
+    os.environ[SERVICE_ENV] = service.to_environment()
     if args.compat == "nvd-api":
         os.environ["ASSAY_LEGACY_FIELDS_ONLY"] = "1"
     # uvicorn stops gracefully on Ctrl-C and then re-raises the signal to the handler it
     # found: make that a no-op so the stop stays clean (no KeyboardInterrupt mid-shutdown).
     previous = signal.signal(signal.SIGINT, _ignore_signal)
     try:
-        _run_uvicorn(args)
+        with shared_metrics(args.workers):
+            _run_uvicorn(args, service)
     finally:
         signal.signal(signal.SIGINT, previous)
     print("assay stopped", file=sys.stderr, flush=True)
@@ -133,7 +148,7 @@ def _ignore_signal(signum: int, frame: object) -> None:
     return None
 
 
-def _run_uvicorn(args: argparse.Namespace) -> None:
+def _run_uvicorn(args: argparse.Namespace, service: ServiceSettings) -> None:
     import uvicorn
 
     uvicorn.run(
@@ -145,4 +160,174 @@ def _run_uvicorn(args: argparse.Namespace) -> None:
         log_level=os.environ.get("ASSAY_LOG_LEVEL", "warning").lower(),
         access_log=False,
         server_header=False,
+        http=guarded_protocol(),
+        timeout_keep_alive=int(service.idle_timeout + 0.999),
+        limit_concurrency=service.max_connections,
     )
+
+
+# -- the service options (limits, keys, caching, metrics) --------------------------------
+
+
+def add_service_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("service")
+    group.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="worker threads per process, so store operations at a time (default 8)",
+    )
+    group.add_argument(
+        "--sqlite-cache",
+        metavar="MIB",
+        type=int,
+        default=None,
+        help="SQLite page cache of each whole serving process, all its connections "
+        "together (default 128, 0 for no limit; the kernel's file cache holds the rest)",
+    )
+
+    group.add_argument(
+        "--api-keys",
+        choices=["off", "optional", "required"],
+        default="off",
+        help="off: the apiKey header is ignored (default); optional: a request with an "
+        "unknown key gets 404 'Invalid apiKey.' as at NVD; required: every API request "
+        "needs a valid key (see assay api-keys)",
+    )
+    group.add_argument(
+        "--rate-limit",
+        metavar="nvd|N/S",
+        default=None,
+        help="nvd: NVD's public limits (5 requests per rolling 30 s without a key, 50 with "
+        "one; 403 past them); N/S: N requests per S seconds per client. Counted across "
+        "every server on the store",
+    )
+    group.add_argument(
+        "--rate-limit-store",
+        metavar="URL",
+        default=None,
+        help="redis://... to keep the rate-limit count in Redis (needs assay[redis]) "
+        "instead of in the store",
+    )
+    group.add_argument(
+        "--cache-control",
+        metavar="VALUE",
+        default=None,
+        help="Cache-Control of the API's answers, beside ETag and Last-Modified "
+        "(default 'public, no-cache': caches keep answers and revalidate them)",
+    )
+    for option, field, unit, text in LIMIT_OPTIONS:
+        group.add_argument(option, dest=field, type=float, default=None, metavar=unit, help=text)
+    group.add_argument(
+        "--no-compression",
+        action="store_true",
+        help="never compress answers (by default gzip or zstd when the client accepts it)",
+    )
+
+
+# (option, settings field, unit, help): numbers > 0, defaults in ServiceSettings.
+LIMIT_OPTIONS = (
+    ("--head-timeout", "head_timeout", "SECONDS",
+     "close a connection whose request head has not all arrived in this time (default 10)"),
+    ("--send-timeout", "send_timeout", "SECONDS",
+     "drop an answer the client has not read any of for this long (default 60)"),
+    ("--idle-timeout", "idle_timeout", "SECONDS",
+     "close a keep-alive connection idle this long (default 5)"),
+    ("--max-header-size", "max_header_bytes", "BYTES",
+     "answer 431 to a larger request head (default 65536)"),
+    ("--max-connections", "max_connections", "N",
+     "connections per worker process; 503 past them (default 1000)"),
+    ("--store-timeout", "store_timeout", "SECONDS",
+     "answer 503 when PostgreSQL cannot be reached in this time (default 5)"),
+)  # fmt: skip
+INTEGER_FIELDS = ("max_header_bytes", "max_connections")
+MAX_LIMIT = 10**9
+
+
+@contextlib.contextmanager
+def shared_metrics(workers: int) -> Iterator[None]:
+    """With several workers, each counts /metrics into files of a directory they share
+    (removed at exit), so that any of them answers for all."""
+    from assay.nvd.server.metrics import MULTIPROCESS_ENV
+
+    if workers <= 1 or os.environ.get(MULTIPROCESS_ENV):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="assay-metrics-") as folder:
+        os.environ[MULTIPROCESS_ENV] = folder
+        try:
+            yield
+        finally:
+            del os.environ[MULTIPROCESS_ENV]
+
+
+def guarded_protocol() -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol with the head, size and send limits."""
+    from assay.nvd.server.guarded import GuardedHttpToolsProtocol
+
+    return GuardedHttpToolsProtocol
+
+
+def service_settings(args: argparse.Namespace) -> ServiceSettings:
+    """The service options as settings; a bad value is an `InputError` naming its option."""
+    from assay.nvd.server.bounds import MAX_SQLITE_CACHE_MIB, MAX_THREADS
+    from assay.nvd.server.ratelimit import parse_policy
+    from assay.nvd.server.service import ServiceSettings
+
+    values: dict[str, object] = {}
+    if args.threads is not None:
+        if not 1 <= args.threads <= MAX_THREADS:
+            raise InputError("--threads", f"expected 1 to {MAX_THREADS}, found {args.threads}")
+        values["threads"] = args.threads
+    if args.sqlite_cache is not None:
+        if not 0 <= args.sqlite_cache <= MAX_SQLITE_CACHE_MIB:
+            raise InputError(
+                "--sqlite-cache",
+                f"expected 0 (no limit) to {MAX_SQLITE_CACHE_MIB} MiB, found {args.sqlite_cache}",
+            )
+        values["sqlite_cache_mib"] = args.sqlite_cache
+    values["api_keys"] = args.api_keys
+    if args.rate_limit is not None:
+        values["rate_limit"] = parse_policy(args.rate_limit, "--rate-limit").to_text()
+    if args.rate_limit_store is not None:
+        if args.rate_limit is None:
+            raise InputError("--rate-limit-store", "is only for --rate-limit")
+        if not args.rate_limit_store.startswith(("redis://", "rediss://", "unix://")):
+            raise InputError(
+                "--rate-limit-store",
+                f"expected a redis://, rediss:// or unix:// URL, found {mask(args.rate_limit_store)!r}",
+            )
+        values["rate_limit_store"] = args.rate_limit_store
+    if args.cache_control is not None:
+        value = args.cache_control
+        if not value.isascii() or not value.isprintable() or len(value) > 200:
+            raise InputError(
+                "--cache-control", "expected printable ASCII of at most 200 characters"
+            )
+        values["cache_control"] = value
+    if args.no_compression:
+        values["compression"] = False
+    for option, field, _, _ in LIMIT_OPTIONS:
+        value = getattr(args, field)
+        if value is None:
+            continue
+        if not 0 < value <= MAX_LIMIT or (field in INTEGER_FIELDS and value != int(value)):
+            kind = "a whole number" if field in INTEGER_FIELDS else "a number"
+            raise InputError(
+                option, f"expected {kind} above 0 and at most {MAX_LIMIT}, found {value:g}"
+            )
+        values[field] = int(value) if field in INTEGER_FIELDS else value
+    return ServiceSettings(**values)  # type: ignore[arg-type]
+
+
+def mask(url: str) -> str:
+    """A URL with any password replaced by ***."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(an unreadable URL)"
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)

@@ -22,14 +22,14 @@ from dataclasses import dataclass, replace
 
 from assay.errors import InputError, QueryError
 from assay.nvd.cpe import Cpe, parse_cpe
-from assay.nvd.params import RawQuery, Window, printable
+from assay.nvd.params import RawQuery, Window, parse_generation, printable
 
 MAX_RESULTS_PER_PAGE = 10000
 MAX_KEYWORDS = 20
 
 PARAMETERS = (
     "cpeNameId", "cpeMatchString", "keywordExactMatch", "keywordSearch",
-    "lastModStartDate", "lastModEndDate", "matchCriteriaId", "resultsPerPage", "startIndex",
+    "lastModStartDate", "lastModEndDate", "matchCriteriaId", "resultsPerPage", "startIndex", "sinceGeneration",
 )  # fmt: skip
 
 UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
@@ -45,6 +45,7 @@ class CpeQuery:
     keyword_exact: bool = False
     last_mod_window: Window | None = None
     match_criteria_id: str | None = None
+    since_generation: int | None = None  # extension: the change cursor (docs/sync.md)
     start_index: int = 0
     results_per_page: int = MAX_RESULTS_PER_PAGE
 
@@ -65,6 +66,7 @@ def parse_cpe_query(pairs: Iterable[tuple[str, str]]) -> CpeQuery:
         keyword_exact=exact,
         last_mod_window=raw.window("lastModStartDate", "lastModEndDate"),
         match_criteria_id=parse_uuid(raw, "matchCriteriaId"),
+        since_generation=parse_generation(raw),
         start_index=raw.integer("startIndex", default=0),
         results_per_page=raw.integer(
             "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE

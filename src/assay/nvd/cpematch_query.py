@@ -20,13 +20,13 @@ from dataclasses import dataclass, replace
 
 from assay.nvd.cpe import Cpe
 from assay.nvd.cpe_query import parse_match_string, parse_uuid
-from assay.nvd.params import RawQuery, Window, parse_cve_id
+from assay.nvd.params import RawQuery, Window, parse_cve_id, parse_generation
 
 MAX_RESULTS_PER_PAGE = 500
 
 PARAMETERS = (
     "cveId", "lastModStartDate", "lastModEndDate", "matchCriteriaId", "matchStringSearch",
-    "resultsPerPage", "startIndex",
+    "resultsPerPage", "startIndex", "sinceGeneration",
 )  # fmt: skip
 
 
@@ -38,6 +38,7 @@ class CpeMatchQuery:
     match_criteria_id: str | None = None
     match_string: Cpe | None = None
     last_mod_window: Window | None = None
+    since_generation: int | None = None  # extension: the change cursor (docs/sync.md)
     start_index: int = 0
     results_per_page: int = MAX_RESULTS_PER_PAGE
 
@@ -55,6 +56,7 @@ def parse_cpematch_query(pairs: Iterable[tuple[str, str]]) -> CpeMatchQuery:
         match_criteria_id=parse_uuid(raw, "matchCriteriaId"),
         match_string=parse_match_string(raw, "matchStringSearch", partial=False),
         last_mod_window=raw.window("lastModStartDate", "lastModEndDate"),
+        since_generation=parse_generation(raw),
         start_index=raw.integer("startIndex", default=0),
         results_per_page=raw.integer(
             "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE

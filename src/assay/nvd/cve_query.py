@@ -14,7 +14,14 @@ from dataclasses import dataclass, replace
 
 from assay.errors import InputError, QueryError
 from assay.nvd.cpe import Cpe, parse_cpe
-from assay.nvd.params import RawQuery, Window, parse_cve_id, parse_cve_ids, printable
+from assay.nvd.params import (
+    RawQuery,
+    Window,
+    parse_cve_id,
+    parse_cve_ids,
+    parse_generation,
+    printable,
+)
 
 MAX_RESULTS_PER_PAGE = 2000
 MAX_KEYWORDS = 20
@@ -28,7 +35,7 @@ PARAMETERS = (
     "lastModStartDate", "lastModEndDate", "noRejected", "pubStartDate", "pubEndDate",
     "resultsPerPage", "startIndex", "sourceIdentifier",
     "versionStart", "versionStartType", "versionEnd", "versionEndType",
-    "virtualMatchString",
+    "virtualMatchString", "sinceGeneration",
 )  # fmt: skip
 
 CWE_ID = re.compile(r"CWE-\d{1,9}|NVD-CWE-Other|NVD-CWE-noinfo", re.IGNORECASE)
@@ -141,6 +148,7 @@ class CveQuery:
     pub_window: Window | None = None
     no_rejected: bool = False
     source_identifier: str | None = None
+    since_generation: int | None = None  # extension: the change cursor (docs/sync.md)
     start_index: int = 0
     results_per_page: int = MAX_RESULTS_PER_PAGE
 
@@ -219,6 +227,7 @@ def parse_cve_query(pairs: Iterable[tuple[str, str]]) -> CveQuery:
         pub_window=raw.window("pubStartDate", "pubEndDate"),
         no_rejected=raw.flag("noRejected"),
         source_identifier=raw.text("sourceIdentifier"),
+        since_generation=parse_generation(raw),
         start_index=raw.integer("startIndex", default=0),
         results_per_page=raw.integer(
             "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE

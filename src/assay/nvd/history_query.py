@@ -15,13 +15,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from assay.errors import QueryError
-from assay.nvd.params import RawQuery, Window, parse_cve_id, parse_cve_ids, printable
+from assay.nvd.params import (
+    RawQuery,
+    Window,
+    parse_cve_id,
+    parse_cve_ids,
+    parse_generation,
+    printable,
+)
 
 MAX_RESULTS_PER_PAGE = 5000
 
 PARAMETERS = (
     "changeStartDate", "changeEndDate", "cveId", "cveIds", "eventName",
-    "resultsPerPage", "startIndex",
+    "resultsPerPage", "startIndex", "sinceGeneration",
 )  # fmt: skip
 
 EVENT_NAMES = (
@@ -58,6 +65,7 @@ class HistoryQuery:
     cve_ids: tuple[str, ...] | None = None
     change_window: Window | None = None
     event_name: str | None = None  # the canonical spelling, from EVENT_NAMES
+    since_generation: int | None = None  # extension: the change cursor (docs/sync.md)
     start_index: int = 0
     results_per_page: int = MAX_RESULTS_PER_PAGE
 
@@ -75,6 +83,7 @@ def parse_history_query(pairs: Iterable[tuple[str, str]]) -> HistoryQuery:
         cve_ids=parse_cve_ids(raw),
         change_window=raw.window("changeStartDate", "changeEndDate"),
         event_name=_event_name(raw),
+        since_generation=parse_generation(raw),
         start_index=raw.integer("startIndex", default=0),
         results_per_page=raw.integer(
             "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE

@@ -152,3 +152,14 @@ def parse_cve_ids(raw: RawQuery, name: str = "cveIds") -> tuple[str, ...] | None
         if not CVE_ID.fullmatch(cve):
             raise QueryError(name, f"Invalid {name}: '{printable(cve)}' is not a CVE id")
     return tuple(sorted({cve.upper() for cve in ids}))
+
+
+GENERATION_PARAMETER = "sinceGeneration"
+
+
+def parse_generation(raw: RawQuery) -> int | None:
+    """`sinceGeneration=N` (an assay extension, on every list path): only records last
+    written after the store's data generation N (the `x-assay-generation` header)."""
+    if GENERATION_PARAMETER not in raw:
+        return None
+    return raw.integer(GENERATION_PARAMETER, default=0)

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from assay.nvd.params import RawQuery, Window
+from assay.nvd.params import RawQuery, Window, parse_generation
 
 MAX_RESULTS_PER_PAGE = 1000
 
 PARAMETERS = (
-    "lastModStartDate", "lastModEndDate", "resultsPerPage", "sourceIdentifier", "startIndex",
+    "lastModStartDate", "lastModEndDate", "resultsPerPage", "sourceIdentifier", "startIndex", "sinceGeneration",
 )  # fmt: skip
 
 
@@ -26,6 +26,7 @@ class SourceQuery:
 
     source_identifier: str | None = None
     last_mod_window: Window | None = None
+    since_generation: int | None = None  # extension: the change cursor (docs/sync.md)
     start_index: int = 0
     results_per_page: int = MAX_RESULTS_PER_PAGE
 
@@ -41,6 +42,7 @@ def parse_source_query(pairs: Iterable[tuple[str, str]]) -> SourceQuery:
     return SourceQuery(
         source_identifier=raw.text("sourceIdentifier"),
         last_mod_window=raw.window("lastModStartDate", "lastModEndDate"),
+        since_generation=parse_generation(raw),
         start_index=raw.integer("startIndex", default=0),
         results_per_page=raw.integer(
             "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE

@@ -2,8 +2,9 @@
 
 `create_web_app(store)` wraps `assay.nvd.server.app.create_app` (the API, with whatever
 middleware it carries) and adds, in front of it: the pages, `/static`, `/healthz`,
-`/readyz`, POST /api/scan when `assay.audit.http` exists, the `X-Assay-Store: empty`
-header while the store holds nothing, and optionally an access log.
+`/readyz`, the `/verify` form, the `/scan` form and POST /api/scan when `assay.audit`
+exists, the `X-Assay-Store: empty` header while the store holds nothing, and optionally
+an access log.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assay.errors import StoreError
 from assay.nvd.server.app import ServerSettings, create_app
+from assay.nvd.server.service import ServiceSettings
 from assay.nvd.storage import Store, open_store
 from assay.web.accesslog import AccessLog, LogFormat
 from assay.web.store_state import StateCache, generation_of
@@ -105,16 +107,22 @@ def audit_available() -> bool:
     return importlib.util.find_spec("assay.audit") is not None
 
 
-def create_web_app(store: Store, settings: WebSettings | None = None) -> Starlette:
+def create_web_app(
+    store: Store, settings: WebSettings | None = None, service: ServiceSettings | None = None
+) -> Starlette:
     from assay.web.pages import WebPages
+    from assay.web.scan_page import ScanPages
     from assay.web.tools import ToolPages
+    from assay.web.verify_page import VerifyPages
 
     settings = settings or WebSettings()
-    api = create_app(store, settings.nvd)
+    api = create_app(store, settings.nvd, service)
     state = StateCache(store)
     empty = EmptyFlag(state)
     pages = WebPages(store, state)
     tools = ToolPages(store)
+    verify = VerifyPages(store)
+    scan_enabled = audit_available()
     static = StaticFiles(packages=[("assay.web", "static")])
 
     async def healthz(request: Request) -> Response:
@@ -135,10 +143,16 @@ def create_web_app(store: Store, settings: WebSettings | None = None) -> Starlet
         Route("/criteria/{criteria_id}", pages.criteria, methods=["GET", "HEAD"]),
         Route("/docs", tools.docs, methods=["GET", "HEAD"]),
         Route("/docs/try", tools.try_it, methods=["GET"]),
+        Route("/verify", verify.form, methods=["GET", "HEAD"]),
+        Route("/verify", verify.submit, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/readyz", readyz, methods=["GET", "HEAD"]),
         Mount("/static", app=static, name="static"),
     ]
+    if scan_enabled:
+        scan = ScanPages(store)
+        routes.append(Route("/scan", scan.form, methods=["GET", "HEAD"]))
+        routes.append(Route("/scan", scan.submit, methods=["POST"]))
     routes.extend(_scan_routes(store))
     routes.append(Mount("/", app=api))
     middleware = [Middleware(EmptyStoreHeader, flag=empty)]
@@ -147,8 +161,8 @@ def create_web_app(store: Store, settings: WebSettings | None = None) -> Starlet
     app = Starlette(routes=routes, middleware=middleware, lifespan=_inner_lifespan(api))
     app.state.store = store
     app.state.store_empty = empty
-    app.state.scan_enabled = False  # the /scan page joins once assay.audit exists
-    app.state.verify_enabled = False
+    app.state.scan_enabled = scan_enabled
+    app.state.verify_enabled = True
     return app
 
 
@@ -170,10 +184,13 @@ def app_from_environment() -> Starlette:
     from assay.nvd.server._memory import prepare_serving_process
 
     prepare_serving_process()
-    store = open_store(default_store_url())
+    service = ServiceSettings.from_environment()
+    store = open_store(default_store_url(), timeout=service.store_timeout)
     legacy = os.environ.get("ASSAY_LEGACY_FIELDS_ONLY") == "1"
     log = os.environ.get(ACCESS_LOG_ENV)
     access: Any = log if log in ("common", "json") else None
     return create_web_app(
-        store, WebSettings(access_log=access, nvd=ServerSettings(legacy_fields_only=legacy))
+        store,
+        WebSettings(access_log=access, nvd=ServerSettings(legacy_fields_only=legacy)),
+        service,
     )

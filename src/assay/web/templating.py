@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+import orjson
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -25,7 +26,19 @@ def environment() -> Environment:
     env.globals.update(cve_href=cve_href, cpe_href=cpe_href, explain_vector=explain_vector)
     env.filters["day"] = lambda text: (text or "")[:10]
     env.filters["severity_class"] = lambda text: f"sev-{(text or 'none').lower()}"
+    env.filters["words"] = words
     return env
+
+
+def words(value: Any) -> str:
+    """A check's expected or found value in words, as `assay verify` prints it."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, str):
+        return value or "an empty string"
+    if isinstance(value, list | tuple):
+        return ", ".join(words(v) for v in value) if value else "none"
+    return orjson.dumps(value, default=str).decode()
 
 
 def render(

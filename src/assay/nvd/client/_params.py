@@ -161,6 +161,7 @@ class CvesFilters(TypedDict, total=False):
     version_start: str
     version_start_type: EnumLike
     virtual_match_string: str
+    since_generation: int  # assay's extension: another assay's change cursor
 
 
 class CvesParams(CvesFilters, total=False):
@@ -177,6 +178,7 @@ class CveHistoryFilters(TypedDict, total=False):
     change_end_date: DateLike
     cve_id: str
     event_name: EnumLike
+    since_generation: int  # assay's extension: another assay's change cursor
 
 
 class CveHistoryParams(CveHistoryFilters, total=False):
@@ -196,6 +198,7 @@ class CpesFilters(TypedDict, total=False):
     last_mod_start_date: DateLike
     last_mod_end_date: DateLike
     match_criteria_id: str
+    since_generation: int  # assay's extension: another assay's change cursor
 
 
 class CpesParams(CpesFilters, total=False):
@@ -213,6 +216,7 @@ class CpeMatchFilters(TypedDict, total=False):
     last_mod_end_date: DateLike
     match_criteria_id: str
     match_string_search: str
+    since_generation: int  # assay's extension: another assay's change cursor
 
 
 class CpeMatchParams(CpeMatchFilters, total=False):
@@ -228,6 +232,7 @@ class SourcesFilters(TypedDict, total=False):
     last_mod_start_date: DateLike
     last_mod_end_date: DateLike
     source_identifier: str
+    since_generation: int  # assay's extension: another assay's change cursor
 
 
 class SourcesParams(SourcesFilters, total=False):
@@ -259,6 +264,8 @@ def _p(name: str, kind: Kind, choices: tuple[str, ...] = ()) -> _Param:
 
 
 _PAGING = (_p("results_per_page", "int"), _p("start_index", "int"))
+# assay's extension, on every listing (another assay's change cursor: docs/sync.md).
+_EXTENSIONS = (_p("since_generation", "int"),)
 
 _TABLE: Final[Mapping[Operation, tuple[_Param, ...]]] = {
     "cves": (
@@ -293,6 +300,7 @@ _TABLE: Final[Mapping[Operation, tuple[_Param, ...]]] = {
         _p("version_start", "text"),
         _p("version_start_type", "enum", VERSION_TYPES),
         _p("virtual_match_string", "cpe"),
+        *_EXTENSIONS,
         *_PAGING,
     ),
     "cvehistory": (
@@ -300,6 +308,7 @@ _TABLE: Final[Mapping[Operation, tuple[_Param, ...]]] = {
         _p("change_end_date", "date"),
         _p("cve_id", "cve"),
         _p("event_name", "enum", CVE_HISTORY_EVENT_NAMES),
+        *_EXTENSIONS,
         *_PAGING,
     ),
     "cpes": (
@@ -310,6 +319,7 @@ _TABLE: Final[Mapping[Operation, tuple[_Param, ...]]] = {
         _p("last_mod_start_date", "date"),
         _p("last_mod_end_date", "date"),
         _p("match_criteria_id", "uuid"),
+        *_EXTENSIONS,
         *_PAGING,
     ),
     "cpematch": (
@@ -318,12 +328,14 @@ _TABLE: Final[Mapping[Operation, tuple[_Param, ...]]] = {
         _p("last_mod_end_date", "date"),
         _p("match_criteria_id", "uuid"),
         _p("match_string_search", "cpe13"),
+        *_EXTENSIONS,
         *_PAGING,
     ),
     "source": (
         _p("last_mod_start_date", "date"),
         _p("last_mod_end_date", "date"),
         _p("source_identifier", "text"),
+        *_EXTENSIONS,
         *_PAGING,
     ),
 }

@@ -21,7 +21,7 @@ import threading
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +97,13 @@ class Importer:
         on_progress: Callable[[int], None] | None = None,
         on_problem: Callable[[str], None] | None = None,
         reader_process: bool = False,
+        atomic: bool = False,
     ) -> None:
         self.store = store
         self.batch_size = batch_size
+        self.atomic = atomic
+        """Each file in one transaction: a file with a rejected record or an error
+        stores nothing (otherwise each batch is committed as it is written)."""
         self.report = ImportReport()
         self._on_progress = on_progress
         self._on_problem = on_problem
@@ -127,20 +131,37 @@ class Importer:
             batches = self._reader.batches(path)
         else:
             batches = _read_ahead(check_batches(path, self.batch_size), READ_AHEAD_BATCHES)
+        counts_before = {kind: replace(counts) for kind, counts in self.report.counts.items()}
+        rejected_before = self.report.rejected
+        lost = (
+            "nothing of the file was stored"
+            if self.atomic
+            else "the batch in progress was not stored"
+        )
         try:
-            for kind, batch, position, problems, rejected in batches:
-                self.report.rejected += rejected
-                for problem in problems:
-                    self._problem(problem)
-                if batch:
-                    self._write(kind, batch)
-                if self._on_progress:
-                    self._on_progress(position)
+            with self.store.transaction() if self.atomic else contextlib.nullcontext():
+                for kind, batch, position, problems, rejected in batches:
+                    self.report.rejected += rejected
+                    for problem in problems:
+                        self._problem(problem)
+                    if batch:
+                        self._write(kind, batch)
+                    if self._on_progress:
+                        self._on_progress(position)
+                if self.atomic and self.report.rejected > rejected_before:
+                    raise _RejectedRecords(self.report.rejected - rejected_before)
+        except _RejectedRecords as error:
+            self.report.counts = counts_before
+            self._problem(f"{path}: {error.count} record(s) rejected; {lost} (--atomic)")
         except IngestError as error:
             self.report.failed_files += 1
-            self._problem(f"{error}; the batch in progress was not stored")
+            if self.atomic:
+                self.report.counts = counts_before
+            self._problem(f"{error}; {lost}")
         except OSError as error:
             self.report.failed_files += 1
+            if self.atomic:
+                self.report.counts = counts_before
             self._problem(f"{path}: cannot read: {error.strerror or error}")
 
     def _write(self, kind: str, batch: list[Any]) -> None:
@@ -153,6 +174,14 @@ class Importer:
             self.report.problems.append(text)
         if self._on_problem:
             self._on_problem(text)
+
+
+class _RejectedRecords(Exception):
+    """Ends an atomic file's transaction: some of its records were rejected."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(f"{count} record(s) rejected")
+        self.count = count
 
 
 def check_batches(path: Path, batch_size: int) -> Iterator[Batch]:

@@ -12,6 +12,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -26,16 +27,19 @@ from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY, SOURCES, Listing,
 from assay.nvd.server.openapi import docs_page, openapi_document
 from assay.nvd.server.responses import (
     CORS_PREFLIGHT,
+    GENERATION_HEADER,
     ChunkedJsonResponse,
     envelope_chunks,
     legacy_cve,
     nvd_error,
+    read_with_generation,
+    store_failure,
 )
+from assay.nvd.server.service import ServiceSettings, service_middleware
 from assay.nvd.server.shortcut import CveIdShortcut
 from assay.nvd.server.statistics import PATH as STATISTICS_PATH
 from assay.nvd.server.statistics import statistics_endpoint
 from assay.nvd.storage import Store, open_store
-from assay.nvd.storage._records import DamagedRecord
 
 API_PREFIX = "/rest/json"
 LEGACY_PREFIX = "/compat/nvd-api/rest/json"
@@ -65,7 +69,9 @@ class NvdApi:
             except QueryError as error:
                 return nvd_error(error.reason)
             try:
-                page = await run_in_threadpool(self.store.search_cves, query)
+                generation, page = await run_in_threadpool(
+                    read_with_generation, self.store, self.store.search_cves, query
+                )
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
                     records = [legacy_cve(record) for record in records]
@@ -79,7 +85,11 @@ class NvdApi:
                 total=page.total,
                 records=records,
             )
-            return ChunkedJsonResponse(chunks, head=request.method == "HEAD")
+            return ChunkedJsonResponse(
+                chunks,
+                head=request.method == "HEAD",
+                headers={GENERATION_HEADER: str(generation)},
+            )
 
         return handle
 
@@ -97,11 +107,14 @@ class NvdApi:
             except QueryError as error:
                 return nvd_error(error.reason)
             try:
+                search = partial(endpoint.search, self.store)
                 if inline and endpoint.point(query):
                     # A look-up by id reads a few rows: on SQLite, cheaper than a thread hop.
-                    page = endpoint.search(self.store, query)
+                    generation, page = read_with_generation(self.store, search, query)
                 else:
-                    page = await run_in_threadpool(endpoint.search, self.store, query)
+                    generation, page = await run_in_threadpool(
+                        read_with_generation, self.store, search, query
+                    )
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
                     records = [endpoint.legacy(record) for record in records]
@@ -115,17 +128,13 @@ class NvdApi:
                 total=page.total,
                 records=records,
             )
-            return ChunkedJsonResponse(chunks, head=request.method == "HEAD")
+            return ChunkedJsonResponse(
+                chunks,
+                head=request.method == "HEAD",
+                headers={GENERATION_HEADER: str(generation)},
+            )
 
         return handle
-
-
-def store_failure(error: Exception) -> Response:
-    """503: the store could not answer (unreachable, or a stored record that does not
-    read back: `DamagedRecord`, or JSON a record filter cannot parse, a `ValueError`)."""
-    if isinstance(error, StoreError) and not isinstance(error, DamagedRecord):
-        return nvd_error("The store is unavailable", status=503)
-    return nvd_error("A stored record is damaged; the store needs repair", status=503)
 
 
 def api_routes(
@@ -142,7 +151,9 @@ def api_routes(
             )
 
 
-def create_app(store: Store, settings: ServerSettings | None = None) -> Starlette:
+def create_app(
+    store: Store, settings: ServerSettings | None = None, service: ServiceSettings | None = None
+) -> Starlette:
     settings = settings or ServerSettings()
     api = NvdApi(store, settings)
     routes: list[BaseRoute] = [
@@ -159,7 +170,7 @@ def create_app(store: Store, settings: ServerSettings | None = None) -> Starlett
         Route("/openapi.json/", _relative_redirect("../openapi.json"), methods=["GET", "HEAD"]),
         Route("/docs/", _relative_redirect("../docs"), methods=["GET", "HEAD"]),
     ]
-    middleware: list[Middleware] = []
+    middleware: list[Middleware] = service_middleware(service or ServiceSettings(), store)
     if not settings.legacy_fields_only:
         # Single-CVE look-ups skip routing and, on stores with cheap reads, the thread hop.
         inline = bool(getattr(store, "inline_reads", False))
@@ -215,6 +226,7 @@ def app_from_environment() -> Starlette:
     from assay.nvd.server._memory import prepare_serving_process
 
     prepare_serving_process()  # this process serves for a long time: see _memory.py
-    store = open_store(default_store_url())
+    service = ServiceSettings.from_environment()
+    store = open_store(default_store_url(), timeout=service.store_timeout)
     legacy = os.environ.get("ASSAY_LEGACY_FIELDS_ONLY") == "1"
-    return create_app(store, ServerSettings(legacy_fields_only=legacy))
+    return create_app(store, ServerSettings(legacy_fields_only=legacy), service)

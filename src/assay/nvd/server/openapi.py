@@ -33,6 +33,13 @@ class EndpointDoc:
 
 
 PAGING = (
+    Param(
+        "sinceGeneration",
+        "integer",
+        "assay extension (the change cursor): only records written to this store after its "
+        "data generation N, whatever their dates; every answer gives the current generation "
+        "in the x-assay-generation header.",
+    ),
     Param("resultsPerPage", "integer", "Page size; default and maximum given per endpoint."),
     Param("startIndex", "integer", "Zero-based index of the first record of the page."),
 )
@@ -247,6 +254,13 @@ def _operation(endpoint: EndpointDoc) -> dict[str, Any]:
             "200": {
                 "description": f"A page of results (`format` {endpoint.format_name}, list `{endpoint.list_key}`).",
                 "content": {"application/json": {"schema": _envelope_schema(endpoint)}},
+                "headers": {
+                    "x-assay-generation": {
+                        "description": "The store's data generation the page was read at "
+                        "(assay extension; pass it back as sinceGeneration).",
+                        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+                    }
+                },
             },
             "404": {
                 "description": "Invalid request: empty body, the reason in the `message` header.",

@@ -7,22 +7,29 @@ parsed on the way out unless the legacy compatibility filter asks for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from assay.errors import StoreError
 from assay.nvd.dates import format_nvd_timestamp
 from assay.nvd.jsonenc import encode
+from assay.nvd.storage._records import DamagedRecord
+
+if TYPE_CHECKING:
+    from assay.nvd.storage import Page, Store
+
+_Query = TypeVar("_Query")
 
 COMMON_HEADERS = {
     "apikey": "No",
     "access-control-allow-origin": "*",
     # A page script may read why a request failed, as NVD's answers carry it.
-    "access-control-expose-headers": "message, apikey",
+    "access-control-expose-headers": "message, apikey, x-assay-generation",
 }
 CORS_PREFLIGHT = {
     **COMMON_HEADERS,
@@ -31,6 +38,9 @@ CORS_PREFLIGHT = {
     "allow": "GET, HEAD, OPTIONS",
 }
 MAX_MESSAGE_LENGTH = 300
+# The store's data generation when a list answer was read (an assay extension): a mirror
+# passes it back as `sinceGeneration` to get what was written since (docs/sync.md).
+GENERATION_HEADER = "x-assay-generation"
 
 # The fields nvd-api 0.9.1 (2023 schema, strict deserialization) knows; newer ones make it fail.
 LEGACY_CVE_KEYS = frozenset(
@@ -108,10 +118,14 @@ class ChunkedJsonResponse(Response):
 
     media_type = "application/json"
 
-    def __init__(self, chunks: Sequence[bytes], *, head: bool) -> None:
+    def __init__(
+        self, chunks: Sequence[bytes], *, head: bool, headers: dict[str, str] | None = None
+    ) -> None:
         length = sum(len(chunk) for chunk in chunks)
         self.chunks = () if head else tuple(chunks)
-        super().__init__(headers={**COMMON_HEADERS, "content-length": str(length)})
+        super().__init__(
+            headers={**COMMON_HEADERS, **(headers or {}), "content-length": str(length)}
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send(
@@ -237,3 +251,18 @@ def legacy_change(record: bytes) -> bytes:
     if "details" in trimmed:
         trimmed["details"] = [_strings(detail, LEGACY_DETAIL_KEYS) for detail in trimmed["details"]]
     return encode(trimmed)
+
+
+def store_failure(error: Exception) -> Response:
+    """503: the store could not answer (unreachable, or a stored record that does not
+    read back: `DamagedRecord`, or JSON a record filter cannot parse, a `ValueError`)."""
+    if isinstance(error, StoreError) and not isinstance(error, DamagedRecord):
+        return nvd_error("The store is unavailable", status=503)
+    return nvd_error("A stored record is damaged; the store needs repair", status=503)
+
+
+def read_with_generation(
+    store: Store, search: Callable[[_Query], Page], query: _Query
+) -> tuple[int, Page]:
+    """The data generation, read before the page: the page holds every write up to it."""
+    return store.generation(), search(query)

@@ -18,7 +18,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assay.errors import StoreError
 from assay.nvd.cve_query import CveQuery
-from assay.nvd.server.responses import COMMON_HEADERS, envelope_chunks
+from assay.nvd.server.responses import (
+    COMMON_HEADERS,
+    GENERATION_HEADER,
+    envelope_chunks,
+    read_with_generation,
+    store_failure,
+)
 from assay.nvd.storage import Store
 
 PATHS = frozenset({"/rest/json/cves/2.0", "/rest/json/cves/2.0/"})
@@ -52,11 +58,14 @@ class CveIdShortcut:
         query = CveQuery(cve_id=match.group(1).decode("ascii"))
         try:
             if self.inline:
-                page = self.store.search_cves(query)
+                generation, page = read_with_generation(self.store, self.store.search_cves, query)
             else:
-                page = await run_in_threadpool(self.store.search_cves, query)
-        except StoreError:
-            await self.app(scope, receive, send)  # the full handler gives the error answer
+                generation, page = await run_in_threadpool(
+                    read_with_generation, self.store, self.store.search_cves, query
+                )
+        except (StoreError, ValueError) as error:
+            # Answered here: the full handler would wait for the store a second time.
+            await store_failure(error)(scope, receive, send)
             return
         body = b"".join(
             envelope_chunks(
@@ -68,6 +77,11 @@ class CveIdShortcut:
                 records=page.records,
             )
         )
-        headers: list[Any] = [*HEAD_HEADERS, (b"content-length", b"%d" % len(body)), CONTENT_TYPE]
+        headers: list[Any] = [
+            *HEAD_HEADERS,
+            (GENERATION_HEADER.encode("latin-1"), b"%d" % generation),
+            (b"content-length", b"%d" % len(body)),
+            CONTENT_TYPE,
+        ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})

@@ -12,8 +12,9 @@ from assay.nvd.storage.interface import Page, Store, UpsertCounts
 __all__ = ["Page", "Store", "UpsertCounts", "open_store"]
 
 
-def open_store(url: str) -> Store:
-    """Open (creating and migrating if needed) the store named by `url`."""
+def open_store(url: str, *, timeout: float | None = None) -> Store:
+    """Open (creating and migrating if needed) the store named by `url`. `timeout`:
+    seconds a server-backed store may take to answer before a `StoreError`."""
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme in ("postgres", "postgresql"):
         try:
@@ -24,7 +25,7 @@ def open_store(url: str) -> Store:
                 f"installed with assay's postgres extra (pip install 'assay[postgres]'); "
                 f"found {error}"
             ) from None
-        return PostgresStore(url)
+        return PostgresStore(url, timeout=timeout)
     if scheme in ("sqlite", "") or len(scheme) == 1:  # bare paths, including C:\ on Windows
         from assay.nvd.storage.sqlite import SqliteStore
 

@@ -20,7 +20,7 @@ from typing import Protocol, TypeAlias, TypeVar
 import psycopg
 from psycopg.rows import TupleRow
 
-from assay.nvd.storage._sql import COMPONENT_COLUMNS
+from assay.nvd.storage._sql import COMPONENT_COLUMNS, WRITTEN_TABLES
 
 Connection: TypeAlias = psycopg.Connection[TupleRow]
 # (column, type): the type is what `unnest` and binary COPY are given for that column.
@@ -172,7 +172,15 @@ CREATE TABLE IF NOT EXISTS source_identifier (
 );
 CREATE INDEX IF NOT EXISTS source_identifier_by_identifier ON source_identifier (identifier);
 CREATE INDEX IF NOT EXISTS source_identifier_by_source ON source_identifier (source);
+""" + "".join(
+    f"""CREATE TABLE IF NOT EXISTS {table}_written (
+    row BIGINT PRIMARY KEY,
+    generation BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {table}_written_by_generation ON {table}_written (generation);
 """
+    for table in WRITTEN_TABLES
+)
 
 COMPONENTS: Columns = [(column, "text") for column in COMPONENT_COLUMNS]
 CVE_COLUMNS: Columns = [

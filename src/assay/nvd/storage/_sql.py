@@ -168,10 +168,27 @@ def _quoted_lexeme(token: str) -> str:
     return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+WRITTEN_TABLES = ("cve", "cve_change", "cpe", "cpe_match", "source")
+"""Tables whose rows carry the data generation of their last write, in `<table>_written`
+(row = the table's id): the change cursor (`sinceGeneration`) reads it."""
+
+
+def written_since(alias: str, table: str, generation: int | None, builder: SqlBuilder) -> list[str]:
+    """The condition "last written after `generation`" over `<table> <alias>` (none when
+    `generation` is None). Rows never written since the cursor existed count as older."""
+    if generation is None:
+        return []
+    assert table in WRITTEN_TABLES
+    return [
+        f"{alias}.id IN (SELECT w.row FROM {table}_written w "
+        f"WHERE w.generation > {builder.param(generation)})"
+    ]
+
+
 def cve_where(query: CveQuery, builder: SqlBuilder) -> str:
     """The WHERE clause (over `cve c`) of a CVE query; `1 = 1` when unfiltered."""
     p = builder.param
-    conditions: list[str] = []
+    conditions: list[str] = written_since("c", "cve", query.since_generation, builder)
     if query.cve_id is not None:
         conditions.append(f"c.cve_id = {p(query.cve_id)}")
     if query.cve_ids is not None:

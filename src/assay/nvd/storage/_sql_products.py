@@ -44,6 +44,7 @@ from assay.nvd.storage._sql import (
     SqlBuilder,
     fts5_expression,
     tsquery_expression,
+    written_since,
 )
 
 CPE_ORDER = "p.created, p.cpe_name_id"
@@ -76,7 +77,7 @@ def cpe_where(query: CpeQuery, builder: SqlBuilder, source: CriteriaSource | Non
     an id that resolves to nothing matches no product.
     """
     p = builder.param
-    conditions: list[str] = []
+    conditions = written_since("p", "cpe", query.since_generation, builder)
     if query.cpe_name_id is not None:
         conditions.append(f"p.cpe_name_id = {p(query.cpe_name_id)}")
     if query.match_string is not None:
@@ -153,7 +154,7 @@ def _keyword_condition(builder: SqlBuilder, words: tuple[str, ...], exact: bool)
 def cpematch_where(query: CpeMatchQuery, builder: SqlBuilder) -> str:
     """The WHERE clause (over `cpe_match m`) of a match-criteria query."""
     p = builder.param
-    conditions: list[str] = []
+    conditions = written_since("m", "cpe_match", query.since_generation, builder)
     if query.cve_id is not None:
         conditions.append(
             "m.match_criteria_id IN (SELECT k.match_criteria_id FROM criteria k "
@@ -176,7 +177,7 @@ def cpematch_where(query: CpeMatchQuery, builder: SqlBuilder) -> str:
 def change_where(query: HistoryQuery, builder: SqlBuilder) -> str:
     """The WHERE clause (over `cve_change h`) of a change-history query."""
     p = builder.param
-    conditions: list[str] = []
+    conditions = written_since("h", "cve_change", query.since_generation, builder)
     if query.cve_id is not None:
         conditions.append(f"h.cve_id = {p(query.cve_id)}")
     if query.cve_ids is not None:
@@ -192,7 +193,7 @@ def change_where(query: HistoryQuery, builder: SqlBuilder) -> str:
 def source_where(query: SourceQuery, builder: SqlBuilder) -> str:
     """The WHERE clause (over `source s`) of a Source API query."""
     p = builder.param
-    conditions: list[str] = []
+    conditions = written_since("s", "source", query.since_generation, builder)
     if query.source_identifier is not None:
         conditions.append(
             "s.id IN (SELECT i.source FROM source_identifier i "

@@ -25,7 +25,7 @@ from assay.nvd.history_query import HistoryQuery
 from assay.nvd.source_query import SourceQuery
 from assay.nvd.source_record import SourceFacts
 from assay.nvd.storage._cache import ResultCache
-from assay.nvd.storage._sql import SQLITE, SqlBuilder
+from assay.nvd.storage._sql import SQLITE, WRITTEN_TABLES, SqlBuilder
 from assay.nvd.storage._sql_products import (
     CHANGE_ORDER,
     CPE_ORDER,
@@ -138,7 +138,15 @@ CREATE TABLE IF NOT EXISTS source_identifier (
 );
 CREATE INDEX IF NOT EXISTS source_identifier_by_identifier ON source_identifier (identifier);
 CREATE INDEX IF NOT EXISTS source_identifier_by_source ON source_identifier (source);
+""" + "".join(
+    f"""CREATE TABLE IF NOT EXISTS {table}_written (
+    row INTEGER PRIMARY KEY,
+    generation INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {table}_written_by_generation ON {table}_written (generation);
 """
+    for table in WRITTEN_TABLES
+)
 
 _CPE_INSERT = (
     f"INSERT INTO cpe (cpe_name_id, created, last_modified, deprecated, {_COLUMNS}, "
@@ -191,6 +199,8 @@ class ProductStoreMixin:
         def _connection(self) -> sqlite3.Connection: ...
 
         def _generation(self, connection: sqlite3.Connection) -> int: ...
+
+        def _in_transaction(self) -> bool: ...
 
     # -- products --------------------------------------------------------------------
 
@@ -443,7 +453,7 @@ class ProductStoreMixin:
                 latest[key(facts)] = facts
         counts.unchanged += len(batch) - len(latest)
         connection = self._connection()
-        with _transaction(connection):
+        with _transaction(connection, outer=self._in_transaction()):
             existing: dict[str, tuple[int, str, bytes]] = {}
             keys = list(latest)
             for start in range(0, len(keys), 500):
@@ -455,11 +465,13 @@ class ProductStoreMixin:
                     chunk,
                 ):
                     existing[found_key] = (row_id, found_order, record)
+            written: list[str] = []
             for item_key, facts in latest.items():
                 current = existing.get(item_key)
                 if current is None:
                     insert(connection, facts)
                     counts.added += 1
+                    written.append(item_key)
                     continue
                 row_id, current_order, record = current
                 if order(facts) < current_order or facts.record == record:
@@ -467,7 +479,17 @@ class ProductStoreMixin:
                     continue
                 replace(connection, row_id, facts)
                 counts.updated += 1
-            if counts.added or counts.updated:
+                written.append(item_key)
+            if written:
+                generation = self._generation(connection) + 1  # what the bump below makes
+                for start in range(0, len(written), 500):
+                    chunk = written[start : start + 500]
+                    connection.execute(
+                        f"INSERT OR REPLACE INTO {table}_written (row, generation) "
+                        f"SELECT id, ? FROM {table} WHERE {key_column} IN "
+                        f"({', '.join('?' * len(chunk))})",
+                        [generation, *chunk],
+                    )
                 connection.execute(
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
                 )
@@ -521,7 +543,12 @@ def write_meta(connection: sqlite3.Connection, meta: Mapping[str, str] | None) -
 
 
 @contextmanager
-def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
+def _transaction(connection: sqlite3.Connection, *, outer: bool) -> Iterator[None]:
+    """One write transaction, or a part of the enclosing one (`outer`, which commits or
+    rolls back the whole)."""
+    if outer:
+        yield
+        return
     connection.execute("BEGIN IMMEDIATE")
     try:
         yield

@@ -82,6 +82,11 @@ class Store(Protocol):
 
     def count_cves(self) -> int: ...
 
+    def generation(self) -> int:
+        """The data generation: it moves with every write that changes a record, and each
+        record's last write is kept with it (the change cursor, `sinceGeneration`)."""
+        ...
+
     def count_cves_by_status(self) -> dict[str, int]:
         """How many CVEs the store holds in each `vulnStatus` (as stored)."""
         ...
@@ -143,6 +148,11 @@ class Store(Protocol):
         it, until the block ends (or the holder dies); raises `StoreBusy` at once when
         another holder has it. Readers and other writers are not blocked: it is for
         writers that must not overlap, such as two mirrors of one upstream."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Every write of this thread in the block is one transaction: all or nothing.
+        Each write method inside it is a part of it rather than a transaction of its own."""
         ...
 
     def close(self) -> None: ...

@@ -13,8 +13,10 @@ connection gets it as its `search_path`.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import sqlite3
+import threading
 import time
 import weakref
 from array import array
@@ -59,6 +61,8 @@ from assay.nvd.storage._postgres_rows import (
     texts,
     update_rows,
 )
+from assay.nvd.storage._postgres_service import ServiceStoreMixin
+from assay.nvd.storage._service_rows import POSTGRES_SERVICE_SCHEMA
 from assay.nvd.storage._sql import POSTGRES, SqlBuilder, cve_where, search_tokens, tsvector_literal
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 
@@ -137,17 +141,24 @@ def parse_url(url: str) -> Target:
     )
 
 
-class PostgresStore(ProductStoreMixin):
-    def __init__(self, url: str) -> None:
+class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
+    def __init__(self, url: str, *, timeout: float | None = None) -> None:
+        """`timeout`: seconds to reach the server (unless the URL sets connect_timeout)
+        and to wait for a pooled connection, for servers that must answer promptly
+        when PostgreSQL is away (default: CONNECT_TIMEOUT and POOL_TIMEOUT)."""
         self.url = url
+        self._pool_timeout = POOL_TIMEOUT if timeout is None else timeout
         self._target = parse_url(url)
         self._cache = ResultCache()
+        self._pinned = threading.local()  # the connection of `transaction()`, per thread
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
         self._kwargs: dict[str, Any] = {"autocommit": True}
         self._returned: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
         if not self._target.sets_timeout:
-            self._kwargs["connect_timeout"] = CONNECT_TIMEOUT
+            self._kwargs["connect_timeout"] = (
+                CONNECT_TIMEOUT if timeout is None else max(2, math.ceil(timeout))
+            )
         try:
             search_tokens("")
         except sqlite3.Error as error:
@@ -163,7 +174,7 @@ class PostgresStore(ProductStoreMixin):
             configure=self._configure,
             check=self._check_if_idle,
             reset=self._note_returned,
-            timeout=POOL_TIMEOUT,
+            timeout=self._pool_timeout,
             name="assay-store",
             open=False,
         )
@@ -227,6 +238,8 @@ class PostgresStore(ProductStoreMixin):
                         connection.execute(
                             "UPDATE meta SET value = %s WHERE key = 'schema'", (SCHEMA_VERSION,)
                         )
+                    # Tables added since (no rebuild needed): created where missing.
+                    connection.execute(POSTGRES_SERVICE_SCHEMA)
             except BaseException as error:
                 self._criteria_ids.rolled_back()
                 self._vectors.rolled_back()
@@ -280,19 +293,46 @@ class PostgresStore(ProductStoreMixin):
 
     @contextmanager
     def _using(self, action: str) -> Iterator[Connection]:
-        """A pooled connection; any database failure becomes a `StoreError` naming `action`."""
+        """A pooled connection (the one `transaction()` holds, inside it); any database
+        failure becomes a `StoreError` naming `action`."""
+        pinned: Connection | None = getattr(self._pinned, "connection", None)
         try:
+            if pinned is not None:
+                yield pinned
+                return
             with self._pool.connection() as connection:
                 yield connection
         except PoolTimeout as error:
             raise StoreError(
                 f"{action}: no connection to {self._target.describe()} "
-                f"became free within {POOL_TIMEOUT:g} s"
+                f"became free within {self._pool_timeout:g} s"
             ) from error
         except psycopg.Error as error:
             raise StoreError(
                 f"{action} failed on {self._target.describe()}: {_reason(error)}"
             ) from error
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every write of this thread in the block is one transaction, on one connection:
+        all or nothing (`assay nvd import --atomic`); each write inside is a savepoint."""
+        if getattr(self._pinned, "connection", None) is not None:
+            raise StoreError("transaction(): already inside one")
+        try:
+            with (
+                self._using("writing in one transaction") as connection,
+                connection.transaction(),
+            ):
+                self._pinned.connection = connection
+                try:
+                    yield
+                finally:
+                    self._pinned.connection = None
+        except BaseException:
+            self._forget_pending()
+            raise
+        self._criteria_ids.committed()
+        self._vectors.committed()
 
     # -- meta ------------------------------------------------------------------------
 
@@ -339,6 +379,10 @@ class PostgresStore(ProductStoreMixin):
         return int(row[0])
 
     # -- CVEs ------------------------------------------------------------------------
+
+    def generation(self) -> int:
+        with self._using("reading the data generation") as connection:
+            return self._generation(connection)
 
     def count_cves_by_status(self) -> dict[str, int]:
         with self._using("counting CVEs by status") as connection:
@@ -561,6 +605,14 @@ class PostgresStore(ProductStoreMixin):
                     if added:
                         insert(connection, added)
                     if added or replaced:
+                        connection.execute(
+                            f"INSERT INTO {name}_written (row, generation) "
+                            "SELECT id, (SELECT CAST(value AS bigint) + 1 FROM meta "
+                            f"WHERE key = 'generation') FROM {name} "
+                            f"WHERE {key_column} = ANY(%s::text[]) ON CONFLICT (row) "
+                            "DO UPDATE SET generation = excluded.generation",
+                            ([key(f) for f in added] + [key(f) for _, f in replaced],),
+                        )
                         connection.execute(BUMP_GENERATION)
                     _write_meta(connection, meta)
                     counts.added += len(added)
@@ -572,8 +624,9 @@ class PostgresStore(ProductStoreMixin):
         except BaseException:
             self._forget_pending()  # (a failed commit)
             raise
-        self._criteria_ids.committed()
-        self._vectors.committed()
+        if getattr(self._pinned, "connection", None) is None:  # (else when it commits)
+            self._criteria_ids.committed()
+            self._vectors.committed()
         return counts
 
     def _forget_pending(self) -> None:

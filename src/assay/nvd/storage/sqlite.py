@@ -23,8 +23,10 @@ from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._decoded import DecodedRecords
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._records import pack, unpack
+from assay.nvd.storage._service_rows import SQLITE_SERVICE_SCHEMA
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
+from assay.nvd.storage._sqlite_service import ServiceStoreMixin
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 
 T = TypeVar("T")
@@ -127,7 +129,7 @@ FIND_BATCH = 500  # records read per statement by `find_cves`
 _SCHEMA_OBJECTS = frozenset(
     re.findall(
         r"CREATE (?:VIRTUAL )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)",
-        SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA,
+        SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA + SQLITE_SERVICE_SCHEMA,
     )
 )
 
@@ -141,7 +143,7 @@ def path_from_url(url: str) -> Path:
     return Path(url)
 
 
-class SqliteStore(ProductStoreMixin):
+class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
     # A single-row read takes microseconds: the server may run it on its event loop.
     inline_reads = True
 
@@ -187,7 +189,9 @@ class SqliteStore(ProductStoreMixin):
                 # they were.
                 for table in DERIVED_TABLES:
                     connection.execute(f"DROP TABLE IF EXISTS {table}")
-            for statement in _statements(SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA):
+            for statement in _statements(
+                SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA + SQLITE_SERVICE_SCHEMA
+            ):
                 connection.execute(statement)
             connection.execute(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?), ('generation', '0')",
@@ -297,11 +301,46 @@ class SqliteStore(ProductStoreMixin):
         finally:
             os.close(descriptor)  # (releases the lock)
 
+    def _in_transaction(self) -> bool:
+        """Whether this thread is inside `transaction()`."""
+        return bool(getattr(self._local, "outer", False))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every write of this thread in the block is one transaction: all or nothing
+        (`assay nvd import --atomic`). Readers see the store as it was until the end."""
+        if self._in_transaction():
+            raise StoreError("transaction(): already inside one")
+        connection = self._connection()
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise StoreError(f"the SQLite store at {self.path}: {error}") from error
+        self._local.outer = True
+        try:
+            yield
+            self._local.outer = False
+            connection.execute("COMMIT")
+        except BaseException as error:
+            self._local.outer = False
+            self._criteria_ids.rolled_back()
+            self._vectors.rolled_back()
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            if isinstance(error, sqlite3.Error):
+                raise StoreError(f"the SQLite store at {self.path}: {error}") from error
+            raise
+        self._criteria_ids.committed()
+        self._vectors.committed()
+
     def _generation(self, connection: sqlite3.Connection) -> int:
         row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         return int(row[0])
 
     # -- CVEs ------------------------------------------------------------------------
+
+    def generation(self) -> int:
+        return self._generation(self._connection())
 
     def count_cves(self) -> int:
         return int(self._connection().execute("SELECT count(*) FROM cve").fetchone()[0])
@@ -319,8 +358,10 @@ class SqliteStore(ProductStoreMixin):
         latest = _latest_per_id(batch)
         counts.unchanged += len(batch) - len(latest)
         connection = self._connection()
+        outer = self._in_transaction()
         try:
-            connection.execute("BEGIN IMMEDIATE")
+            if not outer:
+                connection.execute("BEGIN IMMEDIATE")
             existing = self._existing(connection, list(latest))
             derived = _DerivedRows()
             # Ids given here (the write lock is held) so that one statement inserts them all.
@@ -344,20 +385,27 @@ class SqliteStore(ProductStoreMixin):
             # One statement per table for the whole batch, after every row it replaces is gone.
             self._insert_derived(connection, derived)
             if counts.added or counts.updated:
+                generation = self._generation(connection) + 1  # what the bump below makes
+                connection.executemany(
+                    "INSERT OR REPLACE INTO cve_written (row, generation) VALUES (?, ?)",
+                    [(row_id, generation) for row_id in derived.row_ids()],
+                )
                 connection.execute(
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
                 )
             write_meta(connection, meta)
-            connection.execute("COMMIT")
+            if not outer:
+                connection.execute("COMMIT")
         except BaseException:
             # Forgotten before the rollback lets another writer in.
             self._criteria_ids.rolled_back()
             self._vectors.rolled_back()
-            if connection.in_transaction:
+            if connection.in_transaction and not outer:
                 connection.execute("ROLLBACK")
             raise
-        self._criteria_ids.committed()
-        self._vectors.committed()
+        if not outer:  # (else when the enclosing transaction commits)
+            self._criteria_ids.committed()
+            self._vectors.committed()
         return counts
 
     def _existing(
@@ -558,8 +606,14 @@ class _DerivedRows:
         self.vectors: set[tuple[str, str]] = set()
         self.criteria: list[tuple[int, Criteria]] = []
         self.texts: list[tuple[int, str]] = []
+        self.rows: list[int] = []
+
+    def row_ids(self) -> list[int]:
+        """The CVE rows of the batch (added or replaced)."""
+        return self.rows
 
     def add(self, row_id: int, facts: CveFacts) -> None:
+        self.rows.append(row_id)
         facets = facts.facets
         self.facets.extend([(kind, value, row_id) for kind, value in facets])
         self.vectors.update([facet for facet in facets if facet[0][:3] == "vec"])
@@ -585,6 +639,7 @@ PUBLIC_METHODS = (
     "upsert_sources",
     "search_sources",
     "count_cves_by_status",
+    "generation",
 )
 
 

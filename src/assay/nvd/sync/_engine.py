@@ -47,6 +47,7 @@ from assay.nvd.sync._plan import (
     advance,
     catch_up,
     plan,
+    same_upstream,
     utc,
 )
 
@@ -105,6 +106,9 @@ class SyncOptions:
     """Read what changed since this time instead of what the checkpoints say."""
     prefetch: bool = True
     """Fetch the next page while the current one is written."""
+    change_cursor: bool = True
+    """From an upstream assay, read what was written since the last run by its change
+    cursor (`sinceGeneration`) rather than by `lastModified` windows."""
 
     def __post_init__(self) -> None:
         if self.page_size is not None and self.page_size < 1:
@@ -276,8 +280,16 @@ class Mirror:
             ) as client:
                 now = self._upstream_time(client, SPECS[self.options.kinds[0]])
                 self.report.upstream_time = now
+                by_cursor = (
+                    self.options.change_cursor
+                    and self.options.since is None
+                    and self._transport.generation is not None
+                )
                 for kind in self.options.kinds:
-                    self._kind(client, SPECS[kind], now)
+                    if by_cursor:
+                        self._kind_by_cursor(client, SPECS[kind])
+                    else:
+                        self._kind(client, SPECS[kind], now)
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -335,20 +347,73 @@ class Mirror:
             self._save(spec, checkpoint)
         self._emit(KindFinished(report))
 
+    def _kind_by_cursor(self, client: NvdClient, spec: KindSpec) -> None:
+        """One kind from another assay: everything written there since the generation
+        the last complete pass started at (`sinceGeneration`), whatever its
+        `lastModified` (a backfill imported upstream with old dates comes too).
+
+        A pass is exact when no write happened upstream while it ran (the generation it
+        started at is still current at its end); otherwise a write may have moved a
+        record to a page already read, and the next run reads again from the same
+        generation. Upserts make a second reading harmless."""
+        report = KindReport(spec.kind)
+        self.report.kinds.append(report)
+        key = f"{spec.meta_key}.generation"
+        state = _cursor_state(self.store.get_meta(key), self.upstream)
+        since: int | None = state.get("since")
+        passing = state.get("pass") or {}
+        if passing:
+            started: int = passing["start"]
+            position = Position(passing["next"], passing["total"])
+        else:
+            self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
+            assert self._transport.generation is not None
+            started, position = self._transport.generation, Position()
+        report.full_load = since is None
+        report.plan = (
+            "everything (full load, by the upstream's change cursor)"
+            if since is None
+            else f"written upstream since its generation {since} (change cursor)"
+        ) + (f", resumed at {position.next_index}" if passing else "")
+        self._emit(KindStarted(spec.kind, report.plan))
+
+        def meta(at: Position) -> dict[str, str]:
+            value = {"next": at.next_index, "total": at.total, "start": started}
+            return {key: _cursor_json(self.upstream, since, value)}
+
+        extra = {} if since is None else {"since_generation": since}
+        self._read(client, spec, None, None, start=position, report=report, meta=meta, extra=extra)
+        self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
+        ended = self._transport.generation
+        if ended == started:
+            since = started
+        else:
+            self._emit(
+                Notice(
+                    f"{spec.label}: the upstream changed while they were read (generation "
+                    f"{started} to {ended}); the next run reads them again from the same point"
+                )
+            )
+        self.store.set_meta(key, _cursor_json(self.upstream, since, None))
+        self._emit(KindFinished(report))
+
     def _read(
         self,
         client: NvdClient,
         spec: KindSpec,
-        base: Checkpoint,
+        base: Checkpoint | None,
         window: Window | None,
         *,
         start: Position,
         report: KindReport,
+        meta: Callable[[Position], dict[str, str]] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
-        """Read one listing from `start` to its end, committing a checkpoint per page."""
+        """Read one listing from `start` to its end, committing a checkpoint per page
+        (`base` moved to the page's position, or what `meta` makes of it)."""
         write = HANDLERS[spec.record].write
         timings = self.report.timings
-        pages = self._pages(client, spec, window, start)
+        pages = self._pages(client, spec, window, start, extra or {})
         if self.options.prefetch:
             pages = _prefetched(pages)
         clock = time.perf_counter
@@ -356,7 +421,11 @@ class Mirror:
         for page in pages:
             began = clock()
             timings["idle"] += began - waiting
-            checkpoint = {spec.meta_key: base.at(page.position).to_json()}
+            if meta is not None:
+                checkpoint = meta(page.position)
+            else:
+                assert base is not None
+                checkpoint = {spec.meta_key: base.at(page.position).to_json()}
             counts = write(self.store, page.facts, checkpoint)
             waiting = clock()
             timings["write"] += waiting - began
@@ -381,7 +450,12 @@ class Mirror:
                 gc.collect()
 
     def _pages(
-        self, client: NvdClient, spec: KindSpec, window: Window | None, start: Position
+        self,
+        client: NvdClient,
+        spec: KindSpec,
+        window: Window | None,
+        start: Position,
+        extra: dict[str, Any],
     ) -> Iterator[_Fetched]:
         """Fetch and check the pages of one listing (runs one page ahead of the writer)."""
         size = min(self.options.page_size or spec.max_page, spec.max_page)
@@ -389,7 +463,7 @@ class Mirror:
         empty_pages = 0
         while not position.done:
             index = position.next_index
-            params: dict[str, Any] = {"results_per_page": size, "start_index": index}
+            params: dict[str, Any] = {**extra, "results_per_page": size, "start_index": index}
             if window is not None:
                 params[spec.start_param] = window[0]
                 params[spec.end_param] = window[1]
@@ -489,6 +563,38 @@ class Mirror:
         if len(self.report.problems) < MAX_REPORTED_PROBLEMS:
             self.report.problems.append(text)
         self._emit(Notice(f"rejected {text}"))
+
+
+# --- the change cursor's checkpoint --------------------------------------------------------
+
+
+def _cursor_state(text: str | None, upstream: str) -> dict[str, Any]:
+    """A kind's stored cursor state, when it is of this upstream (else nothing: a full
+    pass). `{"upstream", "since": generation | null, "pass": {"start", "next", "total"}
+    | null}`; a value that is not of this shape counts as none."""
+    if text is None:
+        return {}
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    if not isinstance(value, dict) or not same_upstream(str(value.get("upstream")), upstream):
+        return {}
+    since, passing = value.get("since"), value.get("pass")
+    if since is not None and not isinstance(since, int):
+        return {}
+    if passing is not None and not (
+        isinstance(passing, dict)
+        and isinstance(passing.get("start"), int)
+        and isinstance(passing.get("next"), int)
+        and (passing.get("total") is None or isinstance(passing.get("total"), int))
+    ):
+        passing = None
+    return {"since": since, "pass": passing}
+
+
+def _cursor_json(upstream: str, since: int | None, passing: dict[str, Any] | None) -> str:
+    return orjson.dumps({"upstream": upstream, "since": since, "pass": passing}).decode()
 
 
 # --- one page ahead -----------------------------------------------------------------------

@@ -131,6 +131,9 @@ class SlidingWindowLimiter:
                 self._sleep(delay)
 
 
+GENERATION_HEADER = "x-assay-generation"
+
+
 class CountingTransport(httpx.BaseTransport):
     """Counts every HTTP request sent (retries included) and paces them when asked.
 
@@ -149,13 +152,20 @@ class CountingTransport(httpx.BaseTransport):
         self._limiter = limiter
         self._lock = threading.Lock()
         self.sent = 0
+        self.generation: int | None = None
+        """The last `x-assay-generation` an answer carried (another assay's change
+        cursor); None while no answer had one (NVD's never do)."""
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if self._limiter is not None:
             self._limiter.acquire()
         with self._lock:
             self.sent += 1
-        return self._inner.handle_request(request)
+        response = self._inner.handle_request(request)
+        text = response.headers.get(GENERATION_HEADER, "")
+        if text.isascii() and text.isdigit() and len(text) < 20:
+            self.generation = int(text)
+        return response
 
     def close(self) -> None:
         self._inner.close()

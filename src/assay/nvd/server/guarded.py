@@ -1,0 +1,134 @@
+"""uvicorn's HTTP protocol (httptools) with the limits a public server needs.
+
+uvicorn closes a connection idle between requests (`timeout_keep_alive`) and answers
+503 past `limit_concurrency`, but nothing else bounds what a client can hold:
+
+* a connection that never sends a byte, or sends its request head one byte every few
+  seconds (slowloris), stays open for ever: here the whole head must arrive within
+  `head_timeout` seconds of the connection or of the previous answer's end, else the
+  connection is closed;
+* a request head has no size limit with httptools (8 connections of unfinished 128 MiB
+  heads took 1 GiB): here a head larger than `max_head_bytes` gets 431 and the close;
+* a client that asks for a 60 MB page and never reads it keeps the page in memory
+  while the answer waits for the socket: here an answer that cannot write for
+  `send_timeout` seconds is dropped, connection and all, and its memory freed.
+
+The limits come from the service settings in the environment (`ASSAY_SERVICE`), since
+uvicorn makes one protocol object per connection in each worker process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+    b"content-length: 0\r\nconnection: close\r\n\r\n"
+)
+TOO_SLOW = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Guards:
+    head_timeout: float
+    send_timeout: float
+    max_head_bytes: int
+
+
+@functools.cache
+def guards() -> Guards:
+    from assay.nvd.server.service import ServiceSettings
+
+    settings = ServiceSettings.from_environment()
+    return Guards(settings.head_timeout, settings.send_timeout, settings.max_header_bytes)
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._guards = guards()
+        self._in_head = True
+        self._head_bytes = 0
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._send_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_timers()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._in_head:
+            self._head_bytes += len(data)
+            if self._head_bytes > self._guards.max_head_bytes:
+                self._refuse(TOO_LARGE)
+                return
+            if self._head_timer is None:
+                self._arm_head_timer()
+        super().data_received(data)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._in_head = True
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._head_bytes = 0
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # The next request's head is timed from its first byte (until then, uvicorn's
+        # keep-alive timeout closes an idle connection).
+        self._in_head = True
+        self._head_bytes = 0
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._send_timer is None:
+            self._send_timer = self.loop.call_later(self._guards.send_timeout, self._stalled)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._send_timer is not None:
+            self._send_timer.cancel()
+            self._send_timer = None
+
+    def _arm_head_timer(self) -> None:
+        self._head_timer = self.loop.call_later(self._guards.head_timeout, self._head_expired)
+
+    def _head_expired(self) -> None:
+        self._head_timer = None
+        if self._in_head and not self.transport.is_closing():
+            self._refuse(TOO_SLOW)
+
+    def _stalled(self) -> None:
+        """The client has read nothing for `send_timeout` seconds: drop what is buffered
+        and the connection (the answer's sender sees a disconnect and ends)."""
+        self._send_timer = None
+        if not self.transport.is_closing():
+            self.transport.abort()
+
+    def _refuse(self, answer: bytes) -> None:
+        self._in_head = False
+        self._cancel_timers()
+        if self.parser is not None and (self.cycle is None or self.cycle.response_complete):
+            self.transport.write(answer)
+        self.transport.close()
+
+    def _cancel_timers(self) -> None:
+        for timer in (self._head_timer, self._send_timer):
+            if timer is not None:
+                timer.cancel()
+        self._head_timer = self._send_timer = None

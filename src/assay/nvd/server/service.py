@@ -1,0 +1,107 @@
+"""The service around the NVD API: process bounds and the ASGI layers `assay serve`
+puts in front of the API (see `wrap`).
+
+Settings travel from `assay serve` to its worker processes (uvicorn starts each with
+the app factory) as one environment variable holding JSON, `ASSAY_SERVICE`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import orjson
+from anyio.to_thread import current_default_thread_limiter
+from starlette.middleware import Middleware
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from assay.errors import InputError
+from assay.nvd.server.access import KEY_MODES, ApiKeys
+from assay.nvd.server.bounds import (
+    DEFAULT_SQLITE_CACHE_MIB,
+    DEFAULT_THREADS,
+    limit_sqlite_heap,
+)
+from assay.nvd.server.compression import Compression
+from assay.nvd.server.httpcache import DEFAULT_CACHE_CONTROL, HttpCaching
+from assay.nvd.server.metrics import Metrics
+from assay.nvd.server.ratelimit import Limiter, RateLimit, counter_for, parse_policy
+from assay.nvd.storage import Store
+from assay.nvd.storage._service_rows import service_store
+
+SERVICE_ENV = "ASSAY_SERVICE"
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceSettings:
+    threads: int = DEFAULT_THREADS  # worker threads per process (store operations at a time)
+    sqlite_cache_mib: int = DEFAULT_SQLITE_CACHE_MIB  # SQLite page cache of the whole process
+    cache_control: str = DEFAULT_CACHE_CONTROL  # on the API's answers, beside ETag
+    compression: bool = True  # gzip or zstd when the client accepts it
+    api_keys: str = "off"  # off, optional or required (`access.KEY_MODES`)
+    rate_limit: str | None = None  # "nvd" or "N/S" (`ratelimit.parse_policy`)
+    rate_limit_store: str | None = None  # redis://... ; else the count is in the store
+    # Slow and hostile clients (`guarded.py`) and the connection cap.
+    head_timeout: float = 10.0  # seconds for a request head to arrive whole
+    send_timeout: float = 60.0  # seconds an answer may wait for the client to read
+    idle_timeout: float = 5.0  # seconds a keep-alive connection may sit idle
+    max_header_bytes: int = 64 * 1024  # the largest request head
+    max_connections: int = 1000  # per worker process; 503 past it
+    store_timeout: float = 5.0  # seconds to reach PostgreSQL before answering 503
+
+    def to_environment(self) -> str:
+        return orjson.dumps(asdict(self)).decode()
+
+    @classmethod
+    def from_environment(cls) -> ServiceSettings:
+        text = os.environ.get(SERVICE_ENV)
+        if not text:
+            return cls()
+        try:
+            values: Any = orjson.loads(text)
+        except orjson.JSONDecodeError as error:
+            raise InputError(SERVICE_ENV, f"expected a JSON object, found {text[:80]!r}") from error
+        known = {field.name for field in fields(cls)}
+        if not isinstance(values, dict) or not set(values) <= known:
+            raise InputError(SERVICE_ENV, f"expected an object with keys among {sorted(known)}")
+        return cls(**values)
+
+
+def service_middleware(settings: ServiceSettings, store: Store) -> list[Middleware]:
+    """The service's layers, outermost first, for the API app's middleware list."""
+    shared = service_store(store)
+    layers = [Middleware(ProcessBounds, settings=settings), Middleware(Metrics, store=shared)]
+    if settings.api_keys != "off":
+        mode = settings.api_keys
+        if mode not in KEY_MODES:
+            raise InputError(
+                "--api-keys", f"expected one of {', '.join(KEY_MODES)}, found {mode!r}"
+            )
+        layers.append(Middleware(ApiKeys, store=shared, mode=mode))
+    if settings.rate_limit is not None:
+        policy = parse_policy(settings.rate_limit)
+        counter = counter_for(settings.rate_limit_store, shared)
+        layers.append(Middleware(RateLimit, limiter=Limiter(counter, policy)))
+    layers.append(Middleware(HttpCaching, store=store, cache_control=settings.cache_control))
+    if settings.compression:
+        layers.append(Middleware(Compression))
+    return layers
+
+
+class ProcessBounds:
+    """Applies the process bounds: SQLite's heap limit once, the worker-thread bound in
+    each event loop that serves (uvicorn runs one; tests may run several)."""
+
+    def __init__(self, app: ASGIApp, *, settings: ServiceSettings) -> None:
+        self.app = app
+        self.settings = settings
+        self._limiter: object = None
+        limit_sqlite_heap(settings.sqlite_cache_mib)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        limiter = current_default_thread_limiter()
+        if limiter is not self._limiter:
+            limiter.total_tokens = self.settings.threads
+            self._limiter = limiter
+        await self.app(scope, receive, send)

@@ -1,0 +1,139 @@
+"""`/verify`: attestations and a policy posted from a form, checked as `assay verify` would.
+
+GET shows the form (the shipped policies to choose from, the size limit); POST reads the
+form in memory (`assay.web.uploads`), runs `assay.web.verify_run` in a worker thread and
+renders its typed outcome, or answers it as JSON when the form asks for it
+(`format=json`). Nothing posted is kept. The verification half is imported on the first
+post, not when the server starts.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Final
+
+import orjson
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from assay.errors import AssayError, InputError
+from assay.nvd.storage import Store
+from assay.web.templating import render
+from assay.web.uploads import Form, UploadedFile, human_bytes, posted_form
+
+VERIFY_FORM_BYTES: Final = 4 * 1024 * 1024
+"""The whole posted form: attestations, policy and digests together."""
+PASTED_ATTESTATION: Final = "pasted attestation"
+PASTED_POLICY: Final = "pasted policy"
+
+
+@lru_cache(maxsize=1)
+def shipped_policies() -> tuple[tuple[str, str], ...]:
+    """(name, description) of each policy shipped with assay (`assay policies list`)."""
+    import yaml
+
+    from assay.policy.builtin import builtin_policies
+
+    result = []
+    for policy in builtin_policies():
+        try:
+            document = yaml.safe_load(policy.path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            document = None
+        description = document.get("description") if isinstance(document, dict) else None
+        result.append((policy.name, description if isinstance(description, str) else ""))
+    return tuple(result)
+
+
+def _named(files: list[UploadedFile], fallback: str) -> list[tuple[str, bytes]]:
+    named: list[tuple[str, bytes]] = []
+    for index, item in enumerate(files, start=1):
+        name = item.filename or f"{fallback} {index}"
+        named.append((name, item.data))
+    return named
+
+
+class VerifyPages:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def _context(self, form: Form | None = None) -> dict[str, Any]:
+        return {
+            "policies": shipped_policies(),
+            "limit": human_bytes(VERIFY_FORM_BYTES),
+            "form": {} if form is None else {k: v[0] for k, v in form.fields.items() if v},
+        }
+
+    async def form(self, request: Request) -> Response:
+        return render(request, "verify.html", self._context())
+
+    async def submit(self, request: Request) -> Response:
+        form = await posted_form(request, VERIFY_FORM_BYTES)
+        if isinstance(form, Response):
+            return form
+        context = self._context(form)
+        as_json = form.value("format") == "json"
+        try:
+            verify_request = self._request(form)
+            from assay.web.verify_run import run_verification
+
+            outcome = await run_in_threadpool(run_verification, verify_request, self.store)
+        except (InputError, AssayError) as error:
+            status = 400 if isinstance(error, InputError) else 503
+            if as_json:
+                return Response(
+                    orjson.dumps({"error": str(error)}),
+                    status_code=status,
+                    media_type="application/json",
+                )
+            context["error"] = str(error)
+            return render(request, "verify.html", context, status=status)
+        if as_json:
+            return Response(
+                orjson.dumps(outcome.to_dict(), default=str, option=orjson.OPT_INDENT_2),
+                media_type="application/json",
+            )
+        context["outcome"] = outcome
+        return render(request, "verify.html", context)
+
+    @staticmethod
+    def _request(form: Form) -> Any:
+        from assay.web.verify_run import InputFile, VerifyRequest, parse_digests
+
+        attestations = [
+            InputFile(name, data) for name, data in _named(form.files_of("attestation"), "upload")
+        ]
+        pasted = form.value("attestation_text")
+        if pasted:
+            attestations.append(InputFile(PASTED_ATTESTATION, pasted.encode("utf-8")))
+        if not attestations:
+            raise InputError(
+                "attestation", "expected an attestation: upload a file or paste its JSON"
+            )
+        builtin = form.value("policy")
+        uploads = _named(form.files_of("policy_file"), "policy upload")
+        policy_text = form.value("policy_text")
+        given = [bool(builtin), bool(uploads), bool(policy_text)]
+        if sum(given) != 1 or len(uploads) > 1:
+            raise InputError(
+                "policy",
+                "expected exactly one policy: a shipped one from the list, one uploaded file, "
+                f"or pasted text; found {sum(given) + max(0, len(uploads) - 1)}",
+            )
+        names = {name for name, _ in shipped_policies()}
+        if builtin and builtin not in names:
+            raise InputError(
+                "policy", f"expected one of {', '.join(sorted(names))}, found {builtin[:80]!r}"
+            )
+        policy_file = None
+        if uploads:
+            policy_file = InputFile(*uploads[0])
+        elif policy_text:
+            policy_file = InputFile(PASTED_POLICY, policy_text.encode("utf-8"))
+        return VerifyRequest(
+            attestations=tuple(attestations),
+            policy_builtin=builtin or None,
+            policy_file=policy_file,
+            digests=parse_digests(form.value("digests")),
+        )

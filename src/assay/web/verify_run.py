@@ -1,0 +1,301 @@
+"""What `/verify` computes: validation findings and the `Verifier`'s report, from bytes.
+
+The same readers and library objects as the command line: `read_documents` and its
+validator (`assay attest validate`), `parse_policy` / `load_policy("builtin:NAME")`,
+`read_attestations` and `assay.verify.Verifier` (`assay verify`), whose typed report is
+the verdict. Two things differ because the input comes from a browser, not a file
+system: a posted policy must carry its keys inline (PEM), since key paths would name
+files on the server; and Sigstore bundles are verified offline with the trusted roots
+shipped with assay, so that the certificate identity a policy names can be matched.
+A policy's `vulnerabilities:` rule is evaluated against the served store.
+
+Loaded only when `/verify` is first posted to: it imports the verification half.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from assay.errors import AssayError, AttestationError, InputError
+
+if TYPE_CHECKING:
+    from assay.attestation.documents import Document
+    from assay.nvd.storage import Store
+    from assay.policy.model import Policy
+    from assay.verify.model import Artifact, Attestation
+    from assay.verify.verifier import VerificationReport
+
+MAX_ARTIFACTS: Final = 1000
+_DIGEST: Final = re.compile(r"^(sha256|sha384|sha512):([0-9a-fA-F]+)$")
+_HEX_LENGTH: Final = {"sha256": 64, "sha384": 96, "sha512": 128}
+_BUNDLE_MEDIA_PREFIX: Final = "application/vnd.dev.sigstore.bundle"
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    """An attestation or policy as posted: a name for messages and its bytes."""
+
+    name: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class FileValidation:
+    """`assay attest validate` for one posted file."""
+
+    name: str
+    documents: tuple[Document, ...]
+
+    @property
+    def valid(self) -> bool:
+        from assay.attestation.findings import Severity
+
+        return all(f.severity is not Severity.ERROR for d in self.documents for f in d.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.name,
+            "valid": self.valid,
+            "documents": [
+                {
+                    "location": d.location,
+                    "kind": d.kind,
+                    "payloadType": d.payload_type,
+                    "predicateType": d.predicate_type,
+                    "findings": [f.to_dict() for f in d.findings],
+                }
+                for d in self.documents
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BundleNote:
+    """What the offline Sigstore check said about one bundle."""
+
+    attestation: str
+    verified: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"attestation": self.attestation, "verified": self.verified, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyOutcome:
+    validations: tuple[FileValidation, ...]
+    report: VerificationReport
+    policy_name: str
+    bundles: tuple[BundleNote, ...] = ()
+    artifacts_given: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON twin: `assay verify --json`'s report, beside the validation findings."""
+        return {
+            "validation": [v.to_dict() for v in self.validations],
+            "sigstoreBundles": [b.to_dict() for b in self.bundles],
+            "report": self.report.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyRequest:
+    attestations: tuple[InputFile, ...]
+    policy_builtin: str | None = None
+    policy_file: InputFile | None = None
+    digests: tuple[str, ...] = field(default=())
+
+
+def parse_digests(text: str, where: str = "artifact digests") -> tuple[str, ...]:
+    """One `ALG:HEX` per line (sha256, sha384, sha512); blank lines skipped."""
+    result: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        item = line.strip()
+        if not item:
+            continue
+        match = _DIGEST.match(item)
+        if match is None:
+            raise InputError(
+                f"{where} line {number}",
+                f"expected ALG:HEX with ALG sha256, sha384 or sha512, found {item[:80]!r}",
+            )
+        algorithm, hexdigits = match.group(1), match.group(2)
+        if len(hexdigits) != _HEX_LENGTH[algorithm]:
+            raise InputError(
+                f"{where} line {number}",
+                f"expected {_HEX_LENGTH[algorithm]} hex digits for {algorithm}, "
+                f"found {len(hexdigits)}",
+            )
+        result.append(f"{algorithm}:{hexdigits.lower()}")
+        if len(result) > MAX_ARTIFACTS:
+            raise InputError(where, f"expected at most {MAX_ARTIFACTS} digests")
+    return tuple(result)
+
+
+def validate_file(item: InputFile) -> FileValidation:
+    """The validator of `assay attest validate` over one file's bytes."""
+    from assay.attestation.documents import read_documents
+
+    try:
+        documents = read_documents(item.data)
+    except AttestationError as error:
+        where = error.where.replace("input", item.name, 1) if error.where else item.name
+        raise AttestationError(where, error.reason) from None
+    return FileValidation(item.name, tuple(documents))
+
+
+def screen_policy_keys(data: bytes, source: str) -> None:
+    """Refuse a posted policy whose keys are file paths: they would be read on the server."""
+    import yaml
+
+    from assay.attestation._json import loads_strict
+    from assay.policy.loader import MAX_POLICY_BYTES
+
+    try:
+        if data.lstrip().startswith(b"{"):
+            document = loads_strict(data, where=source, limit=MAX_POLICY_BYTES)
+        else:
+            document = yaml.safe_load(data)
+    except AttestationError as error:
+        raise InputError(error.where, f"expected YAML or JSON: {error.reason}") from None
+    except (ValueError, RecursionError, yaml.YAMLError) as error:
+        raise InputError(source, f"expected YAML or JSON: {error}") from None
+    if not isinstance(document, Mapping):
+        return  # the policy reader names what is wrong
+    for section in ("signers", "vsaSigners"):
+        signers = document.get(section)
+        for index, signer in enumerate(signers if isinstance(signers, list) else []):
+            keys = signer.get("publicKeys") if isinstance(signer, Mapping) else None
+            for number, entry in enumerate(keys if isinstance(keys, list) else []):
+                key, path = entry, f"$.{section}[{index}].publicKeys[{number}]"
+                while isinstance(key, Mapping):
+                    key, path = key.get("key"), f"{path}.key"
+                if isinstance(key, str) and "-----BEGIN" not in key:
+                    raise InputError(
+                        f"{source}: {path}",
+                        "a policy posted here must carry its public keys inline (PEM text); "
+                        f"found the file name {key[:120]!r}, and files on the server are not read",
+                    )
+
+
+def read_policy(request: VerifyRequest) -> tuple[Policy, str]:
+    """The policy to apply and the name it is shown under."""
+    from assay.policy import load_policy, parse_policy
+
+    if request.policy_builtin:
+        name = request.policy_builtin
+        from assay.policy.builtin import PREFIX
+
+        return load_policy(f"{PREFIX}{name}"), f"{PREFIX}{name}"
+    if request.policy_file is None:
+        raise InputError("policy", "expected a shipped policy, an uploaded file or pasted text")
+    item = request.policy_file
+    screen_policy_keys(item.data, item.name)
+    return parse_policy(item.data, source=item.name, base_dir=None), item.name
+
+
+def _bundle_documents(item: InputFile) -> dict[str, Mapping[str, Any]]:
+    """The Sigstore bundles of a file, by the name `read_attestations` gives each record."""
+    from assay.attestation._json import loads_strict
+
+    text = item.data.strip()
+    try:
+        documents: list[Any] = [loads_strict(text, where=item.name, limit=len(text) + 1)]
+    except AttestationError:
+        documents = [
+            loads_strict(line, where=item.name, limit=len(line) + 1)
+            for line in text.splitlines()
+            if line.strip()
+        ]
+    result: dict[str, Mapping[str, Any]] = {}
+    for index, document in enumerate(documents):
+        label = item.name if len(documents) == 1 else f"{item.name}#{index + 1}"
+        media_type = document.get("mediaType") if isinstance(document, Mapping) else None
+        if isinstance(media_type, str) and media_type.startswith(_BUNDLE_MEDIA_PREFIX):
+            result[label] = document
+    return result
+
+
+def with_bundle_identities(
+    attestations: Sequence[Attestation], files: Sequence[InputFile]
+) -> tuple[list[Attestation], list[BundleNote]]:
+    """Sigstore bundles verified offline with the shipped roots; a verified certificate's
+    identity is attached for the policy's identity rules. A bundle that does not verify
+    keeps no identity: the Verifier then finds no trusted signer for it."""
+    if not any(a.container == "sigstore-bundle" for a in attestations):
+        return list(attestations), []
+    from assay.sigstore import BundleVerifier
+    from assay.sigstore.roots import SHIPPED, shipped_root
+    from assay.verify.model import CertificateIdentity
+
+    bundles: dict[str, Mapping[str, Any]] = {}
+    for item in files:
+        bundles.update(_bundle_documents(item))
+    verifier = BundleVerifier([shipped_root(name) for name in SHIPPED])
+    result: list[Attestation] = []
+    notes: list[BundleNote] = []
+    for attestation in attestations:
+        document = bundles.get(attestation.name)
+        if attestation.container != "sigstore-bundle" or document is None:
+            result.append(attestation)
+            continue
+        try:
+            verified = verifier.verify(dict(document), attestation.name)
+        except AssayError as error:
+            notes.append(BundleNote(attestation.name, False, str(error)))
+            result.append(attestation)
+            continue
+        signer = verified.identity
+        if signer.san is None or signer.issuer is None:
+            notes.append(
+                BundleNote(attestation.name, True, "its certificate names no SAN or issuer")
+            )
+            result.append(attestation)
+            continue
+        extensions = {k: str(v) for k, v in signer.to_dict().items() if k not in ("san", "issuer")}
+        identity = CertificateIdentity(signer.issuer, signer.san, extensions)
+        notes.append(
+            BundleNote(
+                attestation.name,
+                True,
+                f"signed by {signer.san} (issuer {signer.issuer}); trusted root "
+                f"{verified.trusted_root}",
+            )
+        )
+        result.append(dataclasses.replace(attestation, identity=identity))
+    return result, notes
+
+
+def run_verification(request: VerifyRequest, store: Store | None) -> VerifyOutcome:
+    """Validate, read the policy, verify: the outcome the page renders."""
+    from assay.verify.inputs import read_attestations
+    from assay.verify.model import Artifact
+    from assay.verify.verifier import Verifier
+
+    if not request.attestations:
+        raise InputError("attestation", "expected an uploaded or pasted attestation")
+    validations = tuple(validate_file(item) for item in request.attestations)
+    policy, policy_name = read_policy(request)
+    attestations: list[Attestation] = []
+    for item in request.attestations:
+        attestations.extend(read_attestations(item.data, item.name))
+    attestations, notes = with_bundle_identities(attestations, request.attestations)
+    artifacts: list[Artifact] = [
+        Artifact(text, {text.split(":", 1)[0]: text.split(":", 1)[1]}) for text in request.digests
+    ]
+    checks: list[Any] = []
+    if policy.vulnerabilities is not None and store is not None:
+        from assay.audit import VulnerabilityCheck
+        from assay.audit.store_source import StoreSource
+
+        checks.append(VulnerabilityCheck(StoreSource(store)))
+    report = Verifier(policy=policy, evidence=None, dependency_checks=checks).verify(
+        artifacts, attestations
+    )
+    return VerifyOutcome(
+        validations, report, policy_name, tuple(notes), artifacts_given=bool(artifacts)
+    )

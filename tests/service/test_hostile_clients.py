@@ -1,0 +1,223 @@
+"""Slow and hostile clients against a real `assay serve`: idle and slowloris connections
+are closed, huge heads refused, unread large answers dropped with their memory, the
+connection count capped; a PostgreSQL outage is a prompt 503."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from tests.conftest import POSTGRES_URL, backends, make_store_url
+from tests.service.servers import Served, rss_mib, serving
+
+from assay.nvd.storage import open_store
+
+CVE = "/rest/json/cves/2.0?cveId=CVE-2024-23113"
+GUARDS = ("--head-timeout", "2", "--send-timeout", "3", "--idle-timeout", "2",
+          "--max-header-size", "8192", "--max-connections", "40")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """A server over a store of the sample's records, each also under eight more ids
+    with a longer description (so that a 2000-record page is larger than the kernel's
+    socket buffers can hold)."""
+    import gzip
+
+    import orjson
+
+    from assay._cli.nvd import bundled_files
+    from assay.nvd.ingest.importer import Importer
+
+    folder = tmp_path_factory.mktemp("hostile")
+    (sample,) = [p for p in bundled_files() if p.name == "nvd-cves.jsonl.gz"]
+    records = [orjson.loads(line) for line in gzip.decompress(sample.read_bytes()).splitlines()]
+    copies = folder / "copies.jsonl.gz"
+    lines = []
+    for copy in range(8):
+        for number, record in enumerate(records):
+            # A longer description than most (4 kB more), so the page is ~12 MB.
+            text = record["descriptions"][0]["value"] + " (copy)" * 600
+            descriptions = [{"lang": "en", "value": text}]
+            cve_id = f"CVE-2099-{copy * 10000 + number:05d}"
+            lines.append(orjson.dumps({**record, "id": cve_id, "descriptions": descriptions}))
+    copies.write_bytes(gzip.compress(b"\n".join(lines)))
+    for url in make_store_url("sqlite", folder):
+        store = open_store(url)
+        assert Importer(store).import_files([sample, copies]).ok
+        store.close()
+        with serving(url, *GUARDS, folder=folder) as server:
+            yield server
+
+
+def _address(served: Served) -> tuple[str, int]:
+    return "127.0.0.1", served.port
+
+
+def _closed_within(sock: socket.socket, seconds: float) -> bool:
+    """Whether the server closes `sock` within `seconds` (whatever it says first)."""
+    sock.settimeout(seconds)
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            if sock.recv(65536) == b"":
+                return True
+    except TimeoutError:
+        return False
+    except ConnectionError:
+        return True
+    return False
+
+
+def test_idle_and_slowloris_connections_are_closed(served: Served) -> None:
+    with (
+        socket.create_connection(_address(served)) as idle,
+        socket.create_connection(_address(served)) as slow,
+    ):
+        started = time.monotonic()
+        slow.sendall(b"GET /rest/json/cves/2.0 HTTP/1.1\r\nHost: x\r\n")
+        for _ in range(3):
+            with contextlib.suppress(OSError):
+                slow.sendall(b"X-a: b\r\n")
+            time.sleep(0.5)
+        assert _closed_within(slow, 4)
+        assert _closed_within(idle, 4)
+        assert time.monotonic() - started < 6
+    # A connection kept alive after an answer is closed once idle.
+    with socket.create_connection(_address(served)) as kept:
+        kept.sendall(f"GET {CVE} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        kept.settimeout(5)
+        assert kept.recv(65536).startswith(b"HTTP/1.1 200")
+        assert _closed_within(kept, 5)
+
+
+def test_a_huge_head_is_refused_with_431(served: Served) -> None:
+    with socket.create_connection(_address(served)) as sock:
+        sock.sendall(b"GET /rest/json/cves/2.0 HTTP/1.1\r\nHost: x\r\nX-big: ")
+        answer = b""
+        with contextlib.suppress(OSError):
+            for _ in range(64):
+                sock.sendall(b"a" * 4096)
+        sock.settimeout(5)
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 431")
+    # An ordinary request still works.
+    assert httpx.get(served.base + CVE).status_code == 200
+
+
+def test_unread_large_answers_are_dropped_and_their_memory_reused(served: Served) -> None:
+    page = "/rest/json/cves/2.0?resultsPerPage=2000"
+    size = len(httpx.get(served.base + page, headers={"accept-encoding": "identity"}).content)
+    assert size > 6_000_000
+    pid = served.process.pid
+    after = []
+    for _ in range(2):
+        sockets = []
+        try:
+            for _ in range(12):
+                sock = socket.socket()
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # (before connecting)
+                sock.connect(_address(served))
+                sock.sendall(f"GET {page} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                sockets.append(sock)
+            time.sleep(6)  # past the send timeout (3 s), nothing read
+            # Every answer was dropped: what arrives is what was buffered, then the end.
+            for sock in sockets:
+                received = 0
+                sock.settimeout(2)
+                with contextlib.suppress(ConnectionError):
+                    while chunk := sock.recv(1 << 20):
+                        received += len(chunk)
+                assert received < size
+        finally:
+            for sock in sockets:
+                sock.close()
+        assert httpx.get(served.base + CVE).status_code == 200
+        after.append(rss_mib(pid))
+    # The second wave reuses the first wave's memory: nothing was left holding it.
+    assert after[1] < after[0] + 2 * size / 2**20
+
+
+def test_connections_past_the_cap_get_503(served: Served) -> None:
+    base = served.base
+    holders = [socket.create_connection(_address(served)) for _ in range(45)]
+    try:
+        time.sleep(0.3)
+        answer = httpx.get(base + CVE)
+        assert answer.status_code == 503
+    finally:
+        for sock in holders:
+            sock.close()
+    time.sleep(0.3)
+    assert httpx.get(base + CVE).status_code == 200
+
+
+class CuttableProxy:
+    """A TCP relay to PostgreSQL that can be cut: every connection reset, new ones refused."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.cut = threading.Event()
+        self.pairs: list[tuple[socket.socket, socket.socket]] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.cut.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.cut.is_set():
+                client.close()
+                return
+            upstream = socket.create_connection(self.target)
+            self.pairs.append((client, upstream))
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_RDWR)
+
+    def cut_off(self) -> None:
+        self.cut.set()
+        self.listener.close()
+        for pair in self.pairs:
+            for sock in pair:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+
+
+@pytest.mark.skipif("postgres" not in backends(), reason="PostgreSQL only")
+def test_a_postgresql_outage_is_a_503_within_the_timeout(tmp_path: Path) -> None:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(POSTGRES_URL)
+    proxy = CuttableProxy((parts.hostname or "127.0.0.1", parts.port or 5432))
+    through = POSTGRES_URL.replace(parts.netloc, f"{parts.username}@127.0.0.1:{proxy.port}")
+    for url in make_store_url("postgres", tmp_path):
+        proxied = url.replace(POSTGRES_URL, through)
+        with serving(proxied, "--create", "--store-timeout", "2", folder=tmp_path) as server:
+            assert httpx.get(server.base + CVE).status_code == 200
+            proxy.cut_off()
+            for path in (CVE, "/rest/json/cves/2.0?resultsPerPage=1"):
+                started = time.monotonic()
+                answer = httpx.get(server.base + path, timeout=30)
+                elapsed = time.monotonic() - started
+                assert answer.status_code == 503, path
+                assert answer.headers["message"] == "The store is unavailable"
+                assert elapsed < 4.5, (path, elapsed)  # one wait of ~2 s, not two
