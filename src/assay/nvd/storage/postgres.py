@@ -63,7 +63,14 @@ from assay.nvd.storage._postgres_rows import (
 )
 from assay.nvd.storage._postgres_service import ServiceStoreMixin
 from assay.nvd.storage._service_rows import POSTGRES_SERVICE_SCHEMA
-from assay.nvd.storage._sql import POSTGRES, SqlBuilder, cve_where, search_tokens, tsvector_literal
+from assay.nvd.storage._sql import (
+    POSTGRES,
+    SqlBuilder,
+    cve_ids_select,
+    cve_where,
+    search_tokens,
+    tsvector_literal,
+)
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 
 REDERIVE_BATCH = 2000
@@ -524,8 +531,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
             )
 
     def find_cves(self, queries: Sequence[CveQuery]) -> Iterator[tuple[bytes, tuple[int, ...]]]:
-        # The statements `search_cves` runs, sent in pipelines (no round trip each), in
-        # one read-only snapshot; records a batch at a time.
+        # One statement per query, with the filter `search_cves` applies (`cve_ids_select`),
+        # sent in pipelines (no round trip each), in one read-only snapshot; records a
+        # batch at a time.
         with self._using("finding CVEs") as connection, connection.transaction():
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             found: dict[int, list[int]] = {}
@@ -534,14 +542,14 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
                 with connection.pipeline():
                     for index in range(start, min(start + FIND_PIPELINE, len(queries))):
                         builder = SqlBuilder(POSTGRES)
-                        where = cve_where(queries[index], builder)
-                        cursor = connection.execute(
-                            f"SELECT c.id FROM cve c WHERE {where}", bound(builder.params)
-                        )
+                        select = cve_ids_select(queries[index], builder)
+                        cursor = connection.execute(select, bound(builder.params))
                         sent.append((index, cursor))
                 for index, cursor in sent:
                     for (row_id,) in cursor.fetchall():
-                        found.setdefault(int(row_id), []).append(index)
+                        indexes = found.setdefault(int(row_id), [])
+                        if not indexes or indexes[-1] != index:  # (a CVE may come twice)
+                            indexes.append(index)
             keys = sorted(found)
             for start in range(0, len(keys), FIND_BATCH):
                 rows = connection.execute(

@@ -24,7 +24,7 @@ from assay.nvd.storage._decoded import DecodedRecords
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._service_rows import SQLITE_SERVICE_SCHEMA
-from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
+from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_ids_select, cve_where
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
 from assay.nvd.storage._sqlite_service import ServiceStoreMixin
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
@@ -549,9 +549,10 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
         return Page(len(ids), self._records(connection, generation, page_ids))
 
     def find_cves(self, queries: Sequence[CveQuery]) -> Iterator[tuple[bytes, tuple[int, ...]]]:
-        # One statement per query, the text `search_cves` runs: queries of one shape share
-        # a prepared statement (a UNION ALL of many was measured slower: each new text is
-        # planned anew). Records in row order, a batch at a time, outside the cache.
+        # One statement per query, with the filter `search_cves` applies (`cve_ids_select`):
+        # queries of one shape share a prepared statement (a UNION ALL of many was measured
+        # slower: each new text is planned anew). Records in row order, a batch at a time,
+        # outside the cache.
         connection = self._connection()
         began = not connection.in_transaction
         try:
@@ -560,11 +561,11 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
             found: dict[int, list[int]] = {}
             for index, query in enumerate(queries):
                 builder = SqlBuilder(SQLITE)
-                where = cve_where(query, builder)
-                for (row_id,) in connection.execute(
-                    f"SELECT c.id FROM cve c WHERE {where}", builder.params
-                ):
-                    found.setdefault(row_id, []).append(index)
+                select = cve_ids_select(query, builder)
+                for (row_id,) in connection.execute(select, builder.params):
+                    indexes = found.setdefault(row_id, [])
+                    if not indexes or indexes[-1] != index:  # (a CVE may come twice)
+                        indexes.append(index)
             for chunk in _chunks(sorted(found), FIND_BATCH):
                 marks = ", ".join("?" * len(chunk))
                 rows = connection.execute(
