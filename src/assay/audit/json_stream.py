@@ -40,39 +40,45 @@ class _Findings:
 
     def __init__(self) -> None:
         self._heads: dict[tuple[object, ...], bytes] = {}
-        self._inside = b",\n" + b"  " * (_FINDING_LEVEL + 1)
+        self._tails: dict[tuple[str | None, str | None, bool], bytes] = {}
 
     def encoded(self, v: Vulnerability) -> bytes:
-        key = (v.id, v.severity, v.cvss, v.kev, v.cwes)
+        cvss = v.cvss
+        key = (v.id, v.severity, v.kev, v.cwes) + (
+            () if cvss is None else (cvss.version, cvss.base_score, cvss.vector)
+        )
         head = self._heads.get(key)
         if head is None:
             whole = _dumps(
                 {
                     "id": v.id,
                     "severity": v.severity,
-                    "cvss": None if v.cvss is None else v.cvss.to_dict(),
+                    "cvss": None if cvss is None else cvss.to_dict(),
                     "kev": v.kev,
                     "cwes": list(v.cwes),
                 },
                 _FINDING_LEVEL,
             )
             head = self._heads[key] = whole[: -len(_FINDING_CLOSING)]
-        inside = self._inside
-        return b"".join(
-            (
-                head,
-                inside,
-                b'"matchCriteriaId": ',
-                orjson.dumps(v.match_criteria_id),
-                inside,
-                b'"fixedIn": ',
-                orjson.dumps(v.fixed_in),
-                inside,
-                b'"conditional": ',
-                b"true" if v.conditional else b"false",
-                _FINDING_CLOSING,
+        hit = (v.match_criteria_id, v.fixed_in, v.conditional)
+        tail = self._tails.get(hit)
+        if tail is None:
+            inside = b",\n" + b"  " * (_FINDING_LEVEL + 1)
+            tail = self._tails[hit] = b"".join(
+                (
+                    inside,
+                    b'"matchCriteriaId": ',
+                    orjson.dumps(v.match_criteria_id),
+                    inside,
+                    b'"fixedIn": ',
+                    orjson.dumps(v.fixed_in),
+                    inside,
+                    b'"conditional": ',
+                    b"true" if v.conditional else b"false",
+                    _FINDING_CLOSING,
+                )
             )
-        )
+        return head + tail
 
 
 _COMPONENT_CLOSING: Final = b"\n" + b"  " * _COMPONENT_LEVEL + b"}"
