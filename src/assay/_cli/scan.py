@@ -200,7 +200,7 @@ def _run(inventories: list[Inventory], source: Any, args: argparse.Namespace) ->
                 inventories,
                 source,
                 min_confidence=args.min_confidence,
-                progress=lambda done, _: bar.update(task, completed=done),
+                progress=lambda done, steps: bar.update(task, completed=done, total=steps),
             )
     return scan(inventories, source, min_confidence=args.min_confidence)
 
