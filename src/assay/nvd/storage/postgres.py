@@ -552,9 +552,11 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
                             indexes.append(index)
             keys = sorted(found)
             for start in range(0, len(keys), FIND_BATCH):
+                # Binary results: the records come as they are stored, not hex-encoded.
                 rows = connection.execute(
                     "SELECT id, record FROM cve WHERE id = ANY(%s::bigint[])",
                     (keys[start : start + FIND_BATCH],),
+                    binary=True,
                 ).fetchall()
                 for row_id, record in rows:
                     yield bytes(record), tuple(found.pop(int(row_id)))
