@@ -10,7 +10,7 @@ Matching is batched. The look-ups of all components go to the source at once (on
 distinct CPE name; one per product for components whose ecosystem orders versions its
 own way), which answers each record once with the look-ups that found it
 (`VulnerabilitySource.find`: a store runs the server's own queries in one snapshot and
-streams the records). Each record is decoded once (`assay.audit.records`), and its
+streams the records, read ahead by a thread: `assay.audit.read_ahead`). Each record is decoded once (`assay.audit.records`), and its
 configurations are evaluated once for all the names that found it
 (`assay.audit.matching.evaluate_names`); names of an ecosystem with its own version order
 are judged one by one (`evaluate_record`). Only the findings are kept.
@@ -40,6 +40,7 @@ from assay.audit.model import (
     Unidentified,
     Vulnerability,
 )
+from assay.audit.read_ahead import read_ahead
 from assay.audit.records import RecordReader, ScanRecord
 from assay.audit.source import Lookup, VulnerabilitySource
 from assay.audit.versions import Comparator, comparator_for
@@ -128,7 +129,7 @@ def _match(
 ) -> None:
     reader = RecordReader(Compiler(names))
     lookups = plan.lookups
-    for raw, indexes in source.find(lookups, report):
+    for raw, indexes in read_ahead(source.find(lookups, report)):
         record = reader.read(raw)
         findings = _Findings(record)
         wanted = [lookups[i].name for i in indexes if not lookups[i].product_wide]

@@ -125,6 +125,7 @@ CRITERIA_INSERT = (
 )
 REDERIVE_BATCH = 2000
 FIND_BATCH = 500  # records read per statement by `find_cves`
+FIND_CACHE_KIB = -4096  # `find_cves`'s page cache while it reads records (4 MiB)
 
 _SCHEMA_OBJECTS = frozenset(
     re.findall(
@@ -555,6 +556,7 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
         # outside the cache.
         connection = self._connection()
         began = not connection.in_transaction
+        shrunk, cache_size = False, 0
         try:
             if began:
                 connection.execute("BEGIN")  # one snapshot for the look-ups and the reads
@@ -566,6 +568,11 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
                     indexes = found.setdefault(row_id, [])
                     if not indexes or indexes[-1] != index:  # (a CVE may come twice)
                         indexes.append(index)
+            # Each record is read once: the page cache would only hold them (and grow the
+            # process by its 64 MiB); the look-ups' index pages are done with by now.
+            (cache_size,) = connection.execute("PRAGMA cache_size").fetchone()
+            connection.execute(f"PRAGMA cache_size = {FIND_CACHE_KIB}")
+            shrunk = True
             for chunk in _chunks(sorted(found), FIND_BATCH):
                 marks = ", ".join("?" * len(chunk))
                 rows = connection.execute(
@@ -576,6 +583,8 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
         except sqlite3.Error as error:
             raise StoreError(f"the SQLite store at {self.path}: {error}") from error
         finally:
+            if shrunk:
+                connection.execute(f"PRAGMA cache_size = {int(cache_size)}")
             if began and connection.in_transaction:
                 connection.execute("COMMIT")
 
