@@ -46,7 +46,7 @@ def _library_exit(argv: tuple[str, ...]) -> int:
 
 
 def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
-    from assay._cli.verify_artifact import read_artifact, read_limited, verifier_for
+    from assay._cli.verify_artifact import read_artifact, read_file, verifier_for
     from assay.sigstore.artifact import verify_artifacts
     from assay.sigstore.slsa_rules import Options
 
@@ -60,7 +60,7 @@ def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
     )
     result = verify_artifacts(
         [read_artifact(a) for a in args.artifacts],
-        read_limited(args.provenance_path),
+        read_file(args.provenance_path),
         args.provenance_path,
         options,
         verifier_for(args),
@@ -69,7 +69,7 @@ def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
 
 
 def _bundle_verdict(cli: object, args: argparse.Namespace) -> int:
-    from assay._cli.verify_artifact import read_artifact, read_limited, verifier_for
+    from assay._cli.verify_artifact import read_artifact, read_file, verifier_for
     from assay.sigstore.bundle_check import GhPolicy, parse_regex, verify_bundles
 
     artifact = read_artifact(args.artifact)
@@ -90,7 +90,7 @@ def _bundle_verdict(cli: object, args: argparse.Namespace) -> int:
     result = verify_bundles(
         artifact.name,
         (algorithm, artifact.digest[algorithm]),
-        read_limited(args.bundle),
+        read_file(args.bundle),
         args.bundle,
         policy=policy,
         verifier=verifier_for(args),

@@ -19,6 +19,7 @@ from assay.dsse._envelope import (
     pae,
     read_envelopes,
 )
+from assay.dsse._report import KeyName, SignatureReport, SigningReport, signature_report
 from assay.dsse._verify import (
     SignatureCheck,
     Signer,
@@ -35,9 +36,12 @@ __all__ = [
     "MAX_ENVELOPE_BYTES",
     "MAX_SIGNATURES",
     "Envelope",
+    "KeyName",
     "Signature",
     "SignatureCheck",
+    "SignatureReport",
     "Signer",
+    "SigningReport",
     "VerifiedPayload",
     "Verifier",
     "b64decode",
@@ -46,5 +50,6 @@ __all__ = [
     "pae",
     "read_envelopes",
     "sign",
+    "signature_report",
     "verify",
 ]

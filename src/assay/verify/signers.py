@@ -4,18 +4,22 @@ A signer vouches for an attestation either with keys (DSSE signatures over the P
 counted by key fingerprint up to its threshold; old Cloud Build keys over the bare
 payload when the policy opts in) or with a certificate identity (a Sigstore signer).
 `signer_signed` is the single function that matches a `Signer` against an
-`Attestation`; Sigstore support extends it through `identity_matches`, which sees only
-identities whose certificate chain and signature were already verified.
+`Attestation`; an identity signer matches through `identity_matches` (the policy's
+`IdentityRule`), which sees only identities the `Verifier` set after verifying the
+attestation's Sigstore material (certificate chain, SCT, log proof, signature).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from assay import dsse
 from assay.policy.model import Signer
 from assay.verify.model import Attestation, CertificateIdentity
+
+if TYPE_CHECKING:
+    from assay.sigstore.identity_rules import IdentityRule
 
 
 def signer_signed(signer: Signer, attestation: Attestation) -> bool:
@@ -36,17 +40,10 @@ def signers_that_signed(attestation: Attestation, signers: Sequence[Signer]) -> 
     return [signer for signer in signers if signer_signed(signer, attestation)]
 
 
-def identity_matches(rule: Mapping[str, str], identity: CertificateIdentity) -> bool:
-    """A policy identity rule (issuer, subject or subjectPattern) against a verified one.
-
-    Patterns match the whole SAN (`fullmatch`), never a part of it.
-    """
-    if rule.get("issuer") != identity.issuer:
-        return False
-    if "subject" in rule and rule["subject"] != identity.subject:
-        return False
-    pattern = rule.get("subjectPattern")
-    return pattern is None or re.fullmatch(pattern, identity.subject) is not None
+def identity_matches(rule: IdentityRule, identity: CertificateIdentity) -> bool:
+    """A policy identity rule (issuer, subject or subjectPattern, extension pins) against
+    a verified certificate identity. Patterns match the whole SAN (`fullmatch`)."""
+    return rule.matches(identity)
 
 
 def _legacy_raw_signed(envelope: dsse.Envelope, signer: Signer) -> bool:
