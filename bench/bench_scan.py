@@ -111,7 +111,10 @@ def write_bom(names: list[str], path: Path) -> None:
 
 
 def timed(
-    command: list[str], env: dict[str, str] | None = None, ok: tuple[int, ...] | None = (0, 1)
+    command: list[str],
+    env: dict[str, str] | None = None,
+    ok: tuple[int, ...] | None = (0, 1),
+    cwd: Path | None = None,
 ) -> tuple[float, int, int]:
     """Wall time, peak RSS (MiB) and exit code of a process (exit codes outside `ok` stop
     the benchmark; `ok=None` accepts any)."""
@@ -262,8 +265,9 @@ def _peer(corpus: Path, bom: Path, size: int) -> dict[str, Any]:
     link = home / ".cache" / "cve-bin-tool"
     if not link.exists():
         link.symlink_to(cache.resolve())
-    # Its exit code is the number of findings (capped), not an error.
-    wall, peak, code = timed(command, env={**os.environ, "HOME": str(home)}, ok=None)
+    # Its exit code is the number of findings (capped), not an error; it leaves a copy of
+    # its report in the working directory.
+    wall, peak, code = timed(command, env={**os.environ, "HOME": str(home)}, ok=None, cwd=OUT)
     found = orjson.loads(out.read_bytes()) if out.exists() else []
     products = {(f["vendor"], f["product"], f["version"]) for f in found}
     print(
