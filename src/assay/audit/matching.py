@@ -348,7 +348,26 @@ def compile_record(record: Mapping[str, Any], names: NameSet) -> Compiled:
     return Compiler(names).record(record)
 
 
-class _Evaluator:
+class _TreeEvaluator:
+    """NVD's AND/OR/negate tree over three-valued leaves (`match_value`, per subclass)."""
+
+    def match_value(self, match: Match, negated: bool) -> int:
+        raise NotImplementedError
+
+    def node_value(self, node: Node, negated: bool) -> int:
+        inner = negated != node.negate
+        values = [self.match_value(m, inner) for m in node.matches]
+        values.extend(self.node_value(child, inner) for child in node.children)
+        value = _combine(node.all_of, values)
+        return _TRUE - value if node.negate else value
+
+    def configuration_value(self, configuration: Configuration) -> int:
+        values = [self.node_value(node, False) for node in configuration.nodes]
+        value = _combine(configuration.all_of, values)
+        return _TRUE - value if configuration.negate else value
+
+
+class _Evaluator(_TreeEvaluator):
     """One component's evaluation of a record: its own hits in its ecosystem's order."""
 
     def __init__(self, component: ComponentName, known: dict[int, bool]) -> None:
@@ -373,18 +392,6 @@ class _Evaluator:
         if own or any(name != self.component.cpe for name in match.hitters):
             return _TRUE
         return _FALSE if negated else _UNKNOWN
-
-    def node_value(self, node: Node, negated: bool) -> int:
-        inner = negated != node.negate
-        values = [self.match_value(m, inner) for m in node.matches]
-        values.extend(self.node_value(child, inner) for child in node.children)
-        value = _combine(node.all_of, values)
-        return _TRUE - value if node.negate else value
-
-    def configuration_value(self, configuration: Configuration) -> int:
-        values = [self.node_value(node, False) for node in configuration.nodes]
-        value = _combine(configuration.all_of, values)
-        return _TRUE - value if configuration.negate else value
 
 
 def _list(value: object) -> Sequence[Any]:
@@ -430,7 +437,7 @@ def evaluate_record(
     return value != _TRUE, hit
 
 
-class _NamesEvaluator:
+class _NamesEvaluator(_TreeEvaluator):
     """A record's configurations evaluated once over every name of the scan, noting the
     first hits of the names asked about (those in NVD's version order)."""
 
@@ -454,18 +461,6 @@ class _NamesEvaluator:
                     if narrow:
                         self.fixed.setdefault(name, match)
         return _TRUE
-
-    def node_value(self, node: Node, negated: bool) -> int:
-        inner = negated != node.negate
-        values = [self.match_value(m, inner) for m in node.matches]
-        values.extend(self.node_value(child, inner) for child in node.children)
-        value = _combine(node.all_of, values)
-        return _TRUE - value if node.negate else value
-
-    def configuration_value(self, configuration: Configuration) -> int:
-        values = [self.node_value(node, False) for node in configuration.nodes]
-        value = _combine(configuration.all_of, values)
-        return _TRUE - value if configuration.negate else value
 
 
 def evaluate_names(compiled: Compiled, wanted: Collection[Cpe]) -> dict[Cpe, Outcome]:
