@@ -135,6 +135,13 @@ def _locate(value: Any, max_depth: int, path: str) -> tuple[str, str] | None:
     return None
 
 
+def problem_reason(kind: str, max_depth: int) -> str:
+    """What a reader says of a `first_problem` kind ("depth" or "duplicate")."""
+    if kind == "depth":
+        return f"expected nesting at most {max_depth} deep, found more"
+    return "duplicate key: each key must occur once, found it twice"
+
+
 def type_name(value: Any) -> str:
     """The JSON name of a Python value's type, for messages."""
     if value is None:

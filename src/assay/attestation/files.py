@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from assay._json_strict import parse_checked, type_name
+from assay._json_strict import parse_checked, problem_reason, type_name
 from assay.errors import AttestationError
 
 MAX_FILE_BYTES: Final = 16 * 1024 * 1024
@@ -175,11 +175,7 @@ def _check_payload(record: Record) -> None:
     where = f"{record.label}: payload"
     if problem is not None:
         path, kind = problem
-        if kind == "depth":
-            raise AttestationError(f"{where} {path}", f"expected nesting at most {MAX_DEPTH} deep")
-        raise AttestationError(
-            f"{where} {path}", "duplicate key: each key must occur once, found it twice"
-        )
+        raise AttestationError(f"{where} {path}", problem_reason(kind, MAX_DEPTH))
     if isinstance(value, dict):
         _case_variants(value, where)
 
@@ -204,11 +200,7 @@ def _loads(text: bytes, where: str) -> Any:
         raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
     if problem is not None:
         path, kind = problem
-        if kind == "depth":
-            raise AttestationError(f"{where}: {path}", f"expected nesting at most {MAX_DEPTH} deep")
-        raise AttestationError(
-            f"{where}: {path}", "duplicate key: each key must occur once, found it twice"
-        )
+        raise AttestationError(f"{where}: {path}", problem_reason(kind, MAX_DEPTH))
     return value
 
 

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
-from assay._json_strict import parse_checked
+from assay._json_strict import parse_checked, problem_reason
 from assay.errors import AttestationError
 
 MAX_ENVELOPE_BYTES: Final = 16 * 1024 * 1024
@@ -176,10 +176,7 @@ def _strict_json(data: bytes | str, where: str) -> Any:
         raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
     if problem is not None:
         path, kind = problem
-        at = _root(where) + path[1:]
-        if kind == "depth":
-            raise AttestationError(at, f"expected nesting at most {MAX_DEPTH} deep, found more")
-        raise AttestationError(at, "expected each object key once, found this one twice")
+        raise AttestationError(_root(where) + path[1:], problem_reason(kind, MAX_DEPTH))
     return value
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from assay._json_strict import parse_checked
+from assay._json_strict import parse_checked, problem_reason
 from assay.errors import AttestationError
 
 MAX_BUNDLE_BYTES: Final = 16 * 1024 * 1024
@@ -34,9 +34,7 @@ def loads(data: bytes | str, where: str) -> Any:
     # Containers at depth MAX_DEPTH (the document being depth 0) are refused.
     if problem is not None:
         path, kind = problem
-        if kind == "depth":
-            raise AttestationError(f"{where}: {path}", f"expected nesting at most {MAX_DEPTH} deep")
-        raise AttestationError(f"{where}: {path}", "duplicate key: each key must occur once")
+        raise AttestationError(f"{where}: {path}", problem_reason(kind, MAX_DEPTH))
     return value
 
 
