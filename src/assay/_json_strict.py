@@ -8,7 +8,7 @@ module finds those problems with their JSON path; each reader raises its own err
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 
 class _Duplicated(dict[str, Any]):
@@ -39,6 +39,35 @@ def parse(text: str | bytes) -> Any:
     return json.loads(text, object_pairs_hook=_pairs)
 
 
+def parse_checked(text: str | bytes, max_depth: int) -> tuple[Any, tuple[str, str] | None]:
+    """`parse(text)` and its `first_problem(value, max_depth)`, with less work.
+
+    When no object repeated a key and the text has too few opening brackets to nest
+    deeper than `max_depth`, there is nothing to walk. Raises what `parse` raises.
+    """
+    repeated: list[bool] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(items)
+        if len(result) == len(items):
+            return result
+        repeated.append(True)
+        return _pairs(items)
+
+    value = json.loads(text, object_pairs_hook=pairs)
+    if not repeated and max_depth >= 0 and _openings(text) <= max_depth + 1:
+        return value, None  # a container at depth d follows d + 1 opening brackets
+    return value, first_problem(value, max_depth)
+
+
+def _openings(text: str | bytes) -> int:
+    """At least the number of `{` and `[` in the text (bytes in any of JSON's encodings:
+    each of those characters holds a byte of the same value)."""
+    if isinstance(text, str):
+        return text.count("{") + text.count("[")
+    return text.count(b"{") + text.count(b"[")
+
+
 def member(path: str, key: str | int) -> str:
     """The JSON path of a member or element: `$.a`, `$.a[0]`, `$.a["node_modules/x"]`."""
     if isinstance(key, int):
@@ -52,7 +81,41 @@ def first_problem(value: Any, max_depth: int, path: str = "$") -> tuple[str, str
     """The first (JSON path, "depth" | "duplicate") in a parsed value, or None.
 
     Containers nested more than `max_depth` levels below `value` are a depth problem.
+    A document without a problem is walked once, without building any path; the paths
+    are built only to name a problem found.
     """
+    if max_depth >= 0 and _clean(value, max_depth):
+        return None
+    return _locate(value, max_depth, path)
+
+
+_CONTAINERS: Final = (dict, list)
+
+
+def _clean(value: Any, max_depth: int) -> bool:
+    """True when no container is a `_Duplicated` one or lies deeper than `max_depth`.
+
+    The same containers `_locate` visits, level by level; a problem anywhere makes it
+    False, and `_locate` then names the first one in document order.
+    """
+    level = [value] if isinstance(value, _CONTAINERS) else []
+    depth = 0
+    while level:
+        if depth > max_depth:
+            return False
+        below: list[Any] = []
+        for item in level:
+            if isinstance(item, _Duplicated):
+                return False
+            children = item.values() if isinstance(item, dict) else item
+            below.extend([child for child in children if isinstance(child, _CONTAINERS)])
+        level = below
+        depth += 1
+    return True
+
+
+def _locate(value: Any, max_depth: int, path: str) -> tuple[str, str] | None:
+    """The first problem in document order, with its JSON path (a depth-first walk)."""
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
         item, where, depth = stack.pop()
@@ -70,6 +133,13 @@ def first_problem(value: Any, max_depth: int, path: str = "$") -> tuple[str, str
         ]
         stack.extend(reversed(nested))  # document order, as a recursive walk reports
     return None
+
+
+def problem_reason(kind: str, max_depth: int) -> str:
+    """What a reader says of a `first_problem` kind ("depth" or "duplicate")."""
+    if kind == "depth":
+        return f"expected nesting at most {max_depth} deep, found more"
+    return "duplicate key: each key must occur once, found it twice"
 
 
 def type_name(value: Any) -> str:

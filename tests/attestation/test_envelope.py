@@ -140,11 +140,12 @@ def test_documents_report_a_payload_that_is_not_json() -> None:
     assert [f.code for f in document.findings] == ["payload-encoding"]
 
 
-def test_documents_report_a_bad_line_among_good_ones() -> None:
+def test_a_bad_line_among_good_ones_makes_the_file_unusable() -> None:
+    # Every command reads files alike (assay.attestation.files): a JSON Lines file with a
+    # line that is not JSON is refused as a whole, naming the line.
     data = orjson.dumps(provenance_v1()) + b"\nnot json\n"
-    first, second = read_documents(data)
-    assert first.findings == []
-    assert [f.code for f in second.findings] == ["not-json"]
+    with pytest.raises(AttestationError, match="line 2"):
+        read_documents(data)
 
 
 @pytest.mark.parametrize("data", [b"", b"{", b"-----BEGIN KEY-----\nabc\n-----END KEY-----\n"])
@@ -154,7 +155,7 @@ def test_unreadable_inputs_raise(data: bytes) -> None:
 
 
 def test_file_size_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from assay.attestation import documents as module
+    from assay.attestation import files as module
 
     monkeypatch.setattr(module, "MAX_FILE_BYTES", 100)
     with pytest.raises(AttestationError, match="at most 100 bytes"):

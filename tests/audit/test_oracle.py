@@ -30,15 +30,16 @@ from assay.nvd.storage import open_store
 _SPECIAL = re.compile(r"[^a-z0-9._\-]")
 
 
-_PARSED: dict[int, CriteriaRange] = {}
+_PARSED: dict[int, tuple[dict[str, Any], CriteriaRange]] = {}
 
 
 def _range(match: dict[str, Any]) -> CriteriaRange:
-    """A `cpeMatch` item's criteria and bounds, parsed once (records live for the module)."""
+    """A `cpeMatch` item's criteria and bounds, parsed once. The item is kept with its
+    range: an `id` is only unique while its object lives."""
     found = _PARSED.get(id(match))
-    if found is None:
-        found = _PARSED[id(match)] = CriteriaRange.from_json(match)
-    return found
+    if found is None or found[0] is not match:
+        found = _PARSED[id(match)] = (match, CriteriaRange.from_json(match))
+    return found[1]
 
 
 def _version_component(version: str) -> str:

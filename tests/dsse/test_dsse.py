@@ -223,3 +223,86 @@ def test_rsa_pkcs1v15_and_pss_are_both_accepted() -> None:
     pss_only = PublicKey(key.key.public_key(), rsa_scheme=RsaScheme.PSS)
     assert not dsse.check_signatures(envelope, [pss_only])
     assert dsse.check_signatures(dsse.sign(b"x", "t", [key]), [pss_only])
+
+
+_ENVELOPE = (
+    '{"payloadType": "application/vnd.in-toto+json", "payload": "e30=",'
+    ' "signatures": [{"keyid": "k", "sig": "AA=="}]}'
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (_ENVELOPE.replace('"payload":', '"payload": "", "payload":'), "envelope: $.payload"),
+        (_ENVELOPE.replace('"sig":', '"sig": "AA==", "sig":'), "envelope: $.signatures[0].sig"),
+        (_ENVELOPE[:-1] + ', "x": {"a": 1, "a": 1}}', "envelope: $.x.a"),
+        (
+            _ENVELOPE.replace('"keyid": "k"', '"keyid": "k", "KEYID": "k", "keyid": "j"'),
+            "envelope: $.signatures[0].keyid",
+        ),
+    ],
+    ids=["payload", "signature", "unknown-member", "keyid"],
+)
+def test_a_repeated_key_is_refused_with_its_path(text: str, where: str) -> None:
+    with pytest.raises(AttestationError, match="once") as raised:
+        dsse.Envelope.from_json(text.encode())
+    assert raised.value.where == where
+    with pytest.raises(AttestationError, match="once"):
+        dsse.read_envelopes(text.encode())
+
+
+def test_a_repeated_key_in_a_json_line_names_the_line_and_the_path() -> None:
+    good = _ENVELOPE.encode()
+    bad = _ENVELOPE.replace('"payloadType":', '"payloadType": "x", "payloadType":').encode()
+    with pytest.raises(AttestationError) as raised:
+        dsse.read_envelopes(good + b"\n" + bad + b"\n")
+    assert raised.value.where == "envelope line 2: $.payloadType"
+
+
+def test_a_pretty_printed_envelope_with_a_repeated_key_is_one_document() -> None:
+    text = json.dumps(json.loads(_ENVELOPE), indent=2).replace(
+        '"payload":', '"payload": "e30=",\n  "payload":', 1
+    )
+    with pytest.raises(AttestationError) as raised:
+        dsse.read_envelopes(text.encode(), where="p.json")
+    assert raised.value.where == "p.json: $.payload"
+
+
+@pytest.mark.parametrize("depth", [64, 65, 1000, 100_000])
+def test_nesting_past_the_limit_is_refused_without_recursion_error(depth: int) -> None:
+    text = _ENVELOPE[:-1] + ', "x": ' + "[" * depth + "]" * depth + "}"
+    with pytest.raises(AttestationError, match="nesting at most 64"):
+        dsse.Envelope.from_json(text.encode())
+    with pytest.raises(AttestationError, match="nesting at most 64"):
+        dsse.read_envelopes(text.encode())
+
+
+def test_the_deepest_allowed_envelope_is_read() -> None:
+    depth = dsse.MAX_DEPTH - 1  # levels 0 (the envelope) to 63 (the innermost array)
+    text = _ENVELOPE[:-1] + ', "x": ' + "[" * depth + "]" * depth + "}"
+    assert dsse.Envelope.from_json(text.encode()).payload == b"{}"
+    deeper = _ENVELOPE[:-1] + ', "x": ' + "[" * (depth + 1) + "]" * (depth + 1) + "}"
+    with pytest.raises(AttestationError, match=r"envelope: \$\.x(\[0\])+: expected nesting"):
+        dsse.Envelope.from_json(deeper.encode())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_any_key_given_twice_is_refused(data: st.DataObject) -> None:
+    """Repeat one member of any object of a signed envelope: the envelope is refused,
+    whatever the repeated value, and the error names that member."""
+    key = KEYS[KeyType.ED25519]
+    envelope = dsse.sign(data.draw(st.binary(max_size=20)), "t", [key]).to_dict()
+    envelope["signatures"][0]["keyid"] = data.draw(st.text(max_size=5))
+    members = [("$", k) for k in envelope] + [("$.signatures[0]", k) for k in ("keyid", "sig")]
+    parent, member = data.draw(st.sampled_from(members))
+    text = json.dumps(envelope)
+    target = envelope if parent == "$" else envelope["signatures"][0]
+    original = f"{json.dumps(member)}: {json.dumps(target[member])}"
+    repeated = json.dumps(data.draw(st.text(max_size=5) | st.integers() | st.none()))
+    assert original in text
+    text = text.replace(original, f"{json.dumps(member)}: {repeated}, {original}", 1)
+    with pytest.raises(AttestationError, match="once") as raised:
+        dsse.Envelope.from_json(text.encode())
+    assert raised.value.where == f"envelope: {parent}.{member}"

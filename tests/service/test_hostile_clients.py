@@ -113,6 +113,39 @@ def test_a_huge_head_is_refused_with_431(served: Served) -> None:
     assert httpx.get(served.base + CVE).status_code == 200
 
 
+def test_a_whole_huge_head_in_one_write_is_refused_too(served: Served) -> None:
+    head = b"GET /rest/json/cves/2.0 HTTP/1.1\r\nHost: x\r\nX-big: " + b"a" * 200_000 + b"\r\n\r\n"
+    with socket.create_connection(_address(served)) as sock:
+        with contextlib.suppress(OSError):
+            sock.sendall(head)
+        sock.settimeout(5)
+        answer = b""
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 431")
+
+
+def test_a_head_and_a_large_body_in_one_write_are_served(served: Served) -> None:
+    """A browser posting a form sends the head and the start of the body at once: the
+    body does not count towards the head's limit."""
+    body = b"x" * 300_000
+    request = (
+        b"POST /api/scan?filename=requirements.txt HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+    ) + body
+    with socket.create_connection(_address(served)) as sock:
+        sock.sendall(request)
+        sock.settimeout(10)
+        answer = b""
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(65536):
+                answer += chunk
+    # An answer from the application (the body is no requirements file), not a 431.
+    assert answer.startswith(b"HTTP/1.1 4"), answer[:80]
+    assert not answer.startswith(b"HTTP/1.1 431"), answer[:80]
+
+
 def test_unread_large_answers_are_dropped_and_their_memory_reused(served: Served) -> None:
     page = "/rest/json/cves/2.0?resultsPerPage=2000"
     size = len(httpx.get(served.base + page, headers={"accept-encoding": "identity"}).content)

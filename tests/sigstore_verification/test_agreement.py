@@ -4,12 +4,16 @@ Every counted case of slsa-verifier's and gh's expectations (tests/sigstore_veri
 says which and how) runs through `assay._cli.main`; the same inputs then go to the
 library (`verify_artifacts` / `verify_bundles`) and its verdict must give the same exit
 code. The known differences are listed here and explained in docs/verification.md.
+slsa-verifier's legacy `.intoto.jsonl` cases are counted apart: they run with
+`--insecure-ignore-tlog` in place of upstream's online Rekor search, and each expected
+failure must fail on the check upstream's error names.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import re
 
 import pytest
 from tests.sigstore_verification import agreement
@@ -46,7 +50,7 @@ def _library_exit(argv: tuple[str, ...]) -> int:
 
 
 def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
-    from assay._cli.verify_artifact import read_artifact, read_limited, verifier_for
+    from assay._cli.verify_artifact import read_artifact, read_file, verifier_for
     from assay.sigstore.artifact import verify_artifacts
     from assay.sigstore.slsa_rules import Options
 
@@ -60,16 +64,17 @@ def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
     )
     result = verify_artifacts(
         [read_artifact(a) for a in args.artifacts],
-        read_limited(args.provenance_path),
+        read_file(args.provenance_path),
         args.provenance_path,
         options,
         verifier_for(args),
+        insecure_ignore_tlog=args.insecure_ignore_tlog,
     )
     return 0 if result.passed else 1
 
 
 def _bundle_verdict(cli: object, args: argparse.Namespace) -> int:
-    from assay._cli.verify_artifact import read_artifact, read_limited, verifier_for
+    from assay._cli.verify_artifact import read_artifact, read_file, verifier_for
     from assay.sigstore.bundle_check import GhPolicy, parse_regex, verify_bundles
 
     artifact = read_artifact(args.artifact)
@@ -90,7 +95,7 @@ def _bundle_verdict(cli: object, args: argparse.Namespace) -> int:
     result = verify_bundles(
         artifact.name,
         (algorithm, artifact.digest[algorithm]),
-        read_limited(args.bundle),
+        read_file(args.bundle),
         args.bundle,
         policy=policy,
         verifier=verifier_for(args),
@@ -122,3 +127,46 @@ def test_the_corpus_is_the_documented_size() -> None:
     for case in CASES:
         by_corpus[case.corpus] += 1
     assert by_corpus == {"slsa-verifier": 485, "gh": 16}
+
+
+LEGACY = agreement.legacy_cases()
+
+# The check assay fails on, for each error slsa-verifier expects in the legacy cases.
+_LEGACY_CHECKS = {
+    "ErrorInvalidRef": ("source.tag", "source.versionedTag"),
+    "ErrorMismatchBranch": ("source.branch",),
+    "ErrorMismatchHash": ("subject",),
+    "ErrorMismatchSource": ("certificate.sourceRepository",),
+    "ErrorMismatchTag": ("source.tag",),
+    "ErrorMismatchVersionedTag": ("source.versionedTag",),
+    "ErrorMismatchWorkflowInputs": ("workflowInputs.",),
+    "ErrorUntrustedReusableWorkflow": ("certificate.builder",),
+}
+
+
+@pytest.mark.parametrize("case", LEGACY, ids=[c.id for c in LEGACY])
+def test_legacy_case_agrees_for_the_reason_upstream_gives(case: agreement.Case) -> None:
+    outcome = agreement.run(case)
+    assert outcome.agrees, (
+        case.expected,
+        case.expected_error,
+        outcome.codes,
+        outcome.stderr[-400:],
+    )
+    if case.expected == "fail":
+        failed = set(re.findall(r"FAILED: SLSA verification failed: ([^:]+):", outcome.stderr))
+        assert failed, outcome.stderr[-400:]
+        expected = _LEGACY_CHECKS[str(case.expected_error)]
+        assert all(name.startswith(expected) for name in failed), (case.expected_error, failed)
+    else:
+        assert "no transparency-log entry was checked" in outcome.stderr  # never silent
+    with agreement.environment(case):
+        library = tuple(_library_exit(argv) for argv in case.argv)
+    assert outcome.codes == library
+
+
+def test_the_legacy_corpus_is_the_documented_size() -> None:
+    by_expectation = {"pass": 0, "fail": 0}
+    for case in LEGACY:
+        by_expectation[case.expected] += 1
+    assert by_expectation == {"pass": 158, "fail": 455}

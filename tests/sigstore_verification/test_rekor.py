@@ -245,3 +245,48 @@ def test_rekor_unreachable_is_a_failure_that_names_it(
     code, _, err = _verify("http://127.0.0.1:9", root, capsys)
     assert code == 1
     assert "Rekor search at http://127.0.0.1:9 failed" in err
+
+
+def test_assay_verify_with_a_policy_looks_the_legacy_envelope_up_in_rekor(
+    rekor: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The same look-up through `assay verify` and the shipped Go builder policy: the
+    # entry found in Rekor stands for the log proof, nothing is waived.
+    log, root = _setup(tmp_path, timedelta(minutes=1))
+    _Handler.answers.append(log.answer)
+    argv = [
+        "verify",
+        DIGEST,
+        "--attestation",
+        str(LEGACY),
+        "--policy",
+        "builtin:slsa-github-generator-go",
+        "--rekor-url",
+        rekor,
+        "--trusted-root",
+        str(root),
+        "--only-trusted-roots",
+        "--json",
+    ]
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    report = json.loads(out.out)
+    assert report["transparencyLogWaived"] is False
+    certificate = report["attestations"][0]["certificate"]
+    assert certificate["transparencyLog"] == {
+        "proof": "rekor-lookup",
+        "checked": True,
+        "logIndex": 7,
+    }
+    # Without the look-up or a waiver the same envelope is refused.
+    argv = [*argv[: argv.index("--rekor-url")], "--trusted-root", str(root), "--only-trusted-roots"]
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    assert code == 1
+    assert "--rekor-url" in capsys.readouterr().err

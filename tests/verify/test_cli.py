@@ -190,9 +190,12 @@ def test_real_cloud_build_provenance(
     assert "no trusted signer" in capsys.readouterr().err
 
 
-def test_sigstore_bundle_is_read_but_not_trusted(
+def test_sigstore_bundle_is_verified_and_the_policy_decides(
     cli: Callable[..., int], asset: Callable[[str], Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The certificate verifies and matches the delegator identity, but the reusable
+    # workflow it delegated to (slsa-framework/example-trw) is not a builder of the
+    # shipped policy, and the digest names no subject.
     policy = str(
         Path(__file__).resolve().parents[2] / "policies" / "slsa-github-generator-delegator.yaml"
     )
@@ -200,8 +203,15 @@ def test_sigstore_bundle_is_read_but_not_trusted(
         asset("slsa-verifier/cli/gha_delegator/v1.10.0/binary-linux-amd64-push-v14.build.slsa")
     )
     digest = "sha256:" + "00" * 32
-    assert cli("verify", digest, "--attestation", bundle, "--policy", policy) == 1
-    assert "Sigstore bundle whose certificate was not verified" in capsys.readouterr().err
+    assert cli("verify", digest, "--attestation", bundle, "--policy", policy, "--json") == 1
+    report = json.loads(capsys.readouterr().out)
+    checks = {c["check"]: c for c in report["attestations"][0]["checks"]}
+    assert checks["signature"]["passed"]
+    assert report["attestations"][0]["certificate"]["identity"]["sourceRepositoryUri"] == (
+        "https://github.com/slsa-framework/example-package"
+    )
+    assert not checks["builder"]["passed"]
+    assert "example-trw" in checks["builder"]["found"]
 
 
 def test_real_in_toto_provenance_with_json_key_and_missing_dependency(

@@ -134,3 +134,58 @@ def test_not_yaml_is_unusable() -> None:
 def test_duplicate_keys_and_deep_nesting_are_refused(text: bytes, found: str) -> None:
     with pytest.raises(PolicyError, match=found):
         parse_policy(text, source="p.yaml")
+
+
+@pytest.mark.parametrize(
+    ("identity", "path", "message"),
+    [
+        ({"subject": "x"}, r"identity\.issuer", "OIDC issuer"),
+        ({"issuer": "https://i"}, r"identity", "exactly one of subject or subjectPattern"),
+        (
+            {"issuer": "https://i", "subjectPattern": "("},
+            r"identity\.subjectPattern",
+            "regular expression",
+        ),
+        ({"issuer": "https://i", "subject": "x", "runner": "y"}, r"identity\.runner", "unknown"),
+        (
+            {"issuer": "https://i", "subject": "x", "runnerEnvironment": 1},
+            r"identity\.runnerEnvironment",
+            "non-empty string",
+        ),
+        ("https://i", r"identity", "expected an object"),
+    ],
+)
+def test_identity_signer_errors_name_the_path(identity: object, path: str, message: str) -> None:
+    document = {
+        "signers": [{"identity": identity, "builders": [{"id": "https://b/x"}]}],
+        "buildTypes": ["https://t"],
+    }
+    with pytest.raises(PolicyError, match=f"p.json: \\$\\.signers\\[0\\]\\.{path}.*{message}"):
+        parse_policy(json.dumps(document).encode(), source="p.json")
+
+
+def test_identity_signer_is_an_identity_rule() -> None:
+    document = {
+        "signers": [
+            {
+                "identity": {
+                    "issuer": "https://token.actions.githubusercontent.com",
+                    "subjectPattern": "https://github\\.com/acme/.+",
+                    "sourceRepository": "https://github.com/acme/widget",
+                    "sourceRepositoryRef": "refs/heads/main",
+                    "sourceRepositoryDigest": "a" * 40,
+                    "workflowRef": "refs/heads/main",
+                    "buildTrigger": "push",
+                    "runnerEnvironment": "github-hosted",
+                },
+                "builders": [{"id": "https://b/x"}],
+            }
+        ],
+        "buildTypes": ["https://t"],
+    }
+    rule = parse_policy(json.dumps(document).encode(), source="p.json").signers[0].identity
+    assert rule is not None
+    assert rule.subject_pattern is not None
+    assert rule.subject is None
+    assert rule.extensions["runnerEnvironment"] == "github-hosted"
+    assert len(rule.extensions) == 6

@@ -77,17 +77,10 @@ def register(tree: CommandTree) -> None:
 
 
 def read_input(path: Path) -> bytes:
-    """At most MAX_FILE_BYTES of `path`; raises AttestationError for anything unusable."""
-    from assay.attestation.constants import MAX_FILE_BYTES
+    """At most the attestation file limit of `path` (pipes and /dev/stdin too)."""
+    from assay.attestation.files import read_file
 
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        raise AttestationError(str(path), f"cannot read: {error.strerror or error}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise AttestationError(str(path), f"expected at most {MAX_FILE_BYTES} bytes, found more")
-    return data
+    return read_file(path)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -98,7 +91,10 @@ def _validate(args: argparse.Namespace) -> int:
         try:
             documents = _read(path)
         except AttestationError as error:
-            reports.append({"file": str(path), "readable": False, "error": error.reason})
+            # Keep where in the file (a line, a JSON path) beside the reason.
+            inside = error.where.removeprefix(str(path)).lstrip(": ")
+            reason = f"{inside}: {error.reason}" if inside else error.reason
+            reports.append({"file": str(path), "readable": False, "error": reason})
             code = EXIT_UNUSABLE
             continue
         report = _file_report(path, documents, strict=strict)
@@ -209,11 +205,7 @@ def _emit(lines: list[Line]) -> None:
 def _read(path: Path) -> list[Document]:
     from assay.attestation.documents import read_documents
 
-    try:
-        return read_documents(read_input(path))
-    except AttestationError as error:
-        # Name the file rather than "input".
-        raise AttestationError(str(path), error.reason) from None
+    return read_documents(read_input(path), str(path))
 
 
 def _migrate(args: argparse.Namespace) -> int:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay._cli.keys import read_passphrase
-from assay.errors import InputError, VerificationError
+from assay.errors import InputError
 
 if TYPE_CHECKING:
     from assay.keys import PublicKey
@@ -37,6 +37,11 @@ def register(tree: CommandTree) -> None:
         help="DSSE payloadType (default: %(default)s)",
     )
     sign.add_argument("--out", help="write the envelope here instead of stdout")
+    sign.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON (payload type and digest, signing keys, --out, envelope)",
+    )
     sign.set_defaults(handler=_sign)
 
     check = group.add_parser(
@@ -53,6 +58,11 @@ def register(tree: CommandTree) -> None:
         default=INTOTO_PAYLOAD_TYPE,
         metavar="TYPE",
         help="the payloadType the envelope must declare (default: %(default)s)",
+    )
+    check.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON (verdict, payload type, threshold, signing keys)",
     )
     check.set_defaults(handler=_verify_signature)
 
@@ -71,6 +81,23 @@ def read_limited(path: str, limit: int) -> bytes:
     if len(data) > limit:
         raise InputError(path, f"expected at most {limit} bytes, found more")
     return data
+
+
+def read_envelope(path: str) -> Any:
+    """The one DSSE envelope of an attestation file (a bundle's too), read as every
+    command reads attestation files."""
+    from assay import dsse
+    from assay.attestation.files import parse_file, read_file
+
+    records = [r for r in parse_file(read_file(path), path) if r.kind != "unknown"]
+    envelopes = [r for r in records if r.envelope is not None]
+    if len(records) != 1 or not envelopes:
+        kinds = ", ".join(r.kind for r in records) or "none"
+        raise InputError(path, f"expected one DSSE envelope, found {kinds}")
+    record = envelopes[0]
+    prefix = "$.dsseEnvelope" if record.kind == "sigstore-bundle" else "$"
+    assert record.envelope is not None
+    return dsse.Envelope.from_dict(record.envelope, where=f"{record.label}: {prefix}")
 
 
 def write_output(path: str, data: bytes) -> None:
@@ -100,15 +127,26 @@ def _sign(args: argparse.Namespace) -> int:
     ]
     payload = read_limited(args.file, dsse.MAX_ENVELOPE_BYTES)
     if args.payload_type == dsse.INTOTO_PAYLOAD_TYPE:
+        from assay.attestation._json import loads_strict
+
         try:
-            json.loads(payload)
-        except ValueError as error:
-            raise InputError(args.file, f"expected a JSON in-toto statement: {error}") from None
+            loads_strict(payload, where=args.file, limit=dsse.MAX_ENVELOPE_BYTES, statement=True)
+        except InputError as error:
+            raise InputError(
+                error.where, f"expected a JSON in-toto statement: {error.reason}"
+            ) from None
     envelope = dsse.sign(payload, args.payload_type, signers)
+    report = dsse.SigningReport(
+        envelope, tuple(dsse.KeyName.of(s.public_key()) for s in signers), args.out
+    )
     text = json.dumps(envelope.to_dict(), indent=2) + "\n"
     if args.out:
-        Path(args.out).write_text(text)
-    else:
+        # Written before anything is printed: an unwritable path is an error naming it
+        # (exit 2), and nothing reports success.
+        write_output(args.out, text.encode("utf-8"))
+    if args.json:
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    elif not args.out:
         sys.stdout.write(text)
     return EXIT_OK
 
@@ -119,20 +157,20 @@ def _verify_signature(args: argparse.Namespace) -> int:
     if args.threshold < 1:
         raise InputError("--threshold", f"expected at least 1, got {args.threshold}")
     keys = load_public_keys(args.key)
-    envelope = dsse.Envelope.from_json(
-        read_limited(args.envelope, dsse.MAX_ENVELOPE_BYTES), where=args.envelope
-    )
-    try:
-        verified = dsse.verify(envelope, keys, args.threshold, payload_type=args.payload_type)
-    except VerificationError as error:
-        print(f"FAILED: {error}", file=sys.stderr)
-        print(f"payloadType: {envelope.payload_type}", file=sys.stderr)
+    envelope = read_envelope(args.envelope)
+    report = dsse.signature_report(envelope, keys, args.threshold, payload_type=args.payload_type)
+    if args.json:
+        import json
+
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+        return EXIT_OK if report.passed else EXIT_FAILED
+    if not report.passed:
+        print(f"FAILED: {report.error}", file=sys.stderr)
+        print(f"payloadType: {report.payload_type}", file=sys.stderr)
         return EXIT_FAILED
-    names = ", ".join(
-        f"{k.keyid} (in-toto {getattr(k, 'intoto_keyid', '')})" for k in verified.signed_by
-    )
-    print(f"PASSED: signed by {len(verified.signed_by)} trusted key(s): {names}", file=sys.stderr)
-    print(f"payloadType: {verified.payload_type}", file=sys.stderr)
-    if args.print_payload:
-        sys.stdout.buffer.write(verified.payload)
+    names = ", ".join(f"{k.keyid} (in-toto {k.intoto_keyid})" for k in report.signed_by)
+    print(f"PASSED: signed by {len(report.signed_by)} trusted key(s): {names}", file=sys.stderr)
+    print(f"payloadType: {report.payload_type}", file=sys.stderr)
+    if args.print_payload and report.payload is not None:
+        sys.stdout.buffer.write(report.payload)
     return EXIT_OK

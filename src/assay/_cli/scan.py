@@ -19,6 +19,8 @@ from assay.config import STORE_ENV, default_store_url
 from assay.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from assay.audit.model import Inventory, ScanResult, SourceStatus
     from assay.audit.rules import Verdict
 
@@ -198,7 +200,7 @@ def _run(inventories: list[Inventory], source: Any, args: argparse.Namespace) ->
                 inventories,
                 source,
                 min_confidence=args.min_confidence,
-                progress=lambda done, _: bar.update(task, completed=done),
+                progress=lambda done, steps: bar.update(task, completed=done, total=steps),
             )
     return scan(inventories, source, min_confidence=args.min_confidence)
 
@@ -209,6 +211,11 @@ def _write(
     import orjson
 
     fmt = args.format or ("table" if args.out is None and sys.stdout.isatty() else "json")
+    if fmt == "json":
+        from assay.audit.json_stream import json_chunks
+
+        _stream(args.out, json_chunks(result, verdict))
+        return
     if fmt == "table":
         text = _table(result, verdict)
         if args.out is None:
@@ -220,9 +227,7 @@ def _write(
         from assay.audit.formats import to_sarif, to_vdr
 
         document: dict[str, Any]
-        if fmt == "json":
-            document = {**result.to_dict(), "verdict": verdict.to_dict()}
-        elif fmt == "sarif":
+        if fmt == "sarif":
             document = to_sarif(result, verdict, version=__version__)
         else:
             document = to_vdr(result, inventories)
@@ -235,6 +240,34 @@ def _write(
             Path(args.out).write_bytes(data)
         except OSError as error:
             raise InputError(args.out, f"cannot write: {error.strerror}") from None
+
+
+def _stream(out: str | None, chunks: Iterator[bytes]) -> None:
+    """Write `chunks` to standard output or to the file `out`, as they come (joined
+    into blocks of about a MiB: fewer, larger writes)."""
+    if out is None:
+        target = sys.stdout.buffer
+        target.writelines(_blocks(chunks))
+        target.flush()
+        return
+    try:
+        with Path(out).open("wb") as handle:
+            handle.writelines(_blocks(chunks))
+    except OSError as error:
+        raise InputError(out, f"cannot write: {error.strerror}") from None
+
+
+def _blocks(chunks: Iterator[bytes], size: int = 1 << 20) -> Iterator[bytes]:
+    pending: list[bytes] = []
+    length = 0
+    for chunk in chunks:
+        pending.append(chunk)
+        length += len(chunk)
+        if length >= size:
+            yield b"".join(pending)
+            pending, length = [], 0
+    if pending:
+        yield b"".join(pending)
 
 
 def _table(result: ScanResult, verdict: Verdict) -> str:

@@ -72,6 +72,30 @@ def register(tree: CommandTree) -> None:
     verify.add_argument("--passphrase-env", metavar="VAR", help="passphrase of --vsa-key")
     verify.add_argument("--verifier-id", metavar="URI", help="verifier.id of the VSA")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_list_option(
+        verify,
+        "--trusted-root",
+        default=[],
+        metavar="FILE",
+        help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
+    )
+    verify.add_argument(
+        "--only-trusted-roots",
+        action="store_true",
+        help="trust only the --trusted-root files, not the shipped roots",
+    )
+    verify.add_argument(
+        "--insecure-ignore-tlog",
+        action="store_true",
+        help="accept legacy Sigstore envelopes without a transparency-log entry "
+        "(said in the report and in the VSA)",
+    )
+    verify.add_argument(
+        "--rekor-url",
+        metavar="URL",
+        help="look legacy Sigstore envelopes up in this Rekor, online "
+        "(e.g. https://rekor.sigstore.dev)",
+    )
     verify.add_argument(
         "--store",
         metavar="URL",
@@ -148,7 +172,8 @@ def _artifact(text: str) -> Artifact:
 
 def _read_directory(directory: str) -> list[Attestation]:
     """Every attestation under `directory` (files that are not attestations are skipped)."""
-    from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
+    from assay.attestation.files import read_file
+    from assay.verify.inputs import read_attestations
 
     root = Path(directory)
     if not root.is_dir():
@@ -165,7 +190,7 @@ def _read_directory(directory: str) -> list[Attestation]:
             raise InputError(directory, f"expected at most {MAX_ATTESTATION_FILES} files")
     result = []
     for file in files:
-        data = read_limited(str(file), MAX_ATTESTATION_BYTES)
+        data = read_file(file)
         try:
             result.extend(read_attestations(data, str(file)))
         except InputError:
@@ -186,9 +211,10 @@ def _dependency_checks(policy: Any, store_url: str | None) -> tuple[list[Any], l
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from assay.attestation.files import read_file
     from assay.keys import MAX_PEM_BYTES, load_private_key
     from assay.policy import load_policy
-    from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
+    from assay.verify.inputs import read_attestations
     from assay.verify.verifier import Verifier
 
     if len(args.artifacts) > MAX_ARTIFACTS:
@@ -214,14 +240,15 @@ def _verify(args: argparse.Namespace) -> int:
     attestations = [
         attestation
         for file in args.attestation
-        for attestation in read_attestations(read_limited(file, MAX_ATTESTATION_BYTES), file)
+        for attestation in read_attestations(read_file(file), file)
     ]
     evidence = _read_directory(args.attestation_dir) if args.attestation_dir else None
+    trust = _sigstore_trust(args, policy, [*attestations, *(evidence or [])])
     checks, sources = _dependency_checks(policy, args.store)
     try:
-        report = Verifier(policy=policy, evidence=evidence, dependency_checks=checks).verify(
-            artifacts, attestations
-        )
+        report = Verifier(
+            policy=policy, evidence=evidence, dependency_checks=checks, trust=trust
+        ).verify(artifacts, attestations)
     finally:
         for source in sources:
             source.close()
@@ -233,7 +260,41 @@ def _verify(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     else:
         _print_report(report)
+    if report.transparency_log_waived:
+        print(
+            "WARNING: a Sigstore signature was accepted without its transparency-log entry "
+            "(--insecure-ignore-tlog): nothing proves it was made while the certificate "
+            "was valid",
+            file=sys.stderr,
+        )
     return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _sigstore_trust(args: argparse.Namespace, policy: Any, attestations: list[Any]) -> Any:
+    """Trusted roots and the log rule for Sigstore signers (nothing is loaded unless the
+    policy has an identity signer, or key signers and a bundle signed with a key)."""
+    from assay.verify.certificates import SigstoreTrust
+
+    identities = any(signer.identity is not None for signer in policy.signers)
+    keyed = any(signer.keys for signer in policy.signers) and any(
+        attestation.key_signed_bundle for attestation in attestations
+    )
+    if not identities and not keyed:
+        return SigstoreTrust()
+    from assay._cli.verify_artifact import verifier_for
+
+    verifier = verifier_for(args)
+    rekor = None
+    if args.rekor_url and not args.insecure_ignore_tlog:
+        from assay.sigstore.rekor import RekorClient
+
+        rekor = RekorClient(args.rekor_url, verifier.roots).lookup
+    return SigstoreTrust(
+        roots=verifier.roots,
+        insecure_ignore_tlog=args.insecure_ignore_tlog,
+        rekor=rekor,
+        verifier=verifier,
+    )
 
 
 def _line(check: Check) -> str:
@@ -329,11 +390,12 @@ def _write_vsa(
 
 
 def _verify_vsa(args: argparse.Namespace) -> int:
+    from assay.attestation.files import read_file
     from assay.verify import vsa
-    from assay.verify.inputs import MAX_ATTESTATION_BYTES, read_attestations
+    from assay.verify.inputs import read_attestations
 
     keys = load_public_keys(args.key)
-    attestations = read_attestations(read_limited(args.file, MAX_ATTESTATION_BYTES), args.file)
+    attestations = read_attestations(read_file(args.file), args.file)
     if len(attestations) != 1:
         raise InputError(args.file, f"expected one VSA envelope, found {len(attestations)}")
     if not args.digests:

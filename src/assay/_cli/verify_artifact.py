@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from assay.verify.verifier import Artifact
 
 MAX_ARTIFACTS: Final = 1000
-MAX_PROVENANCE_BYTES: Final = 16 * 1024 * 1024
 _DIGEST: Final = re.compile(r"^(sha256|sha512):([0-9a-fA-F]+)$")
 _LENGTH: Final = {"sha256": 64, "sha512": 128}
 
@@ -123,15 +122,11 @@ def read_artifact(text: str) -> Artifact:
     return Artifact(path.name, {"sha256": sha256.hexdigest(), "sha512": sha512.hexdigest()})
 
 
-def read_limited(path: str, limit: int = MAX_PROVENANCE_BYTES) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as error:
-        raise InputError(path, f"cannot read: {error.strerror}") from None
-    if len(data) > limit:
-        raise InputError(path, f"expected at most {limit} bytes")
-    return data
+def read_file(path: str) -> bytes:
+    """The provenance or bundle file, read as every command reads attestation files."""
+    from assay.attestation.files import read_file as read
+
+    return read(path)
 
 
 def _inputs(pairs: list[str]) -> tuple[tuple[str, str], ...]:
@@ -180,7 +175,7 @@ def _verify_artifact(args: argparse.Namespace) -> int:
         from assay.sigstore.rekor import RekorClient
 
         rekor = RekorClient(args.rekor_url, verifier.roots).lookup
-    provenance = read_limited(args.provenance_path)
+    provenance = read_file(args.provenance_path)
     result = verify_artifacts(
         artifacts,
         provenance,
@@ -332,7 +327,7 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     result = verify_bundles(
         artifact.name,
         digest,
-        read_limited(args.bundle),
+        read_file(args.bundle),
         args.bundle,
         policy=policy,
         verifier=verifier_for(args),

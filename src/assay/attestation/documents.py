@@ -2,8 +2,9 @@
 
 Accepted forms: a bare statement, a DSSE envelope, a Sigstore bundle (v0.1-v0.3),
 JSON Lines bundles (`.intoto.jsonl`) of any of these, the npm registry's
-`{"attestations": [{"predicateType", "bundle"}]}` response and `gcloud ... describe
---show-provenance` output. Signatures are never checked here: every `Document`
+`{"attestations": [{"predicateType", "bundle"}]}` response, PyPI's PEP 740 attestations
+and `gcloud ... describe --show-provenance` output, as `assay.attestation.files` (the
+reader every command shares) reads them. Signatures are never checked here: every `Document`
 says so in `signatures_checked`.
 """
 
@@ -13,20 +14,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import orjson
-
 from assay.attestation import _json
-from assay.attestation.constants import (
-    MAX_BUNDLE_LINES,
-    MAX_FILE_BYTES,
-    SIGSTORE_BUNDLE_MEDIA_TYPES,
-)
+from assay.attestation.constants import SIGSTORE_BUNDLE_MEDIA_TYPES
 from assay.attestation.envelope import (
     extract_payload,
-    is_dsse_envelope,
     is_intoto_payload_type,
     is_sigstore_bundle,
 )
+from assay.attestation.files import Record, parse_file
 from assay.attestation.findings import Finding, Severity
 from assay.attestation.validate import validate
 from assay.errors import AttestationError
@@ -68,63 +63,38 @@ class Document:
         return value if isinstance(value, str) else None
 
 
-def read_documents(data: bytes) -> list[Document]:
-    """Every statement in `data`, validated. Raises `AttestationError` if unreadable."""
-    if len(data) > MAX_FILE_BYTES:
-        raise AttestationError(
-            "input", f"expected at most {MAX_FILE_BYTES} bytes, found {len(data)}"
-        )
-    try:
-        whole = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        whole = None
-        lines = [line for line in data.splitlines() if line.strip()]
-        if len(lines) < 2:
-            _json.loads(data, where="input", limit=MAX_FILE_BYTES)  # raises, with the reason
-    else:
-        # One JSON document; wrappers (npm, gcloud) may hold several envelopes.
-        return list(_documents(whole, ""))
-    if len(lines) > MAX_BUNDLE_LINES:
-        raise AttestationError(
-            "input", f"expected at most {MAX_BUNDLE_LINES} lines, found {len(lines)}"
-        )
+def read_documents(data: bytes, name: str = "input") -> list[Document]:
+    """Every statement in `data`, validated. Raises `AttestationError` naming `name` if
+    the file is unusable.
+
+    The file is read by `assay.attestation.files`, the reader every command shares
+    (duplicate keys, depth, size and shapes decided once); this adds the findings.
+    """
     documents: list[Document] = []
-    readable = 0
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        location = f"line {number}"
-        try:
-            value = _json.loads(line, where=location)
-        except AttestationError as error:
-            documents.append(_broken(location, "not-json", error.reason))
-            continue
-        readable += 1
-        documents.extend(_documents(value, location, in_bundle=True))
-    if not readable:
-        # Not one JSON line: this is not a JSON Lines bundle but some other file.
-        raise AttestationError("input", "expected JSON or JSON Lines, found neither")
+    for record in parse_file(data, name):
+        documents.extend(_document(record))
     return documents
 
 
-def _broken(location: str, code: str, message: str, path: str = "$") -> Document:
-    return Document(location, "statement", findings=[Finding(path, code, Severity.ERROR, message)])
-
-
-def _documents(value: Any, location: str, *, in_bundle: bool = False) -> Iterator[Document]:
-    where = location or "input"
-    if not isinstance(value, dict):
-        yield _broken(
-            location, "not-object", f"expected a JSON object, found {_json.type_name(value)}"
-        )
-        return
-    if is_sigstore_bundle(value) or is_dsse_envelope(value):
-        yield _from_envelope(value, location)
-    elif isinstance(value.get("attestations"), list):
-        yield from _npm_attestations(value["attestations"], location)
-    elif isinstance(value.get("provenance_summary"), dict):
-        yield from _gcloud_provenance(value["provenance_summary"], location)
-    elif in_bundle and not _STATEMENT_KEYS & value.keys():
+def _document(record: Record) -> Iterator[Document]:
+    location, value = record.location, record.document
+    where = record.label
+    if record.kind in ("dsse", "sigstore-bundle"):
+        document = _from_envelope(value, location)
+        declared = record.declared_predicate_type
+        if declared is not None and document.statement is not None:
+            found = document.predicate_type
+            if declared != found:
+                document.findings.append(
+                    Finding(
+                        "$.predicateType",
+                        "predicate-type-mismatch",
+                        Severity.ERROR,
+                        f"expected {declared!r} as listed beside the bundle, found {found!r}",
+                    )
+                )
+        yield document
+    elif record.kind == "unknown":
         # JSON Lines bundles: consumers ignore lines they do not recognise.
         yield Document(
             location,
@@ -149,6 +119,10 @@ def _documents(value: Any, location: str, *, in_bundle: bool = False) -> Iterato
         )
     else:
         yield Document(location, "statement", value, findings=validate(value))
+
+
+def _broken(location: str, code: str, message: str, path: str = "$") -> Document:
+    return Document(location, "statement", findings=[Finding(path, code, Severity.ERROR, message)])
 
 
 def _from_envelope(value: dict[str, Any], location: str) -> Document:
@@ -188,46 +162,3 @@ def _from_envelope(value: dict[str, Any], location: str) -> Document:
         return Document(location, kind, payload_type=extracted.payload_type, findings=findings)
     findings.extend(validate(statement))
     return Document(location, kind, statement, extracted.payload_type, findings)
-
-
-def _npm_attestations(entries: list[Any], location: str) -> Iterator[Document]:
-    base = f"{location} " if location else ""
-    for index, entry in enumerate(entries):
-        here = f"{base}attestations[{index}]"
-        bundle = entry.get("bundle") if isinstance(entry, dict) else None
-        if not isinstance(bundle, dict):
-            yield _broken(here, "bundle-content", "expected a Sigstore bundle, found none")
-            continue
-        document = _from_envelope(bundle, here)
-        declared = entry.get("predicateType")
-        if declared is not None and document.statement is not None:
-            found = document.predicate_type
-            if declared != found:
-                document.findings.append(
-                    Finding(
-                        "$.predicateType",
-                        "predicate-type-mismatch",
-                        Severity.ERROR,
-                        f"expected {declared!r} as listed beside the bundle, found {found!r}",
-                    )
-                )
-        yield document
-
-
-def _gcloud_provenance(summary: dict[str, Any], location: str) -> Iterator[Document]:
-    entries = summary.get("provenance")
-    base = f"{location} " if location else ""
-    if not isinstance(entries, list) or not entries:
-        yield _broken(
-            f"{base}provenance_summary",
-            "bundle-content",
-            "expected provenance entries with DSSE envelopes, found none",
-        )
-        return
-    for index, entry in enumerate(entries):
-        here = f"{base}provenance_summary.provenance[{index}]"
-        envelope = entry.get("envelope") if isinstance(entry, dict) else None
-        if not isinstance(envelope, dict):
-            yield _broken(here, "bundle-content", "expected a DSSE envelope, found none")
-            continue
-        yield _from_envelope(envelope, here)

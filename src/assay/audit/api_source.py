@@ -8,11 +8,13 @@ against an assay server there is no such limit (`wait_time=0`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import orjson
+
 from assay.audit.model import SourceStatus
-from assay.audit.source import PRODUCT_SAMPLE, DictionaryProduct, Record
+from assay.audit.source import PRODUCT_SAMPLE, DictionaryProduct, Found, Lookup, Record
 from assay.errors import ClientError, InputError
 from assay.nvd.cpe import Cpe, parse_cpe
 
@@ -78,6 +80,25 @@ class ApiSource:
 
     def of_product(self, part: str, vendor: str, product: str) -> Sequence[Record]:
         return self._cves(virtual_match_string=f"cpe:2.3:{part}:{vendor}:{product}")
+
+    def find(
+        self, lookups: Sequence[Lookup], progress: Callable[[int], None] | None = None
+    ) -> Iterator[Found]:
+        # One request (or page run) per look-up: the API answers one filter at a time.
+        found: dict[str, tuple[Record, list[int]]] = {}
+        for index, lookup in enumerate(lookups):
+            name = lookup.name
+            records = (
+                self.of_product(name.part, name.vendor, name.product)
+                if lookup.product_wide
+                else self.affecting(name)
+            )
+            for record in records:
+                found.setdefault(str(record.get("id")), (record, []))[1].append(index)
+            if progress is not None:
+                progress(index + 1)
+        for record, indexes in found.values():
+            yield orjson.dumps(record), tuple(indexes)
 
     def products_with_reference(self, url: str) -> Sequence[DictionaryProduct]:
         from assay.nvd.client import NvdClientError

@@ -25,7 +25,8 @@ unknown, the record is reported as `conditional`. `fixedIn` is the hit criteria'
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -35,11 +36,20 @@ from assay.audit.versions import Comparator
 from assay.nvd.cpe import ANY, NA, Cpe, CriteriaRange, InvalidCpe, name_matches
 
 __all__ = [
+    "MAX_NODE_DEPTH",
+    "UNMATCHED",
     "Compiled",
+    "Compiler",
     "ComponentName",
+    "Configuration",
+    "Match",
     "NameSet",
+    "Node",
+    "Outcome",
     "RecordFacts",
+    "bounds_well_formed",
     "compile_record",
+    "evaluate_names",
     "evaluate_record",
     "record_facts",
     "vulnerability_facts",
@@ -72,6 +82,10 @@ class NameSet:
                 self._by_product.setdefault((name.vendor, name.product), []).append(name)
 
         self._matching: dict[int, tuple[Cpe, ...]] = {}
+
+    def may_hit(self, vendor: str, product: str) -> bool:
+        """Whether some name could hit a criteria of this (plain) vendor and product."""
+        return bool(self._wild) or (vendor, product) in self._by_product
 
     def matching(self, criteria: CriteriaRange, key: int = 0) -> tuple[Cpe, ...]:
         """The names that hit a criteria (NVD's ordering), remembered by `key` (> 0)."""
@@ -126,31 +140,37 @@ def component_hits(name: ComponentName, criteria: CriteriaRange) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class _Match:
+class Match:
+    """One `cpeMatch` of a record, compiled for a scan's names."""
+
     vulnerable: bool
     criteria: CriteriaRange | None
-    """None when the criteria is malformed: it holds for nothing."""
+    """None when malformed (it then holds for nothing), or when no name of the scan can
+    hit it (its vendor and product are none of theirs: not even parsed)."""
     match_criteria_id: str | None
     key: int
     """The same for equal criteria and bounds (a cheap key for per-scan memory)."""
+    hitters: tuple[Cpe, ...]
+    """The scan's names that hit it, in NVD's version order."""
+    malformed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
-class _Node:
+class Node:
     all_of: bool
     negate: bool
-    matches: tuple[_Match, ...]
-    children: tuple[_Node, ...]
+    matches: tuple[Match, ...]
+    children: tuple[Node, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class _Configuration:
+class Configuration:
     all_of: bool
     negate: bool
-    nodes: tuple[_Node, ...]
+    nodes: tuple[Node, ...]
 
 
-Compiled = tuple[_Configuration, ...]
+Compiled = tuple[Configuration, ...]
 """A record's configurations, parsed once (criteria as `CriteriaRange`s)."""
 
 
@@ -186,65 +206,174 @@ def _bound(match: Mapping[str, Any], name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _compile_match(match: Mapping[str, Any]) -> _Match:
-    text = match.get("criteria")
-    criteria, key = (
-        _criteria(
-            text,
-            _bound(match, "versionStartIncluding"),
-            _bound(match, "versionStartExcluding"),
-            _bound(match, "versionEndIncluding"),
-            _bound(match, "versionEndExcluding"),
-        )
-        if isinstance(text, str)
-        else (None, 0)
-    )
-    identifier = match.get("matchCriteriaId")
-    return _Match(
-        bool(match.get("vulnerable", True)),
-        criteria,
-        identifier if isinstance(identifier, str) else None,
-        key,
-    )
+_PLAIN_PART = re.compile(r"[a-z0-9._\-]+")
+_SIMPLE_CRITERIA = re.compile(r"cpe:2\.3:[aoh*]?:[a-z0-9._\-]+:[a-z0-9._\-]+(?::[a-z0-9._\-*]*){8}")
 
 
-def _compile_node(node: Mapping[str, Any], depth: int) -> _Node:
-    children = (
-        tuple(
-            _compile_node(child, depth + 1)
-            for child in _list(node.get("children"))
-            if isinstance(child, Mapping)
-        )
-        if depth < MAX_NODE_DEPTH
-        else ()
-    )
-    return _Node(
-        str(node.get("operator", "OR")).upper() == "AND",
-        bool(node.get("negate", False)),
-        tuple(_compile_match(m) for m in _list(node.get("cpeMatch")) if isinstance(m, Mapping)),
-        children,
+def _simple_product(text: str) -> tuple[str, str] | None:
+    """The vendor and product of a criteria that `parse_cpe` would take as written: 11
+    components of lower-case letters, digits, `.`, `_`, `-` (or `*`), a valid part, and
+    a plain vendor and product (their normalized form is then the text itself)."""
+    if not _SIMPLE_CRITERIA.fullmatch(text):
+        return None
+    parts = text.split(":", 5)
+    return parts[3], parts[4]
+
+
+def bounds_well_formed(
+    start_in: str | None, start_ex: str | None, end_in: str | None, end_ex: str | None
+) -> bool:
+    """Whether a criteria's bounds are as `CriteriaRange` takes them: non-empty, and
+    not both Including and Excluding on one side."""
+    return (
+        (start_in is None or start_ex is None)
+        and (end_in is None or end_ex is None)
+        and "" not in (start_in, start_ex, end_in, end_ex)
     )
 
 
-def compile_record(record: Mapping[str, Any]) -> Compiled:
-    """A record's configurations in the form `evaluate_record` reads."""
-    return tuple(
-        _Configuration(
-            str(c.get("operator", "OR")).upper() == "AND",
-            bool(c.get("negate", False)),
-            tuple(_compile_node(n, 0) for n in _list(c.get("nodes")) if isinstance(n, Mapping)),
-        )
-        for c in _list(record.get("configurations"))
-        if isinstance(c, Mapping)
-    )
+UNMATCHED: Final = Match(True, None, None, 0, ())
+"""A well-formed `cpeMatch` whose vendor and product no name of the scan has: it holds
+for no name, and is never a component's hit."""
 
 
-class _Evaluator:
-    def __init__(self, component: ComponentName, names: NameSet, known: dict[int, bool]) -> None:
-        self.component = component
+MatchKey = tuple[object, str | None, str | None, str | None, str | None, bool, str | None]
+"""A `cpeMatch` as (criteria, versionStartIncluding, versionStartExcluding,
+versionEndIncluding, versionEndExcluding, vulnerable, matchCriteriaId)."""
+
+
+class Compiler:
+    """Compiles records' configurations for one scan's names: each distinct `cpeMatch`
+    once (its criteria parsed, the names hitting it found), then remembered."""
+
+    def __init__(self, names: NameSet) -> None:
         self.names = names
+        self._matches: dict[MatchKey, Match] = {}
+        self._unmatched: dict[str, bool] = {}
+
+    def match(self, key: MatchKey) -> Match:
+        """The compiled form of a `cpeMatch` given as (criteria, versionStartIncluding,
+        versionStartExcluding, versionEndIncluding, versionEndExcluding, vulnerable,
+        matchCriteriaId)."""
+        text = key[0]
+        if not isinstance(text, str):
+            return Match(key[5], None, key[6], 0, (), malformed=True)
+        found = self._matches.get(key)
+        if found is None:
+            found = self._matches[key] = self._compile_match(key, text)
+        return found
+
+    def unmatched(self, text: str) -> bool:
+        """Whether `text` is a well-formed criteria of a vendor and product that no name
+        of the scan has (any `cpeMatch` of it with well-formed bounds is `UNMATCHED`:
+        no need to parse it)."""
+        found = self._unmatched.get(text)
+        if found is None:
+            product = _simple_product(text)
+            found = product is not None and not self.names.may_hit(*product)
+            self._unmatched[text] = found
+        return found
+
+    def _compile_match(self, key: MatchKey, text: str) -> Match:
+        _, start_in, start_ex, end_in, end_ex, vulnerable, identifier = key
+        if self.unmatched(text) and bounds_well_formed(start_in, start_ex, end_in, end_ex):
+            return UNMATCHED
+        criteria, number = _criteria(text, start_in, start_ex, end_in, end_ex)
+        if criteria is None:
+            return Match(vulnerable, None, identifier, 0, (), malformed=True)
+        return Match(
+            vulnerable, criteria, identifier, number, self.names.matching(criteria, number)
+        )
+
+    def _dict_match(self, match: Mapping[str, Any]) -> Match:
+        identifier = match.get("matchCriteriaId")
+        return self.match(
+            (
+                match.get("criteria"),
+                _bound(match, "versionStartIncluding"),
+                _bound(match, "versionStartExcluding"),
+                _bound(match, "versionEndIncluding"),
+                _bound(match, "versionEndExcluding"),
+                bool(match.get("vulnerable", True)),
+                identifier if isinstance(identifier, str) else None,
+            )
+        )
+
+    def _dict_node(self, node: Mapping[str, Any], depth: int) -> Node:
+        children = (
+            tuple(
+                self._dict_node(child, depth + 1)
+                for child in _list(node.get("children"))
+                if isinstance(child, Mapping)
+            )
+            if depth < MAX_NODE_DEPTH
+            else ()
+        )
+        return Node(
+            str(node.get("operator", "OR")).upper() == "AND",
+            bool(node.get("negate", False)),
+            tuple(
+                self._dict_match(m) for m in _list(node.get("cpeMatch")) if isinstance(m, Mapping)
+            ),
+            children,
+        )
+
+    def record(self, record: Mapping[str, Any]) -> Compiled:
+        """A record's configurations (decoded JSON, read leniently) in the form
+        `evaluate_record` and `evaluate_names` read."""
+        return tuple(
+            Configuration(
+                str(c.get("operator", "OR")).upper() == "AND",
+                bool(c.get("negate", False)),
+                tuple(
+                    self._dict_node(n, 0) for n in _list(c.get("nodes")) if isinstance(n, Mapping)
+                ),
+            )
+            for c in _list(record.get("configurations"))
+            if isinstance(c, Mapping)
+        )
+
+    def node(
+        self, all_of: bool, negate: bool, matches: Sequence[Match], children: Sequence[Node]
+    ) -> Node:
+        """A node built from parts already compiled (typed records, `assay.audit.records`)."""
+        return Node(all_of, negate, tuple(matches), tuple(children))
+
+    def configuration(self, all_of: bool, negate: bool, nodes: Sequence[Node]) -> Configuration:
+        return Configuration(all_of, negate, tuple(nodes))
+
+
+def compile_record(record: Mapping[str, Any], names: NameSet) -> Compiled:
+    """A record's configurations compiled for `names` (see `Compiler.record`)."""
+    return Compiler(names).record(record)
+
+
+class _TreeEvaluator:
+    """NVD's AND/OR/negate tree over three-valued leaves (`match_value`, per subclass)."""
+
+    def match_value(self, match: Match, negated: bool) -> int:
+        raise NotImplementedError
+
+    def node_value(self, node: Node, negated: bool) -> int:
+        inner = negated != node.negate
+        values = [self.match_value(m, inner) for m in node.matches]
+        values.extend(self.node_value(child, inner) for child in node.children)
+        value = _combine(node.all_of, values)
+        return _TRUE - value if node.negate else value
+
+    def configuration_value(self, configuration: Configuration) -> int:
+        values = [self.node_value(node, False) for node in configuration.nodes]
+        value = _combine(configuration.all_of, values)
+        return _TRUE - value if configuration.negate else value
+
+
+class _Evaluator(_TreeEvaluator):
+    """One component's evaluation of a record: its own hits in its ecosystem's order."""
+
+    def __init__(self, component: ComponentName, known: dict[int, bool]) -> None:
+        self.component = component
         self.known = known
-        self.hits: list[_Match] = []
+        self.hits: list[Match] = []
 
     def _component_hits(self, criteria: CriteriaRange, key: int) -> bool:
         found = self.known.get(key)
@@ -253,28 +382,16 @@ class _Evaluator:
             self.known[key] = found
         return found
 
-    def match_value(self, match: _Match, negated: bool) -> int:
-        criteria = match.criteria
-        if criteria is None:
+    def match_value(self, match: Match, negated: bool) -> int:
+        if match.malformed:
             return _FALSE
-        if match.vulnerable and self._component_hits(criteria, match.key):
+        criteria = match.criteria
+        own = criteria is not None and self._component_hits(criteria, match.key)
+        if own and match.vulnerable:
             self.hits.append(match)
-            return _TRUE
-        if self.names.hits(criteria, self.component.cpe, match.key):
+        if own or any(name != self.component.cpe for name in match.hitters):
             return _TRUE
         return _FALSE if negated else _UNKNOWN
-
-    def node_value(self, node: _Node, negated: bool) -> int:
-        inner = negated != node.negate
-        values = [self.match_value(m, inner) for m in node.matches]
-        values.extend(self.node_value(child, inner) for child in node.children)
-        value = _combine(node.all_of, values)
-        return _TRUE - value if node.negate else value
-
-    def configuration_value(self, configuration: _Configuration) -> int:
-        values = [self.node_value(node, False) for node in configuration.nodes]
-        value = _combine(configuration.all_of, values)
-        return _TRUE - value if configuration.negate else value
 
 
 def _list(value: object) -> Sequence[Any]:
@@ -287,19 +404,25 @@ def _combine(all_of: bool, values: list[int]) -> int:
     return min(values) if all_of else max(values)
 
 
+Outcome = tuple[bool, Match]
+"""(conditional, the hit match) of a record that affects a name."""
+
+
 def evaluate_record(
     compiled: Compiled,
     component: ComponentName,
-    names: NameSet,
     known: dict[int, bool] | None = None,
-) -> tuple[bool, CriteriaRange, str | None] | None:
-    """(conditional, hit criteria, its matchCriteriaId) when the record affects the
-    component (conditional: only on something the input does not list), else None.
-    `known` remembers the component's hits across the records of one component."""
-    best: tuple[int, _Match] | None = None
+) -> Outcome | None:
+    """(conditional, hit match) when the record affects the component (conditional:
+    only on something the input does not list), else None. `known` remembers the
+    component's own hits across the records of one scan.
+
+    A component judged alone: its own hits are placed in its ecosystem's version order
+    (`ComponentName.compare`); every other name of the scan in NVD's."""
+    best: tuple[int, Match] | None = None
     known = {} if known is None else known
     for configuration in compiled:
-        evaluator = _Evaluator(component, names, known)
+        evaluator = _Evaluator(component, known)
         value = evaluator.configuration_value(configuration)
         if not evaluator.hits or value == _FALSE:
             continue
@@ -311,11 +434,61 @@ def evaluate_record(
     if best is None:
         return None
     value, hit = best
-    assert hit.criteria is not None
-    return value != _TRUE, hit.criteria, hit.match_criteria_id
+    return value != _TRUE, hit
 
 
-def _preferred(hits: list[_Match]) -> _Match:
+class _NamesEvaluator(_TreeEvaluator):
+    """A record's configurations evaluated once over every name of the scan, noting the
+    first hits of the names asked about (those in NVD's version order)."""
+
+    def __init__(self, wanted: Collection[Cpe]) -> None:
+        self.wanted = wanted
+        self.first: dict[Cpe, Match] = {}
+        self.fixed: dict[Cpe, Match] = {}
+
+    def match_value(self, match: Match, negated: bool) -> int:
+        if match.malformed:
+            return _FALSE
+        hitters = match.hitters
+        if not hitters:
+            return _FALSE if negated else _UNKNOWN
+        if match.vulnerable:
+            assert match.criteria is not None
+            narrow = match.criteria.version_end_excluding is not None
+            for name in hitters:
+                if name in self.wanted:
+                    self.first.setdefault(name, match)
+                    if narrow:
+                        self.fixed.setdefault(name, match)
+        return _TRUE
+
+
+def evaluate_names(compiled: Compiled, wanted: Collection[Cpe]) -> dict[Cpe, Outcome]:
+    """`evaluate_record` for every name of `wanted` at once (names compared in NVD's
+    version order, no ecosystem's): each configuration is walked once, not once per
+    name. A name's own hits then equal its NVD hits, so a criteria holds exactly when
+    some name of the scan hits it, whichever name is judged; the outcomes equal
+    `evaluate_record`'s name by name."""
+    best: dict[Cpe, tuple[int, Match]] = {}
+    settled: set[Cpe] = set()
+    for configuration in compiled:
+        evaluator = _NamesEvaluator(wanted)
+        value = evaluator.configuration_value(configuration)
+        if value == _FALSE:
+            continue
+        for name, first in evaluator.first.items():
+            if name in settled:
+                continue
+            hit = evaluator.fixed.get(name, first)
+            current = best.get(name)
+            if current is None or value > current[0]:
+                best[name] = (value, hit)
+            if value == _TRUE:
+                settled.add(name)
+    return {name: (value != _TRUE, hit) for name, (value, hit) in best.items()}
+
+
+def _preferred(hits: list[Match]) -> Match:
     # The narrowest statement of a fix: a hit whose range ends before a fixed version.
     for hit in hits:
         if hit.criteria is not None and hit.criteria.version_end_excluding is not None:
@@ -388,21 +561,15 @@ def record_facts(record: Mapping[str, Any]) -> RecordFacts:
     )
 
 
-def vulnerability_facts(
-    facts: RecordFacts,
-    criteria: CriteriaRange,
-    match_criteria_id: str | None,
-    *,
-    conditional: bool,
-) -> Vulnerability:
-    """The reported facts of one affecting record."""
+def vulnerability_facts(facts: RecordFacts, hit: Match, *, conditional: bool) -> Vulnerability:
+    """The reported facts of one affecting record, found through `hit`."""
     return Vulnerability(
         id=facts.id,
         severity=facts.severity,
         cvss=facts.cvss,
         kev=facts.kev,
         cwes=facts.cwes,
-        match_criteria_id=match_criteria_id,
-        fixed_in=criteria.version_end_excluding,
+        match_criteria_id=hit.match_criteria_id,
+        fixed_in=None if hit.criteria is None else hit.criteria.version_end_excluding,
         conditional=conditional,
     )

@@ -123,9 +123,11 @@ class ComponentResult:
     source: str
     """The input it came from."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, vulnerabilities: bool = True) -> dict[str, Any]:
+        """The component's entry of the JSON contract (without `vulnerabilities` when
+        asked: a writer that streams them adds them last, where they belong)."""
         component = self.component
-        return {
+        entry: dict[str, Any] = {
             "ref": component.ref,
             "name": component.name,
             "version": component.version,
@@ -133,8 +135,10 @@ class ComponentResult:
             "cpes": list(self.identification.cpes),
             "identifiedBy": self.identification.identified_by,
             "confidence": self.identification.confidence,
-            "vulnerabilities": [v.to_dict() for v in self.vulnerabilities],
         }
+        if vulnerabilities:
+            entry["vulnerabilities"] = [v.to_dict() for v in self.vulnerabilities]
+        return entry
 
 
 @dataclass(frozen=True, slots=True)

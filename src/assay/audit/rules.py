@@ -97,13 +97,16 @@ def evaluate(
     expired = tuple(entry for entry in ignores if entry.expires < today)
     failing: list[Finding] = []
     ignored: list[Finding] = []
-    for component, vulnerability in result.findings:
-        entry = next((e for e in active if covers(e, component, vulnerability)), None)
-        if entry is not None:
-            ignored.append(Finding(component, vulnerability, entry))
-            continue
-        if vulnerability.conditional:
-            continue
-        if any(rule.holds(vulnerability) for rule in rules):
-            failing.append(Finding(component, vulnerability))
+    if not active and not rules:
+        return Verdict((), (), expired, ())
+    for component in result.components:
+        for vulnerability in component.vulnerabilities:
+            entry = next((e for e in active if covers(e, component, vulnerability)), None)
+            if entry is not None:
+                ignored.append(Finding(component, vulnerability, entry))
+                continue
+            if vulnerability.conditional:
+                continue
+            if any(rule.holds(vulnerability) for rule in rules):
+                failing.append(Finding(component, vulnerability))
     return Verdict(tuple(failing), tuple(ignored), expired, tuple(rules))

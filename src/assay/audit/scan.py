@@ -4,25 +4,31 @@
 
 Every component of the inputs ends up either in `result.components` (identified at or
 above `min_confidence`, with what affects it) or in `result.unidentified` (with the
-reason): none is dropped. Look-ups go to the source once per distinct CPE name (once
-per product for components whose ecosystem orders versions its own way).
+reason): none is dropped.
+
+Matching is batched. The look-ups of all components go to the source at once (one per
+distinct CPE name; one per product for components whose ecosystem orders versions its
+own way), which answers each record once with the look-ups that found it
+(`VulnerabilitySource.find`: a store runs the server's own queries in one snapshot and
+streams the records, read ahead by a thread: `assay.audit.read_ahead`). Each record is decoded once (`assay.audit.records`), and its
+configurations are evaluated once for all the names that found it
+(`assay.audit.matching.evaluate_names`); names of an ecosystem with its own version order
+are judged one by one (`evaluate_record`). Only the findings are kept.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Final
+from dataclasses import dataclass, field
 
 from assay.audit.identify import Identifier, parse_purl
 from assay.audit.matching import (
-    Compiled,
+    Compiler,
     ComponentName,
+    Match,
     NameSet,
-    RecordFacts,
-    compile_record,
+    evaluate_names,
     evaluate_record,
-    record_facts,
     vulnerability_facts,
 )
 from assay.audit.model import (
@@ -34,18 +40,18 @@ from assay.audit.model import (
     Unidentified,
     Vulnerability,
 )
-from assay.audit.source import Record, VulnerabilitySource
-from assay.audit.versions import comparator_for
+from assay.audit.read_ahead import read_ahead
+from assay.audit.records import RecordReader, ScanRecord
+from assay.audit.source import Lookup, VulnerabilitySource
+from assay.audit.versions import Comparator, comparator_for
 from assay.errors import InputError
 from assay.nvd.cpe import Cpe, parse_cpe
 
 __all__ = ["Progress", "scan", "scan_bytes"]
 
 Progress = Callable[[int, int], None]
-"""Called with (components done, components in all) as a scan goes."""
-
-PRODUCT_CACHE: Final = 64
-RECORD_CACHE: Final = 32_768
+"""Called with (steps done, steps in all) as a scan goes: a step per component
+identified, then a step per look-up (where the source reports them)."""
 
 
 def _purl_type(purl: str | None) -> str | None:
@@ -57,60 +63,88 @@ def _purl_type(purl: str | None) -> str | None:
         return None
 
 
-class _Matcher:
-    def __init__(self, source: VulnerabilitySource, names: NameSet) -> None:
-        self.source = source
-        self.names = names
-        self._results: dict[tuple[str, str | None], tuple[Vulnerability, ...]] = {}
-        self._products: OrderedDict[tuple[str, str, str], Sequence[Record]] = OrderedDict()
-        self._compiled: OrderedDict[str, tuple[Compiled, RecordFacts]] = OrderedDict()
+@dataclass(slots=True)
+class _Judged:
+    """A name judged in its ecosystem's version order (found by a product look-up)."""
 
-    def _compile(self, record: Record) -> tuple[Compiled, RecordFacts]:
-        key = str(record.get("id"))
-        found = self._compiled.get(key)
+    component: ComponentName
+    known: dict[int, bool] = field(default_factory=dict)
+    found: list[Vulnerability] = field(default_factory=list)
+
+
+class _Plan:
+    """The look-ups of a scan and where their answers go."""
+
+    def __init__(self) -> None:
+        self.lookups: list[Lookup] = []
+        self._index: dict[Lookup, int] = {}
+        self.by_name: dict[Cpe, list[Vulnerability]] = {}
+        """Findings of names in NVD's version order."""
+        self.judged: dict[tuple[Cpe, str], _Judged] = {}
+        self.judged_by_lookup: dict[int, list[_Judged]] = {}
+
+    def _lookup(self, lookup: Lookup) -> int:
+        index = self._index.get(lookup)
+        if index is None:
+            index = self._index[lookup] = len(self.lookups)
+            self.lookups.append(lookup)
+        return index
+
+    def add(self, name: Cpe, ecosystem: str | None, compare: Comparator | None) -> None:
+        if compare is None or ecosystem is None:
+            if name not in self.by_name:
+                self.by_name[name] = []
+                self._lookup(Lookup(name))
+            return
+        if (name, ecosystem) in self.judged:
+            return
+        judged = self.judged[(name, ecosystem)] = _Judged(ComponentName(name, compare))
+        index = self._lookup(Lookup(name, product_wide=True))
+        self.judged_by_lookup.setdefault(index, []).append(judged)
+
+    def findings(self, name: Cpe, ecosystem: str | None) -> list[Vulnerability]:
+        judged = self.judged.get((name, ecosystem)) if ecosystem is not None else None
+        return judged.found if judged is not None else self.by_name.get(name, [])
+
+
+class _Findings:
+    """One record's findings, a `Vulnerability` made once per hit and outcome."""
+
+    def __init__(self, record: ScanRecord) -> None:
+        self.record = record
+        self._made: dict[tuple[int, bool], Vulnerability] = {}
+
+    def of(self, hit: Match, conditional: bool) -> Vulnerability:
+        key = (id(hit), conditional)
+        found = self._made.get(key)
         if found is None:
-            found = (compile_record(record), record_facts(record))
-            self._compiled[key] = found
-            if len(self._compiled) > RECORD_CACHE:
-                self._compiled.popitem(last=False)
+            found = self._made[key] = vulnerability_facts(
+                self.record.facts(), hit, conditional=conditional
+            )
         return found
 
-    def _product_records(self, cpe: Cpe) -> Sequence[Record]:
-        key = (cpe.part, cpe.vendor, cpe.product)
-        found = self._products.get(key)
-        if found is None:
-            found = self.source.of_product(*key)
-            self._products[key] = found
-            if len(self._products) > PRODUCT_CACHE:
-                self._products.popitem(last=False)
-        else:
-            self._products.move_to_end(key)
-        return found
 
-    def vulnerabilities(self, cpe: Cpe, ecosystem: str | None) -> tuple[Vulnerability, ...]:
-        compare = comparator_for(ecosystem)
-        key = (cpe.formatted(), ecosystem if compare is not None else None)
-        cached = self._results.get(key)
-        if cached is not None:
-            return cached
-        records = self._product_records(cpe) if compare is not None else self.source.affecting(cpe)
-        component = ComponentName(cpe, compare)
-        found: list[Vulnerability] = []
-        known: dict[int, bool] = {}
-        for record in records:
-            compiled, facts = self._compile(record)
-            outcome = evaluate_record(compiled, component, self.names, known)
-            if outcome is not None:
-                conditional, criteria, criteria_id = outcome
-                found.append(
-                    vulnerability_facts(facts, criteria, criteria_id, conditional=conditional)
-                )
-        result = tuple(found)
-        self._results[key] = result
-        return result
+def _match(
+    plan: _Plan, source: VulnerabilitySource, names: NameSet, report: Callable[[int], None] | None
+) -> None:
+    reader = RecordReader(Compiler(names))
+    lookups = plan.lookups
+    for raw, indexes in read_ahead(source.find(lookups, report)):
+        record = reader.read(raw)
+        findings = _Findings(record)
+        wanted = [lookups[i].name for i in indexes if not lookups[i].product_wide]
+        if wanted:
+            for name, (conditional, hit) in evaluate_names(record.compiled, set(wanted)).items():
+                plan.by_name[name].append(findings.of(hit, conditional))
+        for index in indexes:
+            for judged in plan.judged_by_lookup.get(index, ()):
+                outcome = evaluate_record(record.compiled, judged.component, judged.known)
+                if outcome is not None:
+                    conditional, hit = outcome
+                    judged.found.append(findings.of(hit, conditional))
 
 
-def _merge(groups: Sequence[tuple[Vulnerability, ...]]) -> tuple[Vulnerability, ...]:
+def _merge(groups: Sequence[Sequence[Vulnerability]]) -> tuple[Vulnerability, ...]:
     by_id: dict[str, Vulnerability] = {}
     for group in groups:
         for vulnerability in group:
@@ -135,6 +169,7 @@ def scan(
     total = sum(len(inventory.components) for inventory in inventories)
     identified: list[tuple[Inventory, int, Identification]] = []
     unidentified: list[Unidentified] = []
+    done = 0
     for inventory in inventories:
         for index, component in enumerate(inventory.components):
             outcome = identifier.identify(component)
@@ -152,21 +187,35 @@ def scan(
                 )
             else:
                 identified.append((inventory, index, outcome))
-    names = NameSet(
-        parse_cpe(text, partial=True) for _, _, ident in identified for text in ident.cpes
-    )
-    matcher = _Matcher(source, names)
+            done += 1
+            if progress is not None and (done % 50 == 0 or done == total):
+                progress(done, total)
+    plan = _Plan()
+    names: list[Cpe] = []
+    ecosystems: list[str | None] = []
+    for inventory, index, identification in identified:
+        ecosystem = _purl_type(inventory.components[index].purl)
+        compare = comparator_for(ecosystem)
+        ecosystems.append(ecosystem if compare is not None else None)
+        for text in identification.cpes:
+            name = parse_cpe(text, partial=True)
+            names.append(name)
+            plan.add(name, ecosystem, compare)
+    steps = total + len(plan.lookups)
+    report = None if progress is None else (lambda looked: progress(total + looked, steps))
+    _match(plan, source, NameSet(names), report)
+    if progress is not None:
+        progress(steps, steps)
     results: list[ComponentResult] = []
-    for done, (inventory, index, identification) in enumerate(identified, start=1):
-        component = inventory.components[index]
-        ecosystem = _purl_type(component.purl)
+    for (inventory, index, identification), ecosystem in zip(identified, ecosystems, strict=True):
         groups = [
-            matcher.vulnerabilities(parse_cpe(text, partial=True), ecosystem)
-            for text in identification.cpes
+            plan.findings(parse_cpe(text, partial=True), ecosystem) for text in identification.cpes
         ]
-        results.append(ComponentResult(component, identification, _merge(groups), inventory.source))
-        if progress is not None and (done % 50 == 0 or done == len(identified)):
-            progress(done + len(unidentified), total)
+        results.append(
+            ComponentResult(
+                inventory.components[index], identification, _merge(groups), inventory.source
+            )
+        )
     summaries = tuple(
         InputSummary(i.source, i.format, len(i.components), i.verified, i.notes)
         for i in inventories

@@ -9,7 +9,7 @@ same `cpeName` search the server answers with, `assay.audit.store_source`) and
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -18,7 +18,7 @@ import orjson
 from assay.audit.model import SourceStatus
 from assay.nvd.cpe import Cpe
 
-__all__ = ["DictionaryProduct", "RecordCache", "VulnerabilitySource"]
+__all__ = ["DictionaryProduct", "Found", "Lookup", "RecordCache", "VulnerabilitySource"]
 
 Record = Mapping[str, Any]
 PRODUCT_SAMPLE: Final = 200
@@ -33,6 +33,20 @@ class DictionaryProduct:
     refs: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """One look-up of a scan, by a CPE name."""
+
+    name: Cpe
+    product_wide: bool = False
+    """False: the records whose vulnerable criteria the name hits (`affecting`); True:
+    every record with a criteria for the name's part, vendor and product (`of_product`)."""
+
+
+Found = tuple[bytes, tuple[int, ...]]
+"""A record (NVD-encoded JSON) and the indexes of the look-ups that found it."""
+
+
 class VulnerabilitySource(Protocol):
     def status(self) -> SourceStatus:
         """The data's generation, last sync and size."""
@@ -44,6 +58,15 @@ class VulnerabilitySource(Protocol):
 
     def of_product(self, part: str, vendor: str, product: str) -> Sequence[Record]:
         """Records with a criteria for the product, any version (`virtualMatchString`)."""
+        ...
+
+    def find(
+        self, lookups: Sequence[Lookup], progress: Callable[[int], None] | None = None
+    ) -> Iterator[Found]:
+        """Every record some of `lookups` finds, once, with the look-ups that found it:
+        the answers of `affecting` and `of_product` for all of them, gathered in as few
+        requests as the source allows. `progress` is told how many look-ups are done
+        where the source can say."""
         ...
 
     def products_with_reference(self, url: str) -> Sequence[DictionaryProduct]:

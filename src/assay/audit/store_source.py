@@ -9,13 +9,20 @@ re-implements NVD's matching.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import orjson
 
 from assay.audit.model import SourceStatus
-from assay.audit.source import PRODUCT_SAMPLE, DictionaryProduct, Record, RecordCache
+from assay.audit.source import (
+    PRODUCT_SAMPLE,
+    DictionaryProduct,
+    Found,
+    Lookup,
+    Record,
+    RecordCache,
+)
 from assay.errors import InputError
 from assay.nvd.cpe import Cpe, parse_cpe
 from assay.nvd.cpe_query import MAX_RESULTS_PER_PAGE as MAX_CPE_PAGE
@@ -62,13 +69,18 @@ class StoreSource:
                 return
 
     def affecting(self, name: Cpe) -> Sequence[Record]:
-        query = CveQuery(cpe_name=name, is_vulnerable=True)
-        return [self._records.decode(raw) for raw in self._pages(query)]
+        return [self._records.decode(raw) for raw in self._pages(_query(Lookup(name)))]
 
     def of_product(self, part: str, vendor: str, product: str) -> Sequence[Record]:
         match = parse_cpe(f"cpe:2.3:{part}:{vendor}:{product}", partial=True)
-        query = CveQuery(virtual_match=match)
+        query = _query(Lookup(match, product_wide=True))
         return [self._records.decode(raw) for raw in self._pages(query)]
+
+    def find(
+        self, lookups: Sequence[Lookup], progress: Callable[[int], None] | None = None
+    ) -> Iterator[Found]:
+        # The store runs every look-up's query in one snapshot and streams the records.
+        return self.store.find_cves([_query(lookup) for lookup in lookups])
 
     def products_with_reference(self, url: str) -> Sequence[DictionaryProduct]:
         words = url.split("://", 1)[-1]
@@ -100,6 +112,16 @@ class StoreSource:
 
     def close(self) -> None:
         self.store.close()
+
+
+def _query(lookup: Lookup) -> CveQuery:
+    """The CVE API query of a look-up: `cpeName` + `isVulnerable`, or the
+    `virtualMatchString` of the name's part, vendor and product."""
+    name = lookup.name
+    if lookup.product_wide:
+        match = Cpe(name.part, name.vendor, name.product, *["*"] * 8)
+        return CveQuery(virtual_match=match)
+    return CveQuery(cpe_name=name, is_vulnerable=True)
 
 
 def _fields(query: CveQuery) -> dict[str, Any]:

@@ -11,6 +11,7 @@ payload. A signature's `keyid` is a hint only: every trusted key is tried.
 
 from assay.dsse._envelope import (
     INTOTO_PAYLOAD_TYPE,
+    MAX_DEPTH,
     MAX_ENVELOPE_BYTES,
     MAX_SIGNATURES,
     Envelope,
@@ -19,6 +20,7 @@ from assay.dsse._envelope import (
     pae,
     read_envelopes,
 )
+from assay.dsse._report import KeyName, SignatureReport, SigningReport, signature_report
 from assay.dsse._verify import (
     SignatureCheck,
     Signer,
@@ -32,12 +34,16 @@ from assay.dsse._verify import (
 
 __all__ = [
     "INTOTO_PAYLOAD_TYPE",
+    "MAX_DEPTH",
     "MAX_ENVELOPE_BYTES",
     "MAX_SIGNATURES",
     "Envelope",
+    "KeyName",
     "Signature",
     "SignatureCheck",
+    "SignatureReport",
     "Signer",
+    "SigningReport",
     "VerifiedPayload",
     "Verifier",
     "b64decode",
@@ -46,5 +52,6 @@ __all__ = [
     "pae",
     "read_envelopes",
     "sign",
+    "signature_report",
     "verify",
 ]

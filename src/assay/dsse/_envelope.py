@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
+from assay._json_strict import parse_checked, problem_reason
 from assay.errors import AttestationError
 
 MAX_ENVELOPE_BYTES: Final = 16 * 1024 * 1024
@@ -17,6 +18,9 @@ MAX_SIGNATURES: Final = 64
 """More signatures than this in one envelope is refused (each one costs a verification)."""
 
 MAX_SIGNATURE_BYTES: Final = 16 * 1024
+
+MAX_DEPTH: Final = 64
+"""Nesting deeper than this is refused (as by the reader of attestation files)."""
 
 INTOTO_PAYLOAD_TYPE: Final = "application/vnd.in-toto+json"
 
@@ -137,21 +141,51 @@ class Envelope:
         return cls(payload, payload_type, tuple(signatures))
 
     @classmethod
-    def from_json(cls, data: bytes, *, where: str = "envelope") -> Envelope:
-        """Parse the JSON text of one envelope."""
+    def from_json(cls, data: bytes | str, *, where: str = "envelope") -> Envelope:
+        """Parse the JSON text of one envelope.
+
+        Refused, naming the JSON path: an object key given twice anywhere, nesting deeper
+        than `MAX_DEPTH`, text that is not UTF-8 JSON, more than `MAX_ENVELOPE_BYTES`.
+        """
         if len(data) > MAX_ENVELOPE_BYTES:
             raise AttestationError(
                 where, f"expected at most {MAX_ENVELOPE_BYTES} bytes, got {len(data)}"
             )
-        try:
-            parsed = json.loads(data)
-        except (ValueError, UnicodeDecodeError) as error:
-            raise AttestationError(where, f"expected JSON, got a parse error: {error}") from None
-        return cls.from_dict(parsed, where=where if where.startswith("$") else f"{where}: $")
+        parsed = _strict_json(data, where)
+        return cls.from_dict(parsed, where=_root(where))
+
+
+class _NotJson(AttestationError):
+    """The text is not JSON at all (as opposed to JSON that is not a usable envelope)."""
+
+
+def _root(where: str) -> str:
+    """The JSON path of the document: `where` itself when it is a path, else `where: $`."""
+    return where if where.startswith("$") else f"{where}: $"
+
+
+def _strict_json(data: bytes | str, where: str) -> Any:
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        value, problem = parse_checked(text, MAX_DEPTH - 1)
+    except UnicodeDecodeError as error:
+        raise _NotJson(where, f"expected UTF-8 JSON text, got {error}") from None
+    except json.JSONDecodeError as error:
+        raise _NotJson(where, f"expected JSON, got a parse error: {error}") from None
+    except RecursionError:
+        raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
+    if problem is not None:
+        path, kind = problem
+        raise AttestationError(_root(where) + path[1:], problem_reason(kind, MAX_DEPTH))
+    return value
 
 
 def read_envelopes(data: bytes, *, where: str = "envelope") -> list[Envelope]:
-    """Every envelope in a file: one JSON object, or JSON lines (`.intoto.jsonl`)."""
+    """Every envelope in a file: one JSON document, or JSON lines (`.intoto.jsonl`).
+
+    A file that is one JSON document is one envelope (its errors are that document's);
+    only text that is not JSON as a whole is read as JSON lines.
+    """
     if len(data) > MAX_ENVELOPE_BYTES:
         raise AttestationError(
             where, f"expected at most {MAX_ENVELOPE_BYTES} bytes, got {len(data)}"
@@ -159,7 +193,7 @@ def read_envelopes(data: bytes, *, where: str = "envelope") -> list[Envelope]:
     stripped = data.strip()
     try:
         return [Envelope.from_json(stripped, where=where)]
-    except AttestationError:
+    except _NotJson:
         lines = [line for line in stripped.splitlines() if line.strip()]
         if len(lines) <= 1:
             raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assay._json_strict import first_problem, member, parse, type_name
+from assay._json_strict import first_problem, member, parse, problem_reason, type_name
 from assay.lockfiles._model import MAX_JSON_DEPTH, LockfileError
 
 __all__ = ["load_object", "member", "type_name"]
@@ -28,7 +28,5 @@ def load_object(text: str, filename: str) -> dict[str, Any]:
     problem = first_problem(value, MAX_JSON_DEPTH)
     if problem is not None:
         path, kind = problem
-        if kind == "depth":
-            raise LockfileError(filename, path, f"expected nesting at most {MAX_JSON_DEPTH} deep")
-        raise LockfileError(filename, path, "duplicate key: each key must occur once")
+        raise LockfileError(filename, path, problem_reason(kind, MAX_JSON_DEPTH))
     return value

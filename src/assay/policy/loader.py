@@ -6,7 +6,7 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import yaml
 
@@ -29,6 +29,9 @@ from assay.policy.model import (
 )
 from assay.policy.refs import is_commit_digest, parse_version
 from assay.policy.vulnerabilities import VulnerabilityRule, parse_vulnerability_rule
+
+if TYPE_CHECKING:
+    from assay.sigstore.identity_rules import IdentityRule
 
 MAX_POLICY_BYTES: Final = 1024 * 1024
 MAX_POLICY_DEPTH: Final = 32
@@ -246,16 +249,19 @@ class _Reader:
         name = self.optional_string(data, "name", path) or path
         return Signer(name, keys, builders, threshold, raw, identity)
 
-    def identity(self, value: object, path: str) -> dict[str, str] | None:
+    def identity(self, value: object, path: str) -> IdentityRule | None:
+        from assay.sigstore.identity_rules import IdentityRule
+
         if value is None:
             return None
-        data = self.mapping(value, path, {"issuer", "subject", "subjectPattern"})
-        result = {str(k): self.string(v, f"{path}.{k}") for k, v in data.items()}
-        if "issuer" not in result or not ({"subject", "subjectPattern"} & set(result)):
-            raise self.fail(path, "expected issuer and one of subject or subjectPattern")
-        if "subjectPattern" in result:
-            self.regex(result["subjectPattern"], f"{path}.subjectPattern")
-        return result
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"expected an object, got {_kind(value)}")
+        try:
+            return IdentityRule.from_mapping(
+                {str(k): v for k, v in value.items()}, f"{self.origin}: {path}"
+            )
+        except AttestationError as error:
+            raise PolicyError(error.where, error.reason) from None
 
     def vsa_signer(self, value: object, path: str) -> VsaSigner:
         data = self.mapping(value, path, {"name", "publicKeys", "threshold", "verifierIds"})

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from assay.keys import PublicKey
 from assay.policy.vulnerabilities import VulnerabilityRule
+
+if TYPE_CHECKING:
+    from assay.sigstore.identity_rules import IdentityRule
 
 PROVENANCE_V1: Final = "https://slsa.dev/provenance/v1"
 PROVENANCE_V02: Final = "https://slsa.dev/provenance/v0.2"
@@ -56,7 +59,7 @@ class BuilderRule:
 
 @dataclass(frozen=True, slots=True)
 class Signer:
-    """Public keys that together vouch for the builders listed in `builders`."""
+    """Public keys, or a Sigstore certificate identity, vouching for the listed `builders`."""
 
     name: str
     keys: tuple[PublicKey, ...]
@@ -64,9 +67,9 @@ class Signer:
     threshold: int = 1
     legacy_raw_payload: bool = False
     """Also accept signatures over the bare payload instead of PAE (old GCB regional keys)."""
-    identity: dict[str, str] | None = None
-    """A Sigstore identity (issuer, subject pattern). Recorded so that a policy can state
-    the rule; this version verifies key signatures only, so such a signer never verifies."""
+    identity: IdentityRule | None = None
+    """A Sigstore signer: the certificate identity (issuer, SAN, Fulcio extension pins)
+    a verified certificate must show. Keys and an identity are exclusive."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from assay._json_strict import first_problem, parse
+from assay._json_strict import parse_checked, problem_reason
 from assay.errors import AttestationError
 
 MAX_BUNDLE_BYTES: Final = 16 * 1024 * 1024
@@ -22,7 +22,7 @@ def loads(data: bytes | str, where: str) -> Any:
         raise AttestationError(where, f"expected at most {MAX_BUNDLE_BYTES} bytes, got {len(data)}")
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
-        value = parse(text)
+        value, problem = parse_checked(text, MAX_DEPTH - 1)
     except UnicodeDecodeError as error:
         raise AttestationError(where, f"expected UTF-8 text: {error}") from None
     except json.JSONDecodeError as error:
@@ -31,16 +31,10 @@ def loads(data: bytes | str, where: str) -> Any:
         ) from None
     except RecursionError:
         raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
-    if isinstance(value, dict | list):
-        # Containers at depth MAX_DEPTH (the document being depth 0) are refused.
-        problem = first_problem(value, MAX_DEPTH - 1)
-        if problem is not None:
-            path, kind = problem
-            if kind == "depth":
-                raise AttestationError(
-                    f"{where}: {path}", f"expected nesting at most {MAX_DEPTH} deep"
-                )
-            raise AttestationError(f"{where}: {path}", "duplicate key: each key must occur once")
+    # Containers at depth MAX_DEPTH (the document being depth 0) are refused.
+    if problem is not None:
+        path, kind = problem
+        raise AttestationError(f"{where}: {path}", problem_reason(kind, MAX_DEPTH))
     return value
 
 

@@ -13,14 +13,14 @@ artifacts must resolve to one builder.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.errors import AttestationError, VerificationError
+from assay.errors import AttestationError
 from assay.policy.refs import is_release_tag, normalize_repository, parse_version, split_ref
-from assay.sigstore import _json
-from assay.sigstore.legacy import is_legacy_envelope, verify_legacy
+from assay.sigstore.legacy import is_legacy_envelope
+from assay.sigstore.signature import RekorLookup, verify_signed_document
 from assay.sigstore.slsa_rules import (
     GITHUB_ISSUER,
     Options,
@@ -28,16 +28,13 @@ from assay.sigstore.slsa_rules import (
     family_for,
     testing_mode,
 )
-from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, BundleVerifier, LogProof, VerifiedSignature
+from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, BundleVerifier, VerifiedSignature
 from assay.verify.checks import Check, check_subject
 from assay.verify.claims import STATEMENT_TYPES, Claims, parse_statement, read_claims
 from assay.verify.verifier import Artifact, claim_checks
 
 INTOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 MAX_ENVELOPES = 64
-
-RekorLookup = Callable[[dict[str, Any], str], tuple[Any, int]]
-"""Finds a legacy envelope's Rekor entry: returns (integrated time, log index) or raises."""
 
 
 @dataclass(slots=True)
@@ -162,93 +159,30 @@ def check_options(options: Options) -> None:
 
 
 def read_envelopes(data: bytes, where: str) -> list[tuple[str, dict[str, Any]]]:
-    """The bundles and legacy envelopes of a provenance file (one JSON or JSON lines)."""
-    from assay.sigstore.formats import expand
+    """The bundles and legacy envelopes of a provenance file, read by the reader every
+    command shares (`assay.attestation.files`)."""
+    from assay.attestation.files import parse_file
 
-    documents = [
-        item for label, parsed in _json.documents(data, where) for item in expand(parsed, label)
-    ]
-    if len(documents) > MAX_ENVELOPES:
+    records = [r for r in parse_file(data, where) if r.kind != "unknown"]
+    if len(records) > MAX_ENVELOPES:
         raise AttestationError(
-            where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(documents)}"
+            where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(records)}"
         )
     result = []
-    for label, document in documents:
+    for record in records:
+        document = record.document
         if (
-            isinstance(document, dict) and document.get("mediaType") in BUNDLE_MEDIA_TYPES
-        ) or is_legacy_envelope(document):
-            result.append((label, document))
+            record.kind == "sigstore-bundle" and document.get("mediaType") in BUNDLE_MEDIA_TYPES
+        ) or (record.kind == "dsse" and record.certified and is_legacy_envelope(document)):
+            result.append((record.label, document))
         else:
             raise AttestationError(
-                label, "expected a Sigstore bundle or a DSSE envelope signed with a certificate"
+                record.label,
+                "expected a Sigstore bundle or a DSSE envelope signed with a certificate",
             )
+    if not result:
+        raise AttestationError(where, "expected a Sigstore bundle or a signed DSSE envelope")
     return result
-
-
-def _signature(
-    label: str,
-    document: dict[str, Any],
-    verifier: BundleVerifier,
-    insecure_ignore_tlog: bool,
-    rekor: RekorLookup | None,
-) -> tuple[VerifiedSignature | None, list[Check]]:
-    if not is_legacy_envelope(document):
-        try:
-            verified = verifier.verify(document, label)
-        except VerificationError as error:
-            return None, [Check("signature", False, "a verified Sigstore bundle", None, str(error))]
-        proof = [
-            Check("signature", True, "a verified Sigstore bundle", verified.media_type),
-            Check(
-                "transparencyLog", True, "an inclusion proof or promise", verified.log_proof.value
-            ),
-        ]
-        return verified, proof
-    time = index = None
-    proof_kind = LogProof.WAIVED
-    tlog_check: Check
-    if rekor is not None and not insecure_ignore_tlog:
-        try:
-            time, index = rekor(document, label)
-        except VerificationError as error:
-            return None, [
-                Check("transparencyLog", False, "the envelope's Rekor entry", None, str(error))
-            ]
-        proof_kind = LogProof.REKOR_LOOKUP
-        tlog_check = Check(
-            "transparencyLog", True, "the envelope's Rekor entry", f"log index {index}"
-        )
-    elif insecure_ignore_tlog:
-        tlog_check = Check(
-            "transparencyLog",
-            True,
-            "the envelope's Rekor entry",
-            None,
-            "not checked: --insecure-ignore-tlog (the signing time is unproven)",
-        )
-    else:
-        return None, [
-            Check(
-                "transparencyLog",
-                False,
-                "the envelope's Rekor entry",
-                None,
-                "a legacy envelope carries no log proof: look it up in Rekor (--rekor-url URL) "
-                "or accept it without one (--insecure-ignore-tlog)",
-            )
-        ]
-    try:
-        verified = verify_legacy(
-            document, label, verifier.roots, log_proof=proof_kind, log_time=time, log_index=index
-        )
-    except VerificationError as error:
-        return None, [
-            Check("signature", False, "a Fulcio-certified DSSE signature", None, str(error))
-        ]
-    return verified, [
-        Check("signature", True, "a Fulcio-certified DSSE signature", verified.media_type),
-        tlog_check,
-    ]
 
 
 def _workflow(san: str | None) -> tuple[str, str | None]:
@@ -325,7 +259,9 @@ def evaluate_envelope(
     rekor: RekorLookup | None = None,
 ) -> EnvelopeResult:
     result = EnvelopeResult(label)
-    verified, checks = _signature(label, document, verifier, insecure_ignore_tlog, rekor)
+    verified, checks = verify_signed_document(
+        label, document, verifier, insecure_ignore_tlog=insecure_ignore_tlog, rekor=rekor
+    )
     result.checks.extend(checks)
     if verified is None:
         return result

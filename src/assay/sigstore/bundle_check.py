@@ -188,21 +188,28 @@ class BundleVerification:
 
 
 def read_bundles(data: bytes, where: str) -> list[tuple[str, dict[str, Any]]]:
-    """Bundles of a file: one bundle, JSON lines of bundles, npm's attestations document,
-    PEP 740 attestations or a PyPI provenance file."""
-    from assay.sigstore.formats import expand
+    """Bundles of a file (one bundle, JSON lines of bundles, npm's attestations document,
+    PEP 740 attestations or a PyPI provenance file), read by the reader every command
+    shares (`assay.attestation.files`)."""
+    from assay.attestation.files import parse_file
 
     result: list[tuple[str, dict[str, Any]]] = []
-    for where_in_file, parsed in _json.documents(data, where):
-        for label, document in expand(parsed, where_in_file):
-            if not isinstance(document, dict):
-                raise AttestationError(label, "expected a Sigstore bundle (a JSON object)")
-            result.append((label, document))
+    for record in parse_file(data, where):
+        if record.kind == "unknown":
+            continue
+        if record.kind != "sigstore-bundle":
+            raise AttestationError(
+                record.label, f"expected a Sigstore bundle, found {_KINDS[record.kind]}"
+            )
+        result.append((record.label, record.document))
     if len(result) > MAX_BUNDLES:
         raise AttestationError(where, f"expected at most {MAX_BUNDLES} bundles, got {len(result)}")
     if not result:
         raise AttestationError(where, "expected at least one Sigstore bundle")
     return result
+
+
+_KINDS: Final = {"statement": "an unsigned in-toto statement", "dsse": "a DSSE envelope"}
 
 
 def _subject_check(statement: dict[str, Any], digest: tuple[str, str]) -> Check:

@@ -98,11 +98,7 @@ def _der_utf8(value: bytes) -> str | None:
         return None
 
 
-def _san(certificate: x509.Certificate) -> str | None:
-    try:
-        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
-        return None
+def _san(names: x509.SubjectAlternativeName) -> str | None:
     for kind in (x509.UniformResourceIdentifier, x509.RFC822Name, x509.DNSName):
         values = names.get_values_for_type(kind)
         if values:
@@ -113,29 +109,43 @@ def _san(certificate: x509.Certificate) -> str | None:
     return None
 
 
+_SAN_OID: Final = x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME
+_FIELDS: Final = {
+    **{x509.ObjectIdentifier(_FULCIO + n): (name, False) for n, name in _RAW.items()},
+    **{x509.ObjectIdentifier(_FULCIO + n): (name, True) for n, name in _DER.items()},
+}
+"""The Fulcio extensions read: OID -> (field, whether the value is a DER UTF8String)."""
+
+
 def identity_of(certificate: x509.Certificate) -> CertificateIdentity:
-    """Read the SAN, the issuer and every Fulcio extension present."""
+    """Read the SAN, the issuer and every Fulcio extension present (one pass)."""
     fields: dict[str, str] = {}
+    san: str | None = None
     for extension in certificate.extensions:
-        dotted = extension.oid.dotted_string
-        if not dotted.startswith(_FULCIO):
+        oid = extension.oid
+        wanted = _FIELDS.get(oid)
+        if wanted is None:
+            if oid == _SAN_OID:
+                san = _san(extension.value)
             continue
-        number = dotted[len(_FULCIO) :]
         value = extension.value
-        raw = value.value if isinstance(value, x509.UnrecognizedExtension) else None
-        if raw is None:
+        if not isinstance(value, x509.UnrecognizedExtension):
             continue
-        if number in _RAW:
-            try:
-                fields[_RAW[number]] = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-        elif number in _DER:
-            text = _der_utf8(raw)
-            if text is not None:
-                fields[_DER[number]] = text
+        name, der = wanted
+        raw = value.value
+        try:
+            if not der:
+                fields[name] = raw.decode("utf-8")
+            elif len(raw) >= 2 and raw[0] == 0x0C and raw[1] == len(raw) - 2 < 0x80:
+                fields[name] = raw[2:].decode("utf-8")  # a short UTF8String, the usual case
+            else:
+                text = _der_utf8(raw)
+                if text is not None:
+                    fields[name] = text
+        except UnicodeDecodeError:
+            continue
     issuer_v1 = fields.pop("issuer_v1", None)
     if issuer_v1 is not None:
         fields.setdefault("issuer", issuer_v1)
     issuer = fields.pop("issuer", None)
-    return CertificateIdentity(san=_san(certificate), issuer=issuer, **fields)
+    return CertificateIdentity(san=san, issuer=issuer, **fields)

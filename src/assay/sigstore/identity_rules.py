@@ -9,7 +9,10 @@
 
 The SAN matches exactly (`subject`) or as a whole against a pattern (`subjectPattern`,
 `re.fullmatch`: no partial match, no trailing newline through `$`). Every other key
-names a Fulcio extension and must be equal.
+names a Fulcio extension and must be equal. Certificates issued before Fulcio wrote the
+source-repository extensions (slsa-github-generator before 2023) carry only the
+deprecated GitHub ones; `sourceRepository`, `sourceRepositoryRef`,
+`sourceRepositoryDigest` and `buildTrigger` then read those, as slsa-verifier does.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from assay.errors import AttestationError
 from assay.sigstore.identity import CertificateIdentity
-from assay.verify.checks import Check
+
+if TYPE_CHECKING:
+    from assay.verify.checks import Check
 
 EXTENSIONS: Final = {
     "sourceRepository": "source_repository_uri",
@@ -36,6 +41,23 @@ EXTENSIONS: Final = {
     "runnerEnvironment": "runner_environment",
 }
 KEYS: Final = frozenset({"issuer", "subject", "subjectPattern", *EXTENSIONS})
+
+
+def extension_value(identity: CertificateIdentity, key: str) -> str | None:
+    """The certificate's value for a policy key, the deprecated extension standing in
+    for a newer one the certificate does not carry."""
+    value: str | None = getattr(identity, EXTENSIONS[key])
+    if value is not None:
+        return value
+    if key == "sourceRepository" and identity.github_workflow_repository:
+        return f"https://github.com/{identity.github_workflow_repository}"
+    if key == "sourceRepositoryRef":
+        return identity.github_workflow_ref
+    if key == "sourceRepositoryDigest":
+        return identity.github_workflow_sha
+    if key == "buildTrigger":
+        return identity.github_workflow_trigger
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +103,18 @@ class IdentityRule:
             extensions={k: v for k, v in values.items() if k in EXTENSIONS},
         )
 
+    def describe(self) -> str:
+        san = (
+            self.subject
+            if self.subject is not None
+            else f"/{self.subject_pattern.pattern if self.subject_pattern else ''}/"
+        )
+        pins = "".join(f", {key} {value}" for key, value in self.extensions.items())
+        return f"certificate from {self.issuer} for {san}{pins}"
+
     def checks(self, identity: CertificateIdentity) -> list[Check]:
+        from assay.verify.checks import Check
+
         result = [
             Check("identity.issuer", identity.issuer == self.issuer, self.issuer, identity.issuer)
         ]
@@ -99,9 +132,18 @@ class IdentityRule:
                 )
             )
         for key, want in self.extensions.items():
-            found = getattr(identity, EXTENSIONS[key])
+            found = extension_value(identity, key)
             result.append(Check(f"identity.{key}", found == want, want, found))
         return result
 
     def matches(self, identity: CertificateIdentity) -> bool:
-        return all(check.passed for check in self.checks(identity))
+        if identity.issuer != self.issuer:
+            return False
+        san = identity.san
+        if self.subject is not None and san != self.subject:
+            return False
+        if self.subject_pattern is not None and (
+            san is None or self.subject_pattern.fullmatch(san) is None
+        ):
+            return False
+        return all(extension_value(identity, k) == v for k, v in self.extensions.items())

@@ -23,6 +23,7 @@ from assay.policy.model import (
     SourceRule,
 )
 from assay.policy.refs import split_ref
+from assay.sigstore.identity_rules import IdentityRule
 
 GITHUB_ISSUER: Final = "https://token.actions.githubusercontent.com"
 GENERATOR: Final = "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/"
@@ -125,7 +126,9 @@ def builtin_policy(family: Family, options: Options, *, testing: bool = False) -
         "github-actions-oidc",
         (),
         rules,
-        identity={"issuer": GITHUB_ISSUER, "subject": family.workflow},
+        identity=IdentityRule(
+            issuer=GITHUB_ISSUER, subject_pattern=re.compile(re.escape(family.workflow) + "@.+")
+        ),
     )
     source = SourceRule(
         repository=options.source_uri,

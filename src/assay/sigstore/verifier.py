@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from assay.errors import AttestationError, VerificationError
 from assay.sigstore.identity import CertificateIdentity, identity_of
@@ -127,13 +127,50 @@ def _short(error: BaseException) -> str:
 
 def _sigstore_verifier_class() -> type[Any]:
     from sigstore._internal.timestamp import TimestampSource, TimestampVerificationResult
+    from sigstore._internal.trust import CTKeyring, KeyringPurpose, RekorKeyring
     from sigstore.dsse import _verify as verify_dsse_signature
+    from sigstore.models import TrustedRoot
     from sigstore.verify import Verifier
+
+    class _ParsedKeyrings(TrustedRoot):
+        """A trusted root whose CT and Rekor keyrings are parsed once for each set of keys.
+
+        `sigstore`'s Verifier asks its trusted root for these keyrings for every bundle,
+        and the root parses each public key again. Which keys a keyring holds is still
+        decided at each request, by the root's own rule (a key not yet valid now is left
+        out); only the parsing of the same keys is not repeated.
+        """
+
+        def __init__(self, inner: Any) -> None:
+            super().__init__(inner)
+            self._keyrings: dict[tuple[str, Any, tuple[int, ...]], Any] = {}
+
+        def ct_keyring(self, purpose: KeyringPurpose) -> CTKeyring:
+            selected = self._selected(self._inner.ctlogs, purpose)
+            keyring = self._keyrings.get(("ct", purpose, selected))
+            if keyring is None:
+                keyring = super().ct_keyring(purpose)
+                self._keyrings[("ct", purpose, selected)] = keyring
+            return cast(CTKeyring, keyring)
+
+        def rekor_keyring(self, purpose: KeyringPurpose) -> RekorKeyring:
+            selected = self._selected(self._inner.tlogs, purpose)
+            keyring = self._keyrings.get(("rekor", purpose, selected))
+            if keyring is None:
+                keyring = super().rekor_keyring(purpose)
+                self._keyrings[("rekor", purpose, selected)] = keyring
+            return cast(RekorKeyring, keyring)
+
+        def _selected(self, logs: Any, purpose: KeyringPurpose) -> tuple[int, ...]:
+            return tuple(id(key) for key in self._get_tlog_keys(logs, purpose))
 
     class _Verifier(Verifier):
         """sigstore's Verifier, also accepting Rekor `intoto/0.0.2` entries; records times."""
 
         times: list[Any]
+
+        def __init__(self, *, trusted_root: TrustedRoot) -> None:
+            super().__init__(trusted_root=_ParsedKeyrings(trusted_root._inner))
 
         def _establish_time(self, bundle: Bundle) -> list[Any]:
             inner = bundle.log_entry._inner
@@ -207,6 +244,41 @@ def _check_intoto_entry(bundle: Bundle) -> None:
         raise VerificationError("the log entry's signatures are not the envelope's")
 
 
+def _sigstore_bundle(document: dict[str, Any]) -> Bundle:
+    """`Bundle.from_json` of the document, fed the already parsed JSON.
+
+    The document was read by the strict reader (duplicate keys, depth); `sigstore`'s
+    models validate it as it is instead of parsing it a second time. Strict validation of
+    Python values accepts no JSON value that strict JSON validation refuses, and builds
+    the same model from it; it refuses an enum given as a string (a message signature's
+    digest algorithm), so those bundles, and anything refused, take the JSON route and
+    get `sigstore`'s own result or error.
+    """
+    from sigstore.models import Bundle
+    from sigstore_models.bundle.v1 import Bundle as BundleModel
+
+    if "messageSignature" not in document:
+        try:
+            inner = BundleModel.model_validate(document)
+        except ValueError:
+            pass
+        else:
+            return Bundle(inner)  # what `Bundle.from_json` does after parsing
+    import json
+
+    return Bundle.from_json(json.dumps(document))
+
+
+def _leaf_der(bundle: Bundle) -> bytes:
+    """The DER of the signing certificate, as the bundle carries it (what `sigstore`
+    loaded `bundle.signing_certificate` from: v0.3's certificate, or the chain's first)."""
+    material = bundle.verification_material._inner
+    if material.certificate is not None:
+        return bytes(material.certificate.raw_bytes)
+    assert material.x509_certificate_chain is not None  # Bundle() checked it
+    return bytes(material.x509_certificate_chain.certificates[0].raw_bytes)
+
+
 class BundleVerifier:
     """Verifies bundles against a list of trusted roots (the first that verifies wins)."""
 
@@ -233,18 +305,14 @@ class BundleVerifier:
 
     def load(self, document: dict[str, Any], where: str) -> Bundle:
         """The bundle as `sigstore` reads it; a malformed bundle is unusable input."""
-        from sigstore.models import Bundle
-
         media_type = document.get("mediaType")
         if media_type not in BUNDLE_MEDIA_TYPES:
             raise AttestationError(
                 f"{where}: $.mediaType",
                 f"expected a Sigstore bundle media type (v0.1, v0.2, v0.3), found {media_type!r}",
             )
-        import json
-
         try:
-            return Bundle.from_json(json.dumps(document))
+            return _sigstore_bundle(document)
         except Exception as error:
             raise AttestationError(where, f"unusable Sigstore bundle: {_short(error)}") from None
 
@@ -282,8 +350,6 @@ class BundleVerifier:
         index: int,
         artifact_sha256: bytes | None,
     ) -> VerifiedSignature:
-        from cryptography.hazmat.primitives.serialization import Encoding
-
         envelope = document.get("dsseEnvelope")
         payload_type = payload = message = None
         if isinstance(envelope, dict):
@@ -323,7 +389,7 @@ class BundleVerifier:
             payload=payload,
             message_digest=message,
             identity=identity_of(certificate),
-            certificate_sha256=hashlib.sha256(certificate.public_bytes(Encoding.DER)).hexdigest(),
+            certificate_sha256=hashlib.sha256(_leaf_der(bundle)).hexdigest(),
             times=times,
             log_proof=proof,
             log_index=int(inner.log_index) if inner.log_index is not None else None,

@@ -12,10 +12,14 @@
 The `Verifier`'s report is the verdict: `passed` already counts the dependency levels
 the policy asks for and every `DependencyCheck` handed to it; a command line only
 formats it. `evaluate` is the same as a function; `verify` raises `VerificationError`
-on failure instead. Signatures are checked first, and only verified payloads are
-parsed. Nothing here touches the network: inputs are bytes and objects.
+on failure instead. Signatures are checked first (keys, with the log entry of a bundle
+signed with a key; or Sigstore certificates verified offline against `SigstoreTrust`
+and matched to a policy's identity signers),
+and only verified payloads are parsed. Nothing here touches the network unless a
+`SigstoreTrust.rekor` look-up is given: inputs are bytes and objects.
 """
 
+from assay.verify.certificates import CertificateResult, LogResult, SigstoreTrust
 from assay.verify.checks import Check
 from assay.verify.dependency_check import (
     DependencyCheck,
@@ -41,6 +45,7 @@ __all__ = [
     "Attestation",
     "AttestationReport",
     "CertificateIdentity",
+    "CertificateResult",
     "Check",
     "DependencyCheck",
     "DependencyCheckInput",
@@ -48,6 +53,8 @@ __all__ = [
     "DependencyResult",
     "Evidence",
     "GcbMetadata",
+    "LogResult",
+    "SigstoreTrust",
     "VerificationReport",
     "VerifiedDocument",
     "Verifier",

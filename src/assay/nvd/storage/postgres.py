@@ -63,10 +63,19 @@ from assay.nvd.storage._postgres_rows import (
 )
 from assay.nvd.storage._postgres_service import ServiceStoreMixin
 from assay.nvd.storage._service_rows import POSTGRES_SERVICE_SCHEMA
-from assay.nvd.storage._sql import POSTGRES, SqlBuilder, cve_where, search_tokens, tsvector_literal
+from assay.nvd.storage._sql import (
+    POSTGRES,
+    SqlBuilder,
+    cve_ids_select,
+    cve_where,
+    search_tokens,
+    tsvector_literal,
+)
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 
 REDERIVE_BATCH = 2000
+FIND_PIPELINE = 500  # look-ups `find_cves` sends before reading their answers
+FIND_BATCH = 1000  # records read per statement by `find_cves`
 POOL_MIN_SIZE = 1
 POOL_MAX_SIZE = 8
 CONNECT_TIMEOUT = 10  # seconds to reach the server, unless the URL sets connect_timeout
@@ -525,6 +534,37 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
                 query,
                 cacheable=True,
             )
+
+    def find_cves(self, queries: Sequence[CveQuery]) -> Iterator[tuple[bytes, tuple[int, ...]]]:
+        # One statement per query, with the filter `search_cves` applies (`cve_ids_select`),
+        # sent in pipelines (no round trip each), in one read-only snapshot; records a
+        # batch at a time.
+        with self._using("finding CVEs") as connection, connection.transaction():
+            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            found: dict[int, list[int]] = {}
+            for start in range(0, len(queries), FIND_PIPELINE):
+                sent = []
+                with connection.pipeline():
+                    for index in range(start, min(start + FIND_PIPELINE, len(queries))):
+                        builder = SqlBuilder(POSTGRES)
+                        select = cve_ids_select(queries[index], builder)
+                        cursor = connection.execute(select, bound(builder.params))
+                        sent.append((index, cursor))
+                for index, cursor in sent:
+                    for (row_id,) in cursor.fetchall():
+                        indexes = found.setdefault(int(row_id), [])
+                        if not indexes or indexes[-1] != index:  # (a CVE may come twice)
+                            indexes.append(index)
+            keys = sorted(found)
+            for start in range(0, len(keys), FIND_BATCH):
+                # Binary results: the records come as they are stored, not hex-encoded.
+                rows = connection.execute(
+                    "SELECT id, record FROM cve WHERE id = ANY(%s::bigint[])",
+                    (keys[start : start + FIND_BATCH],),
+                    binary=True,
+                ).fetchall()
+                for row_id, record in rows:
+                    yield bytes(record), tuple(found.pop(int(row_id)))
 
     # -- shared paths ----------------------------------------------------------------
 

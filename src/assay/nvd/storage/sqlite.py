@@ -24,7 +24,7 @@ from assay.nvd.storage._decoded import DecodedRecords
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._service_rows import SQLITE_SERVICE_SCHEMA
-from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
+from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_ids_select, cve_where
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
 from assay.nvd.storage._sqlite_service import ServiceStoreMixin
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
@@ -125,6 +125,8 @@ CRITERIA_INSERT = (
     "ON CONFLICT (identity) DO NOTHING"
 )
 REDERIVE_BATCH = 2000
+FIND_BATCH = 500  # records read per statement by `find_cves`
+FIND_CACHE_KIB = -4096  # `find_cves`'s page cache while it reads records (4 MiB)
 
 # The secondary indexes of the CVE tables whose entries a bulk load adds in random places
 # (the others grow at their end, as row ids and publication dates do): a load into a
@@ -607,6 +609,45 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
             self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
         return Page(len(ids), self._records(connection, generation, page_ids))
+
+    def find_cves(self, queries: Sequence[CveQuery]) -> Iterator[tuple[bytes, tuple[int, ...]]]:
+        # One statement per query, with the filter `search_cves` applies (`cve_ids_select`):
+        # queries of one shape share a prepared statement (a UNION ALL of many was measured
+        # slower: each new text is planned anew). Records in row order, a batch at a time,
+        # outside the cache.
+        connection = self._connection()
+        began = not connection.in_transaction
+        shrunk, cache_size = False, 0
+        try:
+            if began:
+                connection.execute("BEGIN")  # one snapshot for the look-ups and the reads
+            found: dict[int, list[int]] = {}
+            for index, query in enumerate(queries):
+                builder = SqlBuilder(SQLITE)
+                select = cve_ids_select(query, builder)
+                for (row_id,) in connection.execute(select, builder.params):
+                    indexes = found.setdefault(row_id, [])
+                    if not indexes or indexes[-1] != index:  # (a CVE may come twice)
+                        indexes.append(index)
+            # Each record is read once: the page cache would only hold them (and grow the
+            # process by its 64 MiB); the look-ups' index pages are done with by now.
+            (cache_size,) = connection.execute("PRAGMA cache_size").fetchone()
+            connection.execute(f"PRAGMA cache_size = {FIND_CACHE_KIB}")
+            shrunk = True
+            for chunk in _chunks(sorted(found), FIND_BATCH):
+                marks = ", ".join("?" * len(chunk))
+                rows = connection.execute(
+                    f"SELECT id, record FROM cve WHERE id IN ({marks})", chunk
+                ).fetchall()
+                for row_id, stored in rows:
+                    yield unpack(stored), tuple(found.pop(row_id))
+        except sqlite3.Error as error:
+            raise StoreError(f"the SQLite store at {self.path}: {error}") from error
+        finally:
+            if shrunk:
+                connection.execute(f"PRAGMA cache_size = {int(cache_size)}")
+            if began and connection.in_transaction:
+                connection.execute("COMMIT")
 
     def _records(
         self, connection: sqlite3.Connection, generation: int, ids: Iterable[int]

@@ -1,0 +1,363 @@
+"""The one reader of attestation files: what a file contains, for every command.
+
+    data = read_file("provenance.intoto.jsonl")        # bounded: pipes, /dev/stdin, "-"
+    records = parse_file(data, "provenance.intoto.jsonl")
+    [(r.label, r.kind) for r in records]
+
+`assay attest validate`, `attest verify-signature`, `verify` (and its
+`--attestation-dir`), `verify-vsa`, `verify-artifact` and `verify-bundle` all read their
+input here, so the same file means the same statements everywhere; each command then
+decides what it can use (a bare statement cannot be verified, a key-signed envelope has
+no certificate). Accepted: a bare in-toto statement, a DSSE envelope, a Sigstore bundle
+(v0.1-v0.3), JSON Lines of any of these (`.intoto.jsonl`; lines that are JSON objects
+but no attestation are kept as `unknown` and ignored by every command), npm's
+attestations document (`{"attestations": [{"predicateType", "bundle"}]}`), PyPI's PEP
+740 attestation objects and provenance files (read as the v0.3 bundles they are), and
+`gcloud artifacts docker images describe --show-provenance` output.
+
+Refused, as a whole and naming the file (and the line or JSON path): more than
+`MAX_FILE_BYTES`, a JSON object key given twice anywhere, nesting deeper than
+`MAX_DEPTH`, a statement field spelled in another case (`predicatetype`), text that is
+neither JSON nor JSON Lines, a line that is not JSON, a document that is not an object,
+more than `MAX_RECORDS` records. Nothing here checks a signature.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from assay._json_strict import parse_checked, problem_reason, type_name
+from assay.errors import AttestationError
+
+MAX_FILE_BYTES: Final = 16 * 1024 * 1024
+MAX_DEPTH: Final = 64
+"""Containers nested deeper than this in a file are refused (a bundle needs about 8)."""
+MAX_RECORDS: Final = 1000
+MAX_LINES: Final = 10_000
+
+RecordKind = Literal["statement", "dsse", "sigstore-bundle", "unknown"]
+Wrapper = Literal["none", "jsonl", "npm", "pypi", "gcloud"]
+
+_STATEMENT_FIELDS: Final = ("_type", "subject", "predicateType", "predicate")
+_BUNDLE_PREFIX: Final = "application/vnd.dev.sigstore.bundle"
+_BUNDLE_V03: Final = "application/vnd.dev.sigstore.bundle.v0.3+json"
+_INTOTO: Final = "application/vnd.in-toto+json"
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One attestation (or ignored object) found in a file."""
+
+    label: str
+    """The file name, with `line N` or `$.attestations[i]` when the file holds several."""
+    location: str
+    """Where in the file: `""` for the whole file, `"line 3"`, `"attestations[1]"`."""
+    kind: RecordKind
+    document: dict[str, Any]
+    """The statement, the DSSE envelope or the Sigstore bundle (a PEP 740 attestation
+    converted to its v0.3 bundle), as read."""
+    wrapper: Wrapper = "none"
+    declared_predicate_type: str | None = None
+    """npm's `predicateType` listed beside the bundle, when there was one."""
+    gcloud: dict[str, Any] | None = None
+    """For gcloud output: the provenance entry and `image_summary` (unsigned metadata)."""
+
+    @property
+    def envelope(self) -> dict[str, Any] | None:
+        """The DSSE envelope: the document itself, or a bundle's `dsseEnvelope`."""
+        if self.kind == "dsse":
+            return self.document
+        if self.kind == "sigstore-bundle":
+            envelope = self.document.get("dsseEnvelope")
+            return envelope if isinstance(envelope, dict) else None
+        return None
+
+    @property
+    def certified(self) -> bool:
+        """A Sigstore bundle, or an envelope whose signature carries a certificate."""
+        if self.kind == "sigstore-bundle":
+            return True
+        signatures = self.document.get("signatures") if self.kind == "dsse" else None
+        return isinstance(signatures, list) and any(
+            isinstance(s, dict) and isinstance(s.get("cert"), str) for s in signatures
+        )
+
+
+def read_file(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """At most `limit` bytes of `path` (`-` is standard input). The limit is on what is
+    read, not on what the file system says, so pipes and /dev/stdin are bounded too."""
+    name = str(path)
+    try:
+        if name == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with Path(path).open("rb") as handle:
+                data = handle.read(limit + 1)
+    except OSError as error:
+        raise AttestationError(name, f"cannot read: {error.strerror or error}") from None
+    if len(data) > limit:
+        raise AttestationError(name, f"expected at most {limit} bytes, found more")
+    return data
+
+
+def parse_file(data: bytes, name: str) -> list[Record]:
+    """Every record of a file's bytes; `name` labels records and errors."""
+    if len(data) > MAX_FILE_BYTES:
+        raise AttestationError(name, f"expected at most {MAX_FILE_BYTES} bytes, found {len(data)}")
+    text = data.strip()
+    if not text:
+        raise AttestationError(name, "expected JSON, found an empty file")
+    try:
+        whole = _loads(text, name)
+    except _NotJson as error:
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        if len(lines) < 2 or lines[0][1].strip() == b"{":
+            raise AttestationError(name, error.reason) from None
+        return _json_lines(lines, name)
+    records = _records(whole, name, "", "none")
+    return _bounded(records, name)
+
+
+def _json_lines(lines: list[tuple[int, bytes]], name: str) -> list[Record]:
+    if len(lines) > MAX_LINES:
+        raise AttestationError(name, f"expected at most {MAX_LINES} lines, found {len(lines)}")
+    records: list[Record] = []
+    for number, line in lines:
+        where = f"{name} line {number}"
+        try:
+            value = _loads(line, where)
+        except _NotJson as error:
+            raise AttestationError(where, error.reason) from None
+        records.extend(_records(value, name, f"line {number}", "jsonl"))
+        if len(records) > MAX_RECORDS:
+            break
+    return _bounded(records, name)
+
+
+def _bounded(records: list[Record], name: str) -> list[Record]:
+    if len(records) > MAX_RECORDS:
+        raise AttestationError(name, f"expected at most {MAX_RECORDS} attestations, found more")
+    for record in records:
+        _check_payload(record)
+    return records
+
+
+def _check_payload(record: Record) -> None:
+    """An in-toto payload with a repeated key, a case-variant statement field or nesting
+    too deep makes the file unusable, whoever signed it: two readers could take it for
+    two statements. (Undecodable payloads are left to each command to report.)"""
+    envelope = record.envelope
+    if envelope is None:
+        return
+    payload_type = envelope.get("payloadType")
+    payload = envelope.get("payload")
+    if not isinstance(payload, str) or not isinstance(payload_type, str):
+        return
+    if not payload_type.startswith("application/vnd.in-toto"):
+        return
+    try:
+        padded = payload + "=" * (-len(payload) % 4)
+        alphabet = b"-_" if ("-" in payload or "_" in payload) else None
+        data = base64.b64decode(padded, altchars=alphabet, validate=True)
+        value, problem = parse_checked(data.decode("utf-8"), MAX_DEPTH - 1)
+    except (ValueError, UnicodeDecodeError):
+        return
+    except RecursionError:
+        raise AttestationError(
+            f"{record.label}: payload", f"expected nesting at most {MAX_DEPTH} deep"
+        ) from None
+    where = f"{record.label}: payload"
+    if problem is not None:
+        path, kind = problem
+        raise AttestationError(f"{where} {path}", problem_reason(kind, MAX_DEPTH))
+    if isinstance(value, dict):
+        _case_variants(value, where)
+
+
+class _NotJson(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _loads(text: bytes, where: str) -> Any:
+    try:
+        value, problem = parse_checked(text.decode("utf-8"), MAX_DEPTH - 1)
+    except UnicodeDecodeError as error:
+        raise _NotJson(f"expected UTF-8 JSON text: {error}") from None
+    except json.JSONDecodeError as error:
+        raise _NotJson(
+            f"expected JSON or JSON Lines, found invalid JSON (line {error.lineno} "
+            f"column {error.colno}: {error.msg})"
+        ) from None
+    except RecursionError:
+        raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
+    if problem is not None:
+        path, kind = problem
+        raise AttestationError(f"{where}: {path}", problem_reason(kind, MAX_DEPTH))
+    return value
+
+
+def _label(name: str, location: str) -> str:
+    return f"{name} {location}" if location else name
+
+
+def _records(value: Any, name: str, location: str, wrapper: Wrapper) -> list[Record]:
+    here = _label(name, location)
+    if not isinstance(value, dict):
+        raise AttestationError(here, f"expected a JSON object, found {type_name(value)}")
+    _case_variants(value, here)
+    if _is_bundle(value) or _is_envelope(value):
+        kind: RecordKind = "sigstore-bundle" if _is_bundle(value) else "dsse"
+        return [Record(here, location, kind, value, wrapper)]
+    if _is_pep740(value):
+        return [Record(here, location, "sigstore-bundle", _pep740_bundle(value, here), "pypi")]
+    if isinstance(value.get("attestation_bundles"), list):
+        return _pypi(value["attestation_bundles"], name, location)
+    if isinstance(value.get("attestations"), list):
+        return _npm(value["attestations"], name, location)
+    if isinstance(value.get("provenance_summary"), dict):
+        return _gcloud(value, name, location)
+    if wrapper == "jsonl" and not set(_STATEMENT_FIELDS) & value.keys():
+        return [Record(here, location, "unknown", value, wrapper)]
+    return [Record(here, location, "statement", value, wrapper)]
+
+
+def _case_variants(value: Mapping[str, Any], where: str) -> None:
+    for key in value:
+        for known in _STATEMENT_FIELDS:
+            if key != known and key.lower() == known.lower():
+                raise AttestationError(
+                    f"{where}: $.{key}",
+                    f"expected the statement field {known!r}, found {key!r} (differs in case)",
+                )
+
+
+def _is_envelope(value: Mapping[str, Any]) -> bool:
+    return "payloadType" in value and "payload" in value
+
+
+def _is_bundle(value: Mapping[str, Any]) -> bool:
+    media_type = value.get("mediaType")
+    return isinstance(media_type, str) and media_type.startswith(_BUNDLE_PREFIX)
+
+
+def _is_pep740(value: Mapping[str, Any]) -> bool:
+    return (
+        value.get("version") == 1
+        and isinstance(value.get("verification_material"), dict)
+        and isinstance(value.get("envelope"), dict)
+    )
+
+
+def _pep740_bundle(document: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A PEP 740 attestation as the v0.3 bundle it is (same certificate, log entries,
+    statement and signature; nothing re-signed)."""
+    material = document["verification_material"]
+    envelope = document["envelope"]
+    certificate = material.get("certificate")
+    entries = material.get("transparency_entries")
+    statement = envelope.get("statement")
+    signature = envelope.get("signature")
+    for field, value, kind in (
+        ("verification_material.certificate", certificate, str),
+        ("verification_material.transparency_entries", entries, list),
+        ("envelope.statement", statement, str),
+        ("envelope.signature", signature, str),
+    ):
+        if not isinstance(value, kind):
+            raise AttestationError(f"{where}: $.{field}", f"expected a {kind.__name__}")
+    return {
+        "mediaType": _BUNDLE_V03,
+        "verificationMaterial": {"certificate": {"rawBytes": certificate}, "tlogEntries": entries},
+        "dsseEnvelope": {
+            "payload": statement,
+            "payloadType": _INTOTO,
+            "signatures": [{"sig": signature}],
+        },
+    }
+
+
+def _pypi(groups: list[Any], name: str, location: str) -> list[Record]:
+    records = []
+    base = f"{location} " if location else ""
+    for i, group in enumerate(groups[:MAX_RECORDS]):
+        items = group.get("attestations") if isinstance(group, dict) else None
+        if not isinstance(items, list):
+            raise AttestationError(
+                f"{_label(name, location)}: $.attestation_bundles[{i}].attestations",
+                "expected an array",
+            )
+        for j, item in enumerate(items[:MAX_RECORDS]):
+            where = f"{base}attestation_bundles[{i}].attestations[{j}]"
+            label = f"{name} {where}"
+            if not isinstance(item, dict) or not _is_pep740(item):
+                raise AttestationError(label, "expected a PEP 740 attestation object")
+            records.append(
+                Record(label, where, "sigstore-bundle", _pep740_bundle(item, label), "pypi")
+            )
+    return records
+
+
+def _npm(entries: list[Any], name: str, location: str) -> list[Record]:
+    records = []
+    base = f"{location} " if location else ""
+    for index, entry in enumerate(entries[:MAX_RECORDS]):
+        where = f"{base}attestations[{index}]"
+        bundle = entry.get("bundle") if isinstance(entry, dict) else None
+        if not isinstance(bundle, dict):
+            raise AttestationError(
+                f"{_label(name, location)}: $.attestations[{index}].bundle",
+                "expected a Sigstore bundle",
+            )
+        declared = entry.get("predicateType")
+        records.append(
+            Record(
+                f"{name} {where}",
+                where,
+                "sigstore-bundle" if _is_bundle(bundle) else "dsse",
+                bundle,
+                "npm",
+                declared if isinstance(declared, str) else None,
+            )
+        )
+    return records
+
+
+def _gcloud(document: Mapping[str, Any], name: str, location: str) -> list[Record]:
+    summary = document["provenance_summary"]
+    entries = summary.get("provenance")
+    if not isinstance(entries, list) or not entries:
+        raise AttestationError(
+            f"{_label(name, location)}: $.provenance_summary.provenance",
+            "expected a non-empty array of DSSE envelopes",
+        )
+    image = document.get("image_summary")
+    records = []
+    base = f"{location} " if location else ""
+    for index, entry in enumerate(entries[:MAX_RECORDS]):
+        where = f"{base}provenance_summary.provenance[{index}]"
+        envelope = entry.get("envelope") if isinstance(entry, dict) else None
+        if not isinstance(envelope, dict):
+            raise AttestationError(
+                f"{_label(name, location)}: $.provenance_summary.provenance[{index}].envelope",
+                "expected a DSSE envelope",
+            )
+        label = name if len(entries) == 1 and not location else f"{name}#{index + 1}"
+        records.append(
+            Record(
+                label,
+                where,
+                "dsse",
+                envelope,
+                "gcloud",
+                gcloud={"entry": entry, "image_summary": image if isinstance(image, dict) else {}},
+            )
+        )
+    return records

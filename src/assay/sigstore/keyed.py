@@ -1,0 +1,241 @@
+"""Sigstore bundles signed with a key (npm's publish attestation): their log entry, offline.
+
+A bundle whose verification material is a public key (`"publicKey": {"hint": ...}`)
+carries no certificate: the signer is a key, and only the caller knows which keys it
+trusts. What the bundle proves by itself is verified here, as Sigstore clients verify
+key-signed bundles: its one transparency-log entry has an inclusion proof to a checkpoint
+signed by a Rekor key of a trusted root (and a valid signed entry timestamp when it has
+one), and that entry logs this envelope: the payload's SHA-256, and each signature with
+the public key that made it. The result lists those (signature, key fingerprint) pairs;
+a trusted key counts for the envelope only when it is one of them and verifies its
+signature over the DSSE PAE (`assay.verify.signers`).
+
+    logged = verify_logged_envelope(bundle, "npm.json#1", bundle_verifier)
+    logged.signatures      # {(signature bytes, key fingerprint), ...}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from assay.errors import AttestationError, VerificationError
+from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, LogProof, _short
+
+if TYPE_CHECKING:
+    from assay.sigstore.verifier import BundleVerifier
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedSignatures:
+    """What a key-signed bundle's verified transparency-log entry records."""
+
+    where: str
+    media_type: str
+    payload_sha256: str
+    signatures: frozenset[tuple[bytes, str]]
+    """(signature bytes, fingerprint of the key the entry says made it): the fingerprint
+    is the hex SHA-256 of the DER public key, as `assay.keys.PublicKey.fingerprint`."""
+    log_proof: LogProof
+    log_index: int | None
+    integrated_time: datetime | None
+    """Rekor's integrated time, when its signed entry timestamp was verified."""
+    trusted_root: str
+
+    @property
+    def key_fingerprints(self) -> frozenset[str]:
+        return frozenset(fingerprint for _, fingerprint in self.signatures)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.where,
+            "mediaType": self.media_type,
+            "loggedKeys": sorted(self.key_fingerprints),
+            "transparencyLog": {
+                "proof": self.log_proof.value,
+                "checked": True,
+                "logIndex": self.log_index,
+                "integratedTime": (
+                    self.integrated_time.isoformat().replace("+00:00", "Z")
+                    if self.integrated_time is not None
+                    else None
+                ),
+            },
+            "trustedRoot": self.trusted_root,
+        }
+
+
+def is_key_signed(document: object) -> bool:
+    """A Sigstore bundle whose verification material is a public key."""
+    if not isinstance(document, Mapping):
+        return False
+    material = document.get("verificationMaterial")
+    return (
+        str(document.get("mediaType", "")).startswith("application/vnd.dev.sigstore.bundle")
+        and isinstance(material, Mapping)
+        and "publicKey" in material
+    )
+
+
+def verify_logged_envelope(
+    document: Mapping[str, Any], where: str, verifier: BundleVerifier
+) -> LoggedSignatures:
+    """Verify a key-signed bundle's log entry against `verifier`'s trusted roots.
+
+    Raises `AttestationError` for a bundle that is not usable (the JSON path named) and
+    `VerificationError` when the entry does not verify or logs something else.
+    """
+    from assay import dsse
+
+    media_type = document.get("mediaType")
+    if media_type not in BUNDLE_MEDIA_TYPES:
+        raise AttestationError(
+            f"{where}: $.mediaType",
+            f"expected a Sigstore bundle media type (v0.1, v0.2, v0.3), found {media_type!r}",
+        )
+    envelope_json = document.get("dsseEnvelope")
+    if not isinstance(envelope_json, dict):
+        raise AttestationError(
+            f"{where}: $.dsseEnvelope", "expected the DSSE envelope the key signed"
+        )
+    envelope = dsse.Envelope.from_dict(envelope_json, where=f"{where}: $.dsseEnvelope")
+    material = document["verificationMaterial"]
+    entries = material.get("tlogEntries")
+    if not isinstance(entries, list) or len(entries) != 1 or not isinstance(entries[0], dict):
+        raise AttestationError(
+            f"{where}: $.verificationMaterial.tlogEntries",
+            "expected exactly one transparency-log entry",
+        )
+    entry = _log_entry(entries[0], where)
+    root = _verify_entry(entry, where, verifier)
+    inner = entry._inner
+    payload_sha256 = hashlib.sha256(envelope.payload).hexdigest()
+    logged = _logged_signatures(inner.canonicalized_body, envelope, payload_sha256, where)
+    return LoggedSignatures(
+        where=where,
+        media_type=str(media_type),
+        payload_sha256=payload_sha256,
+        signatures=frozenset(logged),
+        log_proof=LogProof.INCLUSION_PROOF,  # sigstore requires it, with its checkpoint
+        log_index=int(inner.log_index) if inner.log_index is not None else None,
+        integrated_time=(
+            datetime.fromtimestamp(inner.integrated_time, tz=UTC)
+            if inner.integrated_time and inner.inclusion_promise is not None
+            else None
+        ),
+        trusted_root=root,
+    )
+
+
+def _log_entry(entry: dict[str, Any], where: str) -> Any:
+    from sigstore.models import TransparencyLogEntry
+    from sigstore_models.rekor.v1 import TransparencyLogEntry as EntryModel
+
+    try:
+        return TransparencyLogEntry(EntryModel.from_json(json.dumps(entry)))
+    except Exception as error:
+        raise AttestationError(
+            f"{where}: $.verificationMaterial.tlogEntries[0]",
+            f"unusable transparency-log entry: {_short(error)}",
+        ) from None
+
+
+def _verify_entry(entry: Any, where: str, verifier: BundleVerifier) -> str:
+    """The name of the first trusted root whose Rekor keys verify the entry's inclusion
+    proof, checkpoint and (when present) signed entry timestamp."""
+    from sigstore._internal.trust import KeyringPurpose
+
+    errors = []
+    for index, root in enumerate(verifier.roots):
+        keyring = verifier._verifier(index)._trusted_root.rekor_keyring(KeyringPurpose.VERIFY)
+        try:
+            entry._verify(keyring)
+        except Exception as error:
+            errors.append(f"{root.name}: {_first_line(error)}")
+            continue
+        return root.name
+    raise VerificationError(
+        f"{where}: the transparency-log entry did not verify ({'; '.join(errors)})"
+    )
+
+
+def _logged_signatures(
+    body_bytes: bytes, envelope: Any, payload_sha256: str, where: str
+) -> list[tuple[bytes, str]]:
+    """The entry's (signature, key fingerprint) pairs, once it is shown to log `envelope`."""
+    from assay.dsse import b64decode
+
+    try:
+        body = json.loads(body_bytes)
+        kind, version, spec = body["kind"], body["apiVersion"], body["spec"]
+        if (kind, version) == ("intoto", "0.0.2"):
+            content = spec["content"]
+            payload_hash = content["payloadHash"]
+            logged_type = content["envelope"]["payloadType"]
+            pairs = [
+                (b64decode(b64decode(item["sig"], where).decode("ascii"), where), item["publicKey"])
+                for item in content["envelope"]["signatures"]
+            ]
+        elif (kind, version) == ("dsse", "0.0.1"):
+            payload_hash = spec["payloadHash"]
+            logged_type = envelope.payload_type  # not recorded apart; the signatures cover it
+            pairs = [
+                (b64decode(item["signature"], where), item["verifier"])
+                for item in spec["signatures"]
+            ]
+        else:
+            raise VerificationError(
+                f"{where}: the transparency-log entry is a {kind} {version} entry, which "
+                "does not log a DSSE envelope (expected intoto 0.0.2 or dsse 0.0.1)"
+            )
+    except (KeyError, TypeError, ValueError, UnicodeDecodeError, AttestationError):
+        raise VerificationError(
+            f"{where}: the transparency-log entry's body is not a DSSE log record"
+        ) from None
+    if payload_hash != {"algorithm": "sha256", "value": payload_sha256}:
+        raise VerificationError(
+            f"{where}: the transparency-log entry logs another payload than the envelope's"
+        )
+    if logged_type != envelope.payload_type:
+        raise VerificationError(
+            f"{where}: the transparency-log entry logs payload type {logged_type!r}, the "
+            f"envelope has {envelope.payload_type!r}"
+        )
+    if sorted(sig for sig, _ in pairs) != sorted(s.sig for s in envelope.signatures):
+        raise VerificationError(
+            f"{where}: the transparency-log entry's signatures are not the envelope's"
+        )
+    return [(sig, _fingerprint(key, where)) for sig, key in pairs]
+
+
+def _fingerprint(encoded_pem: object, where: str) -> str:
+    """The fingerprint of a logged public key (base64 of its PEM)."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives.serialization import (
+        Encoding,
+        PublicFormat,
+        load_pem_public_key,
+    )
+
+    from assay.dsse import b64decode
+
+    try:
+        if not isinstance(encoded_pem, str):
+            raise ValueError("not a string")
+        key = load_pem_public_key(b64decode(encoded_pem, where))
+        der = key.public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+        return hashlib.sha256(der).hexdigest()  # as assay.keys.PublicKey.fingerprint
+    except (ValueError, UnsupportedAlgorithm, AttestationError):
+        raise VerificationError(
+            f"{where}: the transparency-log entry names no public key assay reads "
+            "(a certificate-signed entry?)"
+        ) from None
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:200] if text else type(error).__name__
