@@ -318,12 +318,18 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
         process was killed) gets them back the next time it is opened. Otherwise nothing
         changes."""
         connection = self._connection()
-        deferred = self._drop_indexes_if_empty(connection)
+        try:
+            deferred = self._drop_indexes_if_empty(connection)
+        except sqlite3.Error as error:
+            raise StoreError(f"the SQLite store at {self.path}: {error}") from error
         try:
             yield
         finally:
             if deferred:
-                self._run_in_transaction(connection, deferred)
+                try:
+                    self._run_in_transaction(connection, deferred)
+                except sqlite3.Error as error:
+                    raise StoreError(f"the SQLite store at {self.path}: {error}") from error
 
     def _drop_indexes_if_empty(self, connection: sqlite3.Connection) -> list[str]:
         """The statements that create the indexes dropped (none unless the store has no
