@@ -76,9 +76,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             if self._head_timer is None:
                 self._arm_head_timer()
         super().data_received(data)
-        if self._head_too_large or (
+        too_large = self._head_too_large or (
             self._in_head and self._head_bytes > self._guards.max_head_bytes
-        ):
+        )
+        if too_large and not self.transport.is_closing():
             self._refuse(TOO_LARGE)
 
     def on_message_begin(self) -> None:
