@@ -171,3 +171,29 @@ def test_criteria_a_writer_never_saw_are_found_in_the_store(tmp_path: Path) -> N
     finally:
         first.close()
         second.close()
+
+
+@pytest.mark.skipif("postgres" not in backends(), reason="PostgreSQL only")
+def test_a_postgresql_bulk_load_leaves_the_planner_statistics_current(tmp_path: Path) -> None:
+    """Autovacuum may notice a large import minutes later: the import analyzes the
+    store's tables itself, so queries right after it are planned for what is there."""
+    import psycopg
+
+    with contextmanager(make_store_url)("postgres", tmp_path) as url:
+        store = open_store(url)
+        try:
+            with store.bulk_load():
+                store.upsert_cves(facts(SAMPLE[:40]))
+        finally:
+            store.close()
+        schema = dict(parse_qsl(url.split("?", 1)[1]))["schema"]
+        with psycopg.connect(url.split("?", 1)[0]) as connection:
+            analyzed = dict(
+                connection.execute(
+                    "SELECT relname, last_analyze IS NOT NULL FROM pg_stat_user_tables "
+                    "WHERE schemaname = %s",
+                    (schema,),
+                ).fetchall()
+            )
+    assert analyzed["cve"] is True
+    assert all(analyzed.values()), analyzed

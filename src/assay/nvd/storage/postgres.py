@@ -321,8 +321,18 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
 
     @contextmanager
     def bulk_load(self) -> Iterator[None]:
-        """Nothing to prepare: PostgreSQL keeps its indexes up to date as it goes."""
+        """PostgreSQL keeps its indexes up to date as it goes; after the load, the
+        planner's statistics of the store's tables are brought up to date. Autovacuum
+        may take minutes to notice a large import, and until then queries are planned
+        for the tables as they were (a 1,000-component scan took 6.0 s instead of 1.4 s
+        right after 340,000 CVEs were imported into an empty store)."""
         yield
+        with self._using("refreshing the planner's statistics") as connection:
+            tables = connection.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            ).fetchall()
+            for (table,) in tables:
+                connection.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
