@@ -70,17 +70,9 @@ def register(tree: CommandTree) -> None:
 def read_limited(path: str, limit: int) -> bytes:
     """A file's bytes, refusing more than `limit` (pipes and /dev/stdin included: the
     limit is on what is read, not on what the file system says)."""
-    if path == "-":
-        data = sys.stdin.buffer.read(limit + 1)
-    else:
-        try:
-            with Path(path).open("rb") as handle:
-                data = handle.read(limit + 1)
-        except OSError as error:
-            raise InputError(path, f"cannot read: {error.strerror or error}") from None
-    if len(data) > limit:
-        raise InputError(path, f"expected at most {limit} bytes, found more")
-    return data
+    from assay._bounded import read_bounded
+
+    return read_bounded(path, limit)
 
 
 def read_envelope(path: str) -> Any:

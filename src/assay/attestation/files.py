@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from assay._bounded import read_bounded
 from assay._json_strict import parse_checked, problem_reason, type_name
 from assay.errors import AttestationError
 
@@ -92,18 +92,7 @@ class Record:
 def read_file(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
     """At most `limit` bytes of `path` (`-` is standard input). The limit is on what is
     read, not on what the file system says, so pipes and /dev/stdin are bounded too."""
-    name = str(path)
-    try:
-        if name == "-":
-            data = sys.stdin.buffer.read(limit + 1)
-        else:
-            with Path(path).open("rb") as handle:
-                data = handle.read(limit + 1)
-    except OSError as error:
-        raise AttestationError(name, f"cannot read: {error.strerror or error}") from None
-    if len(data) > limit:
-        raise AttestationError(name, f"expected at most {limit} bytes, found more")
-    return data
+    return read_bounded(path, limit, AttestationError)
 
 
 def parse_file(data: bytes, name: str) -> list[Record]:

@@ -110,7 +110,7 @@ class ScanPages:
         return {
             "limit": human_bytes(SCAN_FORM_BYTES),
             "max_purls": MAX_FORM_PURLS,
-            "form": {} if form is None else {k: v[0] for k, v in form.fields.items() if v},
+            "form": {} if form is None else form.first_values(),
         }
 
     async def form(self, request: Request) -> Response:

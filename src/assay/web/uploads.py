@@ -55,6 +55,10 @@ class Form:
         values = self.fields.get(name)
         return values[0].strip() if values else ""
 
+    def first_values(self) -> dict[str, str]:
+        """Each text field's first value, as posted (to fill the form in again)."""
+        return {name: values[0] for name, values in self.fields.items() if values}
+
     def files_of(self, name: str) -> list[UploadedFile]:
         """The files chosen in a file field (browsers send an empty part when none was)."""
         return [f for f in self.files if f.field == name and (f.filename or f.data)]

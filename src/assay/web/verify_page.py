@@ -62,7 +62,7 @@ class VerifyPages:
         return {
             "policies": shipped_policies(),
             "limit": human_bytes(VERIFY_FORM_BYTES),
-            "form": {} if form is None else {k: v[0] for k, v in form.fields.items() if v},
+            "form": {} if form is None else form.first_values(),
         }
 
     async def form(self, request: Request) -> Response:
