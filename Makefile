@@ -4,6 +4,7 @@
 #   make test   ruff, mypy --strict and the whole pytest suite (SQLite and PostgreSQL)
 #   make bench  the benchmarks in bench/, against the named peers, printing ratios
 #   make lint   ruff and mypy only
+#   make lock   refresh the hash-checked locks in requirements/ from pyproject.toml
 
 PYTHON ?= python3
 VENV   := .venv
@@ -14,20 +15,30 @@ PORT   ?= 8000
 RUN_STORE ?= sqlite:///$(CURDIR)/.venv/run-store.db
 export ASSAY_TEST_POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 
-.PHONY: install run test lint pytest bench clean
+.PHONY: install lock run test lint pytest bench clean
 
-$(STAMP): pyproject.toml
+# Everything installed comes from the hash-checked lock (requirements/dev.lock); assay itself
+# is installed on top without resolving again. `make lock` refreshes the locks (docs/deploy.md).
+$(STAMP): pyproject.toml requirements/dev.lock
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "assay needs Python 3.11 or newer"'
 	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || { \
 	  echo "installing python3-venv (Debian)"; \
 	  apt-get update -qq && apt-get install -y -qq python3-venv; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
-	# nvd-api (a test peer) declares urllib3<2, which sigstore's TUF client cannot import
-	# with; nvd-api's tests pass on urllib3 2, so the newer one is installed over it.
-	$(BIN)/pip install -q 'urllib3>=2,<3'
+	$(BIN)/pip install -q --require-hashes --no-deps -r requirements/dev.lock
+	$(BIN)/pip install -q --no-deps -e .
 	@touch $(STAMP)
+
+# Resolve pyproject.toml's ranges again and pin every package with its hashes. nvd-api (a test
+# peer) declares urllib3<2, which sigstore's TUF client cannot import with; nvd-api's tests
+# pass on urllib3 2, so requirements/overrides.txt lifts that one pin.
+LOCK_FLAGS := --universal --python-version 3.11 --generate-hashes --no-header -q
+lock: $(STAMP)
+	$(BIN)/pip install -q uv
+	$(BIN)/uv pip compile pyproject.toml --extra dev --extra redis $(LOCK_FLAGS) \
+	  --override requirements/overrides.txt -o requirements/dev.lock
+	$(BIN)/uv pip compile pyproject.toml --extra postgres --extra redis $(LOCK_FLAGS) \
+	  -o requirements/runtime.lock
 
 install: $(STAMP)
 
