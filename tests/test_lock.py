@@ -21,7 +21,9 @@ PIN = re.compile(r"^([A-Za-z0-9._-]+)==([^\s;\\]+)")
 
 def _pins(lock: str) -> dict[str, str]:
     text = (ROOT / "requirements" / lock).read_text(encoding="utf-8")
-    return {canonicalize_name(m.group(1)): m.group(2) for m in map(PIN.match, text.splitlines()) if m}
+    return {
+        canonicalize_name(m.group(1)): m.group(2) for m in map(PIN.match, text.splitlines()) if m
+    }
 
 
 def _declared(*extras: str) -> list[Requirement]:

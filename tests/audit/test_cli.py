@@ -260,13 +260,17 @@ def test_unusable_input_exits_2(
 def test_an_empty_store_is_unusable(
     cli: Callable[..., int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from assay.nvd.storage import open_store
+
+    empty = f"sqlite:///{tmp_path / 'empty.db'}"
+    open_store(empty).close()  # created, never filled (a missing store is refused apart)
     assert (
         cli(
             "scan",
             "--purl",
             "pkg:pypi/django@4.2.0",
             "--store",
-            f"sqlite:///{tmp_path / 'empty.db'}",
+            empty,
         )
         == 2
     )

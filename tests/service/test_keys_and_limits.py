@@ -26,7 +26,9 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def make_key(capsys: pytest.CaptureFixture[str], store_url: str, name: str) -> str:
-    code, out, _ = cli(capsys, "api-keys", "create", name, "--store", store_url, "--json")
+    code, out, _ = cli(
+        capsys, "api-keys", "create", name, "--store", store_url, "--json", "--create"
+    )
     assert code == 0
     made = json.loads(out)
     assert made["name"] == name

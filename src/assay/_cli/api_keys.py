@@ -49,6 +49,11 @@ def _store_option(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
     )
+    parser.add_argument(
+        "--create",
+        action="store_true",
+        help="create the store when it does not exist (otherwise a missing store is an error)",
+    )
 
 
 def _open(args: argparse.Namespace) -> tuple[Store, ServiceStore]:
@@ -56,7 +61,7 @@ def _open(args: argparse.Namespace) -> tuple[Store, ServiceStore]:
     from assay.nvd.storage import open_store
     from assay.nvd.storage._service_rows import service_store
 
-    store = open_store(args.store or default_store_url())
+    store = open_store(args.store or default_store_url(), create=args.create)
     return store, service_store(store)
 
 

@@ -78,14 +78,9 @@ def prepare_web(args: argparse.Namespace, url: str) -> None:
     """Refuse a missing store and a taken port; print the start-up line (and the
     empty-store warning); configure the access log for the worker processes."""
     from assay._cli import fatal
-    from assay.nvd.storage import open_store
+    from assay.nvd.storage import open_store, store_exists
     from assay.web.app import ACCESS_LOG_ENV
-    from assay.web.serving import (
-        EMPTY_WARNING,
-        port_problem,
-        startup_line,
-        store_exists,
-    )
+    from assay.web.serving import EMPTY_WARNING, port_problem, startup_line
     from assay.web.store_state import count_state, masked_url
 
     if not args.create and not store_exists(url):

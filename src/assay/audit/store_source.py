@@ -174,7 +174,8 @@ def _safe_url(url: str) -> str:
 
 
 def open_store_source(url: str) -> StoreSource:
-    """Open the store named by `url` (read as it is; an empty store is the caller's call)."""
+    """Open the store named by `url` (read as it is; an empty store is the caller's call).
+    A store that does not exist is a `StoreError`: scanning never creates one."""
     from assay.nvd.storage import open_store
 
-    return StoreSource(open_store(url))
+    return StoreSource(open_store(url, create=False))

@@ -11,34 +11,7 @@ from __future__ import annotations
 import errno
 import socket
 
-from assay.errors import StoreError
 from assay.web.store_state import StoreState, masked_url
-
-
-def store_exists(url: str) -> bool:
-    """Whether the store named by `url` has been created (by import, sync or --create)."""
-    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
-    if scheme in ("postgres", "postgresql"):
-        return _postgres_store_exists(url)
-    from assay.nvd.storage.sqlite import path_from_url
-
-    path = path_from_url(url)
-    return str(path) == ":memory:" or path.exists()
-
-
-def _postgres_store_exists(url: str) -> bool:
-    import psycopg
-
-    from assay.nvd.storage.postgres import parse_url
-
-    target = parse_url(url)
-    table = f"{target.schema}.meta" if target.schema else "meta"
-    try:
-        with psycopg.connect(target.conninfo, connect_timeout=10) as connection:
-            row = connection.execute("SELECT to_regclass(%s)", (table,)).fetchone()
-    except psycopg.Error as error:
-        raise StoreError(f"cannot reach {target.describe()}: {type(error).__name__}") from None
-    return row is not None and row[0] is not None
 
 
 def port_problem(host: str, port: int) -> str | None:

@@ -9,13 +9,19 @@ from __future__ import annotations
 from assay.errors import StoreError
 from assay.nvd.storage.interface import Page, Store, UpsertCounts
 
-__all__ = ["Page", "Store", "UpsertCounts", "open_store"]
+__all__ = ["Page", "Store", "UpsertCounts", "open_store", "store_exists"]
 
 
-def open_store(url: str, *, timeout: float | None = None) -> Store:
+def open_store(url: str, *, timeout: float | None = None, create: bool = True) -> Store:
     """Open (creating and migrating if needed) the store named by `url`. `timeout`:
-    seconds a server-backed store may take to answer before a `StoreError`."""
-    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    seconds a server-backed store may take to answer before a `StoreError`. With
+    `create=False` a store that does not exist yet is a `StoreError` instead: a mistyped
+    URL must not become an empty store that answers "no vulnerabilities"."""
+    if not create and not store_exists(url):
+        raise StoreError(
+            f"{_shown(url)}: no store there (it is made by `assay nvd import` or sync)"
+        )
+    scheme = _scheme(url)
     if scheme in ("postgres", "postgresql"):
         try:
             from assay.nvd.storage.postgres import PostgresStore
@@ -31,3 +37,41 @@ def open_store(url: str, *, timeout: float | None = None) -> Store:
 
         return SqliteStore(url)
     raise StoreError(f"unsupported store URL scheme {scheme!r}: expected sqlite: or postgresql:")
+
+
+def store_exists(url: str) -> bool:
+    """Whether the store named by `url` has been created (by an import, a sync or --create)."""
+    if _scheme(url) in ("postgres", "postgresql"):
+        return _postgres_store_exists(url)
+    from assay.nvd.storage.sqlite import path_from_url
+
+    path = path_from_url(url)
+    return str(path) == ":memory:" or path.exists()
+
+
+def _scheme(url: str) -> str:
+    return url.split(":", 1)[0].lower() if ":" in url else ""
+
+
+def _shown(url: str) -> str:
+    """`url` as an error may show it: a PostgreSQL URL without its credentials."""
+    if _scheme(url) in ("postgres", "postgresql"):
+        from assay.nvd.storage.postgres import parse_url
+
+        return parse_url(url).describe()
+    return url
+
+
+def _postgres_store_exists(url: str) -> bool:
+    import psycopg
+
+    from assay.nvd.storage.postgres import parse_url
+
+    target = parse_url(url)
+    table = f"{target.schema}.meta" if target.schema else "meta"
+    try:
+        with psycopg.connect(target.conninfo, connect_timeout=10) as connection:
+            row = connection.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+    except psycopg.Error as error:
+        raise StoreError(f"cannot reach {target.describe()}: {type(error).__name__}") from None
+    return row is not None and row[0] is not None
