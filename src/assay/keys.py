@@ -70,7 +70,7 @@ def _spki_der(key: PublicKeyTypes) -> bytes:
 
 
 def key_id(key: PublicKeyTypes) -> str:
-    """The default key id: hex SHA-256 of the DER SubjectPublicKeyInfo."""
+    """assay's SPKI key id: hex SHA-256 of the DER SubjectPublicKeyInfo (`fingerprint`)."""
     return hashlib.sha256(_spki_der(key)).hexdigest()
 
 
@@ -91,39 +91,46 @@ def _canonical(value: object) -> str:
     raise TypeError(f"not canonical JSON: {type(value).__name__}")
 
 
+def _sslib_fields(key: PublicKeyTypes, rsa_scheme: RsaScheme) -> dict[str, object]:
+    # securesystemslib's key type, scheme and key value for a public key.
+    if isinstance(key, ed25519.Ed25519PublicKey):
+        raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        return {"keytype": "ed25519", "scheme": "ed25519", "keyval": {"public": raw.hex()}}
+    pem = key.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    ).decode("ascii")
+    if isinstance(key, ec.EllipticCurvePublicKey):
+        bits = {"secp256r1": "256", "secp384r1": "384", "secp521r1": "521"}.get(
+            key.curve.name, "256"
+        )
+        return {"keytype": "ecdsa", "scheme": f"ecdsa-sha2-nistp{bits}", "keyval": {"public": pem}}
+    scheme = "rsa-pkcs1v15-sha256" if rsa_scheme is RsaScheme.PKCS1V15 else "rsassa-pss-sha256"
+    return {"keytype": "rsa", "scheme": scheme, "keyval": {"public": pem}}
+
+
 def intoto_key_metadata(
     key: PublicKeyTypes, rsa_scheme: RsaScheme = RsaScheme.ANY
 ) -> dict[str, object]:
-    """The securesystemslib public-key dictionary in-toto computes its key ids over."""
-    if isinstance(key, ed25519.Ed25519PublicKey):
-        raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-        keytype, scheme, public = "ed25519", "ed25519", raw.hex()
-    else:
-        pem = key.public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        ).decode("ascii")
-        if isinstance(key, ec.EllipticCurvePublicKey):
-            bits = {"secp256r1": "256", "secp384r1": "384", "secp521r1": "521"}.get(
-                key.curve.name, "256"
-            )
-            keytype, scheme, public = "ecdsa", f"ecdsa-sha2-nistp{bits}", pem
-        else:
-            keytype = "rsa"
-            scheme = (
-                "rsa-pkcs1v15-sha256" if rsa_scheme is RsaScheme.PKCS1V15 else "rsassa-pss-sha256"
-            )
-            public = pem
+    """The public-key dictionary older in-toto key files carry and compute key ids over."""
+    fields = _sslib_fields(key, rsa_scheme)
     return {
-        "keytype": keytype,
-        "scheme": scheme,
+        "keytype": fields["keytype"],
+        "scheme": fields["scheme"],
         "keyid_hash_algorithms": ["sha256", "sha512"],
-        "keyval": {"public": public},
+        "keyval": fields["keyval"],
     }
 
 
 def intoto_key_id(metadata: dict[str, object]) -> str:
     """in-toto/securesystemslib key id: hex SHA-256 of the canonical JSON of the key."""
     return hashlib.sha256(_canonical(metadata).encode("utf-8")).hexdigest()
+
+
+def sslib_key_id(key: PublicKeyTypes, rsa_scheme: RsaScheme = RsaScheme.PSS) -> str:
+    """The key id securesystemslib computes by default (`SSlibKey.from_crypto`): the
+    SHA-256 of the canonical JSON of key type, scheme and key value. assay writes it in
+    the signatures it makes, so that securesystemslib and in-toto verify them as they are."""
+    return intoto_key_id(_sslib_fields(key, rsa_scheme))
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,13 +145,21 @@ class PublicKey:
     # Worked out once, so that verifying costs little more than the signature check itself.
     _ecdsa: ec.ECDSA | None = field(default=None, init=False, repr=False, compare=False)
     _raw_size: int = field(default=0, init=False, repr=False, compare=False)
+    _keyids: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.keyid:
-            object.__setattr__(self, "keyid", key_id(self.key))
+            object.__setattr__(self, "keyid", sslib_key_id(self.key))
         if not self.intoto_keyid:
             metadata = intoto_key_metadata(self.key, self.rsa_scheme)
             object.__setattr__(self, "intoto_keyid", intoto_key_id(metadata))
+        ids = {
+            self.keyid,
+            key_id(self.key),
+            self.intoto_keyid,
+            sslib_key_id(self.key, self.rsa_scheme),
+        }
+        object.__setattr__(self, "_keyids", frozenset(ids))
         if isinstance(self.key, rsa.RSAPublicKey) and self.key.key_size < MIN_RSA_BITS:
             raise InputError(
                 "key",
@@ -171,7 +186,7 @@ class PublicKey:
     @property
     def keyids(self) -> frozenset[str]:
         """Every id a signature may name this key by: its own, assay's, in-toto's."""
-        return frozenset({self.keyid, self.fingerprint(), self.intoto_keyid})
+        return self._keyids
 
     def verify(self, signature: bytes, data: bytes) -> bool:
         """True when `signature` is valid for `data` under this key."""
@@ -241,7 +256,8 @@ class PrivateKey:
 
     def __post_init__(self) -> None:
         if not self.keyid:
-            object.__setattr__(self, "keyid", key_id(self.key.public_key()))
+            keyid = sslib_key_id(self.key.public_key(), self.rsa_scheme)
+            object.__setattr__(self, "keyid", keyid)
 
     def public_key(self) -> PublicKey:
         return PublicKey(self.key.public_key(), keyid=self.keyid)

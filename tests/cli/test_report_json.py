@@ -59,6 +59,8 @@ def test_keys_generate_json(
     assert document == {
         "type": "ecdsa-p256",
         "keyid": document["keyid"],
+        "intotoKeyid": document["intotoKeyid"],
+        "fingerprint": document["fingerprint"],
         "privateKey": f"{prefix}.key",
         "publicKey": f"{prefix}.pub",
         "encrypted": False,

@@ -1,14 +1,19 @@
-"""`assay keys generate`: create a key pair for signing attestations."""
+"""`assay keys generate` and `assay keys show`: create a key pair for signing attestations,
+and say every id a signature may name a key by."""
 
 from __future__ import annotations
 
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assay._cli import EXIT_OK, CommandTree
 from assay.errors import InputError
 from assay.key_types import KeyType
+
+if TYPE_CHECKING:
+    from assay.keys import PublicKey
 
 
 def register(tree: CommandTree) -> None:
@@ -38,6 +43,22 @@ def register(tree: CommandTree) -> None:
         help="print the files written and the key id as JSON on stdout (docs/cli.md)",
     )
     parser.set_defaults(handler=_generate)
+    show = group.add_parser(
+        "show",
+        help="Show a key's type and ids: the securesystemslib key id assay signs with, "
+        "the older in-toto key id and assay's SPKI fingerprint.",
+        description="Show a key's type and the ids a signature may name it by.",
+    )
+    show.add_argument(
+        "key", metavar="KEY", help="a public or private key file (PEM or in-toto JSON)"
+    )
+    show.add_argument(
+        "--passphrase-env",
+        metavar="VAR",
+        help="the passphrase of an encrypted private key, held in this environment variable",
+    )
+    show.add_argument("--json", action="store_true", help="print the ids as JSON on stdout")
+    show.set_defaults(handler=_show)
 
 
 def read_passphrase(variable: str | None) -> bytes | None:
@@ -76,7 +97,7 @@ def _generate(args: argparse.Namespace) -> int:
 
         document = {
             "type": args.type,
-            "keyid": key.keyid,
+            **_ids(key.public_key()),
             "privateKey": str(private_path),
             "publicKey": str(public_path),
             "encrypted": passphrase is not None,
@@ -84,4 +105,39 @@ def _generate(args: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2))
     else:
         print(f"wrote {private_path} and {public_path} (keyid {key.keyid})")
+    return EXIT_OK
+
+
+def _ids(key: PublicKey) -> dict[str, str]:
+    """The ids a signature may name `key` by; `keyid` is the one assay writes."""
+    from assay.keys import sslib_key_id
+
+    return {
+        "keyid": sslib_key_id(key.key),
+        "intotoKeyid": key.intoto_keyid,
+        "fingerprint": key.fingerprint(),
+    }
+
+
+def _show(args: argparse.Namespace) -> int:
+    from assay._bounded import read_bounded
+    from assay.keys import MAX_PEM_BYTES, load_private_key, load_public_key
+
+    data = read_bounded(args.key, MAX_PEM_BYTES)
+    if b"PRIVATE KEY" in data:
+        public = load_private_key(
+            data, passphrase=read_passphrase(args.passphrase_env), where=args.key
+        ).public_key()
+    else:
+        public = load_public_key(data, where=args.key)
+    ids = _ids(public)
+    if args.json:
+        import json
+
+        print(json.dumps({"type": public.algorithm, **ids}, indent=2))
+        return EXIT_OK
+    print(f"{args.key}: {public.algorithm}")
+    print(f"  keyid        {ids['keyid']}  (securesystemslib; what assay signs with)")
+    print(f"  in-toto id   {ids['intotoKeyid']}  (older in-toto key files)")
+    print(f"  fingerprint  {ids['fingerprint']}  (SHA-256 of the DER public key; also accepted)")
     return EXIT_OK
