@@ -61,6 +61,21 @@ def test_keys_are_made_listed_and_revoked_and_only_their_digest_is_kept(
     assert "NAME" in err
 
 
+def test_the_dashboard_ignores_keys_as_nvds_website_does(
+    store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # cve-bin-tool sends its apiKey to the dashboard too; a 404 there made it crash.
+    make_key(capsys, store_url, "team")
+    dashboard = "/rest/public/dashboard/statistics?reporttype=countsbystatus"
+    with serving(store_url, "--api-keys", "required", folder=tmp_path) as served:
+        for headers in ({"apiKey": "not-a-key"}, {}):
+            answer = httpx.get(served.base + dashboard, headers=headers)
+            assert answer.status_code == 200, answer.headers.get("message")
+            assert "vulnsByStatusCounts" in answer.json()
+        refused = httpx.get(served.base + CVE, headers={"apiKey": "not-a-key"})
+        assert (refused.status_code, refused.headers["message"]) == (404, "Invalid apiKey.")
+
+
 def test_the_server_checks_keys_as_nvd_does(
     store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -31,7 +31,9 @@ from assay.nvd.storage._service_rows import ServiceStore
 
 KeyMode = Literal["off", "optional", "required"]
 KEY_MODES: tuple[KeyMode, ...] = ("off", "optional", "required")
-API_PREFIXES = ("/rest/", "/compat/nvd-api/rest/")
+# The API's own paths. NVD serves /rest/public/dashboard/statistics from its website,
+# without keys or limits: a key there is ignored, as cve-bin-tool sends whatever it has.
+API_PREFIXES = ("/rest/json/", "/compat/nvd-api/rest/json/")
 INVALID_KEY = "Invalid apiKey."
 KEY_NEEDED = "This server needs an apiKey header with a valid key."
 STORE_UNAVAILABLE = "The store is unavailable"

@@ -34,12 +34,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assay.errors import InputError, StoreError
-from assay.nvd.server.access import SCOPE_KEY
+from assay.nvd.server.access import API_PREFIXES, SCOPE_KEY
 from assay.nvd.server.responses import nvd_error
 from assay.nvd.storage._service_rows import ServiceStore
 
 V = TypeVar("V")
-API_PREFIXES = ("/rest/", "/compat/nvd-api/rest/")
 BUCKETS = 10
 LEASE_FROM = 128  # limits below this are counted request by request
 LEASE_SHARE = 64
