@@ -329,3 +329,25 @@ def test_the_remote_source_answers_as_the_store(audit_sqlite_url: str, bom: Path
         store.close()
     assert from_api["components"] == from_store["components"]
     assert from_api["unidentified"] == from_store["unidentified"]
+
+
+def test_an_unpinned_requirement_is_listed_as_unidentified_not_fatal(
+    cli: Callable[..., int],
+    audit_sqlite_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # One unpinned line used to abort the whole scan (exit 2) while `-e` lines were skipped.
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("django==4.2.0\nrequests>=2.0\n-e ./local\n")
+    code = cli("scan", str(requirements), "--store", audit_sqlite_url, "--format", "json")
+    assert code in (0, 1)
+    result = orjson.loads(capsys.readouterr().out)
+    [unpinned] = [u for u in result["unidentified"] if u["name"] == "requests"]
+    assert unpinned["ref"] == "requests>=2.0"
+    assert unpinned["purl"] == "pkg:pypi/requests"
+    assert unpinned["version"] is None
+    assert "no version" in unpinned["reason"]
+    listed = [*result["components"], *result["unidentified"]]
+    assert any(c["name"] == "django" and c["version"] == "4.2.0" for c in listed)
+    assert result["inputs"][0]["components"] == 2

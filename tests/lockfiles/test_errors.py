@@ -22,9 +22,6 @@ def error_of(data: bytes | str, filename: str) -> LockfileError:
 @pytest.mark.parametrize(
     ("text", "where", "fragment"),
     [
-        ("requests>=2.0\n", "requirements.txt, line 1", "expected a pinned requirement"),
-        ("ok==1.0\n\nrequests\n", "requirements.txt, line 3", "with no version"),
-        ("flask==2.*\n", "requirements.txt, line 1", "pinned"),
         (
             "a==1 ; python_version<'3' \\\n  --hash=sha256:abc\n",
             "requirements.txt, line 1",
@@ -179,3 +176,27 @@ def test_a_private_python_index_is_kept_without_credentials() -> None:
     assert lock.packages[0].purl == (
         "pkg:pypi/acme-lib@2.0?repository_url=https://pypi.acme.example/simple"
     )
+
+
+# An unpinned line used to abort the whole file while editable and -r lines were skipped with
+# a note; now it is kept, so a scan lists it as unidentified instead of scanning nothing.
+@pytest.mark.parametrize(
+    ("line", "name", "specifier"),
+    [
+        ("requests>=2.0", "requests", ">=2.0"),
+        ("Requests", "requests", ""),
+        ("flask==2.*", "flask", "==2.*"),
+    ],
+)
+def test_an_unpinned_requirement_is_kept_apart_not_an_error(
+    line: str, name: str, specifier: str
+) -> None:
+    lock = read_lockfile(f"ok==1.0\n\n{line}\n".encode(), "requirements.txt")
+    assert [p.name for p in lock.packages] == ["ok"]
+    [unpinned] = lock.unpinned
+    assert (unpinned.name, unpinned.specifier, unpinned.location) == (
+        name,
+        specifier,
+        "line 3",
+    )
+    assert unpinned.purl == f"pkg:pypi/{unpinned.name}"

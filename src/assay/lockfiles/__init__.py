@@ -32,6 +32,7 @@ from assay.lockfiles._model import (
     LockFile,
     LockfileError,
     SkippedEntry,
+    UnpinnedRequirement,
 )
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "LockedPackage",
     "LockfileError",
     "SkippedEntry",
+    "UnpinnedRequirement",
     "detect_format",
     "read_lockfile",
 ]

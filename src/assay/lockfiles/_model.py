@@ -77,6 +77,21 @@ class SkippedEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class UnpinnedRequirement:
+    """A requirement that names a package but no single version (`django>=4.2`): known to
+    be there, but not placeable in any version range, so a scan lists it as unidentified."""
+
+    name: str
+    """Ecosystem-normalised name, as in `LockedPackage`."""
+    specifier: str
+    """The version constraint as written, normalised (`>=4.2`; empty for none)."""
+    purl: str
+    """The package's purl without a version (`pkg:pypi/django`)."""
+    location: str
+    ecosystem: str
+
+
+@dataclass(frozen=True, slots=True)
 class LockFile:
     """Every package one lock file pins, in file order."""
 
@@ -86,6 +101,8 @@ class LockFile:
     packages: tuple[LockedPackage, ...]
     skipped: tuple[SkippedEntry, ...] = ()
     """Entries read but not pinned to a registry version, listed so none is lost silently."""
+    unpinned: tuple[UnpinnedRequirement, ...] = ()
+    """Registry packages named without one version (a requirements line `name>=1`)."""
 
 
 FORMATS = ("requirements", "poetry", "uv", "package-lock")

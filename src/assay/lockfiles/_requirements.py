@@ -16,6 +16,7 @@ from assay.lockfiles._model import (
     LockFile,
     LockfileError,
     SkippedEntry,
+    UnpinnedRequirement,
 )
 from assay.lockfiles._purl import pypi_purl
 
@@ -67,9 +68,11 @@ def _option_name(token: str) -> str:
 
 
 def read_requirements(text: str, filename: str) -> LockFile:
-    """Every pinned `name==version` line, with its `--hash` digests."""
+    """Every pinned `name==version` line, with its `--hash` digests; lines that name a
+    package without one version are kept in `unpinned`."""
     packages: list[LockedPackage] = []
     skipped: list[SkippedEntry] = []
+    unpinned: list[UnpinnedRequirement] = []
     for number, line in _logical_lines(text):
         if not line:
             continue
@@ -98,6 +101,8 @@ def read_requirements(text: str, filename: str) -> LockFile:
         entry = _requirement(line, filename, position)
         if isinstance(entry, SkippedEntry):
             skipped.append(entry)
+        elif isinstance(entry, UnpinnedRequirement):
+            unpinned.append(entry)
         else:
             packages.append(entry)
     return LockFile(
@@ -105,10 +110,13 @@ def read_requirements(text: str, filename: str) -> LockFile:
         format="requirements",
         packages=tuple(packages),
         skipped=tuple(skipped),
+        unpinned=tuple(unpinned),
     )
 
 
-def _requirement(line: str, filename: str, position: str) -> LockedPackage | SkippedEntry:
+def _requirement(
+    line: str, filename: str, position: str
+) -> LockedPackage | SkippedEntry | UnpinnedRequirement:
     # As pip does: the requirement runs up to the first token that is an option.
     tokens = line.split(" ")
     cut = next((i for i, t in enumerate(tokens) if t.startswith("-")), len(tokens))
@@ -136,12 +144,13 @@ def _requirement(line: str, filename: str, position: str) -> LockedPackage | Ski
         and not specifiers[0].version.endswith(".*")
     )
     if not pinned:
-        found = str(requirement.specifier) or "no version"
-        raise LockfileError(
-            filename,
-            position,
-            f"expected a pinned requirement (name==version), found {requirement.name!r} "
-            f"with {found}",
+        name = canonicalize_name(requirement.name)
+        return UnpinnedRequirement(
+            name=name,
+            specifier=str(requirement.specifier),
+            purl=f"pkg:pypi/{name}",
+            location=position,
+            ecosystem="pypi",
         )
     version = specifiers[0].version
     files = tuple(LockedFile(digests={algorithm: value}) for algorithm, value in hashes)

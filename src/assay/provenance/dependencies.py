@@ -7,7 +7,7 @@ import re
 
 from assay.attestation import ResourceDescriptor
 from assay.errors import InputError
-from assay.lockfiles import LockFile
+from assay.lockfiles import LockFile, LockfileError
 from assay.provenance.source import SourceRevision
 
 # Digest algorithms accepted on the command line, with their hex lengths.
@@ -64,6 +64,14 @@ def lockfile_dependencies(lock: LockFile, data: bytes) -> list[ResourceDescripto
     and lists the candidates in `annotations.distributions`; the lock file's own digest
     binds them all.
     """
+    for unpinned in lock.unpinned:
+        # A provenance records what was resolved: a range is not a dependency it can name.
+        raise LockfileError(
+            lock.filename,
+            unpinned.location,
+            f"expected a pinned requirement (name==version), found {unpinned.name!r} "
+            f"with {unpinned.specifier or 'no version'}",
+        )
     result = [
         ResourceDescriptor(name=lock.filename, digest={"sha256": hashlib.sha256(data).hexdigest()})
     ]

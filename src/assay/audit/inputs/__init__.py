@@ -89,6 +89,15 @@ def _lockfile(data: bytes, filename: str) -> Inventory:
             where=f"{filename}: {package.location}" if package.location else filename,
         )
         for package in lock.packages
+    ) + tuple(
+        # Named without one version: listed (as unidentified, "no version"), never dropped.
+        Component(
+            ref=f"{package.name}{package.specifier}",
+            name=package.name,
+            purl=package.purl,
+            where=f"{filename}: {package.location} (not pinned: {package.specifier or 'any version'})",
+        )
+        for package in lock.unpinned
     )
     notes = tuple(
         f"not scanned ({entry.location}): {entry.text} ({entry.reason})" for entry in lock.skipped
