@@ -351,3 +351,41 @@ def test_an_unpinned_requirement_is_listed_as_unidentified_not_fatal(
     listed = [*result["components"], *result["unidentified"]]
     assert any(c["name"] == "django" and c["version"] == "4.2.0" for c in listed)
     assert result["inputs"][0]["components"] == 2
+
+
+@pytest.mark.parametrize("count", [False, True])
+def test_fail_on_conditional_decides_the_exit_code_as_the_library_does(
+    cli: Callable[..., int],
+    audit_sqlite_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    count: bool,
+) -> None:
+    # CVE-2022-0004 holds for this firmware only on hardware the SBOM does not list.
+    bom = tmp_path / "bom.json"
+    cpe = "cpe:2.3:o:intel:atom_p5921b_firmware:-:*:*:*:*:*:*:*"
+    bom.write_bytes(
+        orjson.dumps(
+            {
+                "bomFormat": "CycloneDX",
+                "specVersion": "1.5",
+                "components": [{"bom-ref": "fw", "name": "atom_p5921b_firmware", "cpe": cpe}],
+            }
+        )
+    )
+    argv = [
+        "scan",
+        str(bom),
+        "--store",
+        audit_sqlite_url,
+        "--format",
+        "json",
+        "--fail-on",
+        "severity>=HIGH",
+    ]
+    code = cli(*argv, *(["--fail-on-conditional"] if count else []))
+    verdict = orjson.loads(capsys.readouterr().out)["verdict"]
+    assert code == (0 if verdict["passed"] else 1)
+    assert verdict["countsConditional"] is count
+    moved = "failing" if count else "conditionalNotCounted"
+    assert [f["id"] for f in verdict[moved]] == ["CVE-2022-0004"]

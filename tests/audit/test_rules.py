@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assay.audit.model import (
     Component,
@@ -150,3 +152,56 @@ def test_bad_ignore_files_name_the_place(text: bytes, where: str) -> None:
     with pytest.raises(InputError) as error:
         parse_ignore_file(text, "ignore.yaml")
     assert where in error.value.where
+
+
+def test_conditional_findings_fail_with_fail_on_conditional_and_are_counted_apart_without() -> None:
+    # A GlobalProtect SBOM listing no OS had 5 findings (2 HIGH), all conditional: exit 0
+    # with no way to change it and nothing saying so.
+    scanned = result(
+        vulnerability("CVE-2024-3400", "CRITICAL", 10.0, conditional=True),
+        vulnerability("CVE-2024-5921", "HIGH", 7.5, conditional=True),
+        vulnerability("CVE-2024-2432", "MEDIUM", 4.5, conditional=True),
+    )
+    rules = [parse_fail_on("severity>=HIGH")]
+    lenient = evaluate(scanned, rules, [], today=TODAY)
+    assert lenient.passed
+    assert [f.vulnerability.id for f in lenient.conditional_not_counted] == [
+        "CVE-2024-3400",
+        "CVE-2024-5921",
+    ]
+    assert lenient.to_dict()["countsConditional"] is False
+    strict = evaluate(scanned, rules, [], today=TODAY, count_conditional=True)
+    assert not strict.passed
+    assert [f.vulnerability.id for f in strict.failing] == ["CVE-2024-3400", "CVE-2024-5921"]
+    assert strict.conditional_not_counted == ()
+
+
+@given(
+    findings=st.lists(
+        st.tuples(
+            st.sampled_from(["LOW", "MEDIUM", "HIGH", "CRITICAL"]),
+            st.floats(0, 10),
+            st.booleans(),
+            st.booleans(),
+        ),
+        max_size=12,
+    ),
+    rule=st.sampled_from(["severity>=HIGH", "cvss>=7", "kev", "severity>=LOW,cvss>=5"]),
+)
+def test_counting_conditional_findings_fails_exactly_those_set_apart(
+    findings: list[tuple[str, float, bool, bool]], rule: str
+) -> None:
+    scanned = result(
+        *(
+            vulnerability(f"CVE-2024-{n:04d}", severity, score, kev=kev, conditional=conditional)
+            for n, (severity, score, kev, conditional) in enumerate(findings)
+        )
+    )
+    rules = [parse_fail_on(rule)]
+    lenient = evaluate(scanned, rules, [], today=TODAY)
+    strict = evaluate(scanned, rules, [], today=TODAY, count_conditional=True)
+    ids = [f.vulnerability.id for f in strict.failing]
+    assert sorted(ids) == sorted(
+        f.vulnerability.id for f in (*lenient.failing, *lenient.conditional_not_counted)
+    )
+    assert all(not f.vulnerability.conditional for f in lenient.failing)

@@ -73,6 +73,12 @@ def register(tree: CommandTree) -> None:
         metavar="RULE",
         help="severity>=LEVEL, cvss>=SCORE or kev; ',' joins conditions; several: any of them",
     )
+    parser.add_argument(
+        "--fail-on-conditional",
+        action="store_true",
+        help="let conditional findings (that hold only on a platform the input does not list) "
+        "fail the scan too; by default they are reported and counted apart",
+    )
     parser.add_argument("--ignore", metavar="FILE", help="ignore file (YAML or JSON)")
     parser.add_argument(
         "--min-confidence",
@@ -146,7 +152,13 @@ def _scan(args: argparse.Namespace) -> int:
         result = _run(inventories, source, args)
     finally:
         source.close()
-    verdict = evaluate(result, rules, ignores, today=datetime.now(UTC).date())
+    verdict = evaluate(
+        result,
+        rules,
+        ignores,
+        today=datetime.now(UTC).date(),
+        count_conditional=args.fail_on_conditional,
+    )
     for entry in verdict.expired:
         print(
             f"assay scan: ignore entry {entry.where} for {entry.id} expired on "
@@ -315,6 +327,12 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
         f"unidentified; {affected} findings, {conditional} conditional, "
         f"{len(verdict.ignored)} ignored, {len(verdict.failing)} failing"
         + (f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else "")
+        + (
+            f", {len(verdict.conditional_not_counted)} conditional meeting it not counted "
+            "(--fail-on-conditional counts them)"
+            if verdict.conditional_not_counted
+            else ""
+        )
         + f"; store generation {store.generation}, last sync {store.last_sync or 'never'}"
     )
     for item in result.inputs:

@@ -70,6 +70,10 @@ class Verdict:
     ignored: tuple[Finding, ...]
     expired: tuple[IgnoreEntry, ...]
     rules: tuple[FailRule, ...]
+    counts_conditional: bool = False
+    """Whether conditional findings were judged like the others (`--fail-on-conditional`)."""
+    conditional_not_counted: tuple[Finding, ...] = ()
+    """Conditional findings that meet a rule but were not counted (when not counting them)."""
 
     @property
     def passed(self) -> bool:
@@ -82,6 +86,8 @@ class Verdict:
             "failing": [f.to_dict() for f in self.failing],
             "ignored": [f.to_dict() for f in self.ignored],
             "expiredIgnores": [e.to_dict() for e in self.expired],
+            "countsConditional": self.counts_conditional,
+            "conditionalNotCounted": [f.to_dict() for f in self.conditional_not_counted],
         }
 
 
@@ -91,22 +97,35 @@ def evaluate(
     ignores: Sequence[IgnoreEntry],
     *,
     today: date,
+    count_conditional: bool = False,
 ) -> Verdict:
-    """Judge a scan: a non-ignored, non-conditional finding meeting any rule fails it."""
+    """Judge a scan: a non-ignored finding meeting any rule fails it. A conditional
+    finding (it holds only on a platform the input does not list) fails it only with
+    `count_conditional`; otherwise it is kept in `conditional_not_counted`."""
     active = [entry for entry in ignores if entry.expires >= today]
     expired = tuple(entry for entry in ignores if entry.expires < today)
     failing: list[Finding] = []
     ignored: list[Finding] = []
+    not_counted: list[Finding] = []
     if not active and not rules:
-        return Verdict((), (), expired, ())
+        return Verdict((), (), expired, (), count_conditional)
     for component in result.components:
         for vulnerability in component.vulnerabilities:
             entry = next((e for e in active if covers(e, component, vulnerability)), None)
             if entry is not None:
                 ignored.append(Finding(component, vulnerability, entry))
                 continue
-            if vulnerability.conditional:
+            if not any(rule.holds(vulnerability) for rule in rules):
                 continue
-            if any(rule.holds(vulnerability) for rule in rules):
+            if vulnerability.conditional and not count_conditional:
+                not_counted.append(Finding(component, vulnerability))
+            else:
                 failing.append(Finding(component, vulnerability))
-    return Verdict(tuple(failing), tuple(ignored), expired, tuple(rules))
+    return Verdict(
+        tuple(failing),
+        tuple(ignored),
+        expired,
+        tuple(rules),
+        count_conditional,
+        tuple(not_counted),
+    )
