@@ -16,8 +16,9 @@ A process takes grants from the shared count in leases: one at a time while the 
 is small (under `LEASE_FROM`, so NVD's 5 and 50 are counted exactly), and for larger
 limits up to 1/64 of what remains in the window, used locally until its bucket ends.
 A lease's unused grants are counted as used, so a lease can only make the limit
-stricter, never looser. A client refused once is refused locally until the next bucket
-starts, without asking the shared count again.
+stricter, never looser. A refused client is told (`retry-after`) when its oldest counted
+requests leave the window far enough for a request to be granted, and is refused locally
+until then, without asking the shared count again.
 """
 
 from __future__ import annotations
@@ -102,6 +103,10 @@ class HitCounter(Protocol):
         self, client: str, bucket: int, *, window_start: int, want: int, limit: int, expires: int
     ) -> tuple[int, int]: ...
 
+    def hits_in_window(
+        self, client: str, window_start: int, bucket: int
+    ) -> list[tuple[int, int]]: ...
+
     def prune_hits(self, now: int) -> None: ...
 
 
@@ -164,7 +169,8 @@ class Limiter:
         self._locks.pop(key, None)
         await self._prune(now_ms)
         if granted == 0:
-            until = bucket + rule.bucket_ms
+            hits = await run_in_threadpool(self.counter.hits_in_window, key, window_start, bucket)
+            until = next_grant_at(hits, rule, bucket)
             self._remember(self._refused, key, until)
             return _retry_after(until - now_ms)
         if granted > 1:
@@ -190,6 +196,21 @@ class Limiter:
         self._pruned = time.monotonic()
         with contextlib.suppress(StoreError):
             await run_in_threadpool(self.counter.prune_hits, now_ms)
+
+
+def next_grant_at(hits: list[tuple[int, int]], rule: RateRule, bucket: int) -> int:
+    """When a request refused in `bucket` would be granted: the start of the first bucket
+    whose window no longer holds the `(bucket start, hits)` that keep the count at the
+    limit, as buckets leave the window oldest first. Pure."""
+    window_ms = BUCKETS * rule.bucket_ms
+    soonest = bucket + rule.bucket_ms  # refusals are remembered for a bucket at least
+    left = sum(count for _, count in hits)
+    for start, count in sorted(hits):
+        if left < rule.limit:
+            break
+        left -= count
+        soonest = max(soonest, start + window_ms)
+    return soonest
 
 
 def _retry_after(milliseconds: int) -> int:

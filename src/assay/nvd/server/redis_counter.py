@@ -50,13 +50,21 @@ class RedisCounter:
     def take_hits(
         self, client: str, bucket: int, *, window_start: int, want: int, limit: int, expires: int
     ) -> tuple[int, int]:
-        step = max(1, (bucket - window_start) // (BUCKETS - 1))
-        keys = [f"{PREFIX}{client}:{start}" for start in range(window_start, bucket + 1, step)]
+        keys = [f"{PREFIX}{client}:{start}" for start in _starts(window_start, bucket)]
         try:
             granted, used = self._take(keys=keys, args=[want, limit, max(1, expires - bucket)])
         except self._errors as error:
             raise StoreError(f"counting requests in Redis failed: {error}") from error
         return int(granted), int(used)
+
+    def hits_in_window(self, client: str, window_start: int, bucket: int) -> list[tuple[int, int]]:
+        """(bucket, hits) of `client` from `window_start` to `bucket`, oldest first."""
+        starts = _starts(window_start, bucket)
+        try:
+            values = self._client.mget([f"{PREFIX}{client}:{start}" for start in starts])
+        except self._errors as error:
+            raise StoreError(f"counting requests in Redis failed: {error}") from error
+        return [(start, int(value)) for start, value in zip(starts, values, strict=True) if value]
 
     def prune_hits(self, now: int) -> None:
         """Nothing to do: every bucket's key expires with its window."""
@@ -66,3 +74,9 @@ class RedisCounter:
             self._client.ping()
         except self._errors as error:
             raise StoreError(f"cannot reach Redis for the rate limit: {error}") from error
+
+
+def _starts(window_start: int, bucket: int) -> list[int]:
+    # The window's bucket starts: BUCKETS of them, evenly spaced up to `bucket`.
+    step = max(1, (bucket - window_start) // (BUCKETS - 1))
+    return list(range(window_start, bucket + 1, step))

@@ -79,6 +79,16 @@ class ServiceStoreMixin:
                 )
         return granted, used + granted
 
+    def hits_in_window(self, client: str, window_start: int, bucket: int) -> list[tuple[int, int]]:
+        """(bucket, hits) of `client` from `window_start` to `bucket`, oldest first."""
+        with self._using("counting requests") as connection:
+            rows = connection.execute(
+                "SELECT bucket, hits FROM rate_hit WHERE client = %s AND bucket >= %s "
+                "AND bucket <= %s ORDER BY bucket",
+                (client, window_start, bucket),
+            ).fetchall()
+        return [(int(start), int(hits)) for start, hits in rows]
+
     def prune_hits(self, now: int) -> None:
         with self._using("pruning request counts") as connection:
             connection.execute("DELETE FROM rate_hit WHERE expires < %s", (now,))

@@ -78,6 +78,15 @@ class ServiceStoreMixin:
                 )
         return granted, used + granted
 
+    def hits_in_window(self, client: str, window_start: int, bucket: int) -> list[tuple[int, int]]:
+        """(bucket, hits) of `client` from `window_start` to `bucket`, oldest first."""
+        rows = self._connection().execute(
+            "SELECT bucket, hits FROM rate_hit WHERE client = ? AND bucket >= ? AND bucket <= ? "
+            "ORDER BY bucket",
+            (client, window_start, bucket),
+        )
+        return [(int(start), int(hits)) for start, hits in rows]
+
     def prune_hits(self, now: int) -> None:
         connection = self._connection()
         with connection:
