@@ -265,6 +265,22 @@ def test_meta_is_written_in_the_batch_transaction(store: Store) -> None:
     assert store.get_meta("generation") == "1"  # meta alone is no change of the data
 
 
+def test_set_meta_inside_a_transaction_is_part_of_it(store: Store) -> None:
+    # It committed the caller's transaction on SQLite, so the end of the block failed
+    # ("no transaction is active") and what came before could not be rolled back.
+    with pytest.raises(RuntimeError), store.transaction():
+        store.upsert_cves(facts(SAMPLE[:3]))
+        store.set_meta("k", "inside")
+        raise RuntimeError("stop")
+    assert store.get_meta("k") is None
+    assert store.count_cves() == 0
+    with store.transaction():
+        store.upsert_cves(facts(SAMPLE[:3]))
+        store.set_meta("k", "kept")
+        store.upsert_cves(facts(SAMPLE[3:5]))
+    assert (store.get_meta("k"), store.count_cves()) == ("kept", 5)
+
+
 def test_reopening_keeps_everything(store_url: str) -> None:
     first = open_store(store_url)
     first.upsert_cves(facts(SAMPLE[:25]))

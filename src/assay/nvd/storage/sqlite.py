@@ -276,6 +276,9 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
 
     def set_meta(self, key: str, value: str) -> None:
         connection = self._connection()
+        if self._in_transaction():  # a part of the caller's transaction, not one of its own
+            write_meta(connection, {key: value})
+            return
         with connection:
             write_meta(connection, {key: value})
 

@@ -1,0 +1,197 @@
+"""A store's records into a snapshot file, and a snapshot file into a store.
+
+`export_snapshot` writes everything the store holds, or only what was written after a
+generation (a delta). `apply_snapshot` writes a snapshot into a store in one transaction:
+a full snapshot only into an empty store, a delta only into a store that a snapshot of the
+same source brought exactly to the delta's base generation. A refused or interrupted
+apply leaves the store as it was. Signatures are checked before this module is reached
+(`assay.snapshot.signing`).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Final
+
+from assay.nvd.dates import format_nvd_timestamp
+from assay.nvd.ingest.importer import Importer
+from assay.nvd.storage import Store
+from assay.snapshot.format import (
+    Manifest,
+    MemberInfo,
+    SnapshotError,
+    SnapshotReader,
+    SnapshotWriter,
+)
+from assay.snapshot.kinds import BY_MEMBER, KINDS
+
+STORE_ID_KEY: Final = "store.id"
+"""This store's own id, made the first time a snapshot is exported from it."""
+SOURCE_KEY: Final = "snapshot.source"
+"""The id of the store whose snapshots this store was built from."""
+SOURCE_GENERATION_KEY: Final = "snapshot.generation"
+"""The source store's generation that the snapshots applied so far brought this store to."""
+MAX_EXPORT_ATTEMPTS: Final = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyResult:
+    manifest: Manifest
+    added: int
+    updated: int
+    unchanged: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "store": self.manifest.store,
+            "since": self.manifest.since,
+            "generation": self.manifest.generation,
+            "records": self.manifest.records,
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+        }
+
+
+def store_id(store: Store) -> str:
+    """The store's id, made and kept on first use."""
+    known = store.get_meta(STORE_ID_KEY)
+    if known:
+        return known
+    made = str(uuid.uuid4())
+    store.set_meta(STORE_ID_KEY, made)
+    return store.get_meta(STORE_ID_KEY) or made
+
+
+def export_snapshot(store: Store, out: IO[bytes], *, since: int | None = None) -> Manifest:
+    """Write a snapshot of `store` to `out`: every record, or those last written after
+    generation `since`. Records written while the export runs may be in it too; its
+    `generation` is the one read before the first record, so the next delta (`since` that
+    generation) misses nothing."""
+    if since is not None and since < 0:
+        raise SnapshotError("since", f"expected a generation of 0 or more, found {since}")
+    identity = store_id(store)
+    generation = store.generation()
+    if since is not None and since > generation:
+        raise SnapshotError(
+            "since", f"expected at most the store's generation {generation}, found {since}"
+        )
+    cursors = {
+        key: value for key in _cursor_keys(store) if (value := store.get_meta(key)) is not None
+    }
+    writer = SnapshotWriter()
+    for kind in KINDS:
+        writer.member(kind.member, kind.name, kind.records(store, since))
+    return writer.write(
+        out,
+        store=identity,
+        since=since,
+        generation=generation,
+        created=format_nvd_timestamp(datetime.now(UTC)),
+        cursors=cursors,
+    )
+
+
+def _cursor_keys(store: Store) -> list[str]:
+    # The upstream checkpoints of `assay nvd sync` (not its cursors into another assay's
+    # generations, which mean nothing to a store built from snapshots).
+    from assay.nvd.sync import SPECS
+
+    return [spec.meta_key for spec in SPECS.values()]
+
+
+def check_fits(store: Store, manifest: Manifest, where: str) -> None:
+    """Refuse a snapshot that does not continue this store's history exactly."""
+    source = store.get_meta(SOURCE_KEY)
+    reached_text = store.get_meta(SOURCE_GENERATION_KEY)
+    reached = int(reached_text) if reached_text and reached_text.isdigit() else None
+    if manifest.since is None:
+        if source is not None or store.count_cves() or store.generation():
+            raise SnapshotError(
+                where,
+                "a full snapshot goes into an empty store only; this one holds data "
+                f"(generation {store.generation()}): use a new store or a delta",
+            )
+        return
+    if source is None or reached is None:
+        raise SnapshotError(
+            where,
+            f"a delta (after generation {manifest.since}) needs a store built from a full "
+            "snapshot of the same source first; this store was not",
+        )
+    if source != manifest.store:
+        raise SnapshotError(
+            where, f"the delta comes from store {manifest.store}, this store from {source}"
+        )
+    if manifest.since != reached:
+        gap = "a gap" if manifest.since > reached else "an overlap"
+        raise SnapshotError(
+            where,
+            f"{gap}: the delta starts after generation {manifest.since}, this store is at "
+            f"generation {reached} of its source",
+        )
+
+
+def apply_snapshot(
+    store: Store,
+    stream: IO[bytes],
+    where: str,
+    *,
+    on_member: Callable[[MemberInfo], None] | None = None,
+) -> ApplyResult:
+    """Write the snapshot read from `stream` into `store`, all or nothing."""
+    reader = SnapshotReader(stream, where)
+    try:
+        return _apply(store, reader, on_member)
+    finally:
+        reader.close()
+
+
+def _apply(
+    store: Store, reader: SnapshotReader, on_member: Callable[[MemberInfo], None] | None
+) -> ApplyResult:
+    manifest, where = reader.manifest, reader.where
+    check_fits(store, manifest, where)
+    unknown = [m.name for m in manifest.members if m.name not in BY_MEMBER]
+    if unknown:
+        raise SnapshotError(where, f"members this assay cannot apply: {', '.join(unknown)}")
+    added = updated = unchanged = 0
+    with tempfile.TemporaryDirectory(prefix="assay-snapshot-") as folder:
+        files: list[Path] = []
+        for info, member in reader.members():
+            path = Path(folder) / info.name.replace("/", "-")
+            with path.open("wb") as handle:
+                while chunk := member.read(1 << 20):
+                    handle.write(chunk)
+            files.append(path)
+        importer = Importer(store)
+        try:
+            with store.transaction():
+                for path, info in zip(files, manifest.members, strict=True):
+                    if info.records == 0:
+                        continue
+                    before = importer.report.rejected, importer.report.failed_files
+                    importer.import_file(path)
+                    if (importer.report.rejected, importer.report.failed_files) != before:
+                        problem = importer.report.problems[-1] if importer.report.problems else ""
+                        raise SnapshotError(
+                            f"{where}: {info.name}",
+                            f"a record was refused, so nothing was applied: {problem}",
+                        )
+                    if on_member is not None:
+                        on_member(info)
+                store.set_meta(SOURCE_KEY, manifest.store)
+                store.set_meta(SOURCE_GENERATION_KEY, str(manifest.generation))
+                for key in _cursor_keys(store):
+                    if key in manifest.cursors:
+                        store.set_meta(key, manifest.cursors[key])
+        finally:
+            importer.close()
+        total = importer.report.total()
+        added, updated, unchanged = total.added, total.updated, total.unchanged
+    return ApplyResult(manifest, added, updated, unchanged)
