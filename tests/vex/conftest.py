@@ -1,0 +1,17 @@
+"""Fixtures of the VEX tests: signing keys made once per session."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.keys import PrivateKey, generate_private_key
+
+
+@pytest.fixture(scope="session")
+def vendor_key() -> PrivateKey:
+    return generate_private_key("ecdsa-p256")
+
+
+@pytest.fixture(scope="session")
+def other_key() -> PrivateKey:
+    return generate_private_key("ecdsa-p256")
