@@ -89,6 +89,9 @@ def register(tree: CommandTree) -> None:
         help=f"warn when the store's last sync is older (default {DEFAULT_MAX_AGE_DAYS:g} days)",
     )
     parser.add_argument("--out", metavar="FILE", help="write the output here, not to stdout")
+    from assay._cli.scan_vex import add_vex_options
+
+    add_vex_options(parser)
 
 
 def _read(path: str, limit: int) -> bytes:
@@ -146,6 +149,10 @@ def _scan(args: argparse.Namespace) -> int:
         result = _run(inventories, source, args)
     finally:
         source.close()
+    from assay._cli.scan_vex import apply_command_line_vex
+
+    applied = apply_command_line_vex(args, result)
+    result = applied.result if applied is not None else result
     verdict = evaluate(result, rules, ignores, today=datetime.now(UTC).date())
     for entry in verdict.expired:
         print(
@@ -292,6 +299,8 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
             affected += 1
         if key in ignored:
             notes.append("ignored")
+        if vulnerability.vex is not None:
+            notes.append(f"VEX {vulnerability.vex.status}")
         if key in failing:
             notes.append("FAILS")
         cvss = vulnerability.cvss
@@ -313,7 +322,8 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
     console.print(
         f"{len(result.components)} components identified, {len(result.unidentified)} "
         f"unidentified; {affected} findings, {conditional} conditional, "
-        f"{len(verdict.ignored)} ignored, {len(verdict.failing)} failing"
+        f"{len(verdict.ignored)} ignored, {len(verdict.suppressed)} not affected or fixed "
+        f"(VEX), {len(verdict.failing)} failing"
         + (f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else "")
         + f"; store generation {store.generation}, last sync {store.last_sync or 'never'}"
     )

@@ -3,7 +3,8 @@
 Pure. The rules and ignore entries themselves (their grammar, files and policy section)
 are `assay.policy.vulnerabilities`; here they meet findings: only findings that are
 neither ignored nor conditional count (a conditional finding depends on a platform the
-input does not list), and expired entries are reported apart.
+input does not list), nor said `not_affected` or `fixed` by VEX (`assay.audit.vex`);
+expired entries are reported apart.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ class Verdict:
     ignored: tuple[Finding, ...]
     expired: tuple[IgnoreEntry, ...]
     rules: tuple[FailRule, ...]
+    suppressed: tuple[Finding, ...] = ()
+    """Findings VEX says are `not_affected` or `fixed`: in the output, failing nothing."""
 
     @property
     def passed(self) -> bool:
@@ -82,6 +85,7 @@ class Verdict:
             "failing": [f.to_dict() for f in self.failing],
             "ignored": [f.to_dict() for f in self.ignored],
             "expiredIgnores": [e.to_dict() for e in self.expired],
+            "vexSuppressed": [f.to_dict() for f in self.suppressed],
         }
 
 
@@ -97,6 +101,7 @@ def evaluate(
     expired = tuple(entry for entry in ignores if entry.expires < today)
     failing: list[Finding] = []
     ignored: list[Finding] = []
+    suppressed: list[Finding] = []
     if not active and not rules:
         return Verdict((), (), expired, ())
     for component in result.components:
@@ -107,6 +112,9 @@ def evaluate(
                 continue
             if vulnerability.conditional:
                 continue
+            if vulnerability.vex is not None and vulnerability.vex.suppresses:
+                suppressed.append(Finding(component, vulnerability))
+                continue
             if any(rule.holds(vulnerability) for rule in rules):
                 failing.append(Finding(component, vulnerability))
-    return Verdict(tuple(failing), tuple(ignored), expired, tuple(rules))
+    return Verdict(tuple(failing), tuple(ignored), expired, tuple(rules), tuple(suppressed))
