@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from assay.audit.model import Inventory, ScanResult, SourceStatus
     from assay.audit.rules import Verdict
 
-FORMATS: Final = ("table", "json", "sarif", "cyclonedx")
+FORMATS: Final = ("table", "json", "sarif", "cyclonedx", "openvex", "cosign-vuln")
 DEFAULT_MAX_AGE_DAYS: Final = 7.0
 PROGRESS_FROM: Final = 500
 MAX_INPUTS: Final = 1000
@@ -89,9 +89,10 @@ def register(tree: CommandTree) -> None:
         help=f"warn when the store's last sync is older (default {DEFAULT_MAX_AGE_DAYS:g} days)",
     )
     parser.add_argument("--out", metavar="FILE", help="write the output here, not to stdout")
-    from assay._cli.scan_vex import add_vex_options
+    from assay._cli.scan_vex import add_attest_options, add_vex_options
 
     add_vex_options(parser)
+    add_attest_options(parser)
 
 
 def _read(path: str, limit: int) -> bytes:
@@ -145,11 +146,13 @@ def _scan(args: argparse.Namespace) -> int:
     ignores = parse_ignore_file(_read(args.ignore, 1024 * 1024), args.ignore) if args.ignore else ()
     inventories = _inventories(args)
     source = _source(args)
+    started = datetime.now(UTC)
     try:
         result = _run(inventories, source, args)
     finally:
         source.close()
-    from assay._cli.scan_vex import apply_command_line_vex
+    finished = datetime.now(UTC)
+    from assay._cli.scan_vex import apply_command_line_vex, write_vex_and_attestations
 
     applied = apply_command_line_vex(args, result)
     result = applied.result if applied is not None else result
@@ -160,7 +163,8 @@ def _scan(args: argparse.Namespace) -> int:
             f"{entry.expires.isoformat()}: it no longer applies",
             file=sys.stderr,
         )
-    _write(args, result, verdict, inventories)
+    if not write_vex_and_attestations(args, result, verdict, inventories, (started, finished)):
+        _write(args, result, verdict, inventories)
     return EXIT_OK if verdict.passed else EXIT_FAILED
 
 

@@ -139,3 +139,194 @@ def apply_command_line_vex(args: argparse.Namespace, result: ScanResult) -> VexA
 
     documents = read_vex_documents(args.vex, vex_trust(command_line_signers(args)))
     return apply_vex(result, documents)
+
+
+# -- VEX and attestations out ----------------------------------------------------------
+
+VEX_FORMATS = ("openvex", "cosign-vuln")
+"""Output formats this module writes (`assay scan --format`)."""
+_HASH_NAMES = {"SHA-256": "sha256", "SHA-384": "sha384", "SHA-512": "sha512", "SHA-1": "sha1"}
+_DIGEST = re.compile(r"^(sha256|sha384|sha512):([0-9a-fA-F]+)$")
+
+
+def add_attest_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("signed scan results")
+    group.add_argument(
+        "--attest",
+        action="store_true",
+        help="write the result as an in-toto statement (vulns v0.2 predicate; cosign's "
+        "vuln v1 with --format cosign-vuln), DSSE-signed with --key; needs --out",
+    )
+    group.add_argument("--key", metavar="KEY", help="private key that signs --attest's statement")
+    group.add_argument("--passphrase-env", metavar="VAR", help="passphrase of --key")
+    add_list_option(
+        group,
+        "--subject",
+        default=[],
+        metavar="FILE|ALG:HEX",
+        help="the artifact the scan is about (default: the SBOM's metadata.component "
+        "hashes, else the provenance subjects, else the input files)",
+    )
+
+
+def _subject_argument(text: str) -> tuple[str, dict[str, str]]:
+    import hashlib
+    from pathlib import Path
+
+    match = _DIGEST.match(text)
+    if match and not Path(text).exists():
+        return text, {match.group(1): match.group(2).lower()}
+    from assay._cli.attest_signing import read_limited
+
+    data = read_limited(text, 1 << 34)
+    return Path(text).name, {"sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _bom_subject(document: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
+    metadata = document.get("metadata")
+    component = metadata.get("component") if isinstance(metadata, dict) else None
+    if not isinstance(component, dict):
+        return None
+    digest = {
+        _HASH_NAMES[h["alg"]]: str(h["content"]).lower()
+        for h in component.get("hashes") or []
+        if isinstance(h, dict) and h.get("alg") in _HASH_NAMES and isinstance(h.get("content"), str)
+    }
+    if not digest:
+        return None
+    name = str(component.get("purl") or component.get("name") or "subject")
+    return name, digest
+
+
+def _statement_subjects(data: bytes, name: str) -> list[tuple[str, dict[str, str]]]:
+    import json
+
+    from assay.attestation.files import parse_file
+    from assay.dsse import b64decode
+    from assay.errors import AssayError
+
+    found: list[tuple[str, dict[str, str]]] = []
+    try:
+        records = parse_file(data, name)
+    except AssayError:
+        return found
+    for record in records:
+        statement: Any = record.document if record.kind == "statement" else None
+        envelope = record.envelope
+        if envelope is not None and isinstance(envelope.get("payload"), str):
+            try:
+                statement = json.loads(b64decode(envelope["payload"], name))
+            except (AssayError, ValueError):
+                continue
+        subjects = statement.get("subject") if isinstance(statement, dict) else None
+        for subject in subjects if isinstance(subjects, list) else []:
+            if isinstance(subject, dict) and isinstance(subject.get("digest"), dict):
+                digest = {str(k): str(v) for k, v in subject["digest"].items()}
+                found.append((str(subject.get("name") or ""), digest))
+    return found
+
+
+def scan_subjects(
+    args: argparse.Namespace, inventories: list[Any]
+) -> list[tuple[str, dict[str, str]]]:
+    """`--subject`, else the SBOMs' `metadata.component` hashes, else the statements'
+    subjects (provenance), else the input files themselves."""
+    import hashlib
+
+    from assay._cli.attest_signing import read_limited
+
+    if args.subject:
+        return [_subject_argument(text) for text in args.subject]
+    boms = [s for i in inventories if i.document is not None if (s := _bom_subject(i.document))]
+    if boms:
+        return boms
+    files = [p for p in args.inputs if p != "-"]
+    contents = [(p, read_limited(p, 1 << 30)) for p in files]
+    statements = [s for p, data in contents for s in _statement_subjects(data, p)]
+    if statements:
+        return statements
+    subjects = [(p, {"sha256": hashlib.sha256(data).hexdigest()}) for p, data in contents]
+    if not subjects:
+        raise InputError("--subject", "the scan names no file: give --subject FILE|ALG:HEX")
+    return subjects
+
+
+def write_vex_and_attestations(
+    args: argparse.Namespace,
+    result: Any,
+    verdict: Any,
+    inventories: list[Any],
+    times: tuple[Any, Any],
+) -> bool:
+    """Write `--format openvex`, `--format cosign-vuln` and `--attest` output; False when
+    the format is another module's."""
+    import json
+    from datetime import UTC, datetime
+
+    from assay import __version__
+
+    if not args.attest and args.format not in VEX_FORMATS:
+        if args.key or args.subject:
+            raise InputError("--key", "only applies with --attest")
+        return False
+    document: dict[str, Any]
+    if args.format == "openvex" and not args.attest:
+        from assay.audit.vex_out import to_openvex
+
+        document = to_openvex(result, verdict, now=datetime.now(UTC), version=__version__)
+        _emit(args.out, json.dumps(document, indent=2).encode() + b"\n")
+        return True
+    if args.attest and args.format not in (None, "json", "cosign-vuln"):
+        raise InputError("--format", "--attest writes json (vulns v0.2) or cosign-vuln")
+    from assay.audit import vulns
+
+    scanned = vulns.ScannedAt(result, times[0], times[1])
+    cosign = args.format == "cosign-vuln"
+    predicate = (
+        vulns.cosign_vuln_predicate(scanned, version=__version__)
+        if cosign
+        else vulns.vulns_predicate(scanned, version=__version__)
+    )
+    if not args.attest:
+        _emit(args.out, json.dumps(predicate, indent=2).encode() + b"\n")
+        return True
+    if args.out is None:
+        raise InputError("--out", "required with --attest")
+    statement = vulns.vulns_statement(
+        scan_subjects(args, inventories),
+        predicate,
+        vulns.COSIGN_VULN_V1 if cosign else vulns.VULNS_V02,
+    )
+    _emit(args.out, sign_statement(statement, args.key, args.passphrase_env))
+    return True
+
+
+def sign_statement(statement: dict[str, Any], key: str | None, passphrase_env: str | None) -> bytes:
+    """The statement as JSON, or as a DSSE envelope signed with the private key `key`."""
+    import json
+
+    payload = json.dumps(statement, separators=(",", ":")).encode()
+    if key is None:
+        return json.dumps(statement, indent=2).encode() + b"\n"
+    from assay import dsse
+    from assay._cli.attest_signing import read_limited
+    from assay._cli.keys import read_passphrase
+    from assay.keys import MAX_PEM_BYTES, load_private_key
+
+    signer = load_private_key(
+        read_limited(key, MAX_PEM_BYTES), passphrase=read_passphrase(passphrase_env), where=key
+    )
+    envelope = dsse.sign(payload, dsse.INTOTO_PAYLOAD_TYPE, [signer])
+    return json.dumps(envelope.to_dict(), indent=2).encode() + b"\n"
+
+
+def _emit(out: str | None, data: bytes) -> None:
+    import sys
+
+    if out is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    from assay._cli.attest_signing import write_output
+
+    write_output(out, data)

@@ -174,6 +174,8 @@ class SourceStatus:
     """When a mirror last completed a sync (UTC, `...Z`), `None` if never (imported only)."""
     cve_count: int | None = None
     url: str = ""
+    last_import: str | None = None
+    """When an import into the store last finished (UTC, `...Z`), `None` if unknown."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"generation": self.generation, "lastSync": self.last_sync}

@@ -415,15 +415,17 @@ def parse_policy(
         dependencies=reader.dependencies(top.get("dependencies"), "$.dependencies"),
         vsa_signers=reader.items(top.get("vsaSigners"), "$.vsaSigners", reader.vsa_signer),
         resource_uri=reader.optional_string(top, "resourceUri", "$"),
-        vulnerabilities=_vulnerabilities(top.get("vulnerabilities"), source),
+        vulnerabilities=_vulnerabilities(
+            top.get("vulnerabilities"), source, [s.name for s in signers]
+        ),
     )
 
 
-def _vulnerabilities(value: object, source: str) -> VulnerabilityRule | None:
+def _vulnerabilities(value: object, source: str, signers: list[str]) -> VulnerabilityRule | None:
     if value is None:
         return None
     try:
-        return parse_vulnerability_rule(value, "$.vulnerabilities")
+        return parse_vulnerability_rule(value, "$.vulnerabilities", signers)
     except InputError as error:
         raise PolicyError(f"{source}: {error.where}", error.reason) from None
 

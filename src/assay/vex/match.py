@@ -27,7 +27,7 @@ __all__ = ["ComponentNames", "Purl", "VexIndex", "cpe_matches", "parse_purl", "p
 _LOWER_NAMES: Final = frozenset(
     {"pypi", "github", "bitbucket", "composer", "deb", "apk", "alpm", "oci", "hex"}
 )
-_EARLIEST: Final = datetime.min.replace(tzinfo=UTC)
+EARLIEST: Final = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +188,7 @@ class VexIndex:
                     purls,
                     cpes,
                     refs,
-                    (statement.timestamp or _EARLIEST, statement.order),
+                    (statement.timestamp or EARLIEST, statement.order),
                 )
                 for vid in dict.fromkeys(i.upper() for i in statement.ids):
                     self._by_id.setdefault(vid, []).append(entry)
@@ -212,6 +212,16 @@ class VexIndex:
         for vid in ids:
             for entry in self._by_id.get(vid.upper(), ()):
                 if (best is None or entry.rank > best.rank) and entry.matches(purl, names):
+                    best = entry
+        return None if best is None else (best.statement, best.document)
+
+    def any_statement_for(self, ids: Iterable[str]) -> tuple[VexStatement, VexDocument] | None:
+        """The newest statement about any of `ids`, whatever product it names (for
+        results that name no product)."""
+        best: _Entry | None = None
+        for vid in ids:
+            for entry in self._by_id.get(vid.upper(), ()):
+                if best is None or entry.rank > best.rank:
                     best = entry
         return None if best is None else (best.statement, best.document)
 
