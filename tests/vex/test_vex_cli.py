@@ -102,7 +102,7 @@ def test_filter_removes_vexed_results(cli: Callable[..., int], tmp_path: Path) -
                 "status": "affected",
                 "action_statement": "upgrade",
             },
-        )  # fmt: skip
+        )
     )
     out = tmp_path / "filtered.json"
     assert cli("vex", "filter", str(report), str(vex), "--product", GIT, "--out", str(out)) == 0
