@@ -33,6 +33,7 @@ from assay.audit.model import (
     SourceStatus,
     Vulnerability,
 )
+from assay.attestation.constants import COSIGN_VULN_V1, STATEMENT_V1, VULNS_V01, VULNS_V02
 from assay.errors import AttestationError
 from assay.policy.vulnerabilities import SEVERITY_ORDER
 
@@ -48,10 +49,6 @@ __all__ = [
     "vulns_statement",
 ]
 
-VULNS_V02: Final = "https://in-toto.io/attestation/vulns/v0.2"
-VULNS_V01: Final = "https://in-toto.io/attestation/vulns/v0.1"
-COSIGN_VULN_V1: Final = "https://cosign.sigstore.dev/attestation/vuln/v1"
-STATEMENT_V1: Final = "https://in-toto.io/Statement/v1"
 SCANNER_URI: Final = "pkg:pypi/assay"
 DB_URI: Final = "https://services.nvd.nist.gov/rest/json/cves/2.0"
 """The data the store mirrors: NVD's CVE API 2.0."""
@@ -112,18 +109,15 @@ def _result(component: ComponentResult, vulnerability: Vulnerability) -> dict[st
 
 def _scanner(scanned: ScannedAt, version: str) -> dict[str, Any]:
     status = scanned.result.store
-    db: dict[str, Any] = {"uri": DB_URI}
-    if status.generation is not None:
-        db["version"] = f"generation-{status.generation}"
+    scanner: dict[str, Any] = {"uri": f"{SCANNER_URI}@{version}", "version": version}
     update = _last_update(status)
-    if update is not None:
-        db["lastUpdate"] = update
-    return {
-        "uri": f"{SCANNER_URI}@{version}",
-        "version": version,
-        "db": db,
-        "result": [_result(c, v) for c, v in scanned.result.findings],
-    }
+    if update is not None:  # `lastUpdate` is required of a `db`: none without it
+        db: dict[str, Any] = {"uri": DB_URI}
+        if status.generation is not None:
+            db["version"] = f"generation-{status.generation}"
+        scanner["db"] = {**db, "lastUpdate": update}
+    scanner["result"] = [_result(c, v) for c, v in scanned.result.findings]
+    return scanner
 
 
 def vulns_predicate(scanned: ScannedAt, *, version: str) -> dict[str, Any]:
