@@ -15,12 +15,12 @@ from typing import Any, Final
 
 from assay.attestation._checks import HEX_LENGTHS
 from assay.attestation.constants import (
+    COSIGN_VULN_V1,
     PROVENANCE_V01,
     PROVENANCE_V02,
     PROVENANCE_V1,
     STATEMENT_V01,
     STATEMENT_V1,
-    COSIGN_VULN_V1,
     VERIFIED_PROPERTIES,
     VSA_V1,
     VULNS_V01,

@@ -14,13 +14,13 @@ from assay.attestation import _validate_provenance, _validate_vsa, _validate_vul
 from assay.attestation._fast import clean_provenance_v1
 from assay.attestation._json import child, type_name
 from assay.attestation.constants import (
+    COSIGN_VULN_V1,
     PROVENANCE_V01,
     PROVENANCE_V02,
     PROVENANCE_V1,
     STATEMENT_TYPES,
     STATEMENT_V01,
     STATEMENT_V1,
-    COSIGN_VULN_V1,
     VSA_V01,
     VSA_V02,
     VSA_V1,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from assay.attestation.constants import COSIGN_VULN_V1, STATEMENT_V1, VULNS_V01, VULNS_V02
 from assay.audit.model import (
     Component,
     ComponentResult,
@@ -33,7 +34,6 @@ from assay.audit.model import (
     SourceStatus,
     Vulnerability,
 )
-from assay.attestation.constants import COSIGN_VULN_V1, STATEMENT_V1, VULNS_V01, VULNS_V02
 from assay.errors import AttestationError
 from assay.policy.vulnerabilities import SEVERITY_ORDER
 
