@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tests.audit.test_verify_cli import build  # noqa: F401 - a signed build, for verify tests
 
 from assay.keys import PrivateKey, generate_private_key
 
