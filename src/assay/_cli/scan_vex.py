@@ -54,7 +54,8 @@ def add_vex_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _identity_matcher(san: str, issuer: str) -> Any:
+def identity_matcher(san: str, issuer: str) -> Any:
+    """Whether a certificate identity is SAN (exactly, or `/regex/` as a whole) from ISSUER."""
     pattern = (
         re.compile(san[1:-1])
         if len(san) > 1 and san.startswith("/") and san.endswith("/")
@@ -85,7 +86,7 @@ def command_line_signers(args: argparse.Namespace) -> list[TrustedSigner]:
         signers.append(
             TrustedSigner(
                 args.vex_identity,
-                identity=_identity_matcher(args.vex_identity, args.vex_issuer),
+                identity=identity_matcher(args.vex_identity, args.vex_issuer),
                 describe=f"{args.vex_identity} ({args.vex_issuer})",
             )
         )

@@ -137,9 +137,32 @@ def register(tree: CommandTree) -> None:
     add_list_option(
         check,
         "--key",
-        required=True,
+        default=[],
         metavar="PUB",
         help="public key(s) trusted to sign for --verifier-id (PEM or in-toto JSON)",
+    )
+    check.add_argument(
+        "--certificate-identity",
+        metavar="SAN",
+        help="for a VSA in a Sigstore bundle: the certificate identity (SAN) trusted to sign "
+        "for --verifier-id ('/regex/' matches the whole SAN); instead of --key",
+    )
+    check.add_argument(
+        "--certificate-oidc-issuer",
+        metavar="URL",
+        help="the OIDC issuer of --certificate-identity's certificates",
+    )
+    add_list_option(
+        check,
+        "--trusted-root",
+        default=[],
+        metavar="FILE",
+        help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
+    )
+    check.add_argument(
+        "--only-trusted-roots",
+        action="store_true",
+        help="trust only the --trusted-root files, not the shipped roots",
     )
     check.add_argument(
         "--resource-uri",
@@ -469,6 +492,12 @@ def _verify_vsa(args: argparse.Namespace) -> int:
     from assay.verify import vsa
     from assay.verify.inputs import read_attestations
 
+    if not args.key and not args.certificate_identity:
+        raise InputError("--key", "expected --key or --certificate-identity (keyless)")
+    if (args.certificate_identity is None) != (args.certificate_oidc_issuer is None):
+        raise InputError(
+            "--certificate-identity", "give --certificate-identity and --certificate-oidc-issuer"
+        )
     keys = load_public_keys(args.key)
     attestations = read_attestations(read_file(args.file), args.file)
     if len(attestations) != 1:
@@ -481,14 +510,18 @@ def _verify_vsa(args: argparse.Namespace) -> int:
             digests.append(vsa.parse_digest(text))
         except InputError as error:
             raise InputError("--subject-digest", error.reason) from None
-    result = vsa.check_vsa(
-        attestations[0].envelope,
-        trusted={args.verifier_id: keys},
-        subject_digests=digests,
-        verifier_id=args.verifier_id,
-        resource_uri=args.resource_uri,
-        levels=args.level,
-    )
+    attestation = attestations[0]
+    if args.certificate_identity is not None and attestation.sigstore is not None:
+        result = _keyless_vsa(args, attestation, digests)
+    else:
+        result = vsa.check_vsa(
+            attestation.envelope,
+            trusted={args.verifier_id: keys},
+            subject_digests=digests,
+            verifier_id=args.verifier_id,
+            resource_uri=args.resource_uri,
+            levels=args.level,
+        )
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, default=str) + "\n")
     else:
@@ -499,3 +532,37 @@ def _verify_vsa(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_OK if result.passed else EXIT_FAILED
+
+
+def _keyless_vsa(args: argparse.Namespace, attestation: Any, digests: list[Any]) -> Any:
+    """A VSA in a Sigstore bundle: the bundle verifies offline against the trusted roots
+    and its certificate shows the trusted identity, then the VSA's steps 2-7 run as for
+    a key-signed one (`accept_vsa`)."""
+    from assay._cli.scan_vex import identity_matcher
+    from assay._cli.verify_artifact import verifier_for
+    from assay.errors import AttestationError, VerificationError
+    from assay.verify import vsa
+    from assay.verify.checks import Check
+
+    expected = f"{args.certificate_identity} ({args.certificate_oidc_issuer})"
+    try:
+        verified = verifier_for(args).verify(dict(attestation.sigstore), attestation.name)
+    except (AttestationError, VerificationError) as error:
+        found, problem, signed_for = None, str(error), []
+    else:
+        identity = verified.identity
+        found = f"{identity.san} ({identity.issuer})"
+        matches = identity_matcher(args.certificate_identity, args.certificate_oidc_issuer)
+        ok = matches(identity)
+        problem = "" if ok else "the certificate shows another identity"
+        signed_for = [args.verifier_id] if ok else []
+    result = vsa.accept_vsa(
+        attestation.envelope,
+        signed_for,
+        subject_digests=digests,
+        verifier_id=args.verifier_id,
+        resource_uri=args.resource_uri,
+        levels=args.level,
+    )
+    result.checks.insert(0, Check("signature.certificate", not problem, expected, found, problem))
+    return result
