@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from assay.audit.model import ComponentResult, InputSummary, ScanResult, Vulnerability
-from assay.vex import Assessment, ComponentNames, VexDocument, VexIndex
+from assay.vex import ComponentNames, VexDocument, VexIndex
 
 __all__ = ["UNSIGNED_NOTE", "Admission", "VexApplied", "admit", "apply_vex", "component_names"]
 
@@ -100,7 +100,7 @@ def _summary(document: VexDocument, used: int) -> InputSummary:
 def apply_vex(result: ScanResult, documents: Sequence[VexDocument]) -> VexApplied:
     """The scan with each finding's winning statement (see the module docstring)."""
     index = VexIndex(documents)
-    uses: dict[int, int] = {id(d): 0 for d in documents}
+    uses: dict[str, int] = {}
     components: list[ComponentResult] = []
     changed = 0
     for component in result.components:
@@ -111,20 +111,19 @@ def apply_vex(result: ScanResult, documents: Sequence[VexDocument]) -> VexApplie
         findings: list[Vulnerability] = []
         touched = False
         for vulnerability in component.vulnerabilities:
-            found = index.statement_for(_ids(vulnerability), names)
-            if found is None:
+            assessment = index.assess(_ids(vulnerability), names)
+            if assessment is None:
                 findings.append(vulnerability)
                 continue
-            statement, document = found
-            findings.append(replace(vulnerability, vex=Assessment.of(statement, document)))
-            uses[id(document)] += 1
+            findings.append(replace(vulnerability, vex=assessment))
+            uses[assessment.source] = uses.get(assessment.source, 0) + 1
             changed += 1
             touched = True
         components.append(
             replace(component, vulnerabilities=tuple(findings)) if touched else component
         )
-    summaries = tuple(_summary(d, uses[id(d)]) for d in documents)
-    used = tuple(d for d in documents if uses[id(d)])
+    summaries = tuple(_summary(d, uses.get(d.source, 0)) for d in documents)
+    used = tuple(d for d in documents if uses.get(d.source))
     return VexApplied(
         replace(result, components=tuple(components), inputs=(*result.inputs, *summaries)),
         used,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Final
 from urllib.parse import unquote
 
@@ -40,6 +41,11 @@ class Purl:
     subpath: str | None
 
 
+def _decode(text: str) -> str:
+    return unquote(text) if "%" in text else text
+
+
+@lru_cache(maxsize=65536)
 def parse_purl(text: str) -> Purl | None:
     """A package URL's parts, normalised for comparison; `None` if it is not one."""
     if text[:4].lower() != "pkg:":
@@ -47,10 +53,12 @@ def parse_purl(text: str) -> Purl | None:
     rest = text[4:].lstrip("/")
     rest, _, subpath = rest.partition("#")
     rest, _, query = rest.partition("?")
-    path, at, version = rest.rpartition("@") if "@" in rest.rsplit("/", 1)[-1] else (rest, "", "")
-    if not at:
-        path = rest
-    parts = [unquote(p) for p in path.split("/") if p]
+    path, version = rest, None
+    slash = rest.rfind("/")
+    at = rest.rfind("@")
+    if at > slash:
+        path, version = rest[:at], _decode(rest[at + 1 :])
+    parts = [_decode(p) for p in path.split("/") if p]
     if len(parts) < 2:
         return None
     kind = parts[0].lower()
@@ -60,19 +68,15 @@ def parse_purl(text: str) -> Purl | None:
         namespace, name = namespace.lower(), name.lower()
     if kind == "pypi":
         name = name.replace("_", "-").replace(".", "-")
-    qualifiers = frozenset(
-        (key.lower(), unquote(value))
-        for key, _, value in (item.partition("=") for item in query.split("&") if item)
-        if value
-    )
-    return Purl(
-        kind,
-        namespace,
-        name,
-        unquote(version) if at else None,
-        qualifiers,
-        unquote(subpath).strip("/") or None,
-    )
+    qualifiers: frozenset[tuple[str, str]] = frozenset()
+    if query:
+        pairs = []
+        for item in query.split("&"):
+            key, _, value = item.partition("=")
+            if value:
+                pairs.append((key.lower(), _decode(value)))
+        qualifiers = frozenset(pairs)
+    return Purl(kind, namespace, name, version, qualifiers, _decode(subpath).strip("/") or None)
 
 
 def purl_matches(statement: Purl, component: Purl) -> bool:
@@ -179,6 +183,7 @@ class VexIndex:
         self.documents = tuple(documents)
         self._by_id: dict[str, list[_Entry]] = {}
         self._purls: dict[str, Purl | None] = {}
+        self._assessments: dict[int, Assessment] = {}
         for document in documents:
             for statement in document.statements:
                 purls, cpes, refs = _split(statement.products)
@@ -226,5 +231,12 @@ class VexIndex:
         return None if best is None else (best.statement, best.document)
 
     def assess(self, ids: Iterable[str], names: ComponentNames) -> Assessment | None:
+        """The winning statement in a finding's words (made once per statement)."""
         found = self.statement_for(ids, names)
-        return None if found is None else Assessment.of(*found)
+        if found is None:
+            return None
+        key = id(found[0])
+        assessment = self._assessments.get(key)
+        if assessment is None:
+            assessment = self._assessments[key] = Assessment.of(*found)
+        return assessment

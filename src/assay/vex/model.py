@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from assay.errors import InputError
@@ -198,8 +198,6 @@ class Assessment:
 
 def format_time(moment: datetime) -> str:
     """RFC 3339 in UTC with a `Z` (seconds, or microseconds when there are some)."""
-    from datetime import UTC
-
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     text = moment.astimezone(UTC).isoformat()
@@ -208,8 +206,6 @@ def format_time(moment: datetime) -> str:
 
 def parse_time(value: object, where: str) -> datetime | None:
     """An RFC 3339 time (fractions of any length), or `VexError` naming `where`."""
-    from datetime import UTC
-
     if value is None or value == "":
         return None
     if not isinstance(value, str):

@@ -64,17 +64,11 @@ def read_openvex(
                 doc_id=doc_id,
                 author=author,
                 doc_time=doc_time,
+                order=first + index,
             )
         )
-    statements = [_numbered(statement, first + index) for index, statement in enumerate(statements)]
     facts = {"id": doc_id, "author": author, "timestamp": doc_time}
     return facts, tuple(statements)
-
-
-def _numbered(statement: VexStatement, order: int) -> VexStatement:
-    from dataclasses import replace
-
-    return replace(statement, order=order)
 
 
 def _statement(
@@ -85,6 +79,7 @@ def _statement(
     doc_id: str,
     author: str | None,
     doc_time: Any,
+    order: int,
 ) -> VexStatement:
     vulnerability, aliases = _vulnerability(fields, item, path)
     status_text = fields.required(item, "status", path)
@@ -122,6 +117,7 @@ def _statement(
         doc_id,
         fields.string(item, "supplier", path) or author,
         f"{fields.source}: {path}",
+        order,
     )
 
 
