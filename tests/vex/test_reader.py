@@ -223,3 +223,54 @@ def test_sigstore_bundle_without_identity_is_refused() -> None:
     bundle = {"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json", "dsseEnvelope": {}}
     with pytest.raises(VexError, match="no trusted identity was given"):
         read_vex(json.dumps(bundle).encode(), "vex.sigstore.json")
+
+
+CDX_XML = b"""<?xml version="1.0" encoding="UTF-8"?>
+<bom xmlns="http://cyclonedx.org/schema/bom/1.5" serialNumber="urn:uuid:3e671687-395b-41f5-a30f-a58921a69b79" version="1">
+  <metadata>
+    <timestamp>2022-03-03T00:00:00Z</timestamp>
+    <component type="application" bom-ref="product-ABC"><name>ABC</name><version>4.2</version></component>
+  </metadata>
+  <components>
+    <component type="library" bom-ref="log4j">
+      <name>log4j-core</name><version>2.14.1</version>
+      <purl>pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1</purl>
+    </component>
+  </components>
+  <vulnerabilities>
+    <vulnerability bom-ref="v1">
+      <id>CVE-2021-44228</id>
+      <references><reference><id>GHSA-jfh8-c2jp-5v3q</id></reference></references>
+      <analysis>
+        <state>not_affected</state>
+        <justification>code_not_reachable</justification>
+        <responses><response>will_not_fix</response></responses>
+        <detail>JNDI lookups are disabled.</detail>
+      </analysis>
+      <affects><target><ref>log4j</ref></target></affects>
+    </vulnerability>
+  </vulnerabilities>
+</bom>
+"""
+
+
+def test_cyclonedx_xml_reads_as_its_json() -> None:
+    document = read_vex(CDX_XML, "vex.cdx.xml")
+    assert (document.format, document.spec_version) == ("cyclonedx", "1.5")
+    assert document.id == "urn:uuid:3e671687-395b-41f5-a30f-a58921a69b79"
+    (statement,) = document.statements
+    assert statement.status is VexStatus.NOT_AFFECTED
+    assert statement.aliases == ("GHSA-jfh8-c2jp-5v3q",)
+    assert statement.justification == "code_not_reachable"
+    assert statement.impact == "JNDI lookups are disabled."
+    names = {(p.kind, p.value) for p in statement.products}
+    assert ("purl", "pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1") in names
+
+
+def test_cyclonedx_xml_with_entities_is_refused() -> None:
+    bomb = (
+        b'<?xml version="1.0"?><!DOCTYPE bom [<!ENTITY a "aaaa">]>'
+        b'<bom xmlns="http://cyclonedx.org/schema/bom/1.5"><vulnerabilities/>&a;</bom>'
+    )
+    with pytest.raises(VexError, match="expected CycloneDX XML"):
+        read_vex(bomb, "bomb.xml")

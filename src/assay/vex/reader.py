@@ -4,7 +4,8 @@
     document = read_vex(data, "vendor.vex.json", trust)
     document.format, document.signature, document.statements
 
-Accepted: an OpenVEX, CycloneDX or CSAF `csaf_vex` document as JSON; the same as the
+Accepted: an OpenVEX, CycloneDX or CSAF `csaf_vex` document as JSON (CycloneDX as XML
+too, `assay.vex.cyclonedx_xml`); the same as the
 predicate of an in-toto statement; such a statement (or the document itself) as the
 payload of a DSSE envelope or of a Sigstore bundle. A signed file counts only once its
 signature verifies against a trusted signer (keys for an envelope, a certificate
@@ -91,6 +92,11 @@ def read_vex(data: bytes, name: str, trust: VexTrust | None = None, first: int =
     digest = hashlib.sha256(data).hexdigest()
     if not data.strip():
         raise VexError(name, "expected a JSON VEX document, found an empty file")
+    from assay.vex.cyclonedx_xml import cyclonedx_xml_document, is_cyclonedx_xml
+
+    if is_cyclonedx_xml(data):
+        document = cyclonedx_xml_document(data, name)
+        return _document(document, name, digest=digest, signature=None, notes=(), first=first)
     value = _parse(data, name)
     if not isinstance(value, dict):
         raise VexError(f"{name}: $", f"expected a JSON object, found {type_name(value)}")
