@@ -11,7 +11,7 @@ from assay.keys import PrivateKey
 from assay.vex import TrustedSigner, VexError, VexStatus, VexTrust, read_vex
 from assay.vex.reader import MAX_DEPTH, MAX_VEX_BYTES
 
-from .samples import openvex, sign, statement_of
+from .samples import REAL, openvex, sign, statement_of
 
 LOG4J = {
     "vulnerability": {"name": "CVE-2021-44228", "aliases": ["GHSA-jfh8-c2jp-5v3q"]},
@@ -274,3 +274,37 @@ def test_cyclonedx_xml_with_entities_is_refused() -> None:
     )
     with pytest.raises(VexError, match="expected CycloneDX XML"):
         read_vex(bomb, "bomb.xml")
+
+
+SIGSTORE_JS = REAL.parent.parent / "sigstore/github-cli/sigstore-js-2.1.0-bundle.json"
+SIGSTORE_SAN = (
+    "https://github.com/sigstore/sigstore-js/.github/workflows/release.yml@refs/heads/main"
+)
+GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
+
+
+def _identity_trust(san: str, issuer: str) -> VexTrust:
+    from assay._cli.scan_vex import identity_matcher
+    from assay.sigstore import BundleVerifier, select_roots
+
+    signer = TrustedSigner("vendor", identity=identity_matcher(san, issuer), describe=san)
+    return VexTrust((signer,), BundleVerifier(select_roots()))
+
+
+def test_sigstore_bundle_verifies_then_its_payload_must_be_vex() -> None:
+    # a real bundle (npm provenance, not VEX): the signature and identity verify, and
+    # only then is the payload read, and refused for what it is
+    trust = _identity_trust(SIGSTORE_SAN, GITHUB_ISSUER)
+    with pytest.raises(VexError) as caught:
+        read_vex(SIGSTORE_JS.read_bytes(), "bundle.json", trust)
+    assert "expected an OpenVEX document" in caught.value.reason
+
+
+def test_sigstore_bundle_of_another_identity_is_refused() -> None:
+    trust = _identity_trust(
+        "https://github.com/acme/vex/.github/workflows/vex.yml@refs/heads/main", GITHUB_ISSUER
+    )
+    with pytest.raises(VexError) as caught:
+        read_vex(SIGSTORE_JS.read_bytes(), "bundle.json", trust)
+    assert "is none of the trusted identities" in caught.value.reason
+    assert SIGSTORE_SAN in caught.value.reason
