@@ -237,3 +237,28 @@ def test_attest_needs_out_and_key_needs_attest(
         == 2
     )
     assert json.loads(openvex())  # a document with no statement is still a document
+
+
+def test_attest_subject_of_a_provenance_is_its_artifact(
+    cli: Callable[..., int], audit_sqlite_url: str, build: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "scan.intoto.json"
+    code = cli(
+        "scan", str(build["provenance"]), "--store", audit_sqlite_url, "--attest",
+        "--key", str(build["key"]), "--out", str(out),
+    )  # fmt: skip
+    assert code == 0
+    statement = json.loads(base64.b64decode(json.loads(out.read_bytes())["payload"]))
+    artifact = build["artifact"]
+    assert [s["digest"]["sha256"] for s in statement["subject"]] == [
+        hashlib.sha256(artifact.read_bytes()).hexdigest()
+    ]
+    big = tmp_path / "app.bin"
+    big.write_bytes(b"x" * (3 << 20))
+    code = cli(
+        "scan", str(build["provenance"]), "--store", audit_sqlite_url, "--attest",
+        "--subject", str(big), "--out", str(out),
+    )  # fmt: skip
+    assert json.loads(out.read_bytes())["subject"] == [
+        {"name": "app.bin", "digest": {"sha256": hashlib.sha256(big.read_bytes()).hexdigest()}}
+    ]

@@ -170,17 +170,28 @@ def add_attest_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _subject_argument(text: str) -> tuple[str, dict[str, str]]:
+def _file_sha256(path: str) -> str:
+    """The SHA-256 of a file, read a MiB at a time (an artifact may be large)."""
     import hashlib
+    from pathlib import Path
+
+    digest = hashlib.sha256()
+    try:
+        with Path(path).open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    except OSError as error:
+        raise InputError(path, f"cannot read: {error.strerror or error}") from None
+    return digest.hexdigest()
+
+
+def _subject_argument(text: str) -> tuple[str, dict[str, str]]:
     from pathlib import Path
 
     match = _DIGEST.match(text)
     if match and not Path(text).exists():
         return text, {match.group(1): match.group(2).lower()}
-    from assay._cli.attest_signing import read_limited
-
-    data = read_limited(text, 1 << 34)
-    return Path(text).name, {"sha256": hashlib.sha256(data).hexdigest()}
+    return Path(text).name, {"sha256": _file_sha256(text)}
 
 
 def _bom_subject(document: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
@@ -232,9 +243,8 @@ def scan_subjects(
 ) -> list[tuple[str, dict[str, str]]]:
     """`--subject`, else the SBOMs' `metadata.component` hashes, else the statements'
     subjects (provenance), else the input files themselves."""
-    import hashlib
-
-    from assay._cli.attest_signing import read_limited
+    from assay.audit.inputs import MAX_INPUT_BYTES
+    from assay.audit.model import Inventory
 
     if args.subject:
         return [_subject_argument(text) for text in args.subject]
@@ -242,11 +252,18 @@ def scan_subjects(
     if boms:
         return boms
     files = [p for p in args.inputs if p != "-"]
-    contents = [(p, read_limited(p, 1 << 30)) for p in files]
-    statements = [s for p, data in contents for s in _statement_subjects(data, p)]
+    attested = [
+        p for p, i in zip(args.inputs, inventories, strict=False) if p != "-"
+        and isinstance(i, Inventory) and i.verified is not None
+    ]  # fmt: skip
+    from assay._cli.attest_signing import read_limited
+
+    statements = [
+        s for p in attested for s in _statement_subjects(read_limited(p, MAX_INPUT_BYTES), p)
+    ]
     if statements:
         return statements
-    subjects = [(p, {"sha256": hashlib.sha256(data).hexdigest()}) for p, data in contents]
+    subjects = [(p, {"sha256": _file_sha256(p)}) for p in files]
     if not subjects:
         raise InputError("--subject", "the scan names no file: give --subject FILE|ALG:HEX")
     return subjects
