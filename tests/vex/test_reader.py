@@ -308,3 +308,25 @@ def test_sigstore_bundle_of_another_identity_is_refused() -> None:
         read_vex(SIGSTORE_JS.read_bytes(), "bundle.json", trust)
     assert "is none of the trusted identities" in caught.value.reason
     assert SIGSTORE_SAN in caught.value.reason
+
+
+def test_json_lines_with_one_signed_vex(vendor_key: PrivateKey) -> None:
+    envelope = sign(statement_of(openvex(LOG4J)), vendor_key)
+    trust = VexTrust((TrustedSigner("vendor", keys=(vendor_key.public_key(),)),))
+    lines = envelope + b"\n" + b'{"note": "not an attestation"}\n'
+    document = read_vex(lines, "vex.intoto.jsonl", trust)
+    assert document.signature is not None
+    with pytest.raises(VexError, match="expected one VEX attestation, found 2"):
+        read_vex(envelope + b"\n" + envelope + b"\n", "two.intoto.jsonl", trust)
+
+
+def test_statement_field_in_another_case_is_refused() -> None:
+    # the reader of attestation files refuses it: two readers could see two statements
+    data = (
+        b'{"_type": "https://in-toto.io/Statement/v1", "subject": [], "predicate": {},'
+        b' "predicateType": "https://openvex.dev/ns/v0.2.0", "PredicateType": "x"}'
+    )
+    with pytest.raises(VexError) as caught:
+        read_vex(data, "x.json")
+    assert caught.value.where == "x.json: $.PredicateType"
+    assert "differs in case" in caught.value.reason

@@ -97,25 +97,62 @@ def read_vex(data: bytes, name: str, trust: VexTrust | None = None, first: int =
     if is_cyclonedx_xml(data):
         document = cyclonedx_xml_document(data, name)
         return _document(document, name, digest=digest, signature=None, notes=(), first=first)
-    value = _parse(data, name)
-    if not isinstance(value, dict):
+    try:
+        value = _parse(data, name)
+    except VexError:
+        if not _json_lines(data):
+            raise
+        value = None  # JSON Lines: attestations, one a line
+    if value is not None and not isinstance(value, dict):
         raise VexError(f"{name}: $", f"expected a JSON object, found {type_name(value)}")
+    if value is not None and not _wrapped(value):
+        return _document(value, name, digest=digest, signature=None, notes=(), first=first)
+    record = _one_record(data, name)
     trust = trust or VexTrust()
     signature: Signature | None = None
     notes: list[str] = []
-    media_type = value.get("mediaType")
-    if isinstance(media_type, str) and media_type.startswith(_BUNDLE_PREFIX):
-        payload, signature = _from_bundle(value, name, trust)
-        value = _payload_document(payload, name)
-    elif "payloadType" in value and "payload" in value:
-        payload, signature = _from_envelope(value, name, trust)
-        value = _payload_document(payload, name)
-    elif _is_statement(value):
+    if record.kind == "sigstore-bundle":
+        payload, signature = _from_bundle(record.document, record.label, trust)
+        document = _payload_document(payload, record.label)
+    elif record.kind == "dsse":
+        payload, signature = _from_envelope(record.document, record.label, trust)
+        document = _payload_document(payload, record.label)
+    else:
+        document = record.document
         notes.append("an unsigned in-toto statement")
-    value = _unwrap_statement(value, name)
+    document = _unwrap_statement(document, record.label)
     return _document(
-        value, name, digest=digest, signature=signature, notes=tuple(notes), first=first
+        document, name, digest=digest, signature=signature, notes=tuple(notes), first=first
     )
+
+
+def _json_lines(data: bytes) -> bool:
+    lines = [line for line in data.splitlines() if line.strip()]
+    return len(lines) > 1 and lines[0].lstrip().startswith(b"{")
+
+
+def _wrapped(value: Mapping[str, Any]) -> bool:
+    """A DSSE envelope, a Sigstore bundle or an in-toto statement (not a VEX itself)."""
+    media_type = value.get("mediaType")
+    return (
+        (isinstance(media_type, str) and media_type.startswith(_BUNDLE_PREFIX))
+        or ("payloadType" in value and "payload" in value)
+        or _is_statement(value)
+    )
+
+
+def _one_record(data: bytes, name: str) -> Any:
+    """The one attestation of a wrapped file, read by the reader of attestation files."""
+    from assay.attestation.files import parse_file
+    from assay.errors import AttestationError
+
+    try:
+        records = [r for r in parse_file(data, name) if r.kind != "unknown"]
+    except AttestationError as error:
+        raise VexError(error.where, error.reason) from None
+    if len(records) != 1:
+        raise VexError(name, f"expected one VEX attestation, found {len(records)}")
+    return records[0]
 
 
 def _is_statement(value: Mapping[str, Any]) -> bool:
@@ -123,9 +160,9 @@ def _is_statement(value: Mapping[str, Any]) -> bool:
     return isinstance(kind, str) and kind.startswith(_STATEMENT_PREFIX)
 
 
-def _unwrap_statement(value: dict[str, Any], name: str) -> dict[str, Any]:
+def _unwrap_statement(value: Mapping[str, Any], name: str) -> dict[str, Any]:
     if not _is_statement(value):
-        return value
+        return dict(value)
     predicate = value.get("predicate")
     if not isinstance(predicate, dict):
         raise VexError(
@@ -169,7 +206,7 @@ def _from_envelope(value: dict[str, Any], name: str, trust: VexTrust) -> tuple[b
     )
 
 
-def _from_bundle(value: dict[str, Any], name: str, trust: VexTrust) -> tuple[bytes, Signature]:
+def _from_bundle(value: Mapping[str, Any], name: str, trust: VexTrust) -> tuple[bytes, Signature]:
     from assay.errors import AttestationError, VerificationError
 
     identities = [s for s in trust.signers if s.identity is not None]
@@ -180,7 +217,7 @@ def _from_bundle(value: dict[str, Any], name: str, trust: VexTrust) -> tuple[byt
             "a signed VEX document counts only once its signature verifies",
         )
     try:
-        verified = trust.bundles.verify(value, name)
+        verified = trust.bundles.verify(dict(value), name)
     except AttestationError as error:
         raise VexError(error.where, error.reason) from None
     except VerificationError as error:
