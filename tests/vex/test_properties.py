@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.vex import ProductId, VexStatement, VexStatus, read_vex
+from assay.vex import ProductId, VexError, VexStatement, VexStatus, read_vex
 from assay.vex.match import parse_purl, purl_matches
 from assay.vex.model import OPENVEX_JUSTIFICATIONS
 from assay.vex.write import openvex_document
@@ -131,3 +131,49 @@ def test_what_assay_writes_it_reads_back(statements: list[VexStatement]) -> None
         )
         for s in statements
     ]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_SEEDS = [
+    "vex/openvex/openvex-go-vex/pkg/vex/testdata/v0.2.0.json",
+    "vex/openvex/openvex-go-vex/pkg/vex/testdata/v0.0.1.json",
+    "vex/cyclonedx/CycloneDX-bom-examples/VEX/CISA-Use-Cases/Case-3/vex.json",
+    "vex/csaf/oasis-tcs-csaf/csaf_2.0/examples/csaf/csaf_vex/2022-evd-uc-03-ms-001.json",
+    "vex/csaf/aquasecurity-trivy/pkg/vex/testdata/csaf-relationships.json",
+]
+
+
+def _paths(value: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found.extend(_paths(child, (*path, key)))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found.extend(_paths(child, (*path, index)))
+    return found
+
+
+@settings(max_examples=150)
+@given(st.sampled_from(_SEEDS), st.data())
+def test_any_value_anywhere_is_read_or_refused_by_name(seed: str, data: st.DataObject) -> None:
+    from .samples import REAL
+
+    document = json.loads((REAL / seed).read_bytes())
+    path = data.draw(st.sampled_from(_paths(document)[1:]))
+    target = document
+    for key in path[:-1]:
+        target = target[key]  # type: ignore[index]
+    target[path[-1]] = data.draw(_JSON)  # type: ignore[index]
+    where = "fuzzed.json"
+    try:
+        read_vex(json.dumps(document).encode(), "fuzzed.json")
+    except VexError as error:  # anything else fails the test: a crash, not a refusal
+        where = error.where
+    assert where.startswith("fuzzed.json")
