@@ -10,6 +10,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay.attestation import Severity, validate
 from assay.attestation.schema import json_schema
@@ -23,6 +25,7 @@ from assay.audit.model import (
     SourceStatus,
     Vulnerability,
 )
+from assay.errors import AttestationError
 
 ASSETS = Path(__file__).parent.parent / "assets" / "vex" / "attestations"
 
@@ -137,3 +140,44 @@ def test_schema_command_prints_the_vulns_schemas(
     for name in ("vulns-v0.2", "vulns-v0.1", "cosign-vuln-v1"):
         assert cli("attest", "schema", name) == 0
         assert json.loads(capsys.readouterr().out)["$id"] == f"urn:assay:schema:{name}"
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def _paths(value: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found.extend(_paths(child, (*path, key)))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found.extend(_paths(child, (*path, index)))
+    return found
+
+
+@settings(max_examples=150)
+@given(st.data())
+def test_any_value_anywhere_in_a_predicate_is_read_or_refused(data: st.DataObject) -> None:
+    predicate = json.loads(json.dumps(vulns.vulns_predicate(_scan(), version="1")))
+    path = data.draw(st.sampled_from(_paths(predicate)[1:]))
+    target = predicate
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = data.draw(_JSON)
+    where = "scan.json"
+    try:
+        vulns.read_vulns_predicate(predicate, "scan.json")
+    except AttestationError as error:  # anything else fails the test
+        where = error.where
+    assert where.startswith("scan.json")
