@@ -211,3 +211,44 @@ def test_not_affected_without_justification_exits_2_naming_document_and_statemen
     assert "without a justification or an impact_statement" in error
     assert "Traceback" not in error
     assert json.loads(vex.read_bytes())  # the file itself is untouched
+
+
+def test_a_statement_about_the_product_speaks_of_its_components(
+    cli: Callable[..., int], audit_sqlite_url: str, bom: Path, tmp_path: Path
+) -> None:
+    # CISA's use case 1: "product ABC is not affected by CVE-X", ABC the SBOM's subject
+    _, before = _scan(cli, audit_sqlite_url, bom, tmp_path / "before.json")
+    component, finding = next((c, v) for c, v in _findings(before) if not v["conditional"])
+    vex = tmp_path / "abc.vex.json"
+    vex.write_text(
+        json.dumps(
+            {
+                "bomFormat": "CycloneDX",
+                "specVersion": "1.4",
+                "version": 1,
+                "metadata": {
+                    "component": {"name": "ABC", "type": "application", "bom-ref": "product-ABC"}
+                },
+                "vulnerabilities": [
+                    {
+                        "id": finding["id"],
+                        "analysis": {"state": "not_affected", "justification": "code_not_present"},
+                        "affects": [{"ref": "product-ABC"}],
+                    }
+                ],
+            }
+        )
+    )
+    document = json.loads(bom.read_bytes())
+    document["metadata"] = {
+        "component": {"name": "ABC", "type": "application", "bom-ref": "product-ABC"}
+    }
+    abc = tmp_path / "abc.cdx.json"
+    abc.write_text(json.dumps(document))
+    _, after = _scan(cli, audit_sqlite_url, abc, tmp_path / "after.json", "--vex", str(vex))
+    marked = {c["ref"]: v["vex"]["status"] for c, v in _findings(after) if "vex" in v}
+    assert marked[component["ref"]] == "not_affected"
+    assert all(v["id"] == finding["id"] for c, v in _findings(after) if "vex" in v)
+    # another product's SBOM: the statement is not about it
+    _, other = _scan(cli, audit_sqlite_url, bom, tmp_path / "other.json", "--vex", str(vex))
+    assert not [v for _, v in _findings(other) if "vex" in v]

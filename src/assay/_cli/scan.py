@@ -154,7 +154,7 @@ def _scan(args: argparse.Namespace) -> int:
     finished = datetime.now(UTC)
     from assay._cli.scan_vex import apply_command_line_vex, write_vex_and_attestations
 
-    applied = apply_command_line_vex(args, result)
+    applied = apply_command_line_vex(args, result, inventories)
     result = applied.result if applied is not None else result
     verdict = evaluate(result, rules, ignores, today=datetime.now(UTC).date())
     for entry in verdict.expired:

@@ -130,16 +130,18 @@ def read_vex_documents(paths: list[str], trust: VexTrust) -> list[VexDocument]:
     return read_vex_files(files, trust)
 
 
-def apply_command_line_vex(args: argparse.Namespace, result: ScanResult) -> VexApplied | None:
+def apply_command_line_vex(
+    args: argparse.Namespace, result: ScanResult, inventories: list[Any]
+) -> VexApplied | None:
     """`--vex` applied to a scan (None without `--vex`)."""
     if not args.vex:
         if args.vex_key or args.vex_identity:
             raise InputError("--vex-key", "only applies with --vex")
         return None
-    from assay.audit.vex import apply_vex
+    from assay.audit.vex import apply_vex, product_names
 
     documents = read_vex_documents(args.vex, vex_trust(command_line_signers(args)))
-    return apply_vex(result, documents)
+    return apply_vex(result, documents, product_names(inventories))
 
 
 # -- VEX and attestations out ----------------------------------------------------------

@@ -43,7 +43,7 @@ from assay.audit.model import Component, Inventory, SourceStatus
 from assay.audit.rules import evaluate
 from assay.audit.scan import scan
 from assay.audit.source import VulnerabilitySource
-from assay.audit.vex import admit, apply_vex
+from assay.audit.vex import admit, apply_vex, product_names
 from assay.audit.vulns import ScannedAt, read_vulns_predicate
 from assay.errors import AssayError
 from assay.policy.model import Policy
@@ -194,7 +194,7 @@ class VulnerabilityCheck:
             return DependencyCheckResult(
                 self.name, (store_check, failed, *vex_checks), (), _details(status)
             )
-        applied = apply_vex(result, admission.admitted)
+        applied = apply_vex(result, admission.admitted, product_names(inventories))
         result = applied.result
         self.performed = ScannedAt(result, started, finished)
         details = _details(status)

@@ -6,8 +6,9 @@
 
 Pure. A statement speaks of a finding when one of its ids (the vulnerability or an
 alias) is the finding's id (or one of its aliases) and one of its products is the
-finding's component (its ref, purl or CPE names: `assay.vex.match`); of several, the
-newest wins. `not_affected` and `fixed` findings stay in the result and fail no rule
+finding's component (its ref, purl or CPE names: `assay.vex.match`), or the product
+the input describes (an SBOM's `metadata.component`: "product ABC is not affected by
+CVE-X" speaks of ABC's components' findings of CVE-X); of several, the newest wins. `not_affected` and `fixed` findings stay in the result and fail no rule
 (`assay.audit.rules.evaluate`). Which documents count is decided before: an unsigned one
 given on the command line does, and says so among the inputs; a policy that names VEX
 signers refuses the others (`admit`).
@@ -15,14 +16,22 @@ signers refuses the others (`admit`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from assay.audit.model import ComponentResult, InputSummary, ScanResult, Vulnerability
+from assay.audit.model import ComponentResult, InputSummary, Inventory, ScanResult, Vulnerability
 from assay.vex import ComponentNames, VexDocument, VexIndex
 
-__all__ = ["UNSIGNED_NOTE", "Admission", "VexApplied", "admit", "apply_vex", "component_names"]
+__all__ = [
+    "UNSIGNED_NOTE",
+    "Admission",
+    "VexApplied",
+    "admit",
+    "apply_vex",
+    "component_names",
+    "product_names",
+]
 
 UNSIGNED_NOTE: Final = "unsigned VEX: it counts because it was given on the command line"
 
@@ -97,8 +106,34 @@ def _summary(document: VexDocument, used: int) -> InputSummary:
     )
 
 
-def apply_vex(result: ScanResult, documents: Sequence[VexDocument]) -> VexApplied:
-    """The scan with each finding's winning statement (see the module docstring)."""
+def product_names(inventories: Sequence[Inventory]) -> dict[str, ComponentNames]:
+    """The product each input describes (a CycloneDX BOM's `metadata.component`), by
+    input: a statement about it speaks of the findings of every component in it."""
+    found: dict[str, ComponentNames] = {}
+    for inventory in inventories:
+        document = inventory.document
+        metadata = document.get("metadata") if isinstance(document, Mapping) else None
+        product = metadata.get("component") if isinstance(metadata, Mapping) else None
+        if not isinstance(product, Mapping):
+            continue
+        ref, purl, cpe = (product.get(k) for k in ("bom-ref", "purl", "cpe"))
+        if not any(isinstance(v, str) and v for v in (ref, purl, cpe)):
+            continue
+        found[inventory.source] = ComponentNames(
+            ref if isinstance(ref, str) else "",
+            purl if isinstance(purl, str) and purl else None,
+            (cpe,) if isinstance(cpe, str) and cpe else (),
+        )
+    return found
+
+
+def apply_vex(
+    result: ScanResult,
+    documents: Sequence[VexDocument],
+    products: Mapping[str, ComponentNames] | None = None,
+) -> VexApplied:
+    """The scan with each finding's winning statement (see the module docstring);
+    `products` names the product each input describes (`product_names`)."""
     index = VexIndex(documents)
     uses: dict[str, int] = {}
     components: list[ComponentResult] = []
@@ -108,10 +143,11 @@ def apply_vex(result: ScanResult, documents: Sequence[VexDocument]) -> VexApplie
             components.append(component)
             continue
         names = component_names(component)
+        product = products.get(component.source) if products else None
         findings: list[Vulnerability] = []
         touched = False
         for vulnerability in component.vulnerabilities:
-            assessment = index.assess(_ids(vulnerability), names)
+            assessment = index.assess(_ids(vulnerability), names, product)
             if assessment is None:
                 findings.append(vulnerability)
                 continue

@@ -209,14 +209,21 @@ class VexIndex:
         return self._purls[text]
 
     def statement_for(
-        self, ids: Iterable[str], names: ComponentNames
+        self, ids: Iterable[str], names: ComponentNames, product: ComponentNames | None = None
     ) -> tuple[VexStatement, VexDocument] | None:
-        """The winning statement about a finding (any of `ids`) on a component."""
+        """The winning statement about a finding (any of `ids`) on a component, or on the
+        `product` the component is part of (an SBOM's own subject: a statement that the
+        product is not affected speaks of every component's finding of that
+        vulnerability, as OpenVEX reads a product without subcomponents)."""
         best: _Entry | None = None
         purl = self._purl(names.purl)
+        outer = None if product is None else self._purl(product.purl)
         for vid in ids:
             for entry in self._by_id.get(vid.upper(), ()):
-                if (best is None or entry.rank > best.rank) and entry.matches(purl, names):
+                if (best is None or entry.rank > best.rank) and (
+                    entry.matches(purl, names)
+                    or (product is not None and entry.matches(outer, product))
+                ):
                     best = entry
         return None if best is None else (best.statement, best.document)
 
@@ -230,9 +237,11 @@ class VexIndex:
                     best = entry
         return None if best is None else (best.statement, best.document)
 
-    def assess(self, ids: Iterable[str], names: ComponentNames) -> Assessment | None:
+    def assess(
+        self, ids: Iterable[str], names: ComponentNames, product: ComponentNames | None = None
+    ) -> Assessment | None:
         """The winning statement in a finding's words (made once per statement)."""
-        found = self.statement_for(ids, names)
+        found = self.statement_for(ids, names, product)
         if found is None:
             return None
         key = id(found[0])
