@@ -302,3 +302,33 @@ def test_scanned_levels_need_a_fresh_vsa() -> None:
     assert not _scanned_check(
         "ASSAY_VULN_SCANNED_1D", day, longer, "2026-05-10T00:00:00Z", now
     ).passed
+
+
+def test_a_vex_signer_needs_no_builder(
+    cli: Callable[..., int], audit_sqlite_url: str, build: dict[str, Path], tmp_path: Path
+) -> None:
+    import yaml
+
+    from assay.keys import load_private_key
+
+    _, cve = _kev_name()
+    assert cli("keys", "generate", "--type", "ecdsa-p256", "--out", str(tmp_path / "vendor")) == 0
+    policy = _write_policy(
+        tmp_path, build["public"], {"failOn": ["kev"], "vex": {"signers": ["vendor"]}}
+    )
+    document = yaml.safe_load(policy.read_text())
+    document["signers"].append({"name": "vendor", "publicKeys": [str(tmp_path / "vendor.pub")]})
+    policy.write_text(yaml.safe_dump(document))
+    signed = tmp_path / "vendor.vex.dsse.json"
+    vendor = load_private_key((tmp_path / "vendor.key").read_bytes())
+    signed.write_bytes(sign(_not_affected(cve), vendor))
+    assert _verify(cli, build, policy, "--store", audit_sqlite_url, "--vex", str(signed)) == 0
+    # the vendor's key vouches for no build: provenance it signed would not verify
+    assert [s.builders for s in load_policy(policy).signers if s.name == "vendor"] == [()]
+    # a signer the rule does not name still needs builders
+    del document["vulnerabilities"]["vex"]
+    policy.write_text(yaml.safe_dump(document))
+    from assay.policy import PolicyError
+
+    with pytest.raises(PolicyError, match="expected at least one builder"):
+        load_policy(policy)

@@ -309,6 +309,20 @@ def _section(value: object, where: str, allowed: tuple[str, ...]) -> Mapping[str
     return value
 
 
+def evidence_signer_names(value: object) -> frozenset[object]:
+    """The names `vex.signers` and `attestations.signers` give in a raw `vulnerabilities:`
+    section (unchecked: the section is checked when parsed). A policy signer named there
+    signs VEX or scans and may vouch for no builder."""
+    names: set[object] = set()
+    if isinstance(value, Mapping):
+        for section in ("vex", "attestations"):
+            part = value.get(section)
+            listed = part.get("signers") if isinstance(part, Mapping) else None
+            if isinstance(listed, list):
+                names.update(n for n in listed if isinstance(n, str))
+    return frozenset(names)
+
+
 def parse_vulnerability_rule(
     value: object, where: str, signers: Collection[str] = ()
 ) -> VulnerabilityRule:
