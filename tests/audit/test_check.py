@@ -104,7 +104,7 @@ def test_a_kev_finding_in_a_verified_sbom_fails_and_an_ignore_entry_excuses_it(
         )
     )
     assert excused.passed, excused.to_dict()
-    assert excused.verified_levels == (CLEAN_LEVEL,)
+    assert excused.verified_levels == (CLEAN_LEVEL, "ASSAY_VULN_SCANNED_1D")
     assert not CLEAN_LEVEL.startswith("SLSA_")
 
 

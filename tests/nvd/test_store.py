@@ -268,10 +268,14 @@ def test_meta_is_written_in_the_batch_transaction(store: Store) -> None:
 def test_set_meta_inside_a_transaction_is_part_of_it(store: Store) -> None:
     # It committed the caller's transaction on SQLite, so the end of the block failed
     # ("no transaction is active") and what came before could not be rolled back.
-    with pytest.raises(RuntimeError), store.transaction():
-        store.upsert_cves(facts(SAMPLE[:3]))
-        store.set_meta("k", "inside")
-        raise RuntimeError("stop")
+    def interrupted() -> None:
+        with store.transaction():
+            store.upsert_cves(facts(SAMPLE[:3]))
+            store.set_meta("k", "inside")
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError):
+        interrupted()
     assert store.get_meta("k") is None
     assert store.count_cves() == 0
     with store.transaction():

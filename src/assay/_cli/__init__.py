@@ -47,6 +47,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.verify_artifact",
     "assay._cli.trust",
     "assay._cli.store",
+    "assay._cli.vex",
 )
 
 Handler = Callable[[argparse.Namespace], int]

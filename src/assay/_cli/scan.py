@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from assay.audit.model import Inventory, ScanResult, SourceStatus
     from assay.audit.rules import Verdict
 
-FORMATS: Final = ("table", "json", "sarif", "cyclonedx")
+FORMATS: Final = ("table", "json", "sarif", "cyclonedx", "openvex", "cosign-vuln")
 DEFAULT_MAX_AGE_DAYS: Final = 7.0
 PROGRESS_FROM: Final = 500
 MAX_INPUTS: Final = 1000
@@ -95,6 +95,10 @@ def register(tree: CommandTree) -> None:
         help=f"warn when the store's last sync is older (default {DEFAULT_MAX_AGE_DAYS:g} days)",
     )
     parser.add_argument("--out", metavar="FILE", help="write the output here, not to stdout")
+    from assay._cli.scan_vex import add_attest_options, add_vex_options
+
+    add_vex_options(parser)
+    add_attest_options(parser)
 
 
 def _read(path: str, limit: int) -> bytes:
@@ -148,10 +152,16 @@ def _scan(args: argparse.Namespace) -> int:
     ignores = parse_ignore_file(_read(args.ignore, 1024 * 1024), args.ignore) if args.ignore else ()
     inventories = _inventories(args)
     source = _source(args)
+    started = datetime.now(UTC)
     try:
         result = _run(inventories, source, args)
     finally:
         source.close()
+    finished = datetime.now(UTC)
+    from assay._cli.scan_vex import apply_command_line_vex, write_vex_and_attestations
+
+    applied = apply_command_line_vex(args, result, inventories)
+    result = applied.result if applied is not None else result
     verdict = evaluate(
         result,
         rules,
@@ -165,7 +175,8 @@ def _scan(args: argparse.Namespace) -> int:
             f"{entry.expires.isoformat()}: it no longer applies",
             file=sys.stderr,
         )
-    _write(args, result, verdict, inventories)
+    if not write_vex_and_attestations(args, result, verdict, inventories, (started, finished)):
+        _write(args, result, verdict, inventories)
     return EXIT_OK if verdict.passed else EXIT_FAILED
 
 
@@ -304,6 +315,8 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
             affected += 1
         if key in ignored:
             notes.append("ignored")
+        if vulnerability.vex is not None:
+            notes.append(f"VEX {vulnerability.vex.status}")
         if key in failing:
             notes.append("FAILS")
         cvss = vulnerability.cvss
@@ -325,7 +338,8 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
     console.print(
         f"{len(result.components)} components identified, {len(result.unidentified)} "
         f"unidentified; {affected} findings, {conditional} conditional, "
-        f"{len(verdict.ignored)} ignored, {len(verdict.failing)} failing"
+        f"{len(verdict.ignored)} ignored, {len(verdict.suppressed)} not affected or fixed "
+        f"(VEX), {len(verdict.failing)} failing"
         + (f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else "")
         + (
             f", {len(verdict.conditional_not_counted)} conditional meeting it not counted "

@@ -102,6 +102,15 @@ def register(tree: CommandTree) -> None:
         help="vulnerability store for a policy's vulnerabilities: rule (default: $ASSAY_STORE "
         "or the SQLite file in the user data directory)",
     )
+    verify.add_argument(
+        "--vulns-out",
+        metavar="FILE",
+        help="write the vulnerability scan the vulnerabilities: rule performed as an in-toto "
+        "vulns attestation (signed with --vsa-key) and list it in the VSA",
+    )
+    from assay._cli.scan_vex import add_vex_options
+
+    add_vex_options(verify)
 
     check = tree.command(
         "verify-vsa",
@@ -128,9 +137,32 @@ def register(tree: CommandTree) -> None:
     add_list_option(
         check,
         "--key",
-        required=True,
+        default=[],
         metavar="PUB",
         help="public key(s) trusted to sign for --verifier-id (PEM or in-toto JSON)",
+    )
+    check.add_argument(
+        "--certificate-identity",
+        metavar="SAN",
+        help="for a VSA in a Sigstore bundle: the certificate identity (SAN) trusted to sign "
+        "for --verifier-id ('/regex/' matches the whole SAN); instead of --key",
+    )
+    check.add_argument(
+        "--certificate-oidc-issuer",
+        metavar="URL",
+        help="the OIDC issuer of --certificate-identity's certificates",
+    )
+    add_list_option(
+        check,
+        "--trusted-root",
+        default=[],
+        metavar="FILE",
+        help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
+    )
+    check.add_argument(
+        "--only-trusted-roots",
+        action="store_true",
+        help="trust only the --trusted-root files, not the shipped roots",
     )
     check.add_argument(
         "--resource-uri",
@@ -198,16 +230,70 @@ def _read_directory(directory: str) -> list[Attestation]:
     return result
 
 
-def _dependency_checks(policy: Any, store_url: str | None) -> tuple[list[Any], list[Any]]:
+def _dependency_checks(
+    policy: Any, store_url: str | None, vex: list[Any]
+) -> tuple[list[Any], list[Any]]:
     """The policy's `vulnerabilities:` rule as a dependency check over the store."""
     if policy.vulnerabilities is None:
+        if vex:
+            raise InputError("--vex", "applies to a policy with a vulnerabilities: rule")
         return [], []
     from assay.audit import VulnerabilityCheck
     from assay.audit.store_source import open_store_source
     from assay.config import default_store_url
 
     source = open_store_source(store_url or default_store_url())
-    return [VulnerabilityCheck(source)], [source]
+    return [VulnerabilityCheck(source, vex=vex)], [source]
+
+
+def _vex_documents(args: argparse.Namespace, policy: Any) -> list[Any]:
+    """`--vex` files, signed ones verified against the policy's signers or `--vex-key`."""
+    if not args.vex:
+        return []
+    from assay._cli.scan_vex import (
+        command_line_signers,
+        policy_signers,
+        read_vex_documents,
+        vex_trust,
+    )
+
+    signers = [*policy_signers(policy.signers), *command_line_signers(args)]
+    return read_vex_documents(args.vex, vex_trust(signers, args.trusted_root))
+
+
+def _write_vulns(
+    args: argparse.Namespace, report: VerificationReport, checks: list[Any], signer: Any
+) -> list[tuple[str, dict[str, str]]]:
+    """`--vulns-out`: the scan the rule performed, as a vulns attestation (its name and
+    digest, for the VSA's inputAttestations)."""
+    import hashlib
+
+    from assay import __version__
+    from assay._cli.attest_signing import write_output
+    from assay.audit import vulns
+
+    performed = next((c.performed for c in checks if c.performed is not None), None)
+    if performed is None:
+        print(
+            "assay verify: no scan was performed (a scan attestation stood for it, or no "
+            "artifact verified): --vulns-out was not written",
+            file=sys.stderr,
+        )
+        return []
+    statement = vulns.vulns_statement(
+        [(r.artifact.name, r.artifact.digest) for r in report.artifacts],
+        vulns.vulns_predicate(performed, version=__version__),
+    )
+    if signer is not None:
+        from assay import dsse
+
+        payload = json.dumps(statement, separators=(",", ":")).encode()
+        envelope = dsse.sign(payload, dsse.INTOTO_PAYLOAD_TYPE, [signer])
+        data = json.dumps(envelope.to_dict(), indent=2).encode() + b"\n"
+    else:
+        data = json.dumps(statement, indent=2).encode() + b"\n"
+    write_output(args.vulns_out, data)
+    return [(args.vulns_out, {"sha256": hashlib.sha256(data).hexdigest()})]
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -244,7 +330,9 @@ def _verify(args: argparse.Namespace) -> int:
     ]
     evidence = _read_directory(args.attestation_dir) if args.attestation_dir else None
     trust = _sigstore_trust(args, policy, [*attestations, *(evidence or [])])
-    checks, sources = _dependency_checks(policy, args.store)
+    if args.vulns_out and policy.vulnerabilities is None:
+        raise InputError("--vulns-out", "applies to a policy with a vulnerabilities: rule")
+    checks, sources = _dependency_checks(policy, args.store, _vex_documents(args, policy))
     try:
         report = Verifier(
             policy=policy, evidence=evidence, dependency_checks=checks, trust=trust
@@ -252,10 +340,11 @@ def _verify(args: argparse.Namespace) -> int:
     finally:
         for source in sources:
             source.close()
+    # Written before anything is printed: an unwritable output is an error (exit 2),
+    # never reported after a verdict.
+    scanned = _write_vulns(args, report, checks, signer) if args.vulns_out else []
     if args.vsa_out:
-        # Written before anything is printed: an unwritable output is an error (exit 2),
-        # never reported after a verdict.
-        _write_vsa(args, report, attestations, resource_uri or "", signer)
+        _write_vsa(args, report, attestations, resource_uri or "", signer, scanned=scanned)
     if args.json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     else:
@@ -359,6 +448,8 @@ def _write_vsa(
     attestations: list[Attestation],
     resource_uri: str,
     signer: Any,
+    *,
+    scanned: list[tuple[str, dict[str, str]]],
 ) -> None:
     from assay import dsse
     from assay.verify import vsa
@@ -366,6 +457,13 @@ def _write_vsa(
     seen: dict[str, dict[str, str]] = {}
     for attestation in attestations:
         seen.setdefault(attestation.file, attestation.digest)
+    # What the dependency checks relied on (VEX that changed a finding, a scan
+    # attestation), and the scan written by --vulns-out.
+    for result in report.dependency_checks:
+        for name, digest in result.input_attestations:
+            seen.setdefault(name, dict(digest))
+    for name, digest in scanned:
+        seen.setdefault(name, digest)
     statement = vsa.build_vsa(
         vsa.VsaInput(
             subjects=[(r.artifact.name, r.artifact.digest) for r in report.artifacts],
@@ -394,6 +492,12 @@ def _verify_vsa(args: argparse.Namespace) -> int:
     from assay.verify import vsa
     from assay.verify.inputs import read_attestations
 
+    if not args.key and not args.certificate_identity:
+        raise InputError("--key", "expected --key or --certificate-identity (keyless)")
+    if (args.certificate_identity is None) != (args.certificate_oidc_issuer is None):
+        raise InputError(
+            "--certificate-identity", "give --certificate-identity and --certificate-oidc-issuer"
+        )
     keys = load_public_keys(args.key)
     attestations = read_attestations(read_file(args.file), args.file)
     if len(attestations) != 1:
@@ -406,14 +510,18 @@ def _verify_vsa(args: argparse.Namespace) -> int:
             digests.append(vsa.parse_digest(text))
         except InputError as error:
             raise InputError("--subject-digest", error.reason) from None
-    result = vsa.check_vsa(
-        attestations[0].envelope,
-        trusted={args.verifier_id: keys},
-        subject_digests=digests,
-        verifier_id=args.verifier_id,
-        resource_uri=args.resource_uri,
-        levels=args.level,
-    )
+    attestation = attestations[0]
+    if args.certificate_identity is not None and attestation.sigstore is not None:
+        result = _keyless_vsa(args, attestation, digests)
+    else:
+        result = vsa.check_vsa(
+            attestation.envelope,
+            trusted={args.verifier_id: keys},
+            subject_digests=digests,
+            verifier_id=args.verifier_id,
+            resource_uri=args.resource_uri,
+            levels=args.level,
+        )
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, default=str) + "\n")
     else:
@@ -424,3 +532,37 @@ def _verify_vsa(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_OK if result.passed else EXIT_FAILED
+
+
+def _keyless_vsa(args: argparse.Namespace, attestation: Any, digests: list[Any]) -> Any:
+    """A VSA in a Sigstore bundle: the bundle verifies offline against the trusted roots
+    and its certificate shows the trusted identity, then the VSA's steps 2-7 run as for
+    a key-signed one (`accept_vsa`)."""
+    from assay._cli.scan_vex import identity_matcher
+    from assay._cli.verify_artifact import verifier_for
+    from assay.errors import AttestationError, VerificationError
+    from assay.verify import vsa
+    from assay.verify.checks import Check
+
+    expected = f"{args.certificate_identity} ({args.certificate_oidc_issuer})"
+    try:
+        verified = verifier_for(args).verify(dict(attestation.sigstore), attestation.name)
+    except (AttestationError, VerificationError) as error:
+        found, problem, signed_for = None, str(error), []
+    else:
+        identity = verified.identity
+        found = f"{identity.san} ({identity.issuer})"
+        matches = identity_matcher(args.certificate_identity, args.certificate_oidc_issuer)
+        ok = matches(identity)
+        problem = "" if ok else "the certificate shows another identity"
+        signed_for = [args.verifier_id] if ok else []
+    result = vsa.accept_vsa(
+        attestation.envelope,
+        signed_for,
+        subject_digests=digests,
+        verifier_id=args.verifier_id,
+        resource_uri=args.resource_uri,
+        levels=args.level,
+    )
+    result.checks.insert(0, Check("signature.certificate", not problem, expected, found, problem))
+    return result

@@ -16,6 +16,11 @@ PROVENANCE_V01: Final = "https://slsa.dev/provenance/v0.1"
 VSA_V1: Final = "https://slsa.dev/verification_summary/v1"
 PREDICATE_TYPES: Final = frozenset({PROVENANCE_V1, PROVENANCE_V02, PROVENANCE_V01, VSA_V1})
 
+# Vulnerability scan predicates (in-toto vulns v0.1/v0.2, cosign's vuln v1).
+VULNS_V02: Final = "https://in-toto.io/attestation/vulns/v0.2"
+VULNS_V01: Final = "https://in-toto.io/attestation/vulns/v0.1"
+COSIGN_VULN_V1: Final = "https://cosign.sigstore.dev/attestation/vuln/v1"
+
 # Older summary formats that exist upstream but that this module does not check.
 VSA_V01: Final = "https://slsa.dev/verification_summary/v0.1"
 VSA_V02: Final = "https://slsa.dev/verification_summary/v0.2"

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from assay.attestation._checks import HEX_LENGTHS
 from assay.attestation.constants import (
+    COSIGN_VULN_V1,
     PROVENANCE_V01,
     PROVENANCE_V02,
     PROVENANCE_V1,
@@ -22,6 +23,8 @@ from assay.attestation.constants import (
     STATEMENT_V1,
     VERIFIED_PROPERTIES,
     VSA_V1,
+    VULNS_V01,
+    VULNS_V02,
 )
 from assay.errors import InputError
 
@@ -275,6 +278,76 @@ def _vsa_v1() -> Schema:
     }
 
 
+def _vulns(*, strict_result: bool, invocation: bool, uri: bool = True) -> Schema:
+    """The vulnerability scan predicates (`assay.attestation._validate_vulns`)."""
+    timestamp: Schema = {"type": "string", "pattern": _TIMESTAMP, "minLength": 1}
+    severity: Schema = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["method", "score"],
+            "properties": {
+                "method": {"$ref": "#/$defs/nonEmptyString"},
+                "score": {"$ref": "#/$defs/nonEmptyString"},
+            },
+        },
+    }
+    result: Schema = (
+        {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "severity"],
+                "properties": {
+                    "id": {"$ref": "#/$defs/nonEmptyString"},
+                    "severity": severity,
+                    "annotations": {"type": "array", "items": {"type": "object"}},
+                },
+            },
+        }
+        if strict_result
+        else {}
+    )
+    db: Schema = {
+        "type": "object",
+        "properties": {
+            "uri": _nullable("string"),
+            "version": _nullable("string"),
+            "lastUpdate": timestamp if strict_result else {"$ref": "#/$defs/timestamp"},
+        },
+    }
+    if strict_result:
+        db["required"] = ["lastUpdate"]
+    scanner: Schema = {
+        "type": "object",
+        "required": ["uri", "result"] if strict_result else (["uri"] if uri else []),
+        "properties": {
+            "uri": {"$ref": "#/$defs/nonEmptyString"} if uri else _nullable("string"),
+            "version": _nullable("string"),
+            "db": db,
+            "result": result,
+        },
+    }
+    properties: Schema = {
+        "scanner": scanner,
+        "metadata": {
+            "type": "object",
+            "required": ["scanStartedOn", "scanFinishedOn"],
+            "properties": {"scanStartedOn": timestamp, "scanFinishedOn": timestamp},
+        },
+    }
+    if invocation:
+        properties["invocation"] = _nullable(
+            "object",
+            properties={
+                "uri": _nullable("string"),
+                "event_id": _nullable("string"),
+                "builder.id": _nullable("string"),
+            },
+        )
+    return {"type": "object", "required": ["scanner", "metadata"], "properties": properties}
+
+
 def _statement(
     statement_types: list[str], predicate_type: str | None, predicate: Schema | None
 ) -> Schema:
@@ -299,6 +372,12 @@ _PREDICATES: Final = {
     "provenance-v0.2": (PROVENANCE_V02, _provenance_v02),
     "provenance-v0.1": (PROVENANCE_V01, _provenance_v01),
     "vsa-v1": (VSA_V1, _vsa_v1),
+    "vulns-v0.2": (VULNS_V02, lambda: _vulns(strict_result=True, invocation=False)),
+    "vulns-v0.1": (VULNS_V01, lambda: _vulns(strict_result=False, invocation=True)),
+    "cosign-vuln-v1": (
+        COSIGN_VULN_V1,
+        lambda: _vulns(strict_result=False, invocation=True, uri=False),
+    ),
 }
 _BOTH: Final = [STATEMENT_V1, STATEMENT_V01]
 
@@ -346,6 +425,12 @@ SCHEMA_NAMES: Final = (
     "provenance-v0.2-statement",
     "provenance-v0.1-statement",
     "vsa-v1-statement",
+    "vulns-v0.2",
+    "vulns-v0.1",
+    "cosign-vuln-v1",
+    "vulns-v0.2-statement",
+    "vulns-v0.1-statement",
+    "cosign-vuln-v1-statement",
     "resource-descriptor",
     "digest-set",
 )

@@ -10,10 +10,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from assay.attestation import _checks as c
-from assay.attestation import _validate_provenance, _validate_vsa
+from assay.attestation import _validate_provenance, _validate_vsa, _validate_vulns
 from assay.attestation._fast import clean_provenance_v1
 from assay.attestation._json import child, type_name
 from assay.attestation.constants import (
+    COSIGN_VULN_V1,
     PROVENANCE_V01,
     PROVENANCE_V02,
     PROVENANCE_V1,
@@ -23,6 +24,8 @@ from assay.attestation.constants import (
     VSA_V01,
     VSA_V02,
     VSA_V1,
+    VULNS_V01,
+    VULNS_V02,
 )
 from assay.attestation.findings import Finding, Severity
 from assay.attestation.statement import JSONView
@@ -33,11 +36,15 @@ _PREDICATE_CHECKS: Final[dict[str, Callable[[list[Finding], dict[str, Any]], Non
     PROVENANCE_V02: _validate_provenance.check_v02,
     PROVENANCE_V01: _validate_provenance.check_v01,
     VSA_V1: _validate_vsa.check_v1,
+    VULNS_V02: _validate_vulns.check_vulns_v02,
+    VULNS_V01: _validate_vulns.check_vulns_v01,
+    COSIGN_VULN_V1: _validate_vulns.check_cosign_vuln_v1,
 }
 # predicateType families whose near misses ("v1.0", "v1?draft") are errors.
 _FAMILIES: Final = {
     "https://slsa.dev/provenance/": PROVENANCE_V1,
     "https://slsa.dev/verification_summary/": VSA_V1,
+    "https://in-toto.io/attestation/vulns/": VULNS_V02,
 }
 _V1_FORMATS: Final = frozenset({PROVENANCE_V1, VSA_V1})
 _STATEMENT_FIELDS: Final = frozenset({"_type", "subject", "predicateType", "predicate"})

@@ -11,31 +11,63 @@ the verdict:
 * `vulnerabilities.findings`: no finding that is neither ignored nor conditional meets a
   `failOn` rule.
 
-When both pass, the VSA records `ASSAY_VULNERABILITIES_CLEAN` among its `verifiedLevels`;
-the report's details name the store generation and last sync used, and list failing,
-ignored and unidentified components.
+When both pass, the VSA records `ASSAY_VULNERABILITIES_CLEAN` among its `verifiedLevels`,
+and `ASSAY_VULN_SCANNED_1D` (or the `attestations.maxAge` given: `…_12H`, `…_2D`): the
+scan was at most that old when verified. The report's details name the store generation
+and last sync used, and list failing, ignored and unidentified components.
+
+VEX documents given to the check apply to the findings (`assay.audit.vex`); with
+`vex.signers`, only documents signed by those policy signers do, and any other is
+refused in a failing `vulnerabilities.vex` check naming it and why. The documents that
+changed a finding are the result's `input_attestations`, for the VSA.
+
+With `attestations:`, a vulnerability scan attestation (in-toto vulns v0.1/v0.2 or
+cosign's vuln v1) about the verified subject, signed by one of the named policy signers
+and finished at most `maxAge` before now, stands for the scan: its findings are judged
+by the same `failOn`, VEX and ignore rules (`vulnerabilities.attestation`), and it is
+listed among the `input_attestations`. Without one, the check scans as above (its
+details say why no attestation was taken). The scan the check performed is `performed`,
+for `assay verify --vulns-out`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from assay.attestation.constants import COSIGN_VULN_V1, VULNS_V01, VULNS_V02
 from assay.audit.inputs import SBOM_PREDICATES, document_inventory
 from assay.audit.inputs.purls import component_from_purl
 from assay.audit.model import Component, Inventory, SourceStatus
 from assay.audit.rules import evaluate
 from assay.audit.scan import scan
 from assay.audit.source import VulnerabilitySource
+from assay.audit.vex import admit, apply_vex, product_names
+from assay.audit.vulns import ScannedAt, read_vulns_predicate
 from assay.errors import AssayError
 from assay.policy.model import Policy
+from assay.policy.vulnerabilities import (
+    DEFAULT_SCAN_AGE,
+    AttestationRule,
+    VulnerabilityRule,
+    scanned_level,
+)
 from assay.verify.checks import Check
-from assay.verify.dependency_check import DependencyCheckInput, DependencyCheckResult
+from assay.verify.dependency_check import (
+    DependencyCheckInput,
+    DependencyCheckResult,
+    VerifiedDocument,
+)
+from assay.vex import VexDocument
 
-__all__ = ["CLEAN_LEVEL", "VulnerabilityCheck"]
+__all__ = ["CLEAN_LEVEL", "SCAN_PREDICATES", "VulnerabilityCheck"]
 
 CLEAN_LEVEL: Final = "ASSAY_VULNERABILITIES_CLEAN"
+SCAN_PREDICATES: Final = (VULNS_V02, VULNS_V01, COSIGN_VULN_V1)
+
+
+_SKEW: Final = timedelta(minutes=5)
 
 
 def _age_days(status: SourceStatus, now: datetime) -> float | None:
@@ -93,12 +125,16 @@ class VulnerabilityCheck:
 
     def __init__(
         self,
-        source: VulnerabilitySource,
+        source: VulnerabilitySource | None,
         *,
+        vex: Sequence[VexDocument] = (),
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.source = source
+        self.vex = tuple(vex)
         self._now = now
+        self.performed: ScannedAt | None = None
+        """The scan the last `check` performed (None when an attestation stood for it)."""
 
     def applies_to(self, policy: Policy) -> bool:
         return policy.vulnerabilities is not None
@@ -108,6 +144,32 @@ class VulnerabilityCheck:
         if rule is None:
             return DependencyCheckResult(self.name, ())
         now = self._now()
+        self.performed = None
+        admission = admit(self.vex, rule.vex_signers)
+        vex_checks: tuple[Check, ...] = ()
+        if admission.refused:
+            refused = [f"{d.source}: {reason}" for d, reason in admission.refused]
+            vex_checks = (
+                Check(
+                    "vulnerabilities.vex",
+                    False,
+                    f"VEX signed by {', '.join(rule.vex_signers)}",
+                    refused,
+                    "refused: " + "; ".join(refused),
+                ),
+            )
+        taken, why_not = _attestation(rule, subject.documents, now)
+        if taken is not None:
+            return self._judge_attestation(rule, taken, admission.admitted, vex_checks, now)
+        if self.source is None:
+            missing = Check(
+                "vulnerabilities.attestation",
+                False,
+                "a fresh vulnerability scan attestation by a trusted scanner",
+                why_not,
+                why_not,
+            )
+            return DependencyCheckResult(self.name, (missing, *vex_checks))
         status = self.source.status()
         age = _age_days(status, now)
         store_ok = bool(status.cve_count) and (
@@ -122,12 +184,79 @@ class VulnerabilityCheck:
         )
         try:
             inventories = dependency_inventory(subject)
+            started = self._now()
             result = scan(inventories, self.source)
+            finished = self._now()
         except AssayError as error:
             failed = Check(
                 "vulnerabilities.findings", False, "readable dependencies", str(error), str(error)
             )
-            return DependencyCheckResult(self.name, (store_check, failed), (), _details(status))
+            return DependencyCheckResult(
+                self.name, (store_check, failed, *vex_checks), (), _details(status)
+            )
+        applied = apply_vex(result, admission.admitted, product_names(inventories))
+        result = applied.result
+        self.performed = ScannedAt(result, started, finished)
+        details = _details(status)
+        if rule.attestations is not None:
+            details["attestation"] = why_not
+        return self._judged(
+            rule,
+            result,
+            (store_check,),
+            vex_checks,
+            now,
+            details=details,
+            inputs=tuple((d.source, {"sha256": d.sha256}) for d in applied.used),
+        )
+
+    def _judge_attestation(
+        self,
+        rule: VulnerabilityRule,
+        document: VerifiedDocument,
+        vex: Sequence[VexDocument],
+        vex_checks: tuple[Check, ...],
+        now: datetime,
+    ) -> DependencyCheckResult:
+        try:
+            result, _, finished = read_vulns_predicate(document.predicate, document.source)
+        except AssayError as error:
+            failed = Check(
+                "vulnerabilities.attestation", False, "a readable scan", str(error), str(error)
+            )
+            return DependencyCheckResult(self.name, (failed, *vex_checks))
+        assert rule.attestations is not None
+        taken = Check(
+            "vulnerabilities.attestation",
+            True,
+            f"a scan by {', '.join(rule.attestations.signers)} at most "
+            f"{rule.attestations.max_age} old",
+            {"source": document.source, "signers": list(document.signers),
+             "scanFinishedOn": finished.isoformat()},
+        )  # fmt: skip
+        applied = apply_vex(result, vex)
+        inputs = ((document.source, dict(document.digest)),) if document.digest else ()
+        return self._judged(
+            rule,
+            applied.result,
+            (taken,),
+            vex_checks,
+            now,
+            details={"attestation": document.source},
+            inputs=inputs + tuple((d.source, {"sha256": d.sha256}) for d in applied.used),
+        )
+
+    def _judged(
+        self,
+        rule: VulnerabilityRule,
+        result: Any,
+        first: tuple[Check, ...],
+        vex_checks: tuple[Check, ...],
+        now: datetime,
+        *,
+        details: dict[str, Any],
+        inputs: tuple[tuple[str, dict[str, str]], ...],
+    ) -> DependencyCheckResult:
         verdict = evaluate(result, rule.fail_on, rule.ignore, today=now.date())
         failing = [f"{f.component.component.ref} {f.vulnerability.id}" for f in verdict.failing]
         findings_check = Check(
@@ -139,9 +268,9 @@ class VulnerabilityCheck:
             if verdict.passed
             else f"{len(failing)} finding(s) meet a failOn rule: " + ", ".join(failing[:20]),
         )
-        checks = (store_check, findings_check)
+        checks = (*first, findings_check, *vex_checks)
         passed = all(c.passed for c in checks)
-        details = _details(status)
+        age = rule.attestations.max_age if rule.attestations is not None else DEFAULT_SCAN_AGE
         details.update(
             {
                 "components": len(result.components),
@@ -150,7 +279,57 @@ class VulnerabilityCheck:
                 "verdict": verdict.to_dict(),
             }
         )
-        return DependencyCheckResult(self.name, checks, (CLEAN_LEVEL,) if passed else (), details)
+        return DependencyCheckResult(
+            self.name,
+            checks,
+            (CLEAN_LEVEL, scanned_level(age)) if passed else (),
+            details,
+            inputs,
+        )
+
+
+def _attestation(
+    rule: VulnerabilityRule, documents: Sequence[VerifiedDocument], now: datetime
+) -> tuple[VerifiedDocument | None, str]:
+    """The newest scan attestation the rule accepts, or None and why there is none."""
+    wanted: AttestationRule | None = rule.attestations
+    if wanted is None:
+        return None, "the policy accepts no scan attestation"
+    scans = [d for d in documents if d.predicate_type in SCAN_PREDICATES]
+    if not scans:
+        return None, "no verified vulnerability scan attestation about the subject"
+    reasons = []
+    best: tuple[datetime, VerifiedDocument] | None = None
+    for document in scans:
+        signers = [name for name in document.signers if name in wanted.signers]
+        if not signers:
+            reasons.append(
+                f"{document.source}: signed by {', '.join(document.signers)}, not by "
+                f"{', '.join(wanted.signers)}"
+            )
+            continue
+        metadata = document.predicate.get("metadata")
+        finished = metadata.get("scanFinishedOn") if isinstance(metadata, dict) else None
+        try:
+            moment = datetime.fromisoformat(str(finished).replace("Z", "+00:00"))
+        except ValueError:
+            reasons.append(f"{document.source}: no readable scanFinishedOn ({finished!r})")
+            continue
+        moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        if now - moment > wanted.max_age:
+            reasons.append(
+                f"{document.source}: finished {moment.isoformat()}, older than maxAge "
+                f"{wanted.max_age}"
+            )
+            continue
+        if moment > now + _SKEW:
+            reasons.append(f"{document.source}: finished in the future ({moment.isoformat()})")
+            continue
+        if best is None or moment > best[0]:
+            best = (moment, document)
+    if best is None:
+        return None, "; ".join(reasons)
+    return best[1], ""
 
 
 def _store_problem(status: SourceStatus, age: float | None, max_age: float | None) -> str:

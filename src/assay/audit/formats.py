@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from assay.audit.model import ComponentResult, Inventory, ScanResult, Vulnerability
 from assay.audit.rules import Verdict
+from assay.audit.vex_out import cyclonedx_analysis
 
 __all__ = ["to_sarif", "to_vdr"]
 
@@ -102,6 +103,12 @@ def to_sarif(result: ScanResult, verdict: Verdict | None, *, version: str) -> di
         if excuse is not None and excuse.ignored_by is not None:
             entry["suppressions"] = [
                 {"kind": "external", "justification": excuse.ignored_by.reason}
+            ]
+        elif vulnerability.vex is not None and vulnerability.vex.suppresses:
+            vex = vulnerability.vex
+            why = vex.impact or vex.justification or vex.action_statement or ""
+            entry["suppressions"] = [
+                {"kind": "external", "justification": f"VEX {vex.status}: {why}".strip()}
             ]
         results.append(entry)
     return {
@@ -192,13 +199,15 @@ def to_vdr(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, An
             "version": 1,
             "components": _bom_components(result),
         }
-    by_id: dict[str, tuple[Vulnerability, list[ComponentResult]]] = {}
+    # One entry per CVE, or per CVE and VEX statement when statements differ by component.
+    by_id: dict[tuple[str, Any], tuple[Vulnerability, list[ComponentResult]]] = {}
     for component, vulnerability in result.findings:
-        entry = by_id.setdefault(vulnerability.id, (vulnerability, []))
+        entry = by_id.setdefault((vulnerability.id, vulnerability.vex), (vulnerability, []))
         entry[1].append(component)
     vulnerabilities: list[dict[str, Any]] = []
-    for vulnerability_id in sorted(by_id):
-        vulnerability, components = by_id[vulnerability_id]
+    for key in sorted(by_id, key=lambda k: (k[0], k[1] is not None, str(k[1]))):
+        vulnerability_id = key[0]
+        vulnerability, components = by_id[key]
         item: dict[str, Any] = {
             "id": vulnerability_id,
             "source": {"name": "NVD", "url": NVD_DETAIL + vulnerability_id},
@@ -224,6 +233,9 @@ def to_vdr(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, An
             v.conditional for c in components for v in c.vulnerabilities if v.id == vulnerability_id
         ):
             item["analysis"] = {"state": "in_triage", "detail": CONDITIONAL_DETAIL}
+        analysis = cyclonedx_analysis(vulnerability)
+        if analysis is not None:
+            item["analysis"] = analysis
         vulnerabilities.append(item)
     bom["vulnerabilities"] = vulnerabilities
     return bom

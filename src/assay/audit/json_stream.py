@@ -43,6 +43,8 @@ class _Findings:
         self._tails: dict[tuple[str | None, str | None, bool], bytes] = {}
 
     def encoded(self, v: Vulnerability) -> bytes:
+        if v.vex is not None:  # rare: a finding with a VEX statement is encoded whole
+            return _dumps(v.to_dict(), _FINDING_LEVEL)
         cvss = v.cvss
         key = (v.id, v.severity, v.kev, v.cwes) + (
             () if cvss is None else (cvss.version, cvss.base_score, cvss.vector)

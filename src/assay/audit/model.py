@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay.policy.vulnerabilities import SEVERITY_ORDER
+from assay.vex.model import Assessment
 
 IDENTIFIED_BY: Final = ("cpe", "purl", "repository", "name")
 """How a component was identified, strongest first (docs/scan.md, Identification)."""
@@ -91,6 +92,8 @@ class Vulnerability:
     conditional: bool
     """True when a configuration holds only with something the input does not list (an
     AND node's running-on platform): reported, not counted as affected."""
+    vex: Assessment | None = None
+    """What VEX says of it (`assay.audit.vex`): `not_affected` and `fixed` fail no rule."""
 
     @property
     def severity_rank(self) -> int:
@@ -110,6 +113,7 @@ class Vulnerability:
             "matchCriteriaId": self.match_criteria_id,
             "fixedIn": self.fixed_in,
             "conditional": self.conditional,
+            **({"vex": self.vex.to_dict()} if self.vex is not None else {}),
         }
 
 
@@ -170,6 +174,8 @@ class SourceStatus:
     """When a mirror last completed a sync (UTC, `...Z`), `None` if never (imported only)."""
     cve_count: int | None = None
     url: str = ""
+    last_import: str | None = None
+    """When an import into the store last finished (UTC, `...Z`), `None` if unknown."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"generation": self.generation, "lastSync": self.last_sync}

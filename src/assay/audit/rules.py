@@ -3,7 +3,8 @@
 Pure. The rules and ignore entries themselves (their grammar, files and policy section)
 are `assay.policy.vulnerabilities`; here they meet findings: only findings that are
 neither ignored nor conditional count (a conditional finding depends on a platform the
-input does not list), and expired entries are reported apart.
+input does not list), nor said `not_affected` or `fixed` by VEX (`assay.audit.vex`);
+expired entries are reported apart.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class Verdict:
     """Whether conditional findings were judged like the others (`--fail-on-conditional`)."""
     conditional_not_counted: tuple[Finding, ...] = ()
     """Conditional findings that meet a rule but were not counted (when not counting them)."""
+    suppressed: tuple[Finding, ...] = ()
+    """Findings VEX says are `not_affected` or `fixed`: in the output, failing nothing."""
 
     @property
     def passed(self) -> bool:
@@ -88,6 +91,7 @@ class Verdict:
             "expiredIgnores": [e.to_dict() for e in self.expired],
             "countsConditional": self.counts_conditional,
             "conditionalNotCounted": [f.to_dict() for f in self.conditional_not_counted],
+            "vexSuppressed": [f.to_dict() for f in self.suppressed],
         }
 
 
@@ -99,21 +103,26 @@ def evaluate(
     today: date,
     count_conditional: bool = False,
 ) -> Verdict:
-    """Judge a scan: a non-ignored finding meeting any rule fails it. A conditional
-    finding (it holds only on a platform the input does not list) fails it only with
+    """Judge a scan: a finding neither ignored nor set aside by VEX (`not_affected`,
+    `fixed`: kept in `suppressed`) that meets any rule fails it. A conditional finding (it
+    holds only on a platform the input does not list) fails it only with
     `count_conditional`; otherwise it is kept in `conditional_not_counted`."""
     active = [entry for entry in ignores if entry.expires >= today]
     expired = tuple(entry for entry in ignores if entry.expires < today)
     failing: list[Finding] = []
     ignored: list[Finding] = []
     not_counted: list[Finding] = []
+    suppressed: list[Finding] = []
     if not active and not rules:
-        return Verdict((), (), expired, (), count_conditional)
+        return Verdict((), (), expired, (), counts_conditional=count_conditional)
     for component in result.components:
         for vulnerability in component.vulnerabilities:
             entry = next((e for e in active if covers(e, component, vulnerability)), None)
             if entry is not None:
                 ignored.append(Finding(component, vulnerability, entry))
+                continue
+            if vulnerability.vex is not None and vulnerability.vex.suppresses:
+                suppressed.append(Finding(component, vulnerability))
                 continue
             if not any(rule.holds(vulnerability) for rule in rules):
                 continue
@@ -126,6 +135,7 @@ def evaluate(
         tuple(ignored),
         expired,
         tuple(rules),
-        count_conditional,
-        tuple(not_counted),
+        counts_conditional=count_conditional,
+        conditional_not_counted=tuple(not_counted),
+        suppressed=tuple(suppressed),
     )

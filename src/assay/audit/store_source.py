@@ -28,6 +28,7 @@ from assay.nvd.cpe import Cpe, parse_cpe
 from assay.nvd.cpe_query import MAX_RESULTS_PER_PAGE as MAX_CPE_PAGE
 from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cve_query import MAX_RESULTS_PER_PAGE, CveQuery
+from assay.nvd.defaults import LAST_IMPORT_KEY
 from assay.nvd.storage import Store
 
 __all__ = ["StoreSource"]
@@ -49,6 +50,7 @@ class StoreSource:
             last_sync=last_sync(self.store.get_meta("sync.cves")),
             cve_count=self.store.count_cves(),
             url=_safe_url(self.store.url),
+            last_import=self.store.get_meta(LAST_IMPORT_KEY),
         )
 
     def _pages(self, query: CveQuery) -> Iterator[bytes]:

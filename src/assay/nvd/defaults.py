@@ -18,3 +18,6 @@ KINDS: Final[tuple[Kind, ...]] = ("cves", "cvehistory", "cpes", "cpematch", "sou
 
 DEFAULT_BATCH_SIZE: Final = 5000
 """Records the importer writes per transaction."""
+
+LAST_IMPORT_KEY: Final = "import.finished"
+"""Store meta key: when `assay nvd import` last finished (UTC, `...Z`)."""

@@ -28,7 +28,11 @@ from assay.policy.model import (
     VsaSigner,
 )
 from assay.policy.refs import is_commit_digest, parse_version
-from assay.policy.vulnerabilities import VulnerabilityRule, parse_vulnerability_rule
+from assay.policy.vulnerabilities import (
+    VulnerabilityRule,
+    evidence_signer_names,
+    parse_vulnerability_rule,
+)
 
 if TYPE_CHECKING:
     from assay.sigstore.identity_rules import IdentityRule
@@ -101,6 +105,9 @@ class _Reader:
     def __init__(self, origin: str, base_dir: Path | None) -> None:
         self.origin = origin
         self.base_dir = base_dir
+        self.evidence_signers: frozenset[object] = frozenset()
+        """Signers the `vulnerabilities:` rule names for VEX or scan attestations: they
+        may vouch for no builder."""
 
     def fail(self, path: str, message: str) -> PolicyError:
         return PolicyError(f"{self.origin}: {path}", message)
@@ -238,7 +245,7 @@ class _Reader:
                 f"expected at most {len(keys)} (the number of keys), got {threshold}",
             )
         builders = self.items(data.get("builders"), f"{path}.builders", self.builder)
-        if not builders:
+        if not builders and data.get("name") not in self.evidence_signers:
             # Without builders a signer would vouch for nothing: almost certainly a mistake.
             raise self.fail(
                 f"{path}.builders", "expected at least one builder this signer vouches for"
@@ -385,6 +392,9 @@ def parse_policy(
     if _too_deep(parsed, MAX_POLICY_DEPTH):
         raise PolicyError(source, f"expected nesting at most {MAX_POLICY_DEPTH} deep")
     reader = _Reader(source, base_dir)
+    reader.evidence_signers = evidence_signer_names(
+        parsed.get("vulnerabilities") if isinstance(parsed, Mapping) else None
+    )
     top = reader.mapping(parsed, "$", _TOP)
     version = top.get("version", 1)
     if version != 1:
@@ -415,15 +425,17 @@ def parse_policy(
         dependencies=reader.dependencies(top.get("dependencies"), "$.dependencies"),
         vsa_signers=reader.items(top.get("vsaSigners"), "$.vsaSigners", reader.vsa_signer),
         resource_uri=reader.optional_string(top, "resourceUri", "$"),
-        vulnerabilities=_vulnerabilities(top.get("vulnerabilities"), source),
+        vulnerabilities=_vulnerabilities(
+            top.get("vulnerabilities"), source, [s.name for s in signers]
+        ),
     )
 
 
-def _vulnerabilities(value: object, source: str) -> VulnerabilityRule | None:
+def _vulnerabilities(value: object, source: str, signers: list[str]) -> VulnerabilityRule | None:
     if value is None:
         return None
     try:
-        return parse_vulnerability_rule(value, "$.vulnerabilities")
+        return parse_vulnerability_rule(value, "$.vulnerabilities", signers)
     except InputError as error:
         raise PolicyError(f"{source}: {error.where}", error.reason) from None
 

@@ -17,6 +17,11 @@ A policy's `vulnerabilities:` section (`VulnerabilityRule`, docs/verification.md
       ignore:
         - {id: CVE-2021-44228, reason: JNDI disabled, expires: 2026-12-31}
       maxAge: 7            # days since the store's last completed sync
+      vex:
+        signers: [vendor]  # only VEX signed by these policy signers counts
+      attestations:        # a signed vulns attestation instead of a scan
+        signers: [scanner]
+        maxAge: 1d         # by its scanFinishedOn (s, m, h, d, w; a bare number is days)
 
 `assay.audit` evaluates these over scan results; nothing here knows a store.
 """
@@ -24,9 +29,9 @@ A policy's `vulnerabilities:` section (`VulnerabilityRule`, docs/verification.md
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, Final, Protocol
 
 from assay.errors import InputError
@@ -209,6 +214,61 @@ def parse_ignore_entries(items: object, where: str) -> tuple[IgnoreEntry, ...]:
     return tuple(entries)
 
 
+SCANNED_LEVEL_PREFIX: Final = "ASSAY_VULN_SCANNED_"
+"""`verifiedLevels` value of a vulnerability scan at most a given age at `timeVerified`:
+`ASSAY_VULN_SCANNED_1D`, `…_12H` (`scanned_level`, `parse_scanned_level`)."""
+DEFAULT_SCAN_AGE: Final = timedelta(days=1)
+_DURATION: Final = re.compile(r"(\d+)([smhdw])")
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_FIELDS: Final = ("failOn", "ignore", "maxAge", "vex", "attestations")
+
+
+def parse_duration(value: object, where: str) -> timedelta:
+    """`30m`, `12h`, `1d`, `2w` (or a number of days) as a positive time span."""
+    if isinstance(value, bool):
+        raise InputError(where, f"expected a duration such as 1d or 12h, found {value!r}")
+    if isinstance(value, int | float):
+        if value <= 0:
+            raise InputError(where, f"expected a duration above 0, found {value!r}")
+        return timedelta(days=float(value))
+    match = _DURATION.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None or int(match.group(1)) == 0:
+        raise InputError(where, f"expected a duration such as 1d or 12h, found {value!r}")
+    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+
+
+def scanned_level(age: timedelta) -> str:
+    """The level name of a scan at most `age` old: the largest whole unit (`1D`, `36H`)."""
+    seconds = int(age.total_seconds())
+    for unit, size in (("W", 604800), ("D", 86400), ("H", 3600), ("M", 60)):
+        if seconds % size == 0:
+            return f"{SCANNED_LEVEL_PREFIX}{seconds // size}{unit}"
+    return f"{SCANNED_LEVEL_PREFIX}{seconds}S"
+
+
+def parse_scanned_level(text: str) -> timedelta | None:
+    """The age an `ASSAY_VULN_SCANNED_…` level names (None for any other value)."""
+    if not text.startswith(SCANNED_LEVEL_PREFIX):
+        return None
+    match = _DURATION.fullmatch(text[len(SCANNED_LEVEL_PREFIX) :].lower())
+    if match is None or int(match.group(1)) == 0:
+        return None
+    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+
+
+@dataclass(frozen=True, slots=True)
+class AttestationRule:
+    """`attestations:`: accept a signed vulnerability scan of the subject instead of
+    scanning, signed by one of `signers` and finished at most `max_age` ago."""
+
+    signers: tuple[str, ...]
+    max_age: timedelta = DEFAULT_SCAN_AGE
+
+    @property
+    def level(self) -> str:
+        return scanned_level(self.max_age)
+
+
 @dataclass(frozen=True, slots=True)
 class VulnerabilityRule:
     """A policy's `vulnerabilities:` section."""
@@ -217,15 +277,75 @@ class VulnerabilityRule:
     ignore: tuple[IgnoreEntry, ...] = ()
     max_age_days: float | None = None
     """The oldest a store's last completed sync may be, in days (None: any age)."""
+    vex_signers: tuple[str, ...] = ()
+    """`vex.signers`: only VEX signed by these policy signers counts (empty: any VEX
+    given counts, signed or not)."""
+    attestations: AttestationRule | None = None
 
 
-def parse_vulnerability_rule(value: object, where: str) -> VulnerabilityRule:
-    """The `vulnerabilities:` section of a policy (`where` is its path, for errors)."""
+def _names(value: object, where: str, known: Collection[str]) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise InputError(where, "expected a non-empty array of signer names")
+    names = []
+    for index, name in enumerate(value):
+        if not isinstance(name, str) or not name:
+            raise InputError(f"{where}[{index}]", f"expected a signer name, found {name!r}")
+        if known and name not in known:
+            raise InputError(
+                f"{where}[{index}]",
+                f"expected the name of one of the policy's signers ({', '.join(sorted(known))}), "
+                f"found {name!r}",
+            )
+        names.append(name)
+    return tuple(names)
+
+
+def _section(value: object, where: str, allowed: tuple[str, ...]) -> Mapping[str, object]:
     if not isinstance(value, Mapping):
-        raise InputError(where, "expected an object with failOn, ignore, maxAge")
-    unknown = sorted(str(k) for k in value if k not in ("failOn", "ignore", "maxAge"))
+        raise InputError(where, f"expected an object with {', '.join(allowed)}")
+    unknown = sorted(str(k) for k in value if k not in allowed)
     if unknown:
-        raise InputError(f"{where}.{unknown[0]}", "unknown field; expected failOn, ignore, maxAge")
+        raise InputError(f"{where}.{unknown[0]}", f"unknown field; expected {', '.join(allowed)}")
+    return value
+
+
+def evidence_signer_names(value: object) -> frozenset[object]:
+    """The names `vex.signers` and `attestations.signers` give in a raw `vulnerabilities:`
+    section (unchecked: the section is checked when parsed). A policy signer named there
+    signs VEX or scans and may vouch for no builder."""
+    names: set[object] = set()
+    if isinstance(value, Mapping):
+        for section in ("vex", "attestations"):
+            part = value.get(section)
+            listed = part.get("signers") if isinstance(part, Mapping) else None
+            if isinstance(listed, list):
+                names.update(n for n in listed if isinstance(n, str))
+    return frozenset(names)
+
+
+def parse_vulnerability_rule(
+    value: object, where: str, signers: Collection[str] = ()
+) -> VulnerabilityRule:
+    """The `vulnerabilities:` section of a policy (`where` is its path, for errors);
+    `signers` are the names of the policy's signers, which `vex` and `attestations` name."""
+    if not isinstance(value, Mapping):
+        raise InputError(where, f"expected an object with {', '.join(_FIELDS)}")
+    unknown = sorted(str(k) for k in value if k not in _FIELDS)
+    if unknown:
+        raise InputError(f"{where}.{unknown[0]}", f"unknown field; expected {', '.join(_FIELDS)}")
+    vex_signers: tuple[str, ...] = ()
+    if value.get("vex") is not None:
+        vex = _section(value["vex"], f"{where}.vex", ("signers",))
+        vex_signers = _names(vex.get("signers"), f"{where}.vex.signers", signers)
+    attestations = None
+    if value.get("attestations") is not None:
+        section = _section(value["attestations"], f"{where}.attestations", ("signers", "maxAge"))
+        attestations = AttestationRule(
+            _names(section.get("signers"), f"{where}.attestations.signers", signers),
+            DEFAULT_SCAN_AGE
+            if section.get("maxAge") is None
+            else parse_duration(section["maxAge"], f"{where}.attestations.maxAge"),
+        )
     fail_on = value.get("failOn", ["severity>=HIGH"])
     if isinstance(fail_on, str):
         fail_on = [fail_on]
@@ -245,4 +365,6 @@ def parse_vulnerability_rule(value: object, where: str) -> VulnerabilityRule:
         tuple(rules),
         parse_ignore_entries(value.get("ignore") or [], f"{where}.ignore"),
         None if max_age is None else float(max_age),
+        vex_signers,
+        attestations,
     )

@@ -32,6 +32,12 @@ class VerifiedDocument:
     """The attestation it came from (a file name)."""
     predicate_type: str
     predicate: Mapping[str, Any]
+    signers: tuple[str, ...] = ()
+    """The names of the policy signers that signed it."""
+    digest: Mapping[str, str] = field(default_factory=dict)
+    """Of the attestation file (how a summary names it among its inputs)."""
+    subject: tuple[Mapping[str, str], ...] = ()
+    """The digests of its subjects."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +63,9 @@ class DependencyCheckResult:
     names belong to the SLSA tracks (for example `ASSAY_VULNERABILITIES_CLEAN`)."""
     details: Mapping[str, Any] = field(default_factory=dict)
     """The check's own report data, JSON-ready (for example the store generation used)."""
+    input_attestations: tuple[tuple[str, Mapping[str, str]], ...] = ()
+    """Documents the check relied on, by name and digest, for the VSA's
+    `inputAttestations` (the VEX that changed a finding, a vulnerability scan)."""
 
     @property
     def passed(self) -> bool:

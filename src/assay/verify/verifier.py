@@ -332,7 +332,8 @@ def _documents(
     }
     result = []
     for item in attestations:
-        if not signers_that_signed(item, policy.signers):
+        signed = signers_that_signed(item, policy.signers)
+        if not signed:
             continue
         try:
             statement = parse_statement(item.envelope.payload, where=item.name)
@@ -350,7 +351,20 @@ def _documents(
             for a, v in s["digest"].items()
         }
         if digests & subjects and isinstance(predicate_type, str):
-            result.append(VerifiedDocument(item.name, predicate_type, predicate))
+            result.append(
+                VerifiedDocument(
+                    item.name,
+                    predicate_type,
+                    predicate,
+                    tuple(s.name for s in signed),
+                    dict(item.digest),
+                    tuple(
+                        {str(a): str(v).lower() for a, v in s["digest"].items()}
+                        for s in (about if isinstance(about, list) else [])
+                        if isinstance(s, dict) and isinstance(s.get("digest"), dict)
+                    ),
+                )
+            )
     return result
 
 

@@ -11,7 +11,9 @@ Checking follows the VSA spec's seven MUST steps, in order:
 6. `verificationResult` is `PASSED`;
 7. `verifiedLevels` holds every expected value, a level implying the lower levels of
    its track (`SLSA_BUILD_LEVEL_3` satisfies `SLSA_BUILD_LEVEL_2`). `…_UNEVALUATED` and
-   verified properties (`SLSA_BUILD_REPRODUCED`) are accepted and match exactly.
+   verified properties (`SLSA_BUILD_REPRODUCED`) are accepted and match exactly. A
+   time-bounded level (`ASSAY_VULN_SCANNED_1D`: a vulnerability scan at most that old)
+   is held by a shorter or equal one, and only while `timeVerified` is at most that old.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from assay import __version__, attestation, dsse
 from assay.attestation.constants import VERIFIED_PROPERTIES
 from assay.errors import AttestationError, InputError
 from assay.policy.model import VSA_V1
+from assay.policy.vulnerabilities import parse_scanned_level
 from assay.verify.checks import Check
 from assay.verify.claims import parse_statement
 from assay.verify.levels import parse_build_level
@@ -361,6 +364,12 @@ def accept_vsa(
             )
         )
     for level in levels:
+        wanted_age = parse_scanned_level(level)
+        if wanted_age is not None:
+            result.checks.append(
+                _scanned_check(level, wanted_age, verified_list, predicate.get("timeVerified"), now)
+            )
+            continue
         result.checks.append(
             Check(
                 "verifiedLevels",
@@ -371,6 +380,49 @@ def accept_vsa(
             )
         )
     return result
+
+
+def _scanned_check(
+    level: str,
+    wanted: dt.timedelta,
+    verified: list[str],
+    time_verified: object,
+    now: dt.datetime | None,
+) -> Check:
+    """`ASSAY_VULN_SCANNED_<AGE>` asked of a VSA: it must hold a scan level of at most that
+    age, and have been verified at most that long ago (its `timeVerified`): a scan at
+    most a day old when verified a week ago is not a scan at most a day old now."""
+    held = [
+        (age, value)
+        for value in verified
+        if (age := parse_scanned_level(value)) is not None and age <= wanted
+    ]
+    moment = now or dt.datetime.now(dt.UTC)
+    try:
+        verified_at = dt.datetime.fromisoformat(str(time_verified).replace("Z", "+00:00"))
+    except ValueError:
+        verified_at = None
+    if verified_at is not None and verified_at.tzinfo is None:
+        verified_at = None
+    since = None if verified_at is None else moment - verified_at
+    fresh = since is not None and since <= wanted
+    detail = ""
+    if not held:
+        detail = f"no scan level of at most {wanted} among the VSA's verifiedLevels"
+    elif not fresh:
+        detail = (
+            "timeVerified is missing or unreadable"
+            if since is None
+            else f"verified {since} ago, more than {wanted}: the scan may be older now"
+        )
+    return Check(
+        "verifiedLevels",
+        bool(held) and fresh,
+        f"{level}: a scan level of at most {wanted}, verified at most {wanted} ago",
+        {"levels": [v for _, v in held] or verified, "timeVerified": time_verified},
+        detail,
+        subject=level,
+    )
 
 
 def real_level_name(value: str) -> bool:

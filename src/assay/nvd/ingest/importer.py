@@ -23,6 +23,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from assay.nvd.change_record import change_facts
 from assay.nvd.cpe_record import cpe_facts
 from assay.nvd.cpematch_record import match_facts
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
-from assay.nvd.defaults import DEFAULT_BATCH_SIZE
+from assay.nvd.defaults import DEFAULT_BATCH_SIZE, LAST_IMPORT_KEY
 from assay.nvd.ingest.collector import BatchCollector
 from assay.nvd.ingest.sources import members, read_member
 from assay.nvd.source_record import source_facts
@@ -135,6 +136,9 @@ class Importer:
     def import_files(self, paths: Iterable[Path]) -> ImportReport:
         for path in paths:
             self.import_file(path)
+        if self.report.files:
+            finished = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+            self.store.set_meta(LAST_IMPORT_KEY, finished)
         return self.report
 
     def import_file(self, path: Path) -> None:

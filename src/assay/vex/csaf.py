@@ -1,0 +1,268 @@
+"""CSAF 2.0 (and 2.1) documents of the `csaf_vex` profile (pure).
+
+The product tree gives each product id its names: the `product_identification_helper`'s
+purl(s) and CPE name, from `branches` (walked to any depth up to a limit),
+`full_product_names` and `relationships` (a relationship's product is its
+`product_reference`, the component, installed in or with another product: a finding on
+that component is what it speaks of). `product_groups` let flags, threats and
+remediations name several products at once.
+
+Each product listed in a vulnerability's `product_status` is a statement, its status in
+OpenVEX's words (`CSAF_STATUS`); its justification is the `flags[].label` naming it (the
+five labels are OpenVEX's justifications), its impact statement the `threats[]` of
+category `impact` naming it, its action statement the `remediations[]` naming it. A
+`known_not_affected` product with neither a flag nor an impact threat is refused (the
+profile requires one, as OpenVEX does). The vulnerability is its `cve`, else its first
+`ids[].text`; the other ids are aliases. Statements carry the document's
+`tracking.current_release_date`: a newer revision of an advisory wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from assay.vex._fields import MAX_PRODUCTS, Fields
+from assay.vex.model import CSAF_STATUS, ProductId, VexStatement, VexStatus, parse_time
+
+VEX_CATEGORY: Final = "csaf_vex"
+VERSIONS: Final = ("2.0", "2.1")
+MAX_BRANCH_DEPTH: Final = 30
+"""CSAF branches nested deeper than this are refused (the schema allows 30)."""
+_EXTRA_STATUS: Final = {
+    "first_affected": VexStatus.AFFECTED,
+    "last_affected": VexStatus.AFFECTED,
+}
+
+
+def is_csaf(document: Mapping[str, Any]) -> bool:
+    head = document.get("document")
+    return isinstance(head, Mapping) and "csaf_version" in head
+
+
+class _Tree:
+    """Product ids and group ids of a product tree, with the names of each product."""
+
+    def __init__(self, fields: Fields) -> None:
+        self.fields = fields
+        self.names: dict[str, list[ProductId]] = {}
+        self.groups: dict[str, tuple[str, ...]] = {}
+
+    def product(self, value: object, path: str) -> None:
+        data = self.fields.mapping(value, path)
+        pid = self.fields.required(data, "product_id", path)
+        names = [ProductId("ref", pid)]
+        helper_value = data.get("product_identification_helper")
+        if helper_value is not None:
+            where = f"{path}.product_identification_helper"
+            helper = self.fields.mapping(helper_value, where)
+            purl = self.fields.string(helper, "purl", where)
+            if purl is not None:
+                names.append(ProductId("purl", purl))
+            names.extend(ProductId("purl", p) for p in self.fields.strings(helper, "purls", where))
+            cpe = self.fields.string(helper, "cpe", where)
+            if cpe is not None:
+                names.append(ProductId("cpe", cpe))
+        self.names.setdefault(pid, []).extend(names)
+
+    def branches(self, value: object, path: str) -> None:
+        stack: list[tuple[object, str, int]] = [(value, path, 1)]
+        while stack:
+            items, where, depth = stack.pop()
+            if depth > MAX_BRANCH_DEPTH:
+                raise self.fields.fail(
+                    where, f"expected branches nested at most {MAX_BRANCH_DEPTH}"
+                )
+            for index, branch in enumerate(self.fields.array(items, where, MAX_PRODUCTS)):
+                at = f"{where}[{index}]"
+                data = self.fields.mapping(branch, at)
+                if data.get("product") is not None:
+                    self.product(data["product"], f"{at}.product")
+                if data.get("branches") is not None:
+                    stack.append((data["branches"], f"{at}.branches", depth + 1))
+
+    def read(self, value: object) -> None:
+        if value is None:
+            return
+        tree = self.fields.mapping(value, "$.product_tree")
+        if tree.get("branches") is not None:
+            self.branches(tree["branches"], "$.product_tree.branches")
+        names = tree.get("full_product_names")
+        for index, item in enumerate(
+            self.fields.array(names, "$.product_tree.full_product_names", MAX_PRODUCTS)
+        ):
+            self.product(item, f"$.product_tree.full_product_names[{index}]")
+        relationships = self.fields.array(
+            tree.get("relationships"), "$.product_tree.relationships", MAX_PRODUCTS
+        )
+        for index, item in enumerate(relationships):
+            path = f"$.product_tree.relationships[{index}]"
+            data = self.fields.mapping(item, path)
+            full = data.get("full_product_name")
+            self.product(full, f"{path}.full_product_name")
+            pid = self.fields.required(self.fields.mapping(full, path), "product_id", path)
+            component = self.fields.required(data, "product_reference", path)
+            self.names[pid].extend(
+                n for n in self.names.get(component, []) if n.kind != "ref" or n.value == component
+            )
+        groups = self.fields.array(
+            tree.get("product_groups"), "$.product_tree.product_groups", MAX_PRODUCTS
+        )
+        for index, item in enumerate(groups):
+            path = f"$.product_tree.product_groups[{index}]"
+            data = self.fields.mapping(item, path)
+            gid = self.fields.required(data, "group_id", path)
+            self.groups[gid] = self.fields.strings(data, "product_ids", path)
+
+    def ids_of(self, data: Mapping[str, Any], path: str) -> set[str]:
+        """The product ids an entry names, directly or through its groups."""
+        ids = set(self.fields.strings(data, "product_ids", path))
+        for group in self.fields.strings(data, "group_ids", path):
+            if group not in self.groups:
+                raise self.fields.fail(f"{path}.group_ids", f"unknown product group {group!r}")
+            ids.update(self.groups[group])
+        return ids
+
+
+def read_csaf(
+    document: Mapping[str, Any], source: str, first: int = 0
+) -> tuple[dict[str, Any], tuple[VexStatement, ...]]:
+    """The document's facts (`id`, `author`, `timestamp`, `specVersion`) and statements."""
+    fields = Fields(source)
+    head = fields.mapping(document.get("document"), "$.document")
+    version = fields.required(head, "csaf_version", "$.document")
+    if version not in VERSIONS:
+        raise fields.fail(
+            "$.document.csaf_version", f"expected one of {', '.join(VERSIONS)}, found {version!r}"
+        )
+    category = fields.required(head, "category", "$.document")
+    if category != VEX_CATEGORY:
+        raise fields.fail(
+            "$.document.category",
+            f"expected {VEX_CATEGORY!r} (the VEX profile), found {category!r}",
+        )
+    tracking = fields.mapping(head.get("tracking"), "$.document.tracking")
+    doc_id = fields.required(tracking, "id", "$.document.tracking")
+    doc_time = parse_time(
+        tracking.get("current_release_date"),
+        f"{source}: $.document.tracking.current_release_date",
+    )
+    publisher = head.get("publisher")
+    author = (
+        fields.string(publisher, "name", "$.document.publisher")
+        if isinstance(publisher, Mapping)
+        else None
+    )
+    tree = _Tree(fields)
+    tree.read(document.get("product_tree"))
+    statements: list[VexStatement] = []
+    for index, item in enumerate(
+        fields.array(document.get("vulnerabilities"), "$.vulnerabilities")
+    ):
+        path = f"$.vulnerabilities[{index}]"
+        statements.extend(
+            _vulnerability(
+                fields,
+                tree,
+                fields.mapping(item, path),
+                path,
+                doc_id=doc_id,
+                author=author,
+                doc_time=doc_time,
+            )
+        )
+    from dataclasses import replace
+
+    numbered = tuple(replace(s, order=first + i) for i, s in enumerate(statements))
+    return {"id": doc_id, "author": author, "timestamp": doc_time, "specVersion": version}, numbered
+
+
+def _vulnerability(
+    fields: Fields,
+    tree: _Tree,
+    data: Mapping[str, Any],
+    path: str,
+    *,
+    doc_id: str,
+    author: str | None,
+    doc_time: Any,
+) -> list[VexStatement]:
+    ids = []
+    cve = fields.string(data, "cve", path)
+    if cve is not None:
+        ids.append(cve)
+    for position, entry in enumerate(fields.array(data.get("ids"), f"{path}.ids", MAX_PRODUCTS)):
+        at = f"{path}.ids[{position}]"
+        text = fields.string(fields.mapping(entry, at), "text", at)
+        if text is not None and text not in ids:
+            ids.append(text)
+    if not ids:
+        raise fields.fail(path, "expected a cve or ids naming the vulnerability, found neither")
+    name = ids[0]
+    justification: dict[str, str] = {}
+    for position, flag in enumerate(fields.array(data.get("flags"), f"{path}.flags", MAX_PRODUCTS)):
+        at = f"{path}.flags[{position}]"
+        entry = fields.mapping(flag, at)
+        label = fields.required(entry, "label", at)
+        for pid in tree.ids_of(entry, at):
+            justification.setdefault(pid, label)
+    impact: dict[str, str] = {}
+    for position, threat in enumerate(
+        fields.array(data.get("threats"), f"{path}.threats", MAX_PRODUCTS)
+    ):
+        at = f"{path}.threats[{position}]"
+        entry = fields.mapping(threat, at)
+        if entry.get("category") != "impact":
+            continue
+        details = fields.required(entry, "details", at)
+        for pid in tree.ids_of(entry, at):
+            impact.setdefault(pid, details)
+    action: dict[str, str] = {}
+    for position, remediation in enumerate(
+        fields.array(data.get("remediations"), f"{path}.remediations", MAX_PRODUCTS)
+    ):
+        at = f"{path}.remediations[{position}]"
+        entry = fields.mapping(remediation, at)
+        details = fields.required(entry, "details", at)
+        category = fields.string(entry, "category", at)
+        text = f"{category}: {details}" if category else details
+        for pid in tree.ids_of(entry, at):
+            action[pid] = f"{action[pid]}; {text}" if pid in action else text
+    statuses_value = data.get("product_status")
+    if statuses_value is None:
+        return []
+    statuses = fields.mapping(statuses_value, f"{path}.product_status")
+    statements = []
+    for group in statuses:
+        status = CSAF_STATUS.get(group) or _EXTRA_STATUS.get(group)
+        if status is None:
+            continue  # `recommended` is advice, not a status
+        where = f"{path}.product_status.{group}"
+        for position, pid in enumerate(fields.strings(statuses, group, f"{path}.product_status")):
+            names = tree.names.get(pid)
+            if names is None:
+                raise fields.fail(
+                    f"{where}[{position}]", f"product {pid!r} is not in the product tree"
+                )
+            if status is VexStatus.NOT_AFFECTED and pid not in justification and pid not in impact:
+                raise fields.fail(
+                    f"{where}[{position}]",
+                    f"statement for {name} on {pid} is known_not_affected without a flag "
+                    "(justification) or an impact threat (impact statement)",
+                )
+            statements.append(
+                VexStatement(
+                    name,
+                    tuple(ids[1:]),
+                    tuple(dict.fromkeys(names)),
+                    status,
+                    justification.get(pid) if status is VexStatus.NOT_AFFECTED else None,
+                    impact.get(pid) if status is VexStatus.NOT_AFFECTED else None,
+                    action.get(pid) if status is not VexStatus.NOT_AFFECTED else None,
+                    doc_time,
+                    doc_id,
+                    author,
+                    f"{fields.source}: {where}[{position}]",
+                )
+            )
+    return statements

@@ -1,0 +1,223 @@
+"""CycloneDX VEX: `vulnerabilities[].analysis` with `affects`, alone or inside a BOM (pure).
+
+Each vulnerability with an `analysis.state` is a statement; one without is a finding
+(a VDR entry), not a statement, and is skipped. `affects[].ref` is a `bom-ref` of the
+same BOM (its component's purl and CPE name count too) or a BOM-Link
+(`urn:cdx:SERIAL/VERSION#REF`) to another BOM's `bom-ref`; a fragment that is a purl
+names that purl as well. `affects[].versions` is not read: the ref names a component of
+one version already. The state is said in OpenVEX's words (`CYCLONEDX_STATUS`);
+`detail` is the impact statement of a `not_affected` statement and, with `response`,
+the action statement of an `affected` one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+from urllib.parse import unquote
+
+from assay.vex._fields import MAX_PRODUCTS, Fields, product_id
+from assay.vex.model import CYCLONEDX_STATUS, ProductId, VexStatement, VexStatus, parse_time
+
+MAX_COMPONENT_DEPTH: Final = 32
+
+JUSTIFICATION_TO_OPENVEX: Final = {
+    "code_not_present": "vulnerable_code_not_present",
+    "code_not_reachable": "vulnerable_code_not_in_execute_path",
+    "requires_dependency": "component_not_present",
+    "protected_by_compiler": "inline_mitigations_already_exist",
+    "protected_at_runtime": "inline_mitigations_already_exist",
+    "protected_by_mitigating_control": "inline_mitigations_already_exist",
+    "protected_at_perimeter": "vulnerable_code_cannot_be_controlled_by_adversary",
+    "requires_configuration": "vulnerable_code_cannot_be_controlled_by_adversary",
+    "requires_environment": "vulnerable_code_cannot_be_controlled_by_adversary",
+}
+"""CycloneDX justifications in OpenVEX's five words (for writing OpenVEX), the nearest
+meaning; the finding keeps CycloneDX's own word."""
+
+OPENVEX_TO_JUSTIFICATION: Final = {
+    "component_not_present": "requires_dependency",
+    "vulnerable_code_not_present": "code_not_present",
+    "vulnerable_code_not_in_execute_path": "code_not_reachable",
+    "vulnerable_code_cannot_be_controlled_by_adversary": "protected_at_perimeter",
+    "inline_mitigations_already_exist": "protected_by_mitigating_control",
+}
+
+
+def is_cyclonedx(document: Mapping[str, Any]) -> bool:
+    return document.get("bomFormat") == "CycloneDX"
+
+
+def _components(fields: Fields, bom: Mapping[str, Any]) -> dict[str, list[ProductId]]:
+    """Every `bom-ref` of the BOM (metadata component and nested components) with the
+    purl and CPE names of its component."""
+    found: dict[str, list[ProductId]] = {}
+    stack: list[tuple[Any, str, int]] = []
+    metadata = bom.get("metadata")
+    if isinstance(metadata, Mapping) and isinstance(metadata.get("component"), Mapping):
+        stack.append((metadata["component"], "$.metadata.component", 0))
+    for index, item in enumerate(fields.array(bom.get("components"), "$.components", MAX_PRODUCTS)):
+        stack.append((item, f"$.components[{index}]", 0))
+    while stack:
+        item, path, depth = stack.pop()
+        if depth > MAX_COMPONENT_DEPTH:
+            raise fields.fail(path, f"expected components nested at most {MAX_COMPONENT_DEPTH}")
+        data = fields.mapping(item, path)
+        names: list[ProductId] = []
+        purl = fields.string(data, "purl", path)
+        if purl is not None:
+            names.append(ProductId("purl", purl))
+        cpe = fields.string(data, "cpe", path)
+        if cpe is not None:
+            names.append(ProductId("cpe", cpe))
+        ref = fields.string(data, "bom-ref", path)
+        if ref is not None:
+            found[ref] = names
+        children = fields.array(data.get("components"), f"{path}.components", MAX_PRODUCTS)
+        stack.extend(
+            (child, f"{path}.components[{i}]", depth + 1) for i, child in enumerate(children)
+        )
+    return found
+
+
+def _author(metadata: Mapping[str, Any]) -> str | None:
+    authors = metadata.get("authors")
+    if isinstance(authors, list):
+        for author in authors:
+            if isinstance(author, Mapping) and isinstance(author.get("name"), str):
+                return str(author["name"])
+    for key in ("manufacturer", "manufacture", "supplier"):
+        entity = metadata.get(key)
+        if isinstance(entity, Mapping) and isinstance(entity.get("name"), str):
+            return str(entity["name"])
+    return None
+
+
+def read_cyclonedx(
+    bom: Mapping[str, Any], source: str, first: int = 0
+) -> tuple[dict[str, Any], tuple[VexStatement, ...]]:
+    """The BOM's facts (`id`, `author`, `timestamp`, `specVersion`) and its statements."""
+    fields = Fields(source)
+    metadata_value = bom.get("metadata")
+    metadata = fields.mapping(metadata_value, "$.metadata") if metadata_value is not None else {}
+    doc_id = fields.string(bom, "serialNumber", "$") or source
+    author = _author(metadata)
+    doc_time = parse_time(metadata.get("timestamp"), f"{source}: $.metadata.timestamp")
+    refs = _components(fields, bom)
+    statements: list[VexStatement] = []
+    items = fields.array(bom.get("vulnerabilities"), "$.vulnerabilities")
+    for index, item in enumerate(items):
+        path = f"$.vulnerabilities[{index}]"
+        data = fields.mapping(item, path)
+        analysis_value = data.get("analysis")
+        if analysis_value is None:
+            continue
+        analysis = fields.mapping(analysis_value, f"{path}.analysis")
+        state = fields.string(analysis, "state", f"{path}.analysis")
+        if state is None:
+            continue
+        statements.append(
+            _statement(
+                fields,
+                data,
+                analysis,
+                state,
+                path,
+                refs=refs,
+                doc_id=doc_id,
+                author=author,
+                doc_time=doc_time,
+            )
+        )
+    statements = [_renumber(s, first + i) for i, s in enumerate(statements)]
+    facts = {
+        "id": doc_id,
+        "author": author,
+        "timestamp": doc_time,
+        "specVersion": str(bom.get("specVersion") or ""),
+    }
+    return facts, tuple(statements)
+
+
+def _renumber(statement: VexStatement, order: int) -> VexStatement:
+    from dataclasses import replace
+
+    return replace(statement, order=order)
+
+
+def _statement(
+    fields: Fields,
+    data: Mapping[str, Any],
+    analysis: Mapping[str, Any],
+    state: str,
+    path: str,
+    *,
+    refs: dict[str, list[ProductId]],
+    doc_id: str,
+    author: str | None,
+    doc_time: Any,
+) -> VexStatement:
+    where = f"{path}.analysis"
+    status = CYCLONEDX_STATUS.get(state)
+    if status is None:
+        raise fields.fail(
+            f"{where}.state", f"expected one of {', '.join(CYCLONEDX_STATUS)}, found {state!r}"
+        )
+    vulnerability = fields.required(data, "id", path)
+    aliases = []
+    for position, reference in enumerate(
+        fields.array(data.get("references"), f"{path}.references", MAX_PRODUCTS)
+    ):
+        at = f"{path}.references[{position}]"
+        alias = fields.string(fields.mapping(reference, at), "id", at)
+        if alias is not None:
+            aliases.append(alias)
+    justification = fields.string(analysis, "justification", where)
+    detail = fields.string(analysis, "detail", where)
+    responses = fields.strings(analysis, "response", where)
+    if status is VexStatus.NOT_AFFECTED and justification is None and detail is None:
+        raise fields.fail(
+            path,
+            f"statement for {vulnerability} is {state} (not_affected) without a justification "
+            "or a detail (an impact statement is required)",
+        )
+    action = None
+    if status is not VexStatus.NOT_AFFECTED and (responses or detail):
+        action = "; ".join([*responses, *([detail] if detail else [])])
+    products: list[ProductId] = []
+    for position, affected in enumerate(
+        fields.array(data.get("affects"), f"{path}.affects", MAX_PRODUCTS)
+    ):
+        at = f"{path}.affects[{position}]"
+        ref = fields.required(fields.mapping(affected, at), "ref", at)
+        products.extend(_ref_products(ref, refs))
+    if not products:
+        raise fields.fail(f"{path}.affects", f"statement for {vulnerability} names no product")
+    updated = parse_time(analysis.get("lastUpdated"), f"{fields.source}: {where}.lastUpdated")
+    issued = parse_time(analysis.get("firstIssued"), f"{fields.source}: {where}.firstIssued")
+    return VexStatement(
+        vulnerability,
+        tuple(aliases),
+        tuple(dict.fromkeys(products)),
+        status,
+        justification,
+        detail if status is VexStatus.NOT_AFFECTED else None,
+        action,
+        updated or issued or doc_time,
+        doc_id,
+        author,
+        f"{fields.source}: {path}",
+    )
+
+
+def _ref_products(ref: str, refs: dict[str, list[ProductId]]) -> list[ProductId]:
+    local = ref
+    if ref.startswith("urn:cdx:") and "#" in ref:
+        local = unquote(ref.split("#", 1)[1])
+    names = [ProductId("ref", local)]
+    if local != ref:
+        names.append(ProductId("ref", ref))
+    names.extend(refs.get(local, refs.get(ref, [])))
+    if local[:4].lower() in ("pkg:", "cpe:"):
+        names.append(product_id(local))
+    return names

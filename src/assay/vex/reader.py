@@ -1,0 +1,295 @@
+"""One reader for every VEX file: plain, or signed, in whatever wrapping.
+
+    trust = VexTrust(signers=(TrustedSigner("vendor", keys=(public_key,)),))
+    document = read_vex(data, "vendor.vex.json", trust)
+    document.format, document.signature, document.statements
+
+Accepted: an OpenVEX, CycloneDX or CSAF `csaf_vex` document as JSON (CycloneDX as XML
+too, `assay.vex.cyclonedx_xml`); the same as the
+predicate of an in-toto statement; such a statement (or the document itself) as the
+payload of a DSSE envelope or of a Sigstore bundle. A signed file counts only once its
+signature verifies against a trusted signer (keys for an envelope, a certificate
+identity for a bundle) and is refused otherwise, naming why; the payload is parsed only
+after it verified. An unsigned file is read, and its `signature` is `None`: whether it
+counts is the caller's decision (on the command line it does; a policy can require
+signers). Duplicate keys, nesting deeper than `MAX_DEPTH` and files larger than
+`MAX_VEX_BYTES` are refused; so are YAML and anything that is not VEX.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from assay._json_strict import parse_checked, problem_reason, type_name
+from assay.vex.csaf import is_csaf, read_csaf
+from assay.vex.cyclonedx import is_cyclonedx, read_cyclonedx
+from assay.vex.model import Signature, VexDocument, VexError
+from assay.vex.openvex import is_openvex, read_openvex, spec_version
+
+if TYPE_CHECKING:
+    from assay.dsse import Verifier
+    from assay.sigstore.identity import CertificateIdentity
+    from assay.sigstore.verifier import BundleVerifier
+
+__all__ = ["MAX_DEPTH", "MAX_VEX_BYTES", "TrustedSigner", "VexTrust", "read_vex"]
+
+MAX_VEX_BYTES: Final = 32 * 1024 * 1024
+"""A VEX file larger than this is refused (Red Hat's largest CSAF VEX files are ~10 MB)."""
+MAX_DEPTH: Final = 64
+"""Containers nested deeper than this are refused."""
+
+_BUNDLE_PREFIX: Final = "application/vnd.dev.sigstore.bundle"
+_STATEMENT_PREFIX: Final = "https://in-toto.io/Statement/"
+
+
+@dataclass(frozen=True, slots=True)
+class TrustedSigner:
+    """Who may sign VEX: public keys (DSSE) and/or a certificate identity (Sigstore)."""
+
+    name: str
+    keys: tuple[Verifier, ...] = ()
+    identity: Callable[[CertificateIdentity], bool] | None = None
+    """Whether a verified certificate's identity is this signer's."""
+    describe: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VexTrust:
+    """The signers a signed VEX file may verify against, and the Sigstore roots."""
+
+    signers: tuple[TrustedSigner, ...] = ()
+    bundles: BundleVerifier | None = field(default=None, compare=False)
+
+
+def _parse(data: bytes | str, where: str) -> Any:
+    try:
+        value, problem = parse_checked(data, MAX_DEPTH - 1)
+    except UnicodeDecodeError as error:
+        raise VexError(where, f"expected UTF-8 JSON: {error}") from None
+    except json.JSONDecodeError as error:
+        raise VexError(
+            where,
+            f"expected a JSON VEX document (OpenVEX, CycloneDX, CSAF), found invalid JSON "
+            f"(line {error.lineno} column {error.colno}: {error.msg})",
+        ) from None
+    except RecursionError:
+        raise VexError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
+    if problem is not None:
+        path, kind = problem
+        raise VexError(f"{where}: {path}", problem_reason(kind, MAX_DEPTH))
+    return value
+
+
+def read_vex(data: bytes, name: str, trust: VexTrust | None = None, first: int = 0) -> VexDocument:
+    """The VEX document of a file's bytes (see the module docstring); statements are
+    numbered from `first` (their order among all statements read)."""
+    if len(data) > MAX_VEX_BYTES:
+        raise VexError(name, f"expected at most {MAX_VEX_BYTES} bytes, found {len(data)}")
+    digest = hashlib.sha256(data).hexdigest()
+    if not data.strip():
+        raise VexError(name, "expected a JSON VEX document, found an empty file")
+    from assay.vex.cyclonedx_xml import cyclonedx_xml_document, is_cyclonedx_xml
+
+    if is_cyclonedx_xml(data):
+        document = cyclonedx_xml_document(data, name)
+        return _document(document, name, digest=digest, signature=None, notes=(), first=first)
+    try:
+        value = _parse(data, name)
+    except VexError:
+        if not _json_lines(data):
+            raise
+        value = None  # JSON Lines: attestations, one a line
+    if value is not None and not isinstance(value, dict):
+        raise VexError(f"{name}: $", f"expected a JSON object, found {type_name(value)}")
+    if value is not None and not _wrapped(value):
+        return _document(value, name, digest=digest, signature=None, notes=(), first=first)
+    record = _one_record(data, name)
+    trust = trust or VexTrust()
+    signature: Signature | None = None
+    notes: list[str] = []
+    if record.kind == "sigstore-bundle":
+        payload, signature = _from_bundle(record.document, record.label, trust)
+        document = _payload_document(payload, record.label)
+    elif record.kind == "dsse":
+        payload, signature = _from_envelope(record.document, record.label, trust)
+        document = _payload_document(payload, record.label)
+    else:
+        document = record.document
+        notes.append("an unsigned in-toto statement")
+    document = _unwrap_statement(document, record.label)
+    return _document(
+        document, name, digest=digest, signature=signature, notes=tuple(notes), first=first
+    )
+
+
+def _json_lines(data: bytes) -> bool:
+    lines = [line for line in data.splitlines() if line.strip()]
+    return len(lines) > 1 and lines[0].lstrip().startswith(b"{")
+
+
+def _wrapped(value: Mapping[str, Any]) -> bool:
+    """A DSSE envelope, a Sigstore bundle or an in-toto statement (not a VEX itself)."""
+    media_type = value.get("mediaType")
+    return (
+        (isinstance(media_type, str) and media_type.startswith(_BUNDLE_PREFIX))
+        or ("payloadType" in value and "payload" in value)
+        or _is_statement(value)
+    )
+
+
+def _one_record(data: bytes, name: str) -> Any:
+    """The one attestation of a wrapped file, read by the reader of attestation files."""
+    from assay.attestation.files import parse_file
+    from assay.errors import AttestationError
+
+    try:
+        records = [r for r in parse_file(data, name) if r.kind != "unknown"]
+    except AttestationError as error:
+        raise VexError(error.where, error.reason) from None
+    if len(records) != 1:
+        raise VexError(name, f"expected one VEX attestation, found {len(records)}")
+    return records[0]
+
+
+def _is_statement(value: Mapping[str, Any]) -> bool:
+    kind = value.get("_type")
+    return isinstance(kind, str) and kind.startswith(_STATEMENT_PREFIX)
+
+
+def _unwrap_statement(value: Mapping[str, Any], name: str) -> dict[str, Any]:
+    if not _is_statement(value):
+        return dict(value)
+    predicate = value.get("predicate")
+    if not isinstance(predicate, dict):
+        raise VexError(
+            f"{name}: $.predicate", f"expected a VEX document, found {type_name(predicate)}"
+        )
+    return predicate
+
+
+def _payload_document(payload: bytes, name: str) -> dict[str, Any]:
+    value = _parse(payload, f"{name}: payload")
+    if not isinstance(value, dict):
+        raise VexError(f"{name}: payload", f"expected a JSON object, found {type_name(value)}")
+    return value
+
+
+def _from_envelope(value: dict[str, Any], name: str, trust: VexTrust) -> tuple[bytes, Signature]:
+    from assay.dsse import Envelope, check_signatures, key_fingerprint
+    from assay.errors import AttestationError
+
+    try:
+        envelope = Envelope.from_dict(value, where=f"{name}: $")
+    except AttestationError as error:
+        raise VexError(error.where, error.reason) from None
+    keyed = [s for s in trust.signers if s.keys]
+    if not keyed:
+        raise VexError(
+            name,
+            "the DSSE envelope is signed, and no trusted key was given to verify it: "
+            "a signed VEX document counts only once its signature verifies",
+        )
+    for signer in keyed:
+        check = check_signatures(envelope, list(signer.keys))
+        if check.verified:
+            key = check.signed_by[0]
+            return envelope.payload, Signature(signer.name, "key", key_fingerprint(key))
+    names = ", ".join(s.name for s in keyed)
+    raise VexError(
+        name,
+        f"the DSSE envelope's {len(envelope.signatures)} signature(s) do not verify with "
+        f"any trusted key ({names})",
+    )
+
+
+def _from_bundle(value: Mapping[str, Any], name: str, trust: VexTrust) -> tuple[bytes, Signature]:
+    from assay.errors import AttestationError, VerificationError
+
+    identities = [s for s in trust.signers if s.identity is not None]
+    if trust.bundles is None or not identities:
+        raise VexError(
+            name,
+            "the Sigstore bundle is signed, and no trusted identity was given to verify it: "
+            "a signed VEX document counts only once its signature verifies",
+        )
+    try:
+        verified = trust.bundles.verify(dict(value), name)
+    except AttestationError as error:
+        raise VexError(error.where, error.reason) from None
+    except VerificationError as error:
+        raise VexError(name, str(error)) from None
+    if verified.payload is None:
+        raise VexError(name, "expected a bundle with a DSSE envelope, found a message signature")
+    identity = verified.identity
+    for signer in identities:
+        assert signer.identity is not None
+        if signer.identity(identity):
+            detail = f"{identity.san} ({identity.issuer})"
+            return verified.payload, Signature(signer.name, "sigstore", detail)
+    raise VexError(
+        name,
+        f"the Sigstore bundle verified, but its certificate identity {identity.san!r} "
+        f"(issuer {identity.issuer!r}) is none of the trusted identities "
+        f"({', '.join(s.describe or s.name for s in identities)})",
+    )
+
+
+def _document(
+    value: dict[str, Any],
+    name: str,
+    *,
+    digest: str,
+    signature: Signature | None,
+    notes: tuple[str, ...],
+    first: int,
+) -> VexDocument:
+    if is_openvex(value):
+        facts, statements = read_openvex(value, name, first)
+        kind, version = "openvex", spec_version(value)
+    elif is_cyclonedx(value):
+        facts, statements = read_cyclonedx(value, name, first)
+        kind, version = "cyclonedx", str(facts["specVersion"])
+        if not statements:
+            raise VexError(
+                f"{name}: $.vulnerabilities",
+                "expected vulnerabilities with an analysis (a VEX), found none",
+            )
+    elif is_csaf(value):
+        facts, statements = read_csaf(value, name, first)
+        kind, version = "csaf", str(facts["specVersion"])
+    else:
+        raise VexError(
+            f"{name}: $",
+            "expected an OpenVEX document (@context https://openvex.dev/ns/...), a CycloneDX "
+            "BOM (bomFormat) or a CSAF document (document.csaf_version), found none of them",
+        )
+    return VexDocument(
+        name,
+        kind,
+        version,
+        str(facts["id"]),
+        facts["author"],
+        facts["timestamp"],
+        statements,
+        digest,
+        signature,
+        notes,
+        value,
+    )
+
+
+def read_vex_files(
+    files: Sequence[tuple[str, bytes]], trust: VexTrust | None = None
+) -> list[VexDocument]:
+    """Several files, their statements numbered in command-line order."""
+    documents: list[VexDocument] = []
+    first = 0
+    for name, data in files:
+        document = read_vex(data, name, trust, first)
+        first += len(document.statements)
+        documents.append(document)
+    return documents

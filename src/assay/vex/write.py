@@ -1,0 +1,255 @@
+"""VEX out: OpenVEX 0.2.0 documents from statements, and the vexctl-style operations.
+
+    document = openvex_document(statements, author="ACME PSIRT", now=now)
+    merged = merge_statements(documents, products=["pkg:pypi/lib"], vulnerabilities=[])
+    kept, dropped = filter_sarif(sarif, VexIndex(documents), products=[])
+
+Pure. Statements are written in OpenVEX's words whatever their origin: a CycloneDX
+justification becomes the nearest of OpenVEX's five (`JUSTIFICATION_TO_OPENVEX`; a
+CSAF flag already is one). A document's `@id` is derived from its content
+(`urn:assay:vex:<sha256>`) unless one is given, so writing the same statements twice
+gives the same document. Merging keeps every statement of every document, ordered by
+time (then by the order given), as `vexctl merge` does; `--product` and `--vuln` keep
+only the statements that name one of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from assay.vex.cyclonedx import JUSTIFICATION_TO_OPENVEX
+from assay.vex.match import EARLIEST, ComponentNames, VexIndex, parse_purl, purl_matches
+from assay.vex.model import (
+    OPENVEX_JUSTIFICATIONS,
+    SUPPRESSING,
+    ProductId,
+    VexDocument,
+    VexError,
+    VexStatement,
+    VexStatus,
+    format_time,
+)
+
+__all__ = [
+    "OPENVEX_CONTEXT",
+    "filter_sarif",
+    "merge_statements",
+    "new_statement",
+    "openvex_document",
+    "openvex_justification",
+]
+
+OPENVEX_CONTEXT: Final = "https://openvex.dev/ns/v0.2.0"
+ID_PREFIX: Final = "urn:assay:vex:"
+
+
+def openvex_justification(text: str | None) -> str | None:
+    """A justification in OpenVEX's words (None when it has no OpenVEX counterpart)."""
+    if text is None or text in OPENVEX_JUSTIFICATIONS:
+        return text
+    return JUSTIFICATION_TO_OPENVEX.get(text)
+
+
+def _product(product: ProductId) -> dict[str, Any]:
+    entry: dict[str, Any] = {"@id": product.value}
+    if product.kind == "purl":
+        entry["identifiers"] = {"purl": product.value}
+    elif product.kind == "cpe":
+        entry["identifiers"] = {
+            "cpe23" if product.value.startswith("cpe:2.3:") else "cpe22": product.value
+        }
+    return entry
+
+
+def _statement(statement: VexStatement) -> dict[str, Any]:
+    vulnerability: dict[str, Any] = {"name": statement.vulnerability}
+    if statement.aliases:
+        vulnerability["aliases"] = list(statement.aliases)
+    entry: dict[str, Any] = {
+        "vulnerability": vulnerability,
+        "products": [_product(p) for p in statement.products],
+        "status": str(statement.status),
+    }
+    if statement.timestamp is not None:
+        entry["timestamp"] = format_time(statement.timestamp)
+    justification = openvex_justification(statement.justification)
+    impact = statement.impact
+    if statement.status is VexStatus.NOT_AFFECTED:
+        if justification is not None:
+            entry["justification"] = justification
+        if impact is None and justification is None and statement.justification:
+            impact = f"justification: {statement.justification}"  # no OpenVEX counterpart
+        if impact is not None:
+            entry["impact_statement"] = impact
+    if statement.action_statement and statement.status is VexStatus.AFFECTED:
+        entry["action_statement"] = statement.action_statement
+    elif statement.action_statement:
+        entry["status_notes"] = statement.action_statement
+    return entry
+
+
+def openvex_document(
+    statements: Iterable[VexStatement],
+    *,
+    author: str,
+    now: datetime,
+    doc_id: str | None = None,
+    role: str | None = None,
+    tooling: str | None = None,
+    version: int = 1,
+) -> dict[str, Any]:
+    """An OpenVEX 0.2.0 document of the statements (see the module docstring)."""
+    body = [_statement(s) for s in statements]
+    document: dict[str, Any] = {"@context": OPENVEX_CONTEXT, "@id": ""}
+    document["author"] = author
+    if role:
+        document["role"] = role
+    document["timestamp"] = format_time(now)
+    document["version"] = version
+    if tooling:
+        document["tooling"] = tooling
+    document["statements"] = body
+    if doc_id is None:
+        canonical = json.dumps(
+            {k: v for k, v in document.items() if k not in ("@id", "timestamp")},
+            sort_keys=True,
+            separators=(",", ":"),
+        ).encode()
+        doc_id = ID_PREFIX + hashlib.sha256(canonical).hexdigest()
+    document["@id"] = doc_id
+    return document
+
+
+def new_statement(
+    *,
+    vulnerability: str,
+    products: Sequence[str],
+    status: str,
+    justification: str | None = None,
+    impact: str | None = None,
+    action: str | None = None,
+    aliases: Sequence[str] = (),
+    subcomponents: Sequence[str] = (),
+    now: datetime | None = None,
+) -> VexStatement:
+    """One statement from its parts, checked as a reader checks what it reads
+    (`vexctl create`'s flags: `--product`, `--vuln`, `--status`, `--justification`,
+    `--impact-statement`, `--action-statement`, `--subcomponents`)."""
+    from assay.vex._fields import product_id
+
+    try:
+        state = VexStatus(status)
+    except ValueError:
+        raise VexError(
+            "status", f"expected one of {', '.join(map(str, VexStatus))}, found {status!r}"
+        ) from None
+    if not products:
+        raise VexError("products", "expected at least one product")
+    if justification is not None and justification not in OPENVEX_JUSTIFICATIONS:
+        raise VexError(
+            "justification",
+            f"expected one of {', '.join(OPENVEX_JUSTIFICATIONS)}, found {justification!r}",
+        )
+    if state is VexStatus.NOT_AFFECTED and justification is None and impact is None:
+        raise VexError(
+            "justification",
+            "a not_affected statement needs a justification or an impact statement",
+        )
+    if state is VexStatus.AFFECTED and not action:
+        raise VexError("action_statement", "an affected statement needs an action statement")
+    named = [product_id(p) for p in (subcomponents or products)]
+    return VexStatement(
+        vulnerability,
+        tuple(aliases),
+        tuple(named),
+        state,
+        justification,
+        impact,
+        action,
+        now,
+    )
+
+
+def _names_product(statement: VexStatement, wanted: Sequence[str]) -> bool:
+    for text in wanted:
+        target = parse_purl(text)
+        for product in statement.products:
+            if product.value == text:
+                return True
+            found = parse_purl(product.value) if product.kind == "purl" else None
+            if (
+                target is not None
+                and found is not None
+                and (purl_matches(target, found) or purl_matches(found, target))
+            ):
+                return True
+    return False
+
+
+def merge_statements(
+    documents: Sequence[VexDocument],
+    *,
+    products: Sequence[str] = (),
+    vulnerabilities: Sequence[str] = (),
+) -> list[VexStatement]:
+    """Every statement of the documents, oldest first, filtered as asked."""
+    wanted = {v.upper() for v in vulnerabilities}
+    found = [
+        s
+        for d in documents
+        for s in d.statements
+        if (not wanted or any(i.upper() in wanted for i in s.ids))
+        and (not products or _names_product(s, products))
+    ]
+    return sorted(found, key=lambda s: (s.timestamp or EARLIEST, s.order))
+
+
+def _sarif_names(result: Mapping[str, Any], products: Sequence[str]) -> list[ComponentNames]:
+    if products:
+        return [ComponentNames(p, p if p.startswith("pkg:") else None) for p in products]
+    names = []
+    for location in result.get("locations") or []:
+        if not isinstance(location, Mapping):
+            continue
+        for logical in location.get("logicalLocations") or []:
+            if isinstance(logical, Mapping):
+                ref = str(logical.get("name") or "")
+                full = logical.get("fullyQualifiedName")
+                purl = full if isinstance(full, str) and full.startswith("pkg:") else None
+                names.append(ComponentNames(ref, purl))
+    return names
+
+
+def filter_sarif(
+    sarif: Mapping[str, Any], index: VexIndex, *, products: Sequence[str] = ()
+) -> tuple[dict[str, Any], int]:
+    """The SARIF log without the results VEX says are `not_affected` or `fixed`, and how
+    many were dropped. A result's product is `products` when given, else its logical
+    locations (assay's SARIF names each component); a result with neither is matched by
+    its rule id alone, as `vexctl filter` does."""
+    dropped = 0
+    runs = []
+    for run in sarif.get("runs") or []:
+        if not isinstance(run, Mapping):
+            runs.append(run)
+            continue
+        kept = []
+        for result in run.get("results") or []:
+            rule = result.get("ruleId") if isinstance(result, Mapping) else None
+            if not isinstance(rule, str):
+                kept.append(result)
+                continue
+            names = _sarif_names(result, products) or [ComponentNames("")]
+            verdicts = [index.statement_for((rule,), n) for n in names]
+            if not _sarif_names(result, products):
+                verdicts = [index.any_statement_for((rule,))]
+            if verdicts and all(v is not None and v[0].status in SUPPRESSING for v in verdicts):
+                dropped += 1
+                continue
+            kept.append(result)
+        runs.append({**run, "results": kept})
+    return {**sarif, "runs": runs}, dropped
