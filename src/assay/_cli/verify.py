@@ -241,8 +241,13 @@ def _dependency_checks(
     from assay.audit import VulnerabilityCheck
     from assay.audit.store_source import open_store_source
     from assay.config import default_store_url
+    from assay.nvd.storage import store_exists
 
-    source = open_store_source(store_url or default_store_url())
+    url = store_url or default_store_url()
+    if policy.vulnerabilities.attestations is not None and not store_exists(url):
+        # A trusted scan attestation may stand for the scan: without a store, one must.
+        return [VulnerabilityCheck(None, vex=vex)], []
+    source = open_store_source(url)  # a missing store is refused, naming it
     return [VulnerabilityCheck(source, vex=vex)], [source]
 
 
