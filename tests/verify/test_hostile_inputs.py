@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assay.errors import AssayError, AttestationError, InputError
 from assay.keys import generate_private_key
@@ -247,3 +249,44 @@ def test_toml_nesting_within_the_limit_is_read(filename: str) -> None:
     else:
         problem = None
     assert "nesting" not in str(problem)
+
+
+# TOML values whose strings hold what the scan must skip: brackets, quotes, `#`, dots.
+_tricky = st.text(alphabet="[]{}#.\"'\\=,ab \n", max_size=8)
+toml_values = st.recursive(
+    st.integers(0, 9) | st.floats(0, 9, allow_nan=False).map(lambda f: round(f, 2)) | _tricky,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abc"), inner),
+    max_leaves=12,
+)
+
+
+def _toml(value: Any, how: int) -> str:
+    if isinstance(value, str):
+        if how % 3 == 0 and "'" not in value and "\n" not in value:
+            return f"'{value}'"
+        if how % 3 == 1 and '"""' not in value and value[-1:] != '"' and value[:1] != "\n":
+            return '"""' + value.replace("\\", "\\\\") + '"""'
+        return json.dumps(value)  # a TOML basic string
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v, how + i) for i, v in enumerate(value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml(v, how + 1)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _nesting(value: Any) -> int:
+    if isinstance(value, list | dict):
+        items = value.values() if isinstance(value, dict) else value
+        return 1 + max((_nesting(v) for v in items), default=0)
+    return 0
+
+
+@given(toml_values, st.integers(0, 2), st.integers(1, 6))
+def test_the_toml_depth_scan_counts_only_real_nesting(value: Any, how: int, limit: int) -> None:
+    import tomllib
+
+    from assay.lockfiles._toml import _too_deep_at
+
+    text = f"# a [comment] {{\n[t]\nx = {_toml(value, how)}\n"
+    assert tomllib.loads(text)["t"]["x"] == value
+    assert (_too_deep_at(text, limit) is None) == (_nesting(value) <= limit)
