@@ -27,7 +27,7 @@ from assay.policy.model import (
     SourceRule,
     VsaSigner,
 )
-from assay.policy.refs import is_commit_digest, parse_version
+from assay.policy.refs import is_commit_digest, parse_semver
 from assay.policy.vulnerabilities import VulnerabilityRule, parse_vulnerability_rule
 
 if TYPE_CHECKING:
@@ -268,10 +268,10 @@ class _Reader:
         )
         repository = self.optional_string(data, "repository", path)
         versioned = self.optional_string(data, "versionedTag", path)
-        if versioned is not None and parse_version(versioned) is None:
+        if versioned is not None and parse_semver(versioned) is None:
             raise self.fail(
                 f"{path}.versionedTag",
-                f"expected a semantic version such as v1.2, got {versioned!r}",
+                f"expected a semantic version such as v1.2 (vX[.Y[.Z]]), got {versioned!r}",
             )
         refs = [k for k in ("branch", "tag", "versionedTag") if data.get(k) is not None]
         if len(refs) > 1:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.errors import AttestationError
-from assay.policy.refs import is_release_tag, normalize_repository, parse_version, split_ref
+from assay.policy.refs import is_release_tag, normalize_repository, parse_semver, split_ref
 from assay.sigstore.legacy import is_legacy_envelope
 from assay.sigstore.signature import RekorLookup, verify_signed_document
 from assay.sigstore.slsa_rules import (
@@ -178,13 +178,14 @@ def check_options(options: Options) -> None:
         raise AttestationError(
             "--source-branch/--source-tag/--source-versioned-tag", "expected at most one of them"
         )
-    if options.source_versioned_tag is not None:
-        version = parse_version(options.source_versioned_tag)
-        if version is None or not options.source_versioned_tag.startswith("v"):
-            raise AttestationError(
-                "--source-versioned-tag",
-                f"expected vX[.Y[.Z]], got {options.source_versioned_tag!r}",
-            )
+    if (
+        options.source_versioned_tag is not None
+        and parse_semver(options.source_versioned_tag) is None
+    ):
+        raise AttestationError(
+            "--source-versioned-tag",
+            f"expected vX[.Y[.Z]], got {options.source_versioned_tag!r}",
+        )
 
 
 def read_envelopes(data: bytes, where: str) -> list[tuple[str, dict[str, Any]]]:
