@@ -301,3 +301,26 @@ def test_a_dependency_known_only_by_sha1_is_a_dependency_not_source(
     assert report["dependencyLevels"] == {"SLSA_BUILD_LEVEL_0": 1}
     assert report["dependencies"]["unverified"] == ["sha1:" + "a" * 40]
     assert json.loads(out.read_text())["predicate"]["dependencyLevels"] == {"SLSA_BUILD_LEVEL_0": 1}
+
+
+def test_a_v02_builder_inside_a_v1_predicate_fails_verification_naming_it(
+    cli: Callable[..., int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = generate_private_key("ed25519")
+    pub = tmp_path / "ci.pub"
+    pub.write_bytes(key.public_key().to_pem())
+    artifact = tmp_path / "widget"
+    artifact.write_bytes(ARTIFACT)
+    statement = provenance({"sha256": digest_of(ARTIFACT)})
+    statement["predicate"]["builder"] = {"id": "https://evil.example/builder"}
+    attestation = tmp_path / "widget.intoto.json"
+    attestation.write_bytes(sign(statement, key))
+    code = cli(
+        "verify", str(artifact), "--attestation", str(attestation),
+        "--policy", str(write_policy(tmp_path, pub)), "--json",
+    )  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    checks = {c["check"]: c for c in report["attestations"][0]["checks"]}
+    assert not checks["statement.valid"]["passed"]
+    assert any("$.predicate.builder" in f for f in checks["statement.valid"]["found"])
