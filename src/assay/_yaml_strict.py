@@ -133,8 +133,9 @@ def load(
 ) -> Any:
     """The one YAML document in `data`, as plain values; `InputError` naming `source` and
     the position of the first problem otherwise."""
-    loader = _Loader(data, max_depth, max_nodes)
+    loader: _Loader | None = None
     try:
+        loader = _Loader(data, max_depth, max_nodes)  # decodes and checks the first bytes
         return loader.get_single_data()
     except _Refused as refused:
         raise InputError(_where(source, refused.mark), refused.reason) from None
@@ -146,5 +147,8 @@ def load(
         raise InputError(source, f"expected YAML: {str(error).splitlines()[0]}") from None
     except RecursionError:  # not reached with a sane max_depth; never a traceback
         raise InputError(source, f"expected nesting at most {max_depth} deep") from None
+    except UnicodeDecodeError as error:
+        raise InputError(source, f"expected UTF-8 or UTF-16 YAML text: {error.reason}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()

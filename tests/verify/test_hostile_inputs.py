@@ -87,6 +87,8 @@ def test_a_billion_laughs_policy_is_refused_at_once_naming_where() -> None:
         (b"a: " + b"[" * 100 + b"]" * 100, "p.yaml line 1", "nesting at most 32 deep"),
         (b"a:\n" + b"".join(b"  " * i + b"- \n" for i in range(1, 80)), "p.yaml line", "nest"),
         (b"a: " + b"{b: " * 5000 + b"}" * 5000, "p.yaml line 1", "nesting"),
+        (b"\x00version: 1\n", "p.yaml", "unacceptable character"),
+        (b"\x80version: 1\n", "p.yaml", "expected"),
     ],
     ids=[
         "recursive",
@@ -97,6 +99,8 @@ def test_a_billion_laughs_policy_is_refused_at_once_naming_where() -> None:
         "flow-deep",
         "block-deep",
         "very-deep",
+        "nul",
+        "not-utf-8",
     ],
 )
 def test_policy_yaml_aliases_depth_and_duplicates_are_refused_by_position(
