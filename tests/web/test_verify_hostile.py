@@ -6,10 +6,14 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from tests.verify.helpers import provenance, write_policy
+from tests.verify.test_hostile_fuzz import EXAMPLES, FUZZ, mutations
 from tests.verify.test_hostile_inputs import HOSTILE_PAYLOADS, billion_laughs
 from tests.web.test_upload_pages import GCB_PROVENANCE, alert, post_verify
 
@@ -81,3 +85,34 @@ def test_a_deeply_nested_lock_file_is_a_400_on_scan_and_the_api(
     api = client.post(f"/api/scan?filename={filename}", content=data)
     assert api.status_code == 400, api.text
     assert "nesting" in api.text
+
+
+_KEY = generate_private_key("ecdsa-p256")
+
+
+def _trusting_policy() -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        pem = Path(folder) / "ci.pub"
+        pem.write_bytes(_KEY.public_key().to_pem())
+        policy: dict[str, Any] = json.loads(write_policy(Path(folder), pem).read_text())
+    policy["signers"][0]["publicKeys"] = [_KEY.public_key().to_pem().decode()]
+    return policy
+
+
+@settings(FUZZ, max_examples=max(EXAMPLES // 4, 10))
+@given(mutations(json.dumps(provenance({"sha256": "ab" * 32})).encode()), st.booleans())
+def test_mutated_signed_payloads_and_policies_are_never_a_500(
+    client: TestClient, payload: bytes, mutate_policy: bool
+) -> None:
+    envelope = dsse.sign(payload, dsse.INTOTO_PAYLOAD_TYPE, [_KEY]).to_json()
+    policy = json.dumps(_trusting_policy()).encode()
+    if mutate_policy:  # the same edits, applied to the policy instead
+        policy = policy.replace(b'"version": 1', b'"version": 1' + payload[:40], 1)
+    page = post_verify(
+        client,
+        [("attestation", ("fuzz.intoto.json", envelope))],
+        policy_text=policy.decode("utf-8", "replace"),
+        digests=f"sha256:{'ab' * 32}",
+        format="json",
+    )
+    assert page.status_code in (200, 400), page.text
