@@ -324,3 +324,27 @@ def test_a_v02_builder_inside_a_v1_predicate_fails_verification_naming_it(
     checks = {c["check"]: c for c in report["attestations"][0]["checks"]}
     assert not checks["statement.valid"]["passed"]
     assert any("$.predicate.builder" in f for f in checks["statement.valid"]["found"])
+
+
+def test_verify_judges_two_files_of_one_name_each_by_its_digest(
+    cli: Callable[..., int],
+    setup: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for folder, content in (("a", ARTIFACT), ("b", b"another build\n")):
+        Path(folder).mkdir()
+        (Path(folder) / "app").write_bytes(content)
+    for order in (["a/app", "b/app"], ["b/app", "a/app"]):
+        code = cli(
+            "verify", *order, "--attestation", str(setup["att"]),
+            "--policy", str(setup["policy"]), "--json",
+        )  # fmt: skip
+        report = json.loads(capsys.readouterr().out)
+        assert code == 1
+        assert {a["name"]: a["passed"] for a in report["artifacts"]} == {
+            "a/app": True,
+            "b/app": False,
+        }
