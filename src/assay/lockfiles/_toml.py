@@ -36,38 +36,36 @@ def load(text: str, filename: str) -> dict[str, Any]:
     return value
 
 
-_QUOTES = ('"""', "'''", '"', "'")
-_INTERESTING = re.compile(r"[\n#\"'\[\]{}=,.]")
+# The tokens the scan reads: whole strings (a multi-line one may end with up to two
+# quotes of content), comments, and the characters that nest or split keys.
+_TOKEN = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*"{3,5}'
+    r"|'''(?:[^']|'(?!''))*'{3,5}"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'[^'\n]*'"
+    r"|#[^\n]*"
+    r"|[\n\[\]{}=,.]",
+    re.DOTALL,
+)
 
 
 def _too_deep_at(text: str, limit: int) -> int | None:
     """The line where brackets (`[`, `{`) nest deeper than `limit`, or a key has more
-    than `limit` dotted parts, outside strings and comments; None when neither happens."""
+    than `limit` dotted parts, outside strings and comments; None when neither happens.
+    (An unterminated string is no token: its quote is skipped and tomllib names it.)"""
     closers: list[str] = []
     in_key = True  # at the start of a line, after `{` or `,` in an inline table
     parts = 0
     line = 1
-    index, size = 0, len(text)
-    while True:
-        found = _INTERESTING.search(text, index)
-        if found is None:
-            return None
-        index = found.start()
-        char = text[index]
-        if char == "\n":
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        char = token[0]
+        if char in "\"'":
+            line += token.count("\n")
+        elif char == "\n":
             line += 1
             if not closers:
                 in_key, parts = True, 0
-        elif char == "#":
-            end = text.find("\n", index)
-            index = size if end < 0 else end
-            continue
-        elif char in "\"'":
-            quote = next(q for q in _QUOTES if text.startswith(q, index))
-            end = _string_end(text, index + len(quote), quote)
-            line += text.count("\n", index, end)
-            index = end
-            continue
         elif char in "[{":
             header = in_key and not closers  # `[table]` or `[[array]]` at a line's start
             closers.append("]" if char == "[" else "}")
@@ -79,38 +77,14 @@ def _too_deep_at(text: str, limit: int) -> int | None:
                 closers.pop()
         elif char == "=":
             in_key = False
-        elif char == "," and closers and closers[-1] == "}":
-            in_key, parts = True, 0
+        elif char == ",":
+            if closers[-1:] == ["}"]:
+                in_key, parts = True, 0
         elif char == "." and in_key:
             parts += 1
             if parts >= limit:
                 return line
-        index += 1
-
-
-def _string_end(text: str, start: int, quote: str) -> int:
-    """The index just past the string that opened with `quote` before `start`."""
-    index = start
-    escapes = not quote.startswith("'")
-    while True:
-        end = text.find(quote, index)
-        if end < 0:
-            return len(text)  # unterminated: tomllib names it
-        if escapes and _run(text, end) % 2:
-            index = end + 1
-            continue
-        if len(quote) == 3:
-            while text.startswith(quote[0], end + 3):
-                end += 1  # up to two quotes may end a multi-line string's content
-        return end + len(quote)
-
-
-def _run(text: str, end: int) -> int:
-    """How many backslashes come just before `end`."""
-    count = 0
-    while end - count - 1 >= 0 and text[end - count - 1] == "\\":
-        count += 1
-    return count
+    return None
 
 
 class Positions:
