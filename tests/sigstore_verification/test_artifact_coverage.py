@@ -85,6 +85,7 @@ def test_two_artifacts_with_the_same_name_are_each_checked_by_digest(
         assert not result.passed
         assert [r.passed for r in result.results] == [a is attested for a in artifacts]
         assert [r.artifact for r in result.results] == list(artifacts)
+        assert [r.artifact for r in result.covered] == [attested]
 
 
 def test_two_envelopes_each_covering_one_artifact_pass_in_any_order(

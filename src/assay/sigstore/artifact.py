@@ -105,6 +105,12 @@ class ArtifactVerification:
         return [r.artifact for r in self.results]
 
     @property
+    def covered(self) -> list[ArtifactCoverage]:
+        """The artifacts a passing envelope covers, in the order given (each artifact its
+        own entry: two of one name are two entries)."""
+        return [r for r in self.results if r.passed]
+
+    @property
     def builder_ids(self) -> list[str]:
         return [b for r in self.results for b in r.builder_ids]
 
