@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -116,9 +117,61 @@ def _depth(value: object) -> int:
 @given(json_texts(), st.integers(-1, 7), st.sampled_from(["str", "utf-8", "utf-16", "utf-32"]))
 def test_parse_checked_is_parse_then_first_problem(text: str, limit: int, form: str) -> None:
     data: str | bytes = text if form == "str" else text.encode(form)
+    if form in ("utf-16", "utf-32"):  # JSON exchanged is UTF-8 (RFC 8259 8.1)
+        with pytest.raises(json.JSONDecodeError):
+            parse_checked(data, limit)
+        with pytest.raises(json.JSONDecodeError):
+            parse(data)
+        return
     value, problem = parse_checked(data, limit)
     assert value == parse(data)
     assert problem == first_problem(parse(data), limit)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'\xef\xbb\xbf{"a": 1}',
+        '\ufeff{"a": 1}',
+        b'{"a": NaN}',
+        b'{"a": Infinity}',
+        b'{"a": -Infinity}',
+        b'{"a": 1e999}',
+        b'{"a": "\\ud800"}',
+        b'{"\\udc00": 1}',
+        '{"a": "\ud800"}',
+        b'{"a": "\xe9"}',
+        '{"a": 1}'.encode("utf-16"),
+    ],
+    ids=[
+        "bom",
+        "bom-str",
+        "nan",
+        "infinity",
+        "minus-infinity",
+        "out-of-range",
+        "lone-high-surrogate",
+        "lone-low-surrogate-key",
+        "surrogate-str",
+        "latin-1",
+        "utf-16",
+    ],
+)
+def test_what_python_json_accepts_beyond_rfc_8259_is_refused_with_a_position(
+    text: str | bytes,
+) -> None:
+    for reader in (parse, lambda t: parse_checked(t, 8)):
+        with pytest.raises(json.JSONDecodeError) as caught:
+            reader(text)
+        assert caught.value.lineno == 1
+        assert caught.value.colno >= 1
+
+
+def test_a_surrogate_pair_and_big_integers_are_read() -> None:
+    assert parse(b'{"a": "\\ud83d\\ude00", "n": 123456789012345678901234567890}') == {
+        "a": "\U0001f600",
+        "n": 123456789012345678901234567890,
+    }
 
 
 def test_parse_checked_walks_only_when_it_must() -> None:

@@ -1,14 +1,35 @@
-"""Strict JSON parsing shared by readers outside the attestation layer (pure, no I/O).
+"""Strict JSON parsing: the one grammar every reader of JSON input uses (pure, no I/O).
 
 A document whose object keys repeat can mean two things to two parsers, so readers of
 signed documents and of lock files refuse it; nesting past a limit is refused too. This
 module finds those problems with their JSON path; each reader raises its own error.
+
+Python's `json` also accepts what RFC 8259 does not: a byte order mark, `NaN` and
+`Infinity`, numbers beyond a double's range (read as infinity), lone surrogates
+(`"\\ud800"`, a string no UTF-8 writer can write back) and UTF-16/32 bytes. `parse` and
+`parse_checked` refuse all of them first (`check_grammar`), so a signed payload means the
+same thing to `verify`, `/verify` and `attest validate`.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any, Final
+
+import orjson
+
+
+def check_grammar(text: str | bytes) -> None:
+    """Refuse text that is not RFC 8259 JSON in UTF-8 (orjson's grammar, which `attest
+    validate` reads payloads with), raising `json.JSONDecodeError` with its line and
+    column. Nesting too deep for orjson (1024) raises `RecursionError`, as `json` would:
+    every reader names its own, lower, depth limit for it."""
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError as error:
+        if "depth limit" in error.msg or "recursion" in error.msg:
+            raise RecursionError(error.msg) from None
+        raise
 
 
 class _Duplicated(dict[str, Any]):
@@ -34,8 +55,10 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def parse(text: str | bytes) -> Any:
     """`json.loads` that marks objects with a repeated key for `first_problem`.
 
-    Raises what `json.loads` raises (`json.JSONDecodeError`, `RecursionError`).
+    Raises what `json.loads` raises (`json.JSONDecodeError`, `RecursionError`), and
+    `json.JSONDecodeError` for what `check_grammar` refuses.
     """
+    check_grammar(text)
     return json.loads(text, object_pairs_hook=_pairs)
 
 
@@ -45,6 +68,7 @@ def parse_checked(text: str | bytes, max_depth: int) -> tuple[Any, tuple[str, st
     When no object repeated a key and the text has too few opening brackets to nest
     deeper than `max_depth`, there is nothing to walk. Raises what `parse` raises.
     """
+    check_grammar(text)
     repeated: list[bool] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -41,8 +41,11 @@ def _write_policy(folder: Path, public_key: Path, rule: dict[str, Any]) -> Path:
 
 
 @pytest.fixture
-def build(cli: Callable[..., int], tmp_path: Path) -> dict[str, Path]:
+def build(
+    cli: Callable[..., int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Path]:
     """A signed build: artifact, key pair, provenance and an SBOM statement."""
+    monkeypatch.chdir(tmp_path)  # the build's outputs lie in its working directory
     key = tmp_path / "signer"
     assert cli("keys", "generate", "--type", "ed25519", "--out", str(key)) == 0
     artifact = tmp_path / "app.tar.gz"

@@ -255,10 +255,16 @@ def test_file_subjects_digest_files(tmp_path: Path) -> None:
     from assay.provenance import file_subjects
 
     (tmp_path / "a.bin").write_bytes(b"abc")
-    found = file_subjects([str(tmp_path / "a.bin"), str(tmp_path / "." / "a.bin")])
+    given = [str(tmp_path / "a.bin"), str(tmp_path / "." / "a.bin")]
+    found = file_subjects(given, root=tmp_path)
     assert [s.digest for s in found] == [
         {"sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}
     ]
     with pytest.raises(InputError) as caught:
-        file_subjects([str(tmp_path)])
+        file_subjects([str(tmp_path)], root=tmp_path)
     assert "expected a file" in caught.value.reason
+    # Outside the root (the working directory by default): refused unless allowed.
+    with pytest.raises(InputError) as caught:
+        file_subjects(given, root=tmp_path / "elsewhere")
+    assert "outside the working directory" in caught.value.reason
+    assert file_subjects(given, root=tmp_path / "elsewhere", allow_outside=True) == found

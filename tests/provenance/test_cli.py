@@ -393,3 +393,54 @@ def test_the_command_module_imports_only_argparse_at_start_up() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("how", ["outside", "symlink-out", "symlink-dir-out", "glob-up"])
+def test_subjects_outside_the_working_directory_are_refused_unless_allowed(
+    workspace: Path, cli: Callable[..., int], capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    secret = workspace / "outside.txt"  # beside the checkout, not in it
+    secret.write_text("not a build output")
+    (workspace / "outside-dir").mkdir()
+    (workspace / "outside-dir" / "x.bin").write_text("x")
+    subject = {
+        "outside": "../outside.txt",
+        "symlink-out": "link.txt",
+        "symlink-dir-out": "linked/x.bin",
+        "glob-up": "../outside-dir/*.bin",
+    }[how]
+    Path("link.txt").symlink_to(secret)
+    Path("linked").symlink_to(workspace / "outside-dir")
+    for command in ("provenance", "run"):
+        given = subject.replace("*", "x") if command == "provenance" else subject  # no globs
+        argv = ["attest", command, "--subject", given, "--builder-id", "https://ci.example/b"]
+        if command == "provenance":
+            argv += ["--build-type", "https://example.org/bt/v1", "--external-parameter", "a=b"]
+        else:
+            argv += ["--", sys.executable, "-c", "pass"]
+        code = cli(*argv)
+        err = capsys.readouterr().err
+        assert code == 2, (command, err)
+        assert "--subject" in err
+        assert "outside the working directory" in err
+        assert "Traceback" not in err
+        allowed = [*argv[:2], "--allow-outside-subjects", *argv[2:]]
+        code = cli(*allowed)
+        captured = capsys.readouterr()
+        assert code == 0, (command, captured.err)
+
+
+def test_a_symlink_inside_the_working_directory_is_a_subject(
+    workspace: Path, cli: Callable[..., int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("dist").mkdir()
+    Path("dist/w.tgz").write_bytes(b"w")
+    Path("latest.tgz").symlink_to(Path("dist/w.tgz").resolve())
+    code = cli(
+        "attest", "provenance", "--subject", "latest.tgz",
+        "--builder-id", "https://ci.example/b", "--build-type", "https://example.org/bt/v1",
+        "--external-parameter", "a=b",
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert orjson.loads(captured.out)["subject"][0]["name"] == "latest.tgz"

@@ -79,3 +79,54 @@ def test_an_exact_subject_and_a_wrong_issuer() -> None:
 def test_malformed_rules_name_the_key(data: dict, message: str) -> None:
     with pytest.raises(AttestationError, match=re.escape(message)):
         IdentityRule.from_mapping(data, "p")
+
+
+def test_policy_subject_patterns_are_full_matches() -> None:
+    """A policy's `subjectPattern` must match the whole SAN; `--cert-identity-regex` is a
+    search, as gh and cosign read it (test_the_cli_identity_regex_is_a_search_as_gh_reads_it)."""
+    for pattern, matched in [
+        (r"https://github\.com/acme/widget/.*", True),
+        (r"acme/widget", False),  # a substring: a search would match it
+        (r"https://github\.com/acme/", False),  # a prefix
+        (r".*release\.yml", False),  # a ref follows
+        (r".*@refs/tags/v1\.2\.3$", True),
+    ]:
+        rule = IdentityRule.from_mapping({"issuer": ISSUER, "subjectPattern": pattern}, "p")
+        assert rule.matches(IDENTITY) is matched, pattern
+        assert rule.checks(IDENTITY)[1].passed is matched, pattern
+    newline = dataclasses.replace(IDENTITY, san=SAN + "\n")
+    rule = IdentityRule.from_mapping({"issuer": ISSUER, "subjectPattern": r".*v1\.2\.3$"}, "p")
+    assert not rule.matches(newline)
+
+
+def test_the_cli_identity_regex_is_a_search_as_gh_reads_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pathlib import Path
+
+    from assay._cli import main
+
+    bundle = (
+        Path(__file__).resolve().parents[1]
+        / "assets"
+        / "sigstore"
+        / "github-cli"
+        / "sigstore-js-2.1.0-bundle.json"
+    )
+    digest = (
+        "sha512:90f223f992e4c88dd068cd2a5fc57f9d2b30798343dd6e38f29c240e04ba090e"
+        "f831f84490847c4e82b9232c78e8a258463b1e55c0f7469f730265008fa6633f"
+    )
+
+    def run(regex: str) -> int:
+        argv = ["verify-bundle", digest, "--bundle", str(bundle), "--owner", "sigstore"]
+        try:
+            return main([*argv, "--cert-identity-regex", regex])
+        except SystemExit as exit_:
+            return int(exit_.code or 0)
+
+    assert run("sigstore/sigstore-js") == 0  # unanchored: a part of the SAN is enough
+    assert run("^https://github.com/sigstore/sigstore-js/") == 0
+    assert run("^sigstore/sigstore-js") == 1  # anchored by the user: the whole start
+    assert run("sigstore/other") == 1
+    capsys.readouterr()

@@ -15,7 +15,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -213,6 +213,24 @@ def test_an_entry_logged_after_the_certificate_expired_fails(
     code, _, err = _verify(rekor, root, capsys)
     assert code == 1
     assert "outside the certificate's validity" in err
+
+
+def test_an_entry_signed_after_the_log_key_expired_fails(
+    rekor: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, root = _setup(tmp_path, timedelta(minutes=1))
+    document = log.trusted_root()
+    when = datetime.fromtimestamp(log.integrated, tz=UTC)
+    document["tlogs"][0]["publicKey"]["validFor"] = {
+        "start": "2021-01-01T00:00:00Z",
+        "end": (when - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    root.write_text(json.dumps(document))
+    _Handler.answers.append(log.answer)
+    code, _, err = _verify(rekor, root, capsys)
+    assert code == 1
+    assert "Rekor key" in err
+    assert "was not valid at the entry's integrated time" in err
 
 
 def test_an_entry_signed_by_an_untrusted_log_fails(

@@ -263,3 +263,88 @@ def test_dependency_without_evidence_is_counted_at_level_0(
     assert report["dependencyLevels"] == {"SLSA_BUILD_LEVEL_0": 1}
     assert report["dependencies"]["unverified"] == ["sha256:" + "11" * 32]
     assert json.loads(out.read_text())["predicate"]["dependencyLevels"] == {"SLSA_BUILD_LEVEL_0": 1}
+
+
+def test_a_dependency_known_only_by_sha1_is_a_dependency_not_source(
+    cli: Callable[..., int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`sha1` is a file digest in in-toto's DigestSet, not a VCS revision (`gitCommit`): a
+    tarball known by it was built by someone and counts in `dependencyLevels`."""
+    from assay.verify.claims import read_claims
+
+    key = generate_private_key("ed25519")
+    pub = tmp_path / "ci.pub"
+    pub.write_bytes(key.public_key().to_pem())
+    artifact = tmp_path / "widget"
+    artifact.write_bytes(ARTIFACT)
+    tarball = {"uri": "https://downloads.example/libbar-2.0.tar.gz", "digest": {"sha1": "a" * 40}}
+    revision = {"uri": "https://github.com/acme/lib", "digest": {"gitCommit": "b" * 40}}
+    statement = provenance({"sha256": digest_of(ARTIFACT)}, dependencies=[tarball, revision])
+    claims = read_claims(statement)
+    kinds = {d.uri: d.is_source for d in claims.dependencies}
+    assert kinds[tarball["uri"]] is False
+    assert kinds[revision["uri"]] is True
+    attestation = tmp_path / "widget.intoto.json"
+    attestation.write_bytes(sign(statement, key))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = tmp_path / "vsa.json"
+    code = cli(
+        "verify", str(artifact), "--attestation", str(attestation),
+        "--policy", str(write_policy(tmp_path, pub, resourceUri="pkg:generic/widget@1.0")),
+        "--attestation-dir", str(empty),
+        "--json", "--vsa-out", str(out), "--verifier-id", "https://verifier.example/assay",
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    report = json.loads(captured.out)
+    assert report["dependencyLevels"] == {"SLSA_BUILD_LEVEL_0": 1}
+    assert report["dependencies"]["unverified"] == ["sha1:" + "a" * 40]
+    assert json.loads(out.read_text())["predicate"]["dependencyLevels"] == {"SLSA_BUILD_LEVEL_0": 1}
+
+
+def test_a_v02_builder_inside_a_v1_predicate_fails_verification_naming_it(
+    cli: Callable[..., int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = generate_private_key("ed25519")
+    pub = tmp_path / "ci.pub"
+    pub.write_bytes(key.public_key().to_pem())
+    artifact = tmp_path / "widget"
+    artifact.write_bytes(ARTIFACT)
+    statement = provenance({"sha256": digest_of(ARTIFACT)})
+    statement["predicate"]["builder"] = {"id": "https://evil.example/builder"}
+    attestation = tmp_path / "widget.intoto.json"
+    attestation.write_bytes(sign(statement, key))
+    code = cli(
+        "verify", str(artifact), "--attestation", str(attestation),
+        "--policy", str(write_policy(tmp_path, pub)), "--json",
+    )  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    checks = {c["check"]: c for c in report["attestations"][0]["checks"]}
+    assert not checks["statement.valid"]["passed"]
+    assert any("$.predicate.builder" in f for f in checks["statement.valid"]["found"])
+
+
+def test_verify_judges_two_files_of_one_name_each_by_its_digest(
+    cli: Callable[..., int],
+    setup: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for folder, content in (("a", ARTIFACT), ("b", b"another build\n")):
+        Path(folder).mkdir()
+        (Path(folder) / "app").write_bytes(content)
+    for order in (["a/app", "b/app"], ["b/app", "a/app"]):
+        code = cli(
+            "verify", *order, "--attestation", str(setup["att"]),
+            "--policy", str(setup["policy"]), "--json",
+        )  # fmt: skip
+        report = json.loads(capsys.readouterr().out)
+        assert code == 1
+        assert {a["name"]: a["passed"] for a in report["artifacts"]} == {
+            "a/app": True,
+            "b/app": False,
+        }

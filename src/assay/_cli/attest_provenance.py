@@ -68,6 +68,7 @@ def register(tree: CommandTree) -> None:
         metavar="K=V",
         help="an externalParameters entry; a dotted key nests (repeatable)",
     )
+    _add_outside_option(provenance)
     _add_dependency_options(provenance)
     provenance.add_argument(
         "--from-git",
@@ -116,6 +117,7 @@ def register(tree: CommandTree) -> None:
         help="files the build must produce, as globs (** recurses; repeatable); "
         "a glob matching nothing fails the run",
     )
+    _add_outside_option(run)
     _add_dependency_options(run)
     _add_output_options(run)
     run.add_argument(
@@ -125,6 +127,15 @@ def register(tree: CommandTree) -> None:
         help="the build command, after --",
     )
     run.set_defaults(handler=_run)
+
+
+def _add_outside_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-outside-subjects",
+        action="store_true",
+        help="accept --subject files outside the working directory (or symlinks to them); "
+        "refused by default",
+    )
 
 
 def _add_dependency_options(parser: argparse.ArgumentParser) -> None:
@@ -166,7 +177,7 @@ def _provenance(args: argparse.Namespace) -> int:
 
     from assay import provenance
 
-    subjects = provenance.file_subjects(args.subject)
+    subjects = provenance.file_subjects(args.subject, allow_outside=args.allow_outside_subjects)
     dependencies: list[ResourceDescriptor] = []
     if args.from_git:
         source = provenance.read_git_source(Path.cwd())
@@ -221,7 +232,9 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
-    subjects = provenance.file_subjects(provenance.expand_globs(args.subject))
+    subjects = provenance.file_subjects(
+        provenance.expand_globs(args.subject), allow_outside=args.allow_outside_subjects
+    )
     external: dict[str, object] = {"command": list(outcome.argv)}
     dependencies: list[ResourceDescriptor] = []
     if source is not None:

@@ -32,11 +32,12 @@ def register(tree: CommandTree) -> None:
 
 
 def _description(text: str) -> str:
-    import yaml
+    from assay import _yaml_strict
+    from assay.errors import InputError
 
     try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError:
+        document = _yaml_strict.load(text, "policy")
+    except InputError:
         return ""
     value = document.get("description") if isinstance(document, dict) else None
     return value if isinstance(value, str) else ""

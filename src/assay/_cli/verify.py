@@ -199,7 +199,8 @@ def _artifact(text: str) -> Artifact:
                 sha512.update(chunk)
     except OSError as error:
         raise InputError(text, f"cannot read: {error.strerror}") from None
-    return Artifact(path.name, {"sha256": sha256.hexdigest(), "sha512": sha512.hexdigest()})
+    # Named by the argument as given: `a/app` and `b/app` are two artifacts in the report.
+    return Artifact(text, {"sha256": sha256.hexdigest(), "sha512": sha512.hexdigest()})
 
 
 def _read_directory(directory: str) -> list[Attestation]:

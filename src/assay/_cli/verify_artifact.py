@@ -119,7 +119,8 @@ def read_artifact(text: str) -> Artifact:
         raise InputError(
             text, f"expected an artifact file or sha256:HEX / sha512:HEX ({error.strerror})"
         ) from None
-    return Artifact(path.name, {"sha256": sha256.hexdigest(), "sha512": sha512.hexdigest()})
+    # Named by the argument as given: `a/app` and `b/app` are two artifacts.
+    return Artifact(text, {"sha256": sha256.hexdigest(), "sha512": sha512.hexdigest()})
 
 
 def read_file(path: str) -> bytes:

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from assay._json_strict import type_name
+from assay._json_strict import check_grammar, type_name
 from assay.attestation.constants import MAX_DOCUMENT_BYTES
 from assay.errors import AttestationError
 
@@ -89,7 +89,8 @@ def loads_strict(
     """Parse JSON whose meaning a signature or a policy depends on.
 
     Refused, naming `where`: more than `limit` bytes, nesting deeper than `MAX_DEPTH`,
-    an object key given twice anywhere, and (with `statement`) a top-level key that
+    text outside JSON's grammar (`assay._json_strict.check_grammar`: a byte order mark,
+    `NaN`, a lone surrogate), an object key given twice anywhere, and (with `statement`) a top-level key that
     differs only in case from a statement field (`predicatetype`), which readers that
     fold case would take for it.
     """
@@ -99,6 +100,7 @@ def loads_strict(
     if not _depth_ok(data, MAX_DEPTH):
         raise AttestationError(where, f"expected JSON nested at most {MAX_DEPTH} deep, found more")
     try:
+        check_grammar(data)  # no BOM, NaN, lone surrogate: what `attest validate` refuses
         value = json.loads(data, object_pairs_hook=_pairs)
     except _Duplicate as duplicate:
         raise AttestationError(

@@ -24,6 +24,35 @@ _BUILDER: Final = "$.predicate.runDetails.builder"
 _META: Final = "$.predicate.runDetails.metadata"
 
 
+_VERSION_FIELDS: Final = {
+    "v1": ProvenanceV1._KNOWN,
+    "v0.2": ProvenanceV02._KNOWN,
+    "v0.1": ProvenanceV01._KNOWN,
+}
+
+
+def _other_versions(out: list[Finding], predicate: dict[str, Any], version: str) -> frozenset[str]:
+    """Fields of another provenance version are errors, named by path: a reader that goes
+    by the fields it finds (not by predicateType) would read them, another builder id
+    included. Returns the keys reported, for the extension check to skip."""
+    own = _VERSION_FIELDS[version]
+    found: set[str] = set()
+    for other, fields in _VERSION_FIELDS.items():
+        for key in sorted((fields - own) & predicate.keys()):
+            if key in found:
+                continue
+            found.add(key)
+            c.add(
+                out,
+                child(_P, key),
+                "field-of-other-version",
+                c.ERROR,
+                f"expected only fields of provenance {version}, found {key!r} of provenance "
+                f"{other}: a reader that goes by fields, not predicateType, would read it",
+            )
+    return frozenset(found)
+
+
 def _required_object(
     out: list[Finding], obj: dict[str, Any], key: str, path: str
 ) -> dict[str, Any] | None:
@@ -39,8 +68,14 @@ def _required_object(
 
 def check_v1(out: list[Finding], predicate: dict[str, Any]) -> None:
     """Provenance v1: the build level 1 minimum plus every typed field and extension."""
+    foreign = _other_versions(out, predicate, "v1")
     c.extensions(
-        out, predicate, ProvenanceV1._KNOWN, _P, "vendor", where="the provenance predicate"
+        out,
+        predicate,
+        ProvenanceV1._KNOWN | foreign,
+        _P,
+        "vendor",
+        where="the provenance predicate",
     )
     definition = _required_object(out, predicate, "buildDefinition", _P)
     if definition is not None:
@@ -134,7 +169,10 @@ def _legacy_metadata(out: list[Finding], predicate: dict[str, Any], claims: froz
 
 def check_v02(out: list[Finding], predicate: dict[str, Any]) -> None:
     """Provenance v0.2: builder.id and buildType required; URI-named extensions."""
-    c.extensions(out, predicate, ProvenanceV02._KNOWN, _P, "uri", where="the provenance predicate")
+    foreign = _other_versions(out, predicate, "v0.2")
+    c.extensions(
+        out, predicate, ProvenanceV02._KNOWN | foreign, _P, "uri", where="the provenance predicate"
+    )
     _builder_id(out, predicate)
     c.required_str(out, predicate, "buildType", _P, uri=True)
     if c.optional_object(out, predicate, "invocation", _P):
@@ -172,7 +210,10 @@ def check_v02(out: list[Finding], predicate: dict[str, Any]) -> None:
 
 def check_v01(out: list[Finding], predicate: dict[str, Any]) -> None:
     """Provenance v0.1: builder.id required; recipe.type required within a recipe."""
-    c.extensions(out, predicate, ProvenanceV01._KNOWN, _P, "uri", where="the provenance predicate")
+    foreign = _other_versions(out, predicate, "v0.1")
+    c.extensions(
+        out, predicate, ProvenanceV01._KNOWN | foreign, _P, "uri", where="the provenance predicate"
+    )
     _builder_id(out, predicate)
     count = _materials(out, predicate)
     _legacy_metadata(out, predicate, frozenset({"arguments", "environment", "materials"}))

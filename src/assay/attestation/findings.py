@@ -49,6 +49,7 @@ CODES: dict[str, str] = {
     "missing-field": "a required field is absent, null or empty",
     "wrong-type": "a field has the wrong JSON type",
     "unknown-field": "a field that is neither standard nor a well-formed extension",
+    "field-of-other-version": "a provenance field of another SLSA version than predicateType's",
     "statement-type": "`_type` is not a known in-toto Statement type",
     "statement-type-legacy": "`_type` is Statement/v0.1 where Statement/v1 is expected",
     "predicate-type-inexact": "`predicateType` is a near miss of an exact SLSA identifier",

@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-import yaml
-
+from assay import _yaml_strict
+from assay._json_strict import first_problem
 from assay.attestation._json import loads_strict
 from assay.errors import AttestationError, InputError
 from assay.keys import MAX_PEM_BYTES, PublicKey, load_public_key
@@ -27,7 +27,7 @@ from assay.policy.model import (
     SourceRule,
     VsaSigner,
 )
-from assay.policy.refs import is_commit_digest, parse_version
+from assay.policy.refs import is_commit_digest, parse_semver
 from assay.policy.vulnerabilities import (
     VulnerabilityRule,
     evidence_signer_names,
@@ -39,39 +39,6 @@ if TYPE_CHECKING:
 
 MAX_POLICY_BYTES: Final = 1024 * 1024
 MAX_POLICY_DEPTH: Final = 32
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: object, line: int) -> None:
-        super().__init__(key)
-        self.key = key
-        self.line = line
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a mapping key given twice (YAML itself forbids it)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str | int | float | bool) or key is None:
-                if key in seen:
-                    raise _DuplicateKey(key, key_node.start_mark.line + 1)
-                seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def _too_deep(value: object, limit: int) -> bool:
-    stack: list[tuple[object, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > limit:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 MAX_LIST_ITEMS: Final = 1000
@@ -308,10 +275,10 @@ class _Reader:
         )
         repository = self.optional_string(data, "repository", path)
         versioned = self.optional_string(data, "versionedTag", path)
-        if versioned is not None and parse_version(versioned) is None:
+        if versioned is not None and parse_semver(versioned) is None:
             raise self.fail(
                 f"{path}.versionedTag",
-                f"expected a semantic version such as v1.2, got {versioned!r}",
+                f"expected a semantic version such as v1.2 (vX[.Y[.Z]]), got {versioned!r}",
             )
         refs = [k for k in ("branch", "tag", "versionedTag") if data.get(k) is not None]
         if len(refs) > 1:
@@ -373,24 +340,22 @@ def parse_policy(
     try:
         if data.lstrip().startswith(b"{"):
             parsed = loads_strict(data, where=source, limit=MAX_POLICY_BYTES)
+            # The root is level 1 here, as in the YAML reader.
+            if first_problem(parsed, MAX_POLICY_DEPTH - 1) is not None:
+                raise PolicyError(source, f"expected nesting at most {MAX_POLICY_DEPTH} deep")
         else:
-            parsed = yaml.load(data, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
+            # No anchors or aliases, bounded depth, each key once (assay._yaml_strict).
+            parsed = _yaml_strict.load(data, source, max_depth=MAX_POLICY_DEPTH)
     except AttestationError as error:
         reason = error.reason
         if "invalid JSON" in reason:
             reason = f"expected YAML or JSON: {reason}"
         raise PolicyError(source, reason) from None
-    except _DuplicateKey as duplicate:
-        raise PolicyError(
-            f"{source} line {duplicate.line}",
-            f"expected each key once, found {duplicate.key!r} twice",
-        ) from None
-    except RecursionError:
-        raise PolicyError(source, f"expected nesting at most {MAX_POLICY_DEPTH} deep") from None
-    except (ValueError, yaml.YAMLError) as error:
-        raise PolicyError(source, f"expected YAML or JSON: {error}") from None
-    if _too_deep(parsed, MAX_POLICY_DEPTH):
-        raise PolicyError(source, f"expected nesting at most {MAX_POLICY_DEPTH} deep")
+    except PolicyError:
+        raise
+    except InputError as error:
+        reason = error.reason.replace("expected YAML:", "expected YAML or JSON:", 1)
+        raise PolicyError(error.where, reason) from None
     reader = _Reader(source, base_dir)
     reader.evidence_signers = evidence_signer_names(
         parsed.get("vulnerabilities") if isinstance(parsed, Mapping) else None

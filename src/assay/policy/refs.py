@@ -4,9 +4,14 @@ Semantics follow slsa-verifier, so that a policy can say what its flags say:
 
 - a *builder tag pin* is `refs/tags/vX.Y.Z` (or `vX.Y.Z`): exactly three numeric parts,
   no pre-release, no build metadata;
-- a *versioned tag* expectation (`v1`, `v1.4`, `v1.4.2`) matches a tag whose major is
-  equal and whose minor and patch are equal when the expectation gives them; build
-  metadata is ignored.
+- a *versioned tag* expectation (`v1`, `v1.4`, `v1.4.2`, `v1.4.2-rc.1`) and the tag are
+  Go semantic versions (golang.org/x/mod/semver, which slsa-verifier uses: a `v`, no
+  leading zeros, a pre-release or build only after all three numbers); the tag matches
+  when its major is equal, its minor when the expectation gives one, and its patch and
+  pre-release when the expectation gives a patch (so `v1.4.2` refuses `v1.4.2-rc1`, as
+  slsa-verifier does); build metadata is ignored. One deliberate difference: the
+  pre-release is compared whole, where slsa-verifier compares the expectation's third
+  dot-separated part (`v1.4.2-rc.1` accepted `v1.4.2-rc.2` there).
 """
 
 from __future__ import annotations
@@ -22,6 +27,13 @@ _SEMVER: Final = re.compile(
     r"(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?"
 )
 _COMMIT: Final = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_NUMBER: Final = r"(?:0|[1-9][0-9]*)"
+_PRE_ID: Final = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+_GO_SEMVER: Final = re.compile(
+    rf"v({_NUMBER})(?:\.({_NUMBER})(?:\.({_NUMBER})"
+    rf"(?:-({_PRE_ID}(?:\.{_PRE_ID})*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?)?)?"
+)
+"""golang.org/x/mod/semver's grammar: vMAJOR[.MINOR[.PATCH[-PRERELEASE][+BUILD]]]."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +53,22 @@ def parse_version(text: str) -> Version | None:
     major, minor, patch, pre, build = match.groups()
     if patch is not None and minor is None:
         return None
+    return Version(
+        int(major),
+        int(minor) if minor is not None else None,
+        int(patch) if patch is not None else None,
+        pre,
+        build,
+    )
+
+
+def parse_semver(text: str) -> Version | None:
+    """A Go semantic version (`semver.IsValid`: `v` required, no leading zeros, a
+    pre-release or build only after MAJOR.MINOR.PATCH), or None."""
+    match = _GO_SEMVER.fullmatch(text)
+    if not match:
+        return None
+    major, minor, patch, pre, build = match.groups()
     return Version(
         int(major),
         int(minor) if minor is not None else None,
@@ -80,22 +108,19 @@ def is_commit_digest(ref: str) -> bool:
 
 
 def versioned_tag_matches(expected: str, tag: str) -> bool:
-    """slsa-verifier's `--source-versioned-tag`: major equal, minor/patch if given.
-
-    The caller validates `expected` with `parse_version` first.
-    """
-    want = parse_version(expected)
-    have = parse_version(tag_name(tag))
+    """slsa-verifier's `--source-versioned-tag`: both Go semantic versions; major equal,
+    minor if given, patch and pre-release if a patch is given; build metadata ignored."""
+    want = parse_semver(expected)
+    have = parse_semver(tag_name(tag))
     if want is None or have is None:
         return False
     if want.major != have.major:
         return False
     if want.minor is not None and want.minor != (have.minor or 0):
         return False
-    if want.patch is not None and want.patch != (have.patch or 0):
-        return False
-    # A pre-release in the expectation must be matched exactly; build metadata never matters.
-    return want.prerelease is None or want.prerelease == have.prerelease
+    if want.patch is None:
+        return True
+    return want.patch == (have.patch or 0) and want.prerelease == have.prerelease
 
 
 def split_ref(builder_id: str) -> tuple[str, str | None]:

@@ -142,34 +142,13 @@ class IgnoreEntry:
         }
 
 
-def _yaml_without_duplicates(data: bytes, source: str) -> Any:
-    import yaml
-
-    class _Loader(yaml.SafeLoader):
-        pass
-
-    def mapping(loader: _Loader, node: yaml.MappingNode) -> dict[Any, Any]:
-        result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = loader.construct_object(key_node)
-            if key in result:
-                line = key_node.start_mark.line + 1
-                raise InputError(f"{source} line {line}", f"duplicate key {key!r}")
-            result[key] = loader.construct_object(value_node)
-        return result
-
-    _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    try:
-        return yaml.load(data, Loader=_Loader)  # noqa: S506  # a SafeLoader subclass
-    except yaml.YAMLError as error:
-        raise InputError(source, f"expected YAML or JSON: {error}") from None
-
-
 def parse_ignore_file(data: bytes, source: str) -> tuple[IgnoreEntry, ...]:
     """The entries of an ignore file (see the module docstring)."""
     if len(data) > MAX_IGNORE_BYTES:
         raise InputError(source, f"expected at most {MAX_IGNORE_BYTES} bytes, found {len(data)}")
-    document = _yaml_without_duplicates(data, source)
+    from assay import _yaml_strict
+
+    document = _yaml_strict.load(data, source)  # no aliases, bounded depth, keys once
     if not isinstance(document, Mapping) or set(document) - {"ignore"}:
         raise InputError(f"{source}: $", "expected an object with one key, 'ignore'")
     return parse_ignore_entries(document.get("ignore") or [], f"{source}: $.ignore")

@@ -1,7 +1,7 @@
 """Making SLSA provenance v1: subjects, dependencies, CI facts, the statement, signing.
 
     from assay import provenance
-    subjects = provenance.file_subjects(["dist/widget.tar.gz"])
+    subjects = provenance.file_subjects(["dist/widget.tar.gz"])  # inside the working dir
     source = provenance.read_git_source(".")                  # runs git
     statement = provenance.build_statement(
         subjects=subjects,

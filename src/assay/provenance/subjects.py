@@ -28,8 +28,21 @@ def file_subject(
     return ResourceDescriptor(name=name or path.as_posix(), digest={"sha256": digest})
 
 
-def file_subjects(paths: list[str], *, where: str = "--subject") -> list[ResourceDescriptor]:
-    """One subject per distinct path, in the order given."""
+def file_subjects(
+    paths: list[str],
+    *,
+    where: str = "--subject",
+    root: Path | None = None,
+    allow_outside: bool = False,
+) -> list[ResourceDescriptor]:
+    """One subject per distinct path, in the order given.
+
+    Each file must lie inside `root` (default: the working directory) once its symlinks
+    are resolved: a build's outputs are its own, and `../secret` or a link to
+    `/etc/passwd` would put another file's digest under a build's name. `allow_outside`
+    accepts them.
+    """
+    base = (root or Path.cwd()).resolve()
     seen: set[str] = set()
     subjects: list[ResourceDescriptor] = []
     for text in paths:
@@ -37,9 +50,22 @@ def file_subjects(paths: list[str], *, where: str = "--subject") -> list[Resourc
         if name in seen:
             continue
         seen.add(name)
+        if not allow_outside:
+            _check_inside(Path(text), base, where)
         subjects.append(file_subject(Path(text), name=name, where=where))
     _check_count(len(subjects), where)
     return subjects
+
+
+def _check_inside(path: Path, base: Path, where: str) -> None:
+    resolved = (base / path).resolve()  # symlinks followed; a missing file stays as named
+    if not resolved.is_relative_to(base):
+        via = "" if resolved == (base / path).absolute() else f" (it resolves to {resolved})"
+        raise InputError(
+            where,
+            f"{path}: expected a file inside the working directory {base}, found one "
+            f"outside the working directory{via}",
+        )
 
 
 def expand_globs(

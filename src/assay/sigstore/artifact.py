@@ -3,12 +3,14 @@
     result = verify_artifacts(artifacts, provenance_bytes, "prov.intoto.jsonl", options,
                               BundleVerifier(select_roots()))
     result.passed, result.builder_id, result.commit, [c.to_dict() for c in result.failures()]
+    [(r.artifact.name, r.passed) for r in result.results]   # each artifact's own verdict
 
 Each envelope of the provenance file is verified (Sigstore bundle, or a legacy envelope
 with its certificate), then its certificate identity and its verified statement are
 checked against the built-in policy (`assay.sigstore.slsa_rules`) with
-`assay.verify`'s checks. Every artifact must be a subject of a passing envelope, and all
-artifacts must resolve to one builder.
+`assay.verify`'s checks. Each artifact is judged on its own (`ArtifactCoverage`): it
+passes only when a passing envelope's verified statement names one of its digests as a
+subject (its name is never compared), and all artifacts must resolve to one builder.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.errors import AttestationError
-from assay.policy.refs import is_release_tag, normalize_repository, parse_version, split_ref
+from assay.policy.refs import is_release_tag, normalize_repository, parse_semver, split_ref
 from assay.sigstore.legacy import is_legacy_envelope
 from assay.sigstore.signature import RekorLookup, verify_signed_document
 from assay.sigstore.slsa_rules import (
@@ -39,7 +41,11 @@ MAX_ENVELOPES = 64
 
 @dataclass(slots=True)
 class EnvelopeResult:
-    """One envelope of the provenance file: what verified and every check."""
+    """One envelope of the provenance file: what verified and its envelope-wide checks.
+
+    Subject checks are not here: they belong to each artifact (`ArtifactCoverage`), so one
+    artifact's miss never fails an envelope that covers another.
+    """
 
     where: str
     checks: list[Check] = field(default_factory=list)
@@ -48,9 +54,7 @@ class EnvelopeResult:
 
     @property
     def passed(self) -> bool:
-        return bool(self.checks) and all(
-            c.passed for c in self.checks if not c.name.startswith("subject[")
-        )
+        return bool(self.checks) and all(c.passed for c in self.checks)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,20 +67,58 @@ class EnvelopeResult:
 
 
 @dataclass(slots=True)
+class ArtifactCoverage:
+    """One artifact's own verdict: the subject check against every verified statement,
+    and the passing envelopes whose statement names one of its digests."""
+
+    artifact: Artifact
+    checks: list[Check] = field(default_factory=list)
+    provenance: list[str] = field(default_factory=list)
+    """Where each passing envelope that covers this artifact came from."""
+    builder_ids: list[str] = field(default_factory=list)
+    """The builder of each of those envelopes."""
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.provenance)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.artifact.name,
+            "digest": self.artifact.digest,
+            "passed": self.passed,
+            "provenance": self.provenance,
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+
+@dataclass(slots=True)
 class ArtifactVerification:
     """The verdict of `verify-artifact` and everything it rests on."""
 
-    artifacts: list[Artifact]
+    results: list[ArtifactCoverage]
+    """One per artifact, in the order given: each judged on its own digests."""
     envelopes: list[EnvelopeResult]
-    covered: dict[str, list[str]]
-    """Artifact name -> the passing envelopes that name it as a subject."""
-    builder_ids: list[str]
+
+    @property
+    def artifacts(self) -> list[Artifact]:
+        return [r.artifact for r in self.results]
+
+    @property
+    def covered(self) -> list[ArtifactCoverage]:
+        """The artifacts a passing envelope covers, in the order given (each artifact its
+        own entry: two of one name are two entries)."""
+        return [r for r in self.results if r.passed]
+
+    @property
+    def builder_ids(self) -> list[str]:
+        return [b for r in self.results for b in r.builder_ids]
 
     @property
     def passed(self) -> bool:
         return (
-            bool(self.artifacts)
-            and all(self.covered.get(a.name) for a in self.artifacts)
+            bool(self.results)
+            and all(r.passed for r in self.results)
             and len(set(self.builder_ids)) == 1
         )
 
@@ -106,6 +148,7 @@ class ArtifactVerification:
 
     def failures(self) -> list[Check]:
         result = [c for e in self.envelopes for c in e.checks if not c.passed]
+        result.extend(c for r in self.results if not r.passed for c in r.checks if not c.passed)
         if len(set(self.builder_ids)) > 1:
             result.append(
                 Check(
@@ -120,15 +163,7 @@ class ArtifactVerification:
             "builderId": self.builder_id,
             "commit": self.commit,
             "transparencyLogWaived": self.tlog_waived,
-            "artifacts": [
-                {
-                    "name": a.name,
-                    "digest": a.digest,
-                    "passed": bool(self.covered.get(a.name)),
-                    "provenance": self.covered.get(a.name, []),
-                }
-                for a in self.artifacts
-            ],
+            "artifacts": [r.to_dict() for r in self.results],
             "envelopes": [e.to_dict() for e in self.envelopes],
         }
 
@@ -149,13 +184,14 @@ def check_options(options: Options) -> None:
         raise AttestationError(
             "--source-branch/--source-tag/--source-versioned-tag", "expected at most one of them"
         )
-    if options.source_versioned_tag is not None:
-        version = parse_version(options.source_versioned_tag)
-        if version is None or not options.source_versioned_tag.startswith("v"):
-            raise AttestationError(
-                "--source-versioned-tag",
-                f"expected vX[.Y[.Z]], got {options.source_versioned_tag!r}",
-            )
+    if (
+        options.source_versioned_tag is not None
+        and parse_semver(options.source_versioned_tag) is None
+    ):
+        raise AttestationError(
+            "--source-versioned-tag",
+            f"expected vX[.Y[.Z]], got {options.source_versioned_tag!r}",
+        )
 
 
 def read_envelopes(data: bytes, where: str) -> list[tuple[str, dict[str, Any]]]:
@@ -324,16 +360,20 @@ def verify_artifacts(
         )
         for label, document in read_envelopes(provenance, where)
     ]
-    covered: dict[str, list[str]] = {}
-    builder_ids: list[str] = []
-    for artifact in artifacts:
-        for envelope in envelopes:
-            if envelope.claims is None:
-                continue
-            check = check_subject(envelope.claims, artifact.name, artifact.digest)
-            envelope.checks.append(check)
-            if check.passed and envelope.passed:
-                covered.setdefault(artifact.name, []).append(envelope.where)
-                if envelope.claims.builder_id:
-                    builder_ids.append(envelope.claims.builder_id)
-    return ArtifactVerification(list(artifacts), envelopes, covered, builder_ids)
+    return ArtifactVerification([_coverage(a, envelopes) for a in artifacts], envelopes)
+
+
+def _coverage(artifact: Artifact, envelopes: Sequence[EnvelopeResult]) -> ArtifactCoverage:
+    """The artifact's own verdict: a passing envelope covers it only when its verified
+    statement names one of the artifact's digests (names are never compared)."""
+    result = ArtifactCoverage(artifact)
+    for envelope in envelopes:
+        if envelope.claims is None:
+            continue
+        check = check_subject(envelope.claims, artifact.name, artifact.digest)
+        result.checks.append(check)
+        if check.passed and envelope.passed:
+            result.provenance.append(envelope.where)
+            if envelope.claims.builder_id:
+                result.builder_ids.append(envelope.claims.builder_id)
+    return result

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import AttestationError, VerificationError
+from assay.sigstore import validity
 from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, LogProof, _short
 
 if TYPE_CHECKING:
@@ -151,8 +152,11 @@ def _verify_entry(entry: Any, where: str, verifier: BundleVerifier) -> str:
 
     errors = []
     for index, root in enumerate(verifier.roots):
-        keyring = verifier._verifier(index)._trusted_root.rekor_keyring(KeyringPurpose.VERIFY)
+        trusted = verifier._verifier(index)._trusted_root
+        keyring = trusted.rekor_keyring(KeyringPurpose.VERIFY)
         try:
+            # The Rekor key valid at the integrated time; the proof's size, the checkpoint's.
+            validity.check_log_entry(trusted._inner, entry._inner)
             entry._verify(keyring)
         except Exception as error:
             errors.append(f"{root.name}: {_first_line(error)}")

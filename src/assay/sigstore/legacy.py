@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.errors import AttestationError, VerificationError
+from assay.sigstore import validity
 from assay.sigstore.identity import identity_of
 from assay.sigstore.roots import Root
 from assay.sigstore.verifier import LogProof, TimeSource, VerifiedSignature, VerifiedTime
@@ -120,6 +121,9 @@ def verify_legacy(
             )
             chain = verifier.verify(certificate, []).chain[1:]
             verify_sct(certificate, chain, trusted.ct_keyring(KeyringPurpose.VERIFY))
+            # The CA at the signing time and the CT key at the SCT's (sigstore allows expired).
+            validity.check_ca(trusted._inner, chain, when)
+            validity.check_sct(trusted._inner, certificate)
         except Exception as error:
             errors.append(
                 f"{root.name}: {str(error).splitlines()[0][:200] if str(error) else type(error).__name__}"

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from assay.errors import VerificationError
+from assay.sigstore import validity
 from assay.sigstore.legacy import envelope_parts
 from assay.sigstore.roots import Root
 
@@ -148,7 +149,9 @@ def _verify_entry(entry: dict[str, Any], roots: Sequence[Root], where: str) -> N
     errors = []
     for root in roots:
         try:
-            log_entry._verify(root.load().rekor_keyring(KeyringPurpose.VERIFY))
+            trusted = root.load()
+            validity.check_log_entry(trusted._inner, inner)  # the key at the integrated time
+            log_entry._verify(trusted.rekor_keyring(KeyringPurpose.VERIFY))
             return
         except Exception as error:
             errors.append(

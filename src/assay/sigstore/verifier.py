@@ -3,7 +3,9 @@
 The cryptography is `sigstore`'s: the certificate chain to a Fulcio CA of a trusted root
 at a verified time, the SCT, the transparency-log inclusion proof and/or promise, RFC 3161
 timestamps, the signature over the DSSE pre-authentication encoding or the artifact
-digest, and the signing time inside the certificate's validity. What the certificate
+digest, and the signing time inside the certificate's validity; and, which `sigstore`
+leaves out, the trusted root's CA, CT and Rekor keys valid at the verified signing time
+(`assay.sigstore.validity`). What the certificate
 says about the signer is returned as a typed `CertificateIdentity`; whether that signer
 is trusted for anything is for a policy to decide.
 
@@ -25,6 +27,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from assay.errors import AttestationError, VerificationError
+from assay.sigstore import validity
 from assay.sigstore.identity import CertificateIdentity, identity_of
 from assay.sigstore.roots import Root
 
@@ -171,6 +174,12 @@ def _sigstore_verifier_class() -> type[Any]:
 
         def __init__(self, *, trusted_root: TrustedRoot) -> None:
             super().__init__(trusted_root=_ParsedKeyrings(trusted_root._inner))
+
+        def _verify_chain_at_time(self, certificate: Any, timestamp_result: Any) -> list[Any]:
+            chain: list[Any] = super()._verify_chain_at_time(certificate, timestamp_result)
+            # sigstore allows expired CAs; the CA must have been valid at this verified time.
+            validity.check_ca(self._trusted_root._inner, chain, timestamp_result.time)
+            return chain
 
         def _establish_time(self, bundle: Bundle) -> list[Any]:
             inner = bundle.log_entry._inner
@@ -350,6 +359,9 @@ class BundleVerifier:
         index: int,
         artifact_sha256: bytes | None,
     ) -> VerifiedSignature:
+        root = verifier._trusted_root._inner
+        # The Rekor key at the integrated time, and the proof's size bound to its checkpoint.
+        validity.check_log_entry(root, bundle.log_entry._inner)
         envelope = document.get("dsseEnvelope")
         payload_type = payload = message = None
         if isinstance(envelope, dict):
@@ -367,6 +379,7 @@ class BundleVerifier:
             )
             message = ("sha256", artifact_sha256.hex())
         certificate = bundle.signing_certificate
+        validity.check_sct(root, certificate)  # the CT log key at the SCT's time
         inner = bundle.log_entry._inner
         proof = (
             LogProof.INCLUSION_PROOF

@@ -14,7 +14,6 @@ from assay.policy.model import BuilderRule, ParameterRules, Policy, Signer, Sour
 from assay.policy.refs import (
     is_release_tag,
     normalize_repository,
-    parse_version,
     split_ref,
     tag_name,
     versioned_tag_matches,
@@ -358,11 +357,7 @@ def check_refs(claims: Claims, rule: SourceRule) -> list[Check]:
         )
     if rule.versioned_tag is not None:
         found_tag = tag_name(tag) if tag else None
-        ok = (
-            found_tag is not None
-            and parse_version(found_tag) is not None
-            and versioned_tag_matches(rule.versioned_tag, found_tag)
-        )
+        ok = found_tag is not None and versioned_tag_matches(rule.versioned_tag, found_tag)
         checks.append(Check("source.versionedTag", ok, rule.versioned_tag, found_tag))
     if rule.workflow_inputs:
         inputs = claims.workflow_inputs

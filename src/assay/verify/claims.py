@@ -79,14 +79,17 @@ def _digest(value: object) -> dict[str, str]:
     return {str(k): v for k, v in _obj(value).items() if isinstance(v, str)}
 
 
-_REVISION_DIGESTS: Final = frozenset({"sha1", "gitCommit", "gitTree", "gitBlob"})
+_REVISION_DIGESTS: Final = frozenset({"gitCommit", "gitTree", "gitBlob", "gitTag"})
+"""in-toto DigestSet names of VCS revisions. `sha1` is not one: it is a file digest like
+`sha256` (in-toto's digest_set.md), so a tarball known only by `sha1` is a dependency."""
 
 
 def _is_source_uri(uri: str | None, digest: Mapping[str, str]) -> bool:
     # Source dependencies are the repositories code is checked out from: they are
     # covered by the source expectations, not by dependency build levels. A material
-    # known only by a VCS revision (Cloud Build records its repository with a `sha1`
-    # commit) is source too: no build produced it.
+    # known only by a VCS revision (`gitCommit`, …) is source too: no build produced it.
+    # Cloud Build's repository material, recorded with a `sha1` commit, is its first
+    # material, which `_as_source` reads as the source (v0.1, v0.2).
     if uri and (uri.startswith("git+") or "/commit/" in uri):
         return True
     return "gitCommit" in digest or (bool(digest) and set(digest) <= _REVISION_DIGESTS)

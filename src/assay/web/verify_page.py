@@ -31,15 +31,15 @@ PASTED_POLICY: Final = "pasted policy"
 @lru_cache(maxsize=1)
 def shipped_policies() -> tuple[tuple[str, str], ...]:
     """(name, description) of each policy shipped with assay (`assay policies list`)."""
-    import yaml
-
+    from assay import _yaml_strict
+    from assay.errors import InputError
     from assay.policy.builtin import builtin_policies
 
     result = []
     for policy in builtin_policies():
         try:
-            document = yaml.safe_load(policy.path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError):
+            document = _yaml_strict.load(policy.path.read_bytes(), policy.name)
+        except (OSError, InputError):
             document = None
         description = document.get("description") if isinstance(document, dict) else None
         result.append((policy.name, description if isinstance(description, str) else ""))
