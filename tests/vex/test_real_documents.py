@@ -612,7 +612,7 @@ EXPECTED = [
     ),
     (
         "vex/openvex/openvex-go-vex/pkg/vex/testdata/vex.yaml",
-        "expected a JSON VEX document (OpenVEX, CycloneDX, CSAF), found invalid JSON (line 1 column 1: Expecting value)",
+        "expected a JSON VEX document (OpenVEX, CycloneDX, CSAF), found invalid JSON (line 1 column 2: no digit after sign)",
         None,
     ),
     ("vex/openvex/aquasecurity-trivy/.vex/oci.openvex.json", "openvex 0.2.0", {"not_affected": 7}),
