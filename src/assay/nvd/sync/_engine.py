@@ -32,6 +32,7 @@ from assay.nvd.client import (
     redact_url,
 )
 from assay.nvd.dates import parse_record_timestamp
+from assay.nvd.ingest.clock import FUTURE_MARGIN
 from assay.nvd.ingest.importer import HANDLERS
 from assay.nvd.storage import Store, UpsertCounts
 from assay.nvd.sync._pacing import CountingTransport, Rate, SlidingWindowLimiter
@@ -171,10 +172,14 @@ class SyncReport:
         """Records the upstream sent that could not be stored."""
         return sum(kind.rejected for kind in self.kinds)
 
+    clock_refused: str | None = None
+    """The upstream's `timestamp`, when it was later than this machine's clock plus
+    `FUTURE_MARGIN` (this machine's clock was used instead)."""
+
     @property
     def ok(self) -> bool:
-        """Every record fetched was stored."""
-        return self.rejected == 0
+        """Every record fetched was stored, and the upstream's clock was usable."""
+        return self.rejected == 0 and self.clock_refused is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +313,11 @@ class Mirror:
         overlap = self.options.overlap
         if self.options.since is not None:
             since = utc(self.options.since)
+            if since > now:
+                raise SyncError(
+                    f"since: {since.isoformat()} is later than the upstream's time "
+                    f"{now.isoformat()}"
+                )
             checkpoint = Checkpoint(upstream=self.upstream, phase="incremental", since=since)
             overlap = timedelta(0)
             report.plan = f"changes since {since.isoformat()} (--since)"
@@ -526,13 +536,25 @@ class Mirror:
         return result
 
     def _upstream_time(self, client: NvdClient, spec: KindSpec) -> datetime:
-        """The upstream's clock (the `timestamp` of a one-record answer), else ours."""
+        """The upstream's clock (the `timestamp` of a one-record answer), else ours; never
+        later than ours plus `FUTURE_MARGIN` (checkpoints follow this time)."""
         result = self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
         if result.timestamp:
             try:
-                return parse_record_timestamp(result.timestamp)
+                upstream = parse_record_timestamp(result.timestamp)
             except InputError:
                 pass
+            else:
+                latest = datetime.now(UTC) + FUTURE_MARGIN
+                if upstream <= latest:
+                    return upstream
+                self.report.clock_refused = result.timestamp
+                self._problem(
+                    f"{self.upstream}{spec.path} at $.timestamp: {result.timestamp[:40]!r} is "
+                    f"later than this machine's clock plus {FUTURE_MARGIN}; "
+                    "using this machine's clock"
+                )
+                return latest
         self._emit(
             Notice(
                 f"the upstream sent no usable timestamp ({result.timestamp!r}); "

@@ -31,6 +31,7 @@ from assay.errors import InputError
 from assay.nvd.client import MAX_DATE_RANGE, MAX_RESULTS_PER_PAGE, split_window
 from assay.nvd.dates import format_nvd_timestamp, parse_record_timestamp
 from assay.nvd.defaults import KINDS, Kind
+from assay.nvd.ingest.clock import FUTURE_MARGIN
 
 __all__ = [
     "CHECKPOINT_VERSION",
@@ -354,7 +355,9 @@ class Plan:
 
 
 def plan(checkpoint: Checkpoint | None, *, upstream: str, now: datetime) -> Plan:
-    """Decide whether a kind needs a full load (fresh or resumed) before catching up."""
+    """Decide whether a kind needs a full load (fresh or resumed) before catching up.
+
+    A checkpoint later than `now` plus `FUTURE_MARGIN` is not trusted: a full load."""
     if checkpoint is None:
         return Plan(Listing(None, Position()), now, "first run: full load")
     if not same_upstream(checkpoint.upstream, upstream):
@@ -362,6 +365,19 @@ def plan(checkpoint: Checkpoint | None, *, upstream: str, now: datetime) -> Plan
             Listing(None, Position()),
             now,
             f"last mirrored from {checkpoint.upstream}: full load from {upstream}",
+        )
+    latest = now + FUTURE_MARGIN
+    ends = (
+        [checkpoint.since] if checkpoint.window is None else [checkpoint.since, *checkpoint.window]
+    )
+    if max(ends) > latest:
+        # Taken from a clock far ahead (an older assay kept what the upstream said): a
+        # checkpoint past the clocks would end every incremental read before it starts.
+        return Plan(
+            Listing(None, Position()),
+            now,
+            f"the checkpoint ({_utc_text(max(ends))}) is later than the upstream's time "
+            f"({_utc_text(now)}) plus {FUTURE_MARGIN}: full load",
         )
     if checkpoint.phase == "full":
         return Plan(
