@@ -25,6 +25,8 @@ import orjson
 from assay.errors import ClientError, InputError
 from assay.nvd.client import (
     DEFAULT_BASE_URL,
+    MAX_DECODED_BYTES,
+    MAX_WIRE_BYTES,
     InvalidQuery,
     NvdClient,
     NvdClientError,
@@ -107,6 +109,10 @@ class SyncOptions:
     """Read what changed since this time instead of what the checkpoints say."""
     prefetch: bool = True
     """Fetch the next page while the current one is written."""
+    max_page_bytes: int = MAX_WIRE_BYTES
+    """Cap on one answer as received (compressed): past it the run stops (exit 2)."""
+    max_decoded_page_bytes: int = MAX_DECODED_BYTES
+    """Cap on one answer once decoded."""
     change_cursor: bool = True
     """From an upstream assay, read what was written since the last run by its change
     cursor (`sinceGeneration`) rather than by `lastModified` windows."""
@@ -126,6 +132,9 @@ class SyncOptions:
             raise InputError("overlap", f"expected a positive duration, got {self.overlap}")
         if not self.kinds:
             raise InputError("kinds", "expected at least one record kind")
+        for name in ("max_page_bytes", "max_decoded_page_bytes"):
+            if getattr(self, name) < 1:
+                raise InputError(name, f"expected at least 1 byte, got {getattr(self, name)}")
 
 
 # --- report and events --------------------------------------------------------------------
@@ -282,6 +291,8 @@ class Mirror:
                 transport=self._transport,
                 backoff=self.options.backoff,
                 max_backoff=self.options.max_backoff,
+                max_wire_bytes=self.options.max_page_bytes,
+                max_decoded_bytes=self.options.max_decoded_page_bytes,
             ) as client:
                 now = self._upstream_time(client, SPECS[self.options.kinds[0]])
                 self.report.upstream_time = now
