@@ -18,7 +18,7 @@ from typing import Any, Final
 from assay.errors import InputError
 from assay.nvd.dates import comparable_text
 
-__all__ = ["FUTURE_MARGIN", "latest_allowed", "not_from_the_future"]
+__all__ = ["FUTURE_MARGIN", "latest_allowed", "not_from_the_future", "record_id"]
 
 FUTURE_MARGIN: Final = timedelta(hours=1)
 """How far past this machine's clock a timestamp may be (clock skew between machines).
@@ -34,6 +34,16 @@ _TIMESTAMPS: Final = (
 """The facts' timestamps (attribute, JSON key) that order records in a store."""
 
 _IDS: Final = ("cve_id", "cve_change_id", "cpe_name_id", "match_criteria_id", "source_key")
+
+
+def record_id(facts: Any) -> str | None:
+    """The id a checked record is known by (CVE id, change id, CPE name id, ...)."""
+    for attribute in _IDS:
+        value = getattr(facts, attribute, None)
+        if value:
+            return str(value)
+    return None
+
 
 _latest: tuple[float, str] = (float("-inf"), "")
 
@@ -59,9 +69,7 @@ def not_from_the_future(facts: Callable[[Any, str], Any]) -> Callable[[Any, str]
         for attribute, key in _TIMESTAMPS:
             stamp = getattr(found, attribute, None)
             if isinstance(stamp, str) and stamp > latest:
-                name = next(
-                    (str(getattr(found, i)) for i in _IDS if getattr(found, i, None)), "record"
-                )
+                name = record_id(found) or "record"
                 raise InputError(
                     f"{where}.{key}",
                     f"{name}: {stamp} is later than this machine's clock plus "

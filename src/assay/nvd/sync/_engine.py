@@ -34,7 +34,7 @@ from assay.nvd.client import (
     redact_url,
 )
 from assay.nvd.dates import parse_record_timestamp
-from assay.nvd.ingest.clock import FUTURE_MARGIN
+from assay.nvd.ingest.clock import FUTURE_MARGIN, record_id
 from assay.nvd.ingest.importer import HANDLERS
 from assay.nvd.storage import Store, UpsertCounts
 from assay.nvd.sync._pacing import CountingTransport, Rate, SlidingWindowLimiter
@@ -46,6 +46,8 @@ from assay.nvd.sync._plan import (
     KindSpec,
     Position,
     UpstreamInconsistent,
+    UpstreamRunaway,
+    WalkGuard,
     Window,
     advance,
     catch_up,
@@ -482,6 +484,7 @@ class Mirror:
         size = min(self.options.page_size or spec.max_page, spec.max_page)
         position = start
         empty_pages = 0
+        guard = WalkGuard(size)
         while not position.done:
             index = position.next_index
             params: dict[str, Any] = {**extra, "results_per_page": size, "start_index": index}
@@ -505,8 +508,17 @@ class Mirror:
                 empty_pages += 1
                 continue
             empty_pages = 0
-            position = after
             facts, problems = self._check(spec, records, index)
+            try:
+                ids = [record_id(fact) or "" for fact in facts]
+                guard.check(index, result.total_results, ids)
+            except UpstreamRunaway as error:
+                raise SyncError(
+                    f"{self._where(spec, window)}, {error}; nothing more is read from this "
+                    "listing (the pages before are stored)"
+                ) from error
+            guard.moved(index, len(records), after)
+            position = after
             self.report.timings["fetch"] += fetched - began
             self.report.timings["check"] += time.perf_counter() - fetched
             yield _Fetched(index, len(records), facts, problems, position)

@@ -21,7 +21,9 @@ the records read twice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal
 
@@ -44,6 +46,8 @@ __all__ = [
     "Listing",
     "Position",
     "UpstreamInconsistent",
+    "UpstreamRunaway",
+    "WalkGuard",
     "advance",
     "catch_up",
     "parse_kinds",
@@ -419,3 +423,64 @@ def utc(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
+
+
+# --- listings that never end --------------------------------------------------------------
+
+
+class UpstreamRunaway(InputError):
+    """The upstream's pages would never end: it repeats pages (ignoring `startIndex`) or
+    its `totalResults` keeps growing."""
+
+
+RECENT_PAGES: Final = 16
+"""Pages whose ids a walk remembers to recognise a repeated page."""
+
+
+@dataclass
+class WalkGuard:
+    """Stops a walk through one listing whose pages would never end.
+
+    * `totalResults` may grow while a listing is read (records are added upstream), but
+      not by more than a page or a tenth of the total first seen, whichever is larger:
+      an upstream that keeps growing it with fresh records would fill the disk.
+    * A page whose records were all on one of the last `RECENT_PAGES` pages is a repeat
+      (the upstream ignores `startIndex`), unless the position stepped back over them
+      because `totalResults` shrank (`advance`).
+    """
+
+    page_size: int
+    first_total: int | None = None
+    stepped_back: int = 0
+    _recent: deque[list[str]] = field(default_factory=lambda: deque(maxlen=RECENT_PAGES))
+    _seen: Counter[str] = field(default_factory=Counter)
+
+    def check(self, start_index: int, total: int, ids: Sequence[str]) -> None:
+        """Check the page read at `start_index` (raises `UpstreamRunaway`)."""
+        where = f"startIndex={start_index}"
+        if self.first_total is None:
+            self.first_total = total
+        allowed = max(self.page_size, self.first_total // 10)
+        if total - self.first_total > allowed:
+            raise UpstreamRunaway(
+                where,
+                f"totalResults grew from {self.first_total} to {total} while the listing "
+                f"was read (at most {allowed} more are expected); the upstream's listing "
+                "would not end",
+            )
+        repeats = sum(1 for record_id in ids if record_id in self._seen)
+        if ids and repeats == len(ids) and repeats > self.stepped_back:
+            raise UpstreamRunaway(
+                where,
+                f"the page repeats all its {repeats} records from an earlier page (the "
+                "upstream ignores startIndex?); the upstream's listing would not end",
+            )
+        if len(self._recent) == self._recent.maxlen:
+            self._seen -= Counter(self._recent[0])
+        self._recent.append(list(ids))
+        self._seen.update(ids)
+
+    def moved(self, start_index: int, received: int, after: Position) -> None:
+        """Note where the next page starts: records before `start_index + received` are
+        read again (and are no repeat)."""
+        self.stepped_back = max(0, start_index + received - after.next_index)
