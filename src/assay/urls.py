@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 __all__ = ["MASK", "SECRET_PARAMETERS", "redact_url"]
 
@@ -50,6 +50,12 @@ def redact_url(url: str) -> str:
     query parameters (`password`, `sslpassword`, `apiKey`, `token`, ...) replaced by
     `***`. A user name alone is kept: it tells which account was used. A URL that does
     not parse loses everything before its last `@` and every query value."""
+    scheme, slashes, after = url.partition("://")
+    authority, slash, path = after.partition("/")
+    if slashes and "@" in authority and ("?" in authority or "#" in authority):
+        # User information with an unescaped ? or #: parsers disagree on where it ends.
+        base, question, query = (authority.rpartition("@")[2] + slash + path).partition("?")
+        return f"{scheme}://{MASK}@{base}{question}{_mask_query(query)}"
     try:
         parts = urlsplit(url)
         password = parts.password
@@ -59,8 +65,9 @@ def redact_url(url: str) -> str:
         rest, question, query = (tail if at else url).partition("?")
         masked = re.sub(r"=[^&;]*", f"={MASK}", query)
         return f"{scheme}{MASK + '@' if at else ''}{rest}{question}{masked}"
-    netloc = parts.netloc
+    head, question, rest = url.partition("?")
     if password is not None:
-        host = netloc.rpartition("@")[2]
-        netloc = f"{parts.username or ''}:{MASK}@{host}"
-    return urlunsplit(parts._replace(netloc=netloc, query=_mask_query(parts.query)))
+        host = parts.netloc.rpartition("@")[2]
+        head = head.replace(parts.netloc, f"{parts.username or ''}:{MASK}@{host}", 1)
+    query, hash_, fragment = rest.partition("#")
+    return f"{head}{question}{_mask_query(query)}{hash_}{fragment}"

@@ -125,13 +125,14 @@ def register(tree: CommandTree) -> None:
 
 
 def _options(args: argparse.Namespace) -> SyncOptions:
-    from assay.nvd.client import redact_url
+    from assay.nvd.client import base_url_problem
     from assay.nvd.dates import parse_nvd_datetime
     from assay.nvd.sync import SyncOptions, default_rate, parse_kinds, parse_rate
 
     upstream: str = args.upstream
-    if not upstream.startswith(("http://", "https://")):
-        raise InputError("--upstream", f"expected an http(s) URL, got {redact_url(upstream)!r}")
+    problem = base_url_problem(upstream)
+    if problem is not None:
+        raise InputError("--upstream", problem)
     api_key: str | None = args.api_key or os.environ.get(API_KEY_ENV) or None
     rate: Rate | None
     if args.no_pacing:
@@ -182,9 +183,9 @@ def sync(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from assay.nvd.client import redact_url
     from assay.nvd.storage import open_store
     from assay.nvd.sync import Mirror, SyncError
+    from assay.urls import redact_url
 
     try:
         options = _options(args)

@@ -35,8 +35,11 @@ class ApiSource:
         wait_time: int | None = None,
         transport: Any = None,
     ) -> None:
-        from assay.nvd.client import NvdClient
+        from assay.nvd.client import NvdClient, base_url_problem
 
+        problem = base_url_problem(base_url)
+        if problem is not None:
+            raise InputError("base_url", problem)
         if wait_time is None:
             # NVD's published limits (docs/client.md); an assay server has none.
             wait_time = (600 if api_key else 6000) if NVD_HOST in base_url else 0

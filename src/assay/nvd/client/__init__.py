@@ -17,7 +17,7 @@ typed results) are public for reuse by the mirror and the benchmarks.
 """
 
 from assay.nvd.client._async import AsyncNvdClient
-from assay.nvd.client._base import DEFAULT_BASE_URL, MAX_REDIRECTS
+from assay.nvd.client._base import DEFAULT_BASE_URL, MAX_REDIRECTS, base_url_problem
 from assay.nvd.client._body import MAX_DECODED_BYTES, MAX_WIRE_BYTES
 from assay.nvd.client._errors import (
     NvdApiError,
@@ -152,6 +152,7 @@ __all__ = [
     "SourcesParams",
     "VendorComment",
     "Weakness",
+    "base_url_problem",
     "build_query",
     "encode_query",
     "format_datetime",

@@ -128,10 +128,9 @@ class ClientSettings:
                 raise ValueError(f"{name}: expected an integer >= 0, got {value!r}")
         if self.request_timeout == 0:
             raise ValueError("request_timeout: must be at least 1 ms")
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(
-                f"base_url: expected an http(s) URL, got {redact_url(self.base_url)!r}"
-            )
+        problem = base_url_problem(self.base_url)
+        if problem is not None:
+            raise ValueError(f"base_url: {problem}")
         for name in ("max_wire_bytes", "max_decoded_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -197,6 +196,40 @@ class ClientSettings:
                 url,
             )
         return target
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why `url` cannot be a service's base URL (`None`: it can). Paths and query
+    parameters are appended to it, so it has no query string or fragment (a secret in
+    one would also be sent to every path); the problem quotes it redacted."""
+    shown = repr(redact_url(url))
+    if any(ch.isspace() or not ch.isprintable() for ch in url):
+        return f"expected a URL without spaces or control characters, got {shown}"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as error:
+        return f"expected an http(s) URL, got {shown} ({error})"
+    if parts.scheme.lower() not in ("http", "https") or "://" not in url:
+        return f"expected an http(s) URL, got {shown}"
+    if not parts.hostname:
+        return f"expected a host name in {shown}"
+    if port == 0:
+        return f"expected a port from 1 to 65535 in {shown}"
+    if "?" in url:
+        return (
+            f"expected no query string in {shown}: parameters are added to each request "
+            "(an API key is sent in the apiKey header)"
+        )
+    if "#" in url:
+        return f"expected no fragment in {shown}"
+    import httpx
+
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL as error:
+        return f"expected an http(s) URL, got {shown} ({error})"
+    return None
 
 
 def decoded(headers: Mapping[str, str]) -> dict[str, str]:

@@ -64,6 +64,7 @@ from assay.nvd.client._params import (
     SourcesFilters,
     SourcesParams,
 )
+from assay.urls import redact_url
 
 __all__ = ["NvdClient"]
 
@@ -253,7 +254,7 @@ class NvdClient(SettingsView):
 
     def _request(self, endpoint: Endpoint[R], query: Query) -> R:
         url = self._settings.url(endpoint, query)
-        _log.debug("GET %s", url)
+        _log.debug("GET %s", redact_url(url))
         attempt = 0
         while True:
             retry_after: str | None = None

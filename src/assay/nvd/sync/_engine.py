@@ -31,6 +31,7 @@ from assay.nvd.client import (
     NvdClient,
     NvdClientError,
     Result,
+    base_url_problem,
     redact_url,
 )
 from assay.nvd.dates import parse_record_timestamp
@@ -120,6 +121,9 @@ class SyncOptions:
     cursor (`sinceGeneration`) rather than by `lastModified` windows."""
 
     def __post_init__(self) -> None:
+        problem = base_url_problem(self.upstream)
+        if problem is not None:
+            raise InputError("upstream", problem)
         if self.page_size is not None and self.page_size < 1:
             raise InputError("page_size", f"expected at least 1, got {self.page_size}")
         if self.timeout <= 0:
