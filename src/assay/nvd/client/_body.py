@@ -33,7 +33,7 @@ ACCEPT_ENCODING: Final = "zstd, gzip, deflate"
 
 
 def _mib(size: int) -> str:
-    return f"{size / 2**20:g} MiB"
+    return f"{size >> 20} MiB" if size % 2**20 == 0 else f"{size} bytes"
 
 
 class BodyReader:
@@ -120,5 +120,5 @@ class _Sink:
         self._reader = reader
 
     def write(self, data: bytes) -> int:
-        self._reader._keep(bytes(data))
+        self._reader._keep(data)
         return len(data)

@@ -521,7 +521,7 @@ class Mirror:
                     f"{self._where(spec, window)}, {error}; nothing more is read from this "
                     "listing (the pages before are stored)"
                 ) from error
-            guard.moved(index, len(records), after)
+            guard.moved(index, len(records))
             position = after
             self.report.timings["fetch"] += fetched - began
             self.report.timings["check"] += time.perf_counter() - fetched

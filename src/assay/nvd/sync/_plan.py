@@ -444,14 +444,17 @@ class WalkGuard:
     * `totalResults` may grow while a listing is read (records are added upstream), but
       not by more than a page or a tenth of the total first seen, whichever is larger:
       an upstream that keeps growing it with fresh records would fill the disk.
-    * A page whose records were all on one of the last `RECENT_PAGES` pages is a repeat
-      (the upstream ignores `startIndex`), unless the position stepped back over them
-      because `totalResults` shrank (`advance`).
+    * A page starting past every index read so far holds records not read yet: records
+      that leave a listing move the later ones down, never up, and new ones come at its
+      end. Such a page made only of records of the last `RECENT_PAGES` pages is a
+      repeat (the upstream ignores `startIndex`). A page read again after the position
+      stepped back (`advance`, when the total shrank) starts below that index.
     """
 
     page_size: int
     first_total: int | None = None
-    stepped_back: int = 0
+    read_up_to: int = 0
+    """The highest `startIndex + records received` of the walk."""
     _recent: deque[list[str]] = field(default_factory=lambda: deque(maxlen=RECENT_PAGES))
     _seen: Counter[str] = field(default_factory=Counter)
 
@@ -468,11 +471,11 @@ class WalkGuard:
                 f"was read (at most {allowed} more are expected); the upstream's listing "
                 "would not end",
             )
-        repeats = sum(1 for record_id in ids if record_id in self._seen)
-        if ids and repeats == len(ids) and repeats > self.stepped_back:
+        fresh = start_index >= self.read_up_to > 0
+        if fresh and ids and all(record_id in self._seen for record_id in ids):
             raise UpstreamRunaway(
                 where,
-                f"the page repeats all its {repeats} records from an earlier page (the "
+                f"the page repeats all its {len(ids)} records from an earlier page (the "
                 "upstream ignores startIndex?); the upstream's listing would not end",
             )
         if len(self._recent) == self._recent.maxlen:
@@ -480,7 +483,6 @@ class WalkGuard:
         self._recent.append(list(ids))
         self._seen.update(ids)
 
-    def moved(self, start_index: int, received: int, after: Position) -> None:
-        """Note where the next page starts: records before `start_index + received` are
-        read again (and are no repeat)."""
-        self.stepped_back = max(0, start_index + received - after.next_index)
+    def moved(self, start_index: int, received: int) -> None:
+        """Note the page read at `start_index` with `received` records."""
+        self.read_up_to = max(self.read_up_to, start_index + received)
