@@ -28,9 +28,10 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 @pytest.mark.parametrize(
     ("upstream", "expected"),
     [
-        ("http://[::1", "Invalid IPv6 URL"),
-        ("http://127.0.0.1:99999/rest/json", "Port out of range"),
-        ("http://127.0.0.1:abc/rest/json", "expected an http(s) URL"),
+        ("http://[::1", "a [ without its ] in the host"),
+        ("http://127.0.0.1:99999/rest/json", "expected a port from 1 to 65535"),
+        ("http://127.0.0.1:abc/rest/json", "expected a port from 1 to 65535"),
+        (f"http://reader:{SECRET}?x@127.0.0.1:1/rest/json", "expected"),
         ("http://", "expected a host name"),
         ("http://a b/rest/json", "without spaces or control characters"),
         ("http://127.0.0.1:0/rest/json", "expected a port from 1 to 65535"),

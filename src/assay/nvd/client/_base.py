@@ -205,11 +205,15 @@ def base_url_problem(url: str) -> str | None:
     shown = repr(redact_url(url))
     if any(ch.isspace() or not ch.isprintable() for ch in url):
         return f"expected a URL without spaces or control characters, got {shown}"
+    # The parsers' own messages are not quoted: they may hold what the URL hides.
     try:
         parts = urlsplit(url)
+    except ValueError:
+        return f"expected an http(s) URL, got {shown} (a [ without its ] in the host?)"
+    try:
         port = parts.port
-    except ValueError as error:
-        return f"expected an http(s) URL, got {shown} ({error})"
+    except ValueError:
+        return f"expected a port from 1 to 65535 in {shown}"
     if parts.scheme.lower() not in ("http", "https") or "://" not in url:
         return f"expected an http(s) URL, got {shown}"
     if not parts.hostname:
@@ -227,8 +231,8 @@ def base_url_problem(url: str) -> str | None:
 
     try:
         httpx.URL(url)
-    except httpx.InvalidURL as error:
-        return f"expected an http(s) URL, got {shown} ({error})"
+    except httpx.InvalidURL:
+        return f"expected an http(s) URL, got {shown} (httpx cannot use it)"
     return None
 
 
