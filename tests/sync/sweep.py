@@ -418,7 +418,9 @@ def cases() -> list[Case]:
     return found
 
 
-def run(case: Case, seed: Path, work: Path, expected: dict[str, bytes]) -> Outcome:
+def run(
+    case: Case, seed: Path, work: Path, expected: dict[str, bytes], source: str | None
+) -> Outcome:
     store_file = work / "store.db"
     shutil.copy(seed, store_file)
     store_url = f"sqlite:///{store_file}"
@@ -445,7 +447,12 @@ def run(case: Case, seed: Path, work: Path, expected: dict[str, bytes]) -> Outco
             capture_output=True,
             text=True,
             timeout=600,
-            env={**os.environ, "COLUMNS": "400", "PEAK_FILE": str(peak)},
+            env={
+                **os.environ,
+                "COLUMNS": "400",
+                "PEAK_FILE": str(peak),
+                **({"PYTHONPATH": source} if source else {}),
+            },
         )
     opened = open_store(store_url)
     try:
@@ -477,7 +484,10 @@ def run(case: Case, seed: Path, work: Path, expected: dict[str, bytes]) -> Outco
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--kind", help="only the cases of this kind")
+    parser.add_argument("--kind", action="append", help="only the cases of this kind")
+    parser.add_argument(
+        "--assay-src", help="run the CLI from this src/ folder (an earlier version, to compare)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -502,7 +512,9 @@ def main() -> None:
         expected = stored_records(opened, "cves")
         opened.close()
         outcomes = [
-            run(case, seed, work, expected) for case in cases() if args.kind in (None, case.kind)
+            run(case, seed, work, expected, args.assay_src)
+            for case in cases()
+            if args.kind is None or case.kind in args.kind
         ]
     print(
         "| kind | input | exit | traceback | records lost | future kept | key elsewhere | peak RSS MiB |"
