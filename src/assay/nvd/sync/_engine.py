@@ -181,15 +181,14 @@ class SyncReport:
     """Seconds spent fetching and parsing pages, checking records (facts), upserting
     (each page with its checkpoint), and writing nothing while waiting for the next page.
     Fetching and checking run one page ahead of the others, so the sum exceeds `elapsed`."""
+    clock_refused: str | None = None
+    """The upstream's `timestamp`, when it was later than this machine's clock plus
+    `FUTURE_MARGIN` (that bound was used instead)."""
 
     @property
     def rejected(self) -> int:
         """Records the upstream sent that could not be stored."""
         return sum(kind.rejected for kind in self.kinds)
-
-    clock_refused: str | None = None
-    """The upstream's `timestamp`, when it was later than this machine's clock plus
-    `FUTURE_MARGIN` (this machine's clock was used instead)."""
 
     @property
     def ok(self) -> bool:
@@ -578,8 +577,8 @@ class Mirror:
                 self.report.clock_refused = result.timestamp
                 self._problem(
                     f"{self.upstream}{spec.path} at $.timestamp: {result.timestamp[:40]!r} is "
-                    f"later than this machine's clock plus {FUTURE_MARGIN}; "
-                    "using this machine's clock"
+                    f"later than this machine's clock plus {FUTURE_MARGIN} (h:mm:ss); "
+                    "that bound is used as the upstream's time"
                 )
                 return latest
         self._emit(
