@@ -82,7 +82,7 @@ def test_a_password_in_the_upstream_is_never_printed(
             "https://h/x?access_token=***&key=***&secret=***",
         ),
         ("https://h/x?MyToken=t&page=2", "https://h/x?MyToken=***&page=2"),
-        ("http://u:p@[::1/x?token=t", "http://***@[::1/x?token=***"),
+        ("http://u:p@[::1/x?token=t", "http://u:***@[::1/x?token=***"),
         ("http://h/x", "http://h/x"),
         ("http://u:pa?ss@h/x?key=k", "http://***@h/x?key=***"),
         ("http://u:pa#ss@h", "http://***@h"),
