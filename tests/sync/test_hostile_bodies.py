@@ -87,6 +87,7 @@ def _unusable(run: Run, upstream: Upstream) -> None:
     assert "Traceback" not in run.err
     assert f"{upstream.base_url}/cves/2.0?resultsPerPage=1&startIndex=0" in run.err
     assert len(upstream.api_requests()) == 1  # refused at once, not retried
+    assert "run again" not in run.err  # the next run would get the same
 
 
 def test_a_gzip_bomb_is_cut_at_the_decoded_cap(tmp_path: Path) -> None:

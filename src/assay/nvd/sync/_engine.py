@@ -30,6 +30,8 @@ from assay.nvd.client import (
     InvalidQuery,
     NvdClient,
     NvdClientError,
+    NvdRedirectError,
+    NvdResponseTooLarge,
     Result,
     base_url_problem,
     redact_url,
@@ -553,9 +555,12 @@ class Mirror:
         try:
             result: Result = getattr(client, _METHODS[spec.kind])(**params)
         except NvdClientError as error:
+            # A cap or a redirect elsewhere comes back the same on the next run.
+            same_again = isinstance(error, NvdResponseTooLarge | NvdRedirectError)
             raise SyncError(
                 f"{self._where(spec, window)}, startIndex={params['start_index']}: {error}; "
-                "everything up to the last checkpoint is stored, run again to resume"
+                "everything up to the last checkpoint is stored"
+                + ("" if same_again else ", run again to resume")
             ) from error
         except InvalidQuery as error:  # pragma: no cover - the engine builds valid queries
             raise SyncError(f"{self._where(spec, window)}: {error}") from error
