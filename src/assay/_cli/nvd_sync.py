@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from assay.nvd.sync import Rate, SyncEvent, SyncOptions, SyncReport
 
 API_KEY_ENV = "NVD_API_KEY"
+MIB = 2**20
+MAX_PAGE_MIB = 64  # assay.nvd.client.MAX_WIRE_BYTES, not imported: start-up stays fast
+MAX_DECODED_PAGE_MIB = 256  # assay.nvd.client.MAX_DECODED_BYTES
 
 
 def register(tree: CommandTree) -> None:
@@ -100,6 +103,20 @@ def register(tree: CommandTree) -> None:
         help="first retry delay in seconds, doubling up to 60 (default 2)",
     )
     parser.add_argument(
+        "--max-page-mib",
+        type=int,
+        default=MAX_PAGE_MIB,
+        metavar="MIB",
+        help=f"largest answer accepted as received, compressed (default {MAX_PAGE_MIB})",
+    )
+    parser.add_argument(
+        "--max-decoded-page-mib",
+        type=int,
+        default=MAX_DECODED_PAGE_MIB,
+        metavar="MIB",
+        help=f"largest answer accepted once decoded (default {MAX_DECODED_PAGE_MIB})",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         help="print the summary as JSON on stdout (docs/cli.md); progress stays on stderr",
@@ -108,13 +125,14 @@ def register(tree: CommandTree) -> None:
 
 
 def _options(args: argparse.Namespace) -> SyncOptions:
-    from assay.nvd.client import redact_url
+    from assay.nvd.client import base_url_problem
     from assay.nvd.dates import parse_nvd_datetime
     from assay.nvd.sync import SyncOptions, default_rate, parse_kinds, parse_rate
 
     upstream: str = args.upstream
-    if not upstream.startswith(("http://", "https://")):
-        raise InputError("--upstream", f"expected an http(s) URL, got {redact_url(upstream)!r}")
+    problem = base_url_problem(upstream)
+    if problem is not None:
+        raise InputError("--upstream", problem)
     api_key: str | None = args.api_key or os.environ.get(API_KEY_ENV) or None
     rate: Rate | None
     if args.no_pacing:
@@ -139,6 +157,12 @@ def _options(args: argparse.Namespace) -> SyncOptions:
         raise InputError("--retries", f"expected an integer >= 0, got {args.retries}")
     if args.page_size is not None and args.page_size < 1:
         raise InputError("--page-size", f"expected an integer >= 1, got {args.page_size}")
+    for name, value in (
+        ("--max-page-mib", args.max_page_mib),
+        ("--max-decoded-page-mib", args.max_decoded_page_mib),
+    ):
+        if value < 1:
+            raise InputError(name, f"expected an integer >= 1, got {value}")
     return SyncOptions(
         upstream=upstream,
         api_key=api_key,
@@ -150,6 +174,8 @@ def _options(args: argparse.Namespace) -> SyncOptions:
         backoff=args.backoff,
         since=since,
         change_cursor=not args.by_date,
+        max_page_bytes=args.max_page_mib * MIB,
+        max_decoded_page_bytes=args.max_decoded_page_mib * MIB,
     )
 
 
@@ -157,9 +183,9 @@ def sync(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from assay.nvd.client import redact_url
     from assay.nvd.storage import open_store
     from assay.nvd.sync import Mirror, SyncError
+    from assay.urls import redact_url
 
     try:
         options = _options(args)

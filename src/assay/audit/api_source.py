@@ -17,6 +17,7 @@ from assay.audit.model import SourceStatus
 from assay.audit.source import PRODUCT_SAMPLE, DictionaryProduct, Found, Lookup, Record
 from assay.errors import ClientError, InputError
 from assay.nvd.cpe import Cpe, parse_cpe
+from assay.urls import redact_url
 
 __all__ = ["ApiSource"]
 
@@ -34,12 +35,17 @@ class ApiSource:
         wait_time: int | None = None,
         transport: Any = None,
     ) -> None:
-        from assay.nvd.client import NvdClient
+        from assay.nvd.client import NvdClient, base_url_problem
 
+        problem = base_url_problem(base_url)
+        if problem is not None:
+            raise InputError("base_url", problem)
         if wait_time is None:
             # NVD's published limits (docs/client.md); an assay server has none.
             wait_time = (600 if api_key else 6000) if NVD_HOST in base_url else 0
         self.base_url = base_url
+        self.shown_url = redact_url(base_url)
+        """What messages and reports show: without a password or secret query values."""
         self._client = NvdClient(
             wait_time=wait_time,
             api_key=api_key,
@@ -55,7 +61,7 @@ class ApiSource:
         try:
             return [self._keep(cve.raw) for cve in self._client.iter_cves(**params)]
         except NvdClientError as error:
-            raise ClientError(f"{self.base_url}: {error}") from error
+            raise ClientError(f"{self.shown_url}: {error}") from error
 
     def _keep(self, record: Record) -> Record:
         key = str(record.get("id"))
@@ -67,12 +73,12 @@ class ApiSource:
         try:
             result = self._client.get_cves(results_per_page=1, start_index=0)
         except NvdClientError as error:
-            raise ClientError(f"{self.base_url}: {error}") from error
+            raise ClientError(f"{self.shown_url}: {error}") from error
         return SourceStatus(
             generation=None,
             last_sync=result.timestamp or None,
             cve_count=result.total_results,
-            url=self.base_url,
+            url=self.shown_url,
         )
 
     def affecting(self, name: Cpe) -> Sequence[Record]:
@@ -109,7 +115,7 @@ class ApiSource:
                 keyword_search=words, keyword_exact_match=True, results_per_page=200
             )
         except NvdClientError as error:
-            raise ClientError(f"{self.base_url}: {error}") from error
+            raise ClientError(f"{self.shown_url}: {error}") from error
         found = []
         for item in result.products:
             raw = item.cpe.raw
@@ -134,7 +140,7 @@ class ApiSource:
                 virtual_match_string=pattern, results_per_page=PRODUCT_SAMPLE
             )
         except (NvdClientError, ValueError) as error:
-            raise ClientError(f"{self.base_url}: {error}") from error
+            raise ClientError(f"{self.shown_url}: {error}") from error
         for item in products.products:
             try:
                 cpe = parse_cpe(str(item.cpe.raw.get("cpeName")), partial=False)

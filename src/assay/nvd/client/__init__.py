@@ -17,15 +17,17 @@ typed results) are public for reuse by the mirror and the benchmarks.
 """
 
 from assay.nvd.client._async import AsyncNvdClient
-from assay.nvd.client._base import DEFAULT_BASE_URL
+from assay.nvd.client._base import DEFAULT_BASE_URL, MAX_REDIRECTS, base_url_problem
+from assay.nvd.client._body import MAX_DECODED_BYTES, MAX_WIRE_BYTES
 from assay.nvd.client._errors import (
     NvdApiError,
     NvdClientError,
     NvdRateLimitError,
+    NvdRedirectError,
     NvdResponseError,
+    NvdResponseTooLarge,
     NvdTimeoutError,
     NvdTransportError,
-    redact_url,
 )
 from assay.nvd.client._models import (
     AcceptanceLevel,
@@ -87,13 +89,17 @@ from assay.nvd.client._params import (
 )
 from assay.nvd.client._retry import RetryPolicy
 from assay.nvd.client._sync import NvdClient
+from assay.urls import redact_url
 
 __all__ = [
     "CVE_HISTORY_EVENT_NAMES",
     "CVE_TAGS",
     "DEFAULT_BASE_URL",
     "MAX_DATE_RANGE",
+    "MAX_DECODED_BYTES",
+    "MAX_REDIRECTS",
     "MAX_RESULTS_PER_PAGE",
+    "MAX_WIRE_BYTES",
     "AcceptanceLevel",
     "AsyncNvdClient",
     "Change",
@@ -132,7 +138,9 @@ __all__ = [
     "NvdClient",
     "NvdClientError",
     "NvdRateLimitError",
+    "NvdRedirectError",
     "NvdResponseError",
+    "NvdResponseTooLarge",
     "NvdTimeoutError",
     "NvdTransportError",
     "Reference",
@@ -144,6 +152,7 @@ __all__ = [
     "SourcesParams",
     "VendorComment",
     "Weakness",
+    "base_url_problem",
     "build_query",
     "encode_query",
     "format_datetime",

@@ -11,8 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
+from urllib.parse import urljoin, urlsplit
 
-from assay.nvd.client._errors import NvdApiError, NvdRateLimitError
+from assay.nvd.client._body import (
+    ACCEPT_ENCODING,
+    MAX_DECODED_BYTES,
+    MAX_WIRE_BYTES,
+    BodyReader,
+)
+from assay.nvd.client._errors import NvdApiError, NvdRateLimitError, NvdRedirectError
 from assay.nvd.client._models import (
     Body,
     CpeMatchResult,
@@ -37,6 +44,7 @@ from assay.nvd.client._params import (
 )
 from assay.nvd.client._retry import RetryPolicy
 from assay.nvd.defaults import DEFAULT_BASE_URL
+from assay.urls import redact_url
 
 __all__ = [
     "CPEMATCH",
@@ -52,6 +60,9 @@ __all__ = [
 ]
 
 USER_AGENT: Final = "assay-nvd-client/0.1"
+MAX_REDIRECTS: Final = 5
+REDIRECT_STATUSES: Final = frozenset({301, 302, 303, 307, 308})
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 R = TypeVar("R", bound=Result)
 
@@ -105,6 +116,10 @@ class ClientSettings:
     max_backoff: float = 60.0
     max_retry_after: float = 300.0
     user_agent: str = USER_AGENT
+    max_wire_bytes: int = MAX_WIRE_BYTES
+    """Cap on one answer's body as received; past it the request fails."""
+    max_decoded_bytes: int = MAX_DECODED_BYTES
+    """Cap on one answer's body once decoded (gzip, zstd)."""
 
     def __post_init__(self) -> None:
         for name in ("wait_time", "request_timeout", "max_retries"):
@@ -113,8 +128,13 @@ class ClientSettings:
                 raise ValueError(f"{name}: expected an integer >= 0, got {value!r}")
         if self.request_timeout == 0:
             raise ValueError("request_timeout: must be at least 1 ms")
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url: expected an http(s) URL, got {self.base_url!r}")
+        problem = base_url_problem(self.base_url)
+        if problem is not None:
+            raise ValueError(f"base_url: {problem}")
+        for name in ("max_wire_bytes", "max_decoded_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
 
     @property
     def retry(self) -> RetryPolicy:
@@ -144,10 +164,96 @@ class ClientSettings:
 
     def headers(self) -> dict[str, str]:
         """Request headers: JSON, a user agent, and the API key in `apiKey` when given."""
-        headers = {"Accept": "application/json", "User-Agent": self.user_agent}
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": ACCEPT_ENCODING,
+            "User-Agent": self.user_agent,
+        }
         if self.api_key:
             headers["apiKey"] = self.api_key
         return headers
+
+    def body_reader(self, url: str, headers: Mapping[str, str]) -> BodyReader:
+        """A reader for the body of the answer to `url`, within this client's caps."""
+        return BodyReader(
+            url, headers, max_wire=self.max_wire_bytes, max_decoded=self.max_decoded_bytes
+        )
+
+    def redirect(self, url: str, status: int, headers: Mapping[str, str]) -> str | None:
+        """Where a redirect answer to `url` leads (`None`: not a redirect). Only a target
+        of the base URL's origin (scheme, host, port) is followed: the `apiKey` header
+        goes with every request, and httpx drops only `Authorization` on the way to
+        another host. Raises `NvdRedirectError` for any other target."""
+        location = headers.get("location")
+        if status not in REDIRECT_STATUSES or location is None:
+            return None
+        target = urljoin(url, location.strip())
+        if _origin(target) != _origin(self.base_url):
+            raise NvdRedirectError(
+                f"the upstream redirected ({status}) to another origin, "
+                f"{redact_url(target)!r}; not followed (only redirects within "
+                f"{redact_url(self.base_url)!r} are, so that the API key stays there)",
+                url,
+            )
+        return target
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why `url` cannot be a service's base URL (`None`: it can). Paths and query
+    parameters are appended to it, so it has no query string or fragment (a secret in
+    one would also be sent to every path); the problem quotes it redacted."""
+    shown = repr(redact_url(url))
+    if any(ch.isspace() or not ch.isprintable() for ch in url):
+        return f"expected a URL without spaces or control characters, got {shown}"
+    # The parsers' own messages are not quoted: they may hold what the URL hides.
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return f"expected an http(s) URL, got {shown} (a [ without its ] in the host?)"
+    try:
+        port = parts.port
+    except ValueError:
+        return f"expected a port from 1 to 65535 in {shown}"
+    if parts.scheme.lower() not in ("http", "https") or "://" not in url:
+        return f"expected an http(s) URL, got {shown}"
+    if not parts.hostname:
+        return f"expected a host name in {shown}"
+    if port == 0:
+        return f"expected a port from 1 to 65535 in {shown}"
+    if "?" in url:
+        return (
+            f"expected no query string in {shown}: parameters are added to each request "
+            "(an API key is sent in the apiKey header)"
+        )
+    if "#" in url:
+        return f"expected no fragment in {shown}"
+    import httpx
+
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL:
+        return f"expected an http(s) URL, got {shown} (httpx cannot use it)"
+    return None
+
+
+def decoded(headers: Mapping[str, str]) -> dict[str, str]:
+    """`headers` of an answer whose body httpx already decoded (an in-memory transport
+    reads it at once): without the coding and length of the body as sent."""
+    return {
+        name: value
+        for name, value in headers.items()
+        if name.lower() not in ("content-encoding", "content-length")
+    }
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return ("", url, None)
+    scheme = parts.scheme.lower()
+    return (scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme))
 
 
 def query_for(endpoint: Endpoint[Any], params: Mapping[str, object]) -> Query:
@@ -162,7 +268,9 @@ def filters_only(name: str, params: Mapping[str, object]) -> None:
             raise TypeError(f"{name}() pages by itself; it does not take {key!r}")
 
 
-def api_error(status: int, headers: Mapping[str, str], body: bytes, url: str) -> NvdApiError:
+def api_error(
+    status: int, headers: Mapping[str, str], body: bytes | bytearray, url: str
+) -> NvdApiError:
     """The error for a non-success answer, carrying NVD's `message` header."""
     message = headers.get("message", "").strip()
     if not message and body:

@@ -6,7 +6,9 @@
         │   └── NvdRateLimitError   403 (NVD's throttle) or 429, still refused after every retry
         ├── NvdTransportError       no usable answer: connection refused or reset, truncated body
         │   └── NvdTimeoutError     no complete answer within `request_timeout`
-        └── NvdResponseError        a 2xx body that is not an NVD API 2.0 result
+        ├── NvdResponseError        a 2xx body that is not an NVD API 2.0 result
+        │   └── NvdResponseTooLarge an answer past the size caps (not retried)
+        └── NvdRedirectError        a redirect to another origin (not followed)
 
 Bad arguments raise `InvalidQuery` (a `ValueError` and an `assay.errors.QueryError`) before
 anything is sent. httpx exceptions are translated once, where requests are sent.
@@ -14,34 +16,20 @@ anything is sent. httpx exceptions are translated once, where requests are sent.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
-
 from assay.errors import ClientError
+from assay.urls import redact_url
 
 __all__ = [
     "NvdApiError",
     "NvdClientError",
     "NvdRateLimitError",
+    "NvdRedirectError",
     "NvdResponseError",
+    "NvdResponseTooLarge",
     "NvdTimeoutError",
     "NvdTransportError",
     "redact_url",
 ]
-
-
-def redact_url(url: str) -> str:
-    """`url` as it may be shown or logged: a password in it replaced by `***` (a user
-    name alone is kept, it tells which account was used)."""
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return url.rsplit("@", maxsplit=1)[-1] if "@" in url else url
-    if password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 class NvdClientError(ClientError):
@@ -86,3 +74,21 @@ class NvdTimeoutError(NvdTransportError):
 
 class NvdResponseError(NvdClientError):
     """A success response whose body is not a valid NVD API 2.0 result."""
+
+
+class NvdResponseTooLarge(NvdResponseError):
+    """An answer larger than the client's caps (on the wire or decoded): reading stopped
+    there. Not retried: the upstream would send the same again."""
+
+    def __init__(self, message: str, url: str) -> None:
+        self.url = url = redact_url(url)
+        super().__init__(f"GET {url}: {message}")
+
+
+class NvdRedirectError(NvdClientError):
+    """A redirect the client does not follow: to another origin (scheme, host and port;
+    the API key would go with it), or one too many."""
+
+    def __init__(self, message: str, url: str) -> None:
+        self.url = url = redact_url(url)
+        super().__init__(f"GET {url}: {message}")

@@ -17,6 +17,7 @@ from assay.nvd.client._base import (
     CVEHISTORY,
     CVES,
     DEFAULT_BASE_URL,
+    MAX_REDIRECTS,
     SOURCES,
     ClientSettings,
     Endpoint,
@@ -24,12 +25,15 @@ from assay.nvd.client._base import (
     SettingsView,
     api_error,
     concat,
+    decoded,
     filters_only,
     pager_for,
     query_for,
 )
+from assay.nvd.client._body import MAX_DECODED_BYTES, MAX_WIRE_BYTES
 from assay.nvd.client._errors import (
     NvdClientError,
+    NvdRedirectError,
     NvdResponseError,
     NvdTimeoutError,
     NvdTransportError,
@@ -60,6 +64,7 @@ from assay.nvd.client._params import (
     SourcesFilters,
     SourcesParams,
 )
+from assay.urls import redact_url
 
 __all__ = ["NvdClient"]
 
@@ -82,7 +87,9 @@ class NvdClient(SettingsView):
     (ms) the time allowed for one complete answer, `max_retries` how often a throttled
     (403, 429), failing (5xx), timed-out or broken request is retried with exponential
     back-off (`backoff` seconds, doubling, at most `max_backoff`) or as `Retry-After`
-    asks. `transport` injects an `httpx.BaseTransport` (tests, proxies).
+    asks. An answer's body is capped at `max_wire_bytes` as received and
+    `max_decoded_bytes` once decoded (`NvdResponseTooLarge`, not retried); redirects are
+    followed within the base URL's origin only (`NvdRedirectError`). `transport` injects an `httpx.BaseTransport` (tests, proxies).
     """
 
     def __init__(
@@ -98,6 +105,8 @@ class NvdClient(SettingsView):
         max_backoff: float = 60.0,
         max_retry_after: float = 300.0,
         headers: Mapping[str, str] | None = None,
+        max_wire_bytes: int = MAX_WIRE_BYTES,
+        max_decoded_bytes: int = MAX_DECODED_BYTES,
     ) -> None:
         self._settings = ClientSettings(
             wait_time=wait_time,
@@ -108,13 +117,15 @@ class NvdClient(SettingsView):
             backoff=backoff,
             max_backoff=max_backoff,
             max_retry_after=max_retry_after,
+            max_wire_bytes=max_wire_bytes,
+            max_decoded_bytes=max_decoded_bytes,
         )
         self._retry = self._settings.retry
         self._headers = {**self._settings.headers(), **(headers or {})}
         self._http = httpx.Client(
             transport=transport,
             timeout=httpx.Timeout(self._settings.timeout_seconds),
-            follow_redirects=True,
+            follow_redirects=False,  # followed in `_send`, within the origin only
         )
         self._lock = threading.Lock()
         self._last_finished: float | None = None
@@ -243,7 +254,7 @@ class NvdClient(SettingsView):
 
     def _request(self, endpoint: Endpoint[R], query: Query) -> R:
         url = self._settings.url(endpoint, query)
-        _log.debug("GET %s", url)
+        _log.debug("GET %s", redact_url(url))
         attempt = 0
         while True:
             retry_after: str | None = None
@@ -283,22 +294,36 @@ class NvdClient(SettingsView):
             if remaining > 0:
                 time.sleep(remaining)
 
-    def _send(self, url: str) -> tuple[int, httpx.Headers, bytes]:
-        """One GET with a deadline on the whole answer; httpx errors are translated here."""
+    def _send(self, url: str) -> tuple[int, httpx.Headers, bytearray]:
+        """One GET with a deadline on the whole answer, following redirects within the
+        origin, reading the body within the caps; httpx errors are translated here."""
         timeout = self._settings.timeout_seconds
         deadline = time.monotonic() + timeout
+        target = url
         try:
-            with self._http.stream("GET", url, headers=self._headers) as response:
-                chunks = []
-                for chunk in response.iter_bytes():
-                    chunks.append(chunk)
-                    if time.monotonic() > deadline:
-                        raise NvdTimeoutError(f"no complete answer within {timeout:g} s", url)
-                return response.status_code, response.headers, b"".join(chunks)
+            for _ in range(MAX_REDIRECTS + 1):
+                with self._http.stream("GET", target, headers=self._headers) as response:
+                    status, headers = response.status_code, response.headers
+                    following = self._settings.redirect(target, status, headers)
+                    if following is None:
+                        if response.is_stream_consumed:  # held in memory, decoded (MockTransport)
+                            reader = self._settings.body_reader(target, decoded(headers))
+                            reader.feed(response.content)
+                            return status, headers, reader.finish()
+                        reader = self._settings.body_reader(target, headers)
+                        for chunk in response.iter_raw():
+                            reader.feed(chunk)
+                            if time.monotonic() > deadline:
+                                raise NvdTimeoutError(
+                                    f"no complete answer within {timeout:g} s", url
+                                )
+                        return status, headers, reader.finish()
+                target = following
         except httpx.TimeoutException as exc:
             raise NvdTimeoutError(f"no complete answer within {timeout:g} s", url) from exc
         except httpx.HTTPError as exc:
             raise NvdTransportError(f"{type(exc).__name__}: {exc}", url) from exc
+        raise NvdRedirectError(f"more than {MAX_REDIRECTS} redirects", url)
 
 
 def _records(pages: Iterator[Any], attr: str, inner: str | None) -> Iterator[Any]:

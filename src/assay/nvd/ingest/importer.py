@@ -33,6 +33,7 @@ from assay.nvd.cpe_record import cpe_facts
 from assay.nvd.cpematch_record import match_facts
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.defaults import DEFAULT_BATCH_SIZE, LAST_IMPORT_KEY
+from assay.nvd.ingest.clock import not_from_the_future
 from assay.nvd.ingest.collector import BatchCollector
 from assay.nvd.ingest.sources import members, read_member
 from assay.nvd.source_record import source_facts
@@ -52,17 +53,27 @@ class RecordHandler:
     """Upsert a batch and set the meta values, in one transaction."""
 
 
+# Import and sync check records with these: a record from the future is refused in both.
 HANDLERS: dict[str, RecordHandler] = {
-    "cve": RecordHandler(cve_facts, lambda store, batch, meta: store.upsert_cves(batch, meta=meta)),
-    "cpe": RecordHandler(cpe_facts, lambda store, batch, meta: store.upsert_cpes(batch, meta=meta)),
+    "cve": RecordHandler(
+        not_from_the_future(cve_facts),
+        lambda store, batch, meta: store.upsert_cves(batch, meta=meta),
+    ),
+    "cpe": RecordHandler(
+        not_from_the_future(cpe_facts),
+        lambda store, batch, meta: store.upsert_cpes(batch, meta=meta),
+    ),
     "cpematch": RecordHandler(
-        match_facts, lambda store, batch, meta: store.upsert_match_strings(batch, meta=meta)
+        not_from_the_future(match_facts),
+        lambda store, batch, meta: store.upsert_match_strings(batch, meta=meta),
     ),
     "change": RecordHandler(
-        change_facts, lambda store, batch, meta: store.upsert_changes(batch, meta=meta)
+        not_from_the_future(change_facts),
+        lambda store, batch, meta: store.upsert_changes(batch, meta=meta),
     ),
     "source": RecordHandler(
-        source_facts, lambda store, batch, meta: store.upsert_sources(batch, meta=meta)
+        not_from_the_future(source_facts),
+        lambda store, batch, meta: store.upsert_sources(batch, meta=meta),
     ),
 }
 

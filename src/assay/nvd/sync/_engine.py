@@ -25,13 +25,19 @@ import orjson
 from assay.errors import ClientError, InputError
 from assay.nvd.client import (
     DEFAULT_BASE_URL,
+    MAX_DECODED_BYTES,
+    MAX_WIRE_BYTES,
     InvalidQuery,
     NvdClient,
     NvdClientError,
+    NvdRedirectError,
+    NvdResponseTooLarge,
     Result,
+    base_url_problem,
     redact_url,
 )
 from assay.nvd.dates import parse_record_timestamp
+from assay.nvd.ingest.clock import FUTURE_MARGIN, record_id
 from assay.nvd.ingest.importer import HANDLERS
 from assay.nvd.storage import Store, UpsertCounts
 from assay.nvd.sync._pacing import CountingTransport, Rate, SlidingWindowLimiter
@@ -43,6 +49,8 @@ from assay.nvd.sync._plan import (
     KindSpec,
     Position,
     UpstreamInconsistent,
+    UpstreamRunaway,
+    WalkGuard,
     Window,
     advance,
     catch_up,
@@ -106,11 +114,18 @@ class SyncOptions:
     """Read what changed since this time instead of what the checkpoints say."""
     prefetch: bool = True
     """Fetch the next page while the current one is written."""
+    max_page_bytes: int = MAX_WIRE_BYTES
+    """Cap on one answer as received (compressed): past it the run stops (exit 2)."""
+    max_decoded_page_bytes: int = MAX_DECODED_BYTES
+    """Cap on one answer once decoded."""
     change_cursor: bool = True
     """From an upstream assay, read what was written since the last run by its change
     cursor (`sinceGeneration`) rather than by `lastModified` windows."""
 
     def __post_init__(self) -> None:
+        problem = base_url_problem(self.upstream)
+        if problem is not None:
+            raise InputError("upstream", problem)
         if self.page_size is not None and self.page_size < 1:
             raise InputError("page_size", f"expected at least 1, got {self.page_size}")
         if self.timeout <= 0:
@@ -125,6 +140,9 @@ class SyncOptions:
             raise InputError("overlap", f"expected a positive duration, got {self.overlap}")
         if not self.kinds:
             raise InputError("kinds", "expected at least one record kind")
+        for name in ("max_page_bytes", "max_decoded_page_bytes"):
+            if getattr(self, name) < 1:
+                raise InputError(name, f"expected at least 1 byte, got {getattr(self, name)}")
 
 
 # --- report and events --------------------------------------------------------------------
@@ -165,6 +183,9 @@ class SyncReport:
     """Seconds spent fetching and parsing pages, checking records (facts), upserting
     (each page with its checkpoint), and writing nothing while waiting for the next page.
     Fetching and checking run one page ahead of the others, so the sum exceeds `elapsed`."""
+    clock_refused: str | None = None
+    """The upstream's `timestamp`, when it was later than this machine's clock plus
+    `FUTURE_MARGIN` (that bound was used instead)."""
 
     @property
     def rejected(self) -> int:
@@ -173,8 +194,8 @@ class SyncReport:
 
     @property
     def ok(self) -> bool:
-        """Every record fetched was stored."""
-        return self.rejected == 0
+        """Every record fetched was stored, and the upstream's clock was usable."""
+        return self.rejected == 0 and self.clock_refused is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +298,8 @@ class Mirror:
                 transport=self._transport,
                 backoff=self.options.backoff,
                 max_backoff=self.options.max_backoff,
+                max_wire_bytes=self.options.max_page_bytes,
+                max_decoded_bytes=self.options.max_decoded_page_bytes,
             ) as client:
                 now = self._upstream_time(client, SPECS[self.options.kinds[0]])
                 self.report.upstream_time = now
@@ -308,6 +331,11 @@ class Mirror:
         overlap = self.options.overlap
         if self.options.since is not None:
             since = utc(self.options.since)
+            if since > now:
+                raise SyncError(
+                    f"since: {since.isoformat()} is later than the upstream's time "
+                    f"{now.isoformat()}"
+                )
             checkpoint = Checkpoint(upstream=self.upstream, phase="incremental", since=since)
             overlap = timedelta(0)
             report.plan = f"changes since {since.isoformat()} (--since)"
@@ -461,6 +489,7 @@ class Mirror:
         size = min(self.options.page_size or spec.max_page, spec.max_page)
         position = start
         empty_pages = 0
+        guard = WalkGuard(size)
         while not position.done:
             index = position.next_index
             params: dict[str, Any] = {**extra, "results_per_page": size, "start_index": index}
@@ -484,8 +513,17 @@ class Mirror:
                 empty_pages += 1
                 continue
             empty_pages = 0
-            position = after
             facts, problems = self._check(spec, records, index)
+            try:
+                ids = [record_id(fact) or "" for fact in facts]
+                guard.check(index, result.total_results, ids)
+            except UpstreamRunaway as error:
+                raise SyncError(
+                    f"{self._where(spec, window)}, {error}; nothing more is read from this "
+                    "listing (the pages before are stored)"
+                ) from error
+            guard.moved(index, len(records))
+            position = after
             self.report.timings["fetch"] += fetched - began
             self.report.timings["check"] += time.perf_counter() - fetched
             yield _Fetched(index, len(records), facts, problems, position)
@@ -517,22 +555,37 @@ class Mirror:
         try:
             result: Result = getattr(client, _METHODS[spec.kind])(**params)
         except NvdClientError as error:
+            # A cap or a redirect elsewhere comes back the same on the next run.
+            same_again = isinstance(error, NvdResponseTooLarge | NvdRedirectError)
             raise SyncError(
                 f"{self._where(spec, window)}, startIndex={params['start_index']}: {error}; "
-                "everything up to the last checkpoint is stored, run again to resume"
+                "everything up to the last checkpoint is stored"
+                + ("" if same_again else ", run again to resume")
             ) from error
         except InvalidQuery as error:  # pragma: no cover - the engine builds valid queries
             raise SyncError(f"{self._where(spec, window)}: {error}") from error
         return result
 
     def _upstream_time(self, client: NvdClient, spec: KindSpec) -> datetime:
-        """The upstream's clock (the `timestamp` of a one-record answer), else ours."""
+        """The upstream's clock (the `timestamp` of a one-record answer), else ours; never
+        later than ours plus `FUTURE_MARGIN` (checkpoints follow this time)."""
         result = self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
         if result.timestamp:
             try:
-                return parse_record_timestamp(result.timestamp)
+                upstream = parse_record_timestamp(result.timestamp)
             except InputError:
                 pass
+            else:
+                latest = datetime.now(UTC) + FUTURE_MARGIN
+                if upstream <= latest:
+                    return upstream
+                self.report.clock_refused = result.timestamp
+                self._problem(
+                    f"{self.upstream}{spec.path} at $.timestamp: {result.timestamp[:40]!r} is "
+                    f"later than this machine's clock plus {FUTURE_MARGIN} (h:mm:ss); "
+                    "that bound is used as the upstream's time"
+                )
+                return latest
         self._emit(
             Notice(
                 f"the upstream sent no usable timestamp ({result.timestamp!r}); "

@@ -21,7 +21,9 @@ the records read twice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal
 
@@ -31,6 +33,7 @@ from assay.errors import InputError
 from assay.nvd.client import MAX_DATE_RANGE, MAX_RESULTS_PER_PAGE, split_window
 from assay.nvd.dates import format_nvd_timestamp, parse_record_timestamp
 from assay.nvd.defaults import KINDS, Kind
+from assay.nvd.ingest.clock import FUTURE_MARGIN
 
 __all__ = [
     "CHECKPOINT_VERSION",
@@ -43,6 +46,8 @@ __all__ = [
     "Listing",
     "Position",
     "UpstreamInconsistent",
+    "UpstreamRunaway",
+    "WalkGuard",
     "advance",
     "catch_up",
     "parse_kinds",
@@ -354,7 +359,9 @@ class Plan:
 
 
 def plan(checkpoint: Checkpoint | None, *, upstream: str, now: datetime) -> Plan:
-    """Decide whether a kind needs a full load (fresh or resumed) before catching up."""
+    """Decide whether a kind needs a full load (fresh or resumed) before catching up.
+
+    A checkpoint later than `now` plus `FUTURE_MARGIN` is not trusted: a full load."""
     if checkpoint is None:
         return Plan(Listing(None, Position()), now, "first run: full load")
     if not same_upstream(checkpoint.upstream, upstream):
@@ -362,6 +369,19 @@ def plan(checkpoint: Checkpoint | None, *, upstream: str, now: datetime) -> Plan
             Listing(None, Position()),
             now,
             f"last mirrored from {checkpoint.upstream}: full load from {upstream}",
+        )
+    latest = now + FUTURE_MARGIN
+    ends = (
+        [checkpoint.since] if checkpoint.window is None else [checkpoint.since, *checkpoint.window]
+    )
+    if max(ends) > latest:
+        # Taken from a clock far ahead (an older assay kept what the upstream said): a
+        # checkpoint past the clocks would end every incremental read before it starts.
+        return Plan(
+            Listing(None, Position()),
+            now,
+            f"the checkpoint ({_utc_text(max(ends))}) is later than the upstream's time "
+            f"({_utc_text(now)}) plus {FUTURE_MARGIN}: full load",
         )
     if checkpoint.phase == "full":
         return Plan(
@@ -403,3 +423,66 @@ def utc(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
+
+
+# --- listings that never end --------------------------------------------------------------
+
+
+class UpstreamRunaway(InputError):
+    """The upstream's pages would never end: it repeats pages (ignoring `startIndex`) or
+    its `totalResults` keeps growing."""
+
+
+RECENT_PAGES: Final = 16
+"""Pages whose ids a walk remembers to recognise a repeated page."""
+
+
+@dataclass
+class WalkGuard:
+    """Stops a walk through one listing whose pages would never end.
+
+    * `totalResults` may grow while a listing is read (records are added upstream), but
+      not by more than a page or a tenth of the total first seen, whichever is larger:
+      an upstream that keeps growing it with fresh records would fill the disk.
+    * A page starting past every index read so far holds records not read yet: records
+      that leave a listing move the later ones down, never up, and new ones come at its
+      end. Such a page made only of records of the last `RECENT_PAGES` pages is a
+      repeat (the upstream ignores `startIndex`). A page read again after the position
+      stepped back (`advance`, when the total shrank) starts below that index.
+    """
+
+    page_size: int
+    first_total: int | None = None
+    read_up_to: int = 0
+    """The highest `startIndex + records received` of the walk."""
+    _recent: deque[list[str]] = field(default_factory=lambda: deque(maxlen=RECENT_PAGES))
+    _seen: Counter[str] = field(default_factory=Counter)
+
+    def check(self, start_index: int, total: int, ids: Sequence[str]) -> None:
+        """Check the page read at `start_index` (raises `UpstreamRunaway`)."""
+        where = f"startIndex={start_index}"
+        if self.first_total is None:
+            self.first_total = total
+        allowed = max(self.page_size, self.first_total // 10)
+        if total - self.first_total > allowed:
+            raise UpstreamRunaway(
+                where,
+                f"totalResults grew from {self.first_total} to {total} while the listing "
+                f"was read (at most {allowed} more are expected); the upstream's listing "
+                "would not end",
+            )
+        fresh = start_index >= self.read_up_to > 0
+        if fresh and ids and all(record_id in self._seen for record_id in ids):
+            raise UpstreamRunaway(
+                where,
+                f"the page repeats all its {len(ids)} records from an earlier page (the "
+                "upstream ignores startIndex?); the upstream's listing would not end",
+            )
+        if len(self._recent) == self._recent.maxlen:
+            self._seen -= Counter(self._recent[0])
+        self._recent.append(list(ids))
+        self._seen.update(ids)
+
+    def moved(self, start_index: int, received: int) -> None:
+        """Note the page read at `start_index` with `received` records."""
+        self.read_up_to = max(self.read_up_to, start_index + received)
