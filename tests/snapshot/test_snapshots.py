@@ -8,6 +8,7 @@ import gzip
 import io
 import json
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from tests.conftest import backends, make_store_url
 
 from assay._cli.nvd import bundled_files
+from assay.nvd.dates import format_nvd_timestamp
 from assay.nvd.ingest.importer import Importer
 from assay.nvd.storage import Store, open_store
 from assay.snapshot.format import Manifest, SnapshotError, SnapshotWriter
@@ -118,7 +120,7 @@ def test_a_full_snapshot_then_a_delta_make_an_exact_copy(  # noqa: PLR0917 - pyt
         # The source moves on: 50 new CVEs and one changed record.
         lines = _bundled_cve_lines()
         changed = orjson.loads(lines[0])
-        changed["lastModified"] = "2030-01-01T00:00:00.000"
+        changed["lastModified"] = format_nvd_timestamp(datetime.now(UTC) - timedelta(minutes=1))
         changed["descriptions"][0]["value"] = "Changed after the full snapshot."
         more = _write_lines(tmp_path, "more.jsonl", [*lines[200:250], orjson.dumps(changed)])
         assert Importer(source).import_files([more]).ok
