@@ -45,6 +45,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.policies",
     "assay._cli.scan",
     "assay._cli.verify_artifact",
+    "assay._cli.verify_registry",
     "assay._cli.trust",
 )
 

@@ -41,6 +41,10 @@ BUNDLE_MEDIA_TYPES: Final = {
 }
 
 
+INTOTO_VERSIONS: Final = ("0.0.1", "0.0.2")
+"""Rekor `intoto` entries verified as slsa-verifier and cosign verify them."""
+
+
 class TimeSource(enum.Enum):
     TRANSPARENCY_LOG = "transparency-log"
     """Rekor's integrated time, bound by its signed inclusion promise."""
@@ -193,7 +197,7 @@ def _sigstore_verifier_class() -> type[Any]:
                 return self.times
             inner = bundle.log_entry._inner
             kind = inner.kind_version
-            if kind.kind == "intoto" and kind.version == "0.0.2":
+            if kind.kind == "intoto" and kind.version in INTOTO_VERSIONS:
                 times: list[Any] = []
                 if bundle.verification_material.timestamp_verification_data:
                     times.extend(self._verify_timestamp_authority(bundle))
@@ -275,7 +279,7 @@ def _sigstore_verifier_class() -> type[Any]:
                 self._verify_unlogged(bundle, policy)
                 return _verify_envelope_signature(bundle)
             kind = bundle.log_entry._inner.kind_version
-            if not (kind.kind == "intoto" and kind.version == "0.0.2"):
+            if not (kind.kind == "intoto" and kind.version in INTOTO_VERSIONS):
                 result: tuple[str, bytes] = super().verify_dsse(bundle, policy)
                 return result
             self._verify_common_signing_cert(bundle, policy)
@@ -307,24 +311,33 @@ def _verify_envelope_signature(bundle: Bundle) -> tuple[str, bytes]:
 
 
 def _check_intoto_entry(bundle: Bundle) -> None:
-    """The `intoto/0.0.2` entry must log this envelope: its payload hash and signatures."""
+    """The `intoto` entry must log this envelope: its payload hash, and its signatures
+    (0.0.2) or its signer's certificate (0.0.1, cosign's)."""
     import json
 
     from cryptography.hazmat.primitives.serialization import Encoding
 
     envelope = bundle._dsse_envelope
     assert envelope is not None
+    pem = bundle.signing_certificate.public_bytes(Encoding.PEM)
+    digest = hashlib.sha256(envelope._inner.payload).hexdigest()
     try:
         body = json.loads(bundle.log_entry._inner.canonicalized_body)
         content = body["spec"]["content"]
         payload_hash = content["payloadHash"]
-        logged = content["envelope"]["signatures"]
+        if body.get("apiVersion") == "0.0.1":
+            # cosign's intoto/0.0.1: the payload hash and the one signer's certificate.
+            logged_key = base64.b64decode(body["spec"]["publicKey"]).strip()
+        else:
+            logged = content["envelope"]["signatures"]
     except (ValueError, KeyError, TypeError):
         raise VerificationError("the intoto log entry has no payload hash or signatures") from None
-    digest = hashlib.sha256(envelope._inner.payload).hexdigest()
     if payload_hash != {"algorithm": "sha256", "value": digest}:
         raise VerificationError("the log entry's payload hash is not the envelope payload's")
-    pem = bundle.signing_certificate.public_bytes(Encoding.PEM)
+    if body.get("apiVersion") == "0.0.1":
+        if logged_key != pem.strip():
+            raise VerificationError("the log entry's certificate is not the signing certificate")
+        return
     expected = [(base64.b64encode(s.sig).decode(), pem.strip()) for s in envelope._inner.signatures]
     found = []
     for item in logged if isinstance(logged, list) else []:

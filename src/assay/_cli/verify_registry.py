@@ -1,0 +1,171 @@
+"""`assay verify-image` (slsa-verifier's command, attestations read from the registry)
+and `assay fetch` (evidence downloaded for a later air-gapped verification).
+
+The verdict is `assay.registry.image.verify_image`'s; this module reads flags, picks
+where attestations come from (the registry, keeping what it fetches in the cache; the
+cache only with `--offline`; a directory with `--attestation-dir`) and formats. Heavy
+modules are imported inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+
+
+def register(tree: CommandTree) -> None:
+    from assay._cli.verify_artifact import _trust_arguments
+
+    command = tree.command(
+        "verify-image",
+        help="Verify an image's provenance attached in its registry (slsa-verifier's command).",
+        handler=_verify_image,
+    )
+    command.add_argument("image", metavar="IMAGE", help="REGISTRY/REPOSITORY@sha256:HEX")
+    command.add_argument(
+        "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
+    )
+    refs = command.add_mutually_exclusive_group()
+    refs.add_argument("--source-tag", metavar="TAG", help="expected tag")
+    refs.add_argument(
+        "--source-versioned-tag", metavar="vX[.Y[.Z]]", help="expected semantic version tag"
+    )
+    refs.add_argument("--source-branch", metavar="BRANCH", help="expected branch")
+    command.add_argument("--builder-id", metavar="ID", help="expected builder id (name[@ref])")
+    add_list_option(
+        command,
+        "--build-workflow-input",
+        default=[],
+        metavar="K=V",
+        help="expected workflow_dispatch input (repeatable)",
+    )
+    _trust_arguments(command)
+    _fetch_arguments(command)
+    command.add_argument(
+        "--print-provenance", action="store_true", help="print the verified statement on stdout"
+    )
+    command.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    fetch = tree.command(
+        "fetch",
+        help="Download the attestations of images for a later offline verification.",
+        handler=_fetch,
+    )
+    fetch.add_argument("refs", nargs="+", metavar="REF", help="REGISTRY/REPOSITORY@sha256:HEX")
+    fetch.add_argument(
+        "--out", required=True, metavar="DIR", help="where to keep them (--attestation-dir DIR)"
+    )
+    fetch.add_argument(
+        "--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)"
+    )
+    fetch.add_argument("--json", action="store_true", help="print what was fetched as JSON")
+
+
+def _fetch_arguments(command: argparse.ArgumentParser) -> None:
+    where = command.add_mutually_exclusive_group()
+    where.add_argument(
+        "--offline", action="store_true", help="verify only from the cache, never the network"
+    )
+    where.add_argument(
+        "--attestation-dir",
+        metavar="DIR",
+        help="verify only from a directory written by `assay fetch --out DIR`",
+    )
+    command.add_argument(
+        "--cache-dir", metavar="DIR", help="the cache (default $XDG_CACHE_HOME/assay)"
+    )
+    command.add_argument(
+        "--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)"
+    )
+
+
+def source_for(args: argparse.Namespace) -> tuple[Any, Any]:
+    """(attestation source, registry client to close or None) for the flags."""
+    from assay.registry.cache import Cache, CachingClient, OfflineClient, default_cache_dir
+
+    if args.attestation_dir:
+        return OfflineClient(Cache(Path(args.attestation_dir))), None
+    cache = Cache(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
+    if args.offline:
+        return OfflineClient(cache), None
+    from assay.registry.client import RegistryClient
+
+    client = RegistryClient(timeout=args.timeout)
+    return CachingClient(client, cache), client
+
+
+def _verify_image(args: argparse.Namespace) -> int:
+    from assay._cli.verify_artifact import _inputs, verifier_for
+    from assay.registry.image import verify_image
+    from assay.registry.reference import parse_reference
+    from assay.sigstore.slsa_rules import Options
+
+    reference = parse_reference(args.image)
+    options = Options(
+        source_uri=args.source_uri,
+        source_branch=args.source_branch,
+        source_tag=args.source_tag,
+        source_versioned_tag=args.source_versioned_tag,
+        builder_id=args.builder_id,
+        workflow_inputs=_inputs(args.build_workflow_input),
+        image=True,
+    )
+    verifier = verifier_for(args)
+    source, client = source_for(args)
+    try:
+        verdict = verify_image(source, reference, options, verifier)
+    finally:
+        if client is not None:
+            client.close()
+    if args.json:
+        import json
+
+        print(json.dumps(verdict.to_dict(), indent=2))
+    if verdict.result is None:
+        print(
+            f"FAILED: no attestation found for {reference} "
+            f"(looked for the cosign tag {verdict.digest.replace(':', '-')}.att and referrers)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    from assay._cli.verify_artifact import _print
+
+    args.json = False  # printed above, with the image
+    _print(verdict.result, args)
+    return EXIT_OK if verdict.passed else EXIT_FAILED
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from assay.registry.attestations import image_attestations
+    from assay.registry.cache import Cache, CachingClient
+    from assay.registry.client import RegistryClient
+    from assay.registry.reference import parse_reference
+
+    references = [parse_reference(text, "REF") for text in args.refs]
+    cache = Cache(Path(args.out))
+    report = []
+    with RegistryClient(timeout=args.timeout) as client:
+        source = CachingClient(client, cache)
+        for reference in references:
+            found = image_attestations(source, reference)
+            report.append(
+                {
+                    "ref": str(reference),
+                    "digest": found.digest,
+                    "attestations": len(found.bundles),
+                    "sources": found.sources,
+                    "documents": [f.digest for f in found.fetched],
+                }
+            )
+    if args.json:
+        import json
+
+        print(json.dumps({"out": str(args.out), "fetched": report}, indent=2))
+    else:
+        for item in report:
+            print(f"{item['ref']}\t{item['attestations']} attestation(s)\t{item['digest']}")
+    return EXIT_OK
