@@ -45,11 +45,8 @@ DSSE_LAYER: Final = "application/vnd.dsse.envelope.v1+json"
 COSIGN_BUNDLE: Final = "dev.sigstore.cosign/bundle"
 COSIGN_CERTIFICATE: Final = "dev.sigstore.cosign/certificate"
 COSIGN_CHAIN: Final = "dev.sigstore.cosign/chain"
-BUNDLE_ARTIFACT_TYPES: Final = (
-    "application/vnd.dev.sigstore.bundle.v0.3+json",
-    "application/vnd.dev.sigstore.bundle+json;version=0.3",
-    "application/vnd.dev.sigstore.bundle+json;version=0.2",
-)
+BUNDLE_ARTIFACT_TYPE_PREFIX: Final = "application/vnd.dev.sigstore.bundle"
+"""`application/vnd.dev.sigstore.bundle.v0.3+json` (gh, cosign) and its older spellings."""
 V01: Final = "application/vnd.dev.sigstore.bundle+json;version=0.1"
 
 
@@ -150,7 +147,7 @@ def image_attestations(
             found.bundles.append((label, cosign_bundle(layer, data, label)))
     for descriptor in client.referrers(reference, digest):
         artifact_type = descriptor.get("artifactType")
-        if artifact_type not in BUNDLE_ARTIFACT_TYPES:
+        if not str(artifact_type).startswith(BUNDLE_ARTIFACT_TYPE_PREFIX):
             continue
         manifest = client.manifest(reference, str(descriptor.get("digest")))
         _keep(found, reference, manifest)
