@@ -323,9 +323,13 @@ def test_verify_image_json_shape(image: Reference, tmp_path: Path) -> None:
         "image",
         "digest",
         "attestationSources",
+        "keySignedAttestations",
+        "reason",
         "fetched",
         "verification",
     }
+    assert report["reason"] is None
+    assert report["keySignedAttestations"] == 0
     assert report["passed"] is True
     assert report["image"] == f"{image}@{DIGEST}"
     assert report["digest"] == DIGEST
@@ -372,3 +376,79 @@ def test_an_altered_cache_is_an_error_not_a_verdict(image: Reference, tmp_path: 
     code, _, err = run([*argv, "--offline"])
     assert code == 2
     assert "does not have the digest" in err
+
+
+def _key_signed_attestation(ref: Reference, client: RegistryClient, subject: str) -> None:
+    """A cosign-layout attestation signed with an ECDSA key (cosign attest --key, no
+    transparency log), built and pushed here."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from assay.dsse import pae
+
+    statement = {
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": [{"name": str(ref), "digest": {"sha256": subject.split(":")[1]}}],
+        "predicateType": "https://slsa.dev/provenance/v1",
+        "predicate": {"buildDefinition": {"buildType": "https://example.com/b"}},
+    }
+    payload = json.dumps(statement).encode()
+    key = ec.generate_private_key(ec.SECP256R1())
+    signature = key.sign(pae("application/vnd.in-toto+json", payload), ec.ECDSA(hashes.SHA256()))
+    envelope = json.dumps(
+        {
+            "payloadType": "application/vnd.in-toto+json",
+            "payload": base64.b64encode(payload).decode(),
+            "signatures": [{"keyid": "", "sig": base64.b64encode(signature).decode()}],
+        }
+    ).encode()
+    config = client.push_blob(ref, b"{}")
+    layer = client.push_blob(ref, envelope)
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST,
+            "config": {
+                "mediaType": "application/vnd.oci.image.config.v1+json",
+                "digest": config,
+                "size": 2,
+            },
+            "layers": [
+                {
+                    "mediaType": "application/vnd.dsse.envelope.v1+json",
+                    "digest": layer,
+                    "size": len(envelope),
+                    "annotations": {
+                        "dev.cosignproject.cosign/signature": "",
+                        "predicateType": "https://slsa.dev/provenance/v1",
+                    },
+                }
+            ],
+        }
+    ).encode()
+    client.push_manifest(ref, subject.replace(":", "-") + ".att", manifest, OCI_MANIFEST)
+
+
+def test_a_key_signed_cosign_attestation_is_found_and_refused_as_unvouched(
+    registry: str, tmp_path: Path
+) -> None:
+    ref = Reference(registry, "client/key-signed")
+    subject = "sha256:" + "ab" * 32
+    with RegistryClient() as client:
+        _key_signed_attestation(ref, client, subject)
+        found = image_attestations(client, ref.with_digest(subject))
+    assert len(found.key_signed) == 1
+    assert found.bundles == []
+    code, out, err = run(
+        ["verify-image", f"{ref}@{subject}", *SOURCE, "--cache-dir", str(tmp_path), "--json"]
+    )
+    assert code == 1
+    assert "signed with a key, not a Fulcio certificate" in err
+    assert json.loads(out)["keySignedAttestations"] == 1
+
+
+def test_an_image_without_attestations_fails(image: Reference, tmp_path: Path) -> None:
+    other = "sha256:" + "cd" * 32
+    code, _, err = run(["verify-image", f"{image}@{other}", *SOURCE, "--cache-dir", str(tmp_path)])
+    assert code == 1
+    assert "no attestation found (looked for the cosign tag sha256-cdcd" in err

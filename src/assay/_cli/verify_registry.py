@@ -126,11 +126,7 @@ def _verify_image(args: argparse.Namespace) -> int:
 
         print(json.dumps(verdict.to_dict(), indent=2))
     if verdict.result is None:
-        print(
-            f"FAILED: no attestation found for {reference} "
-            f"(looked for the cosign tag {verdict.digest.replace(':', '-')}.att and referrers)",
-            file=sys.stderr,
-        )
+        print(f"FAILED: SLSA verification failed: {reference}: {verdict.reason}", file=sys.stderr)
         return EXIT_FAILED
     from assay._cli.verify_artifact import _print
 

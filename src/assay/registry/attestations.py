@@ -69,6 +69,10 @@ class ImageAttestations:
     fetched: list[Fetched] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     """Which schemes found something: `cosign-att`, `referrers`."""
+    key_signed: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """cosign layers signed with a key (no certificate): (label, DSSE envelope). They
+    are kept (and cached) for a policy with that key; Sigstore identities cannot
+    vouch for them."""
 
 
 def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[str, Any]:
@@ -144,6 +148,15 @@ def image_attestations(
             url = f"{reference.base_url}/blobs/{layer['digest']}"
             found.fetched.append(Fetched(url, layer["digest"], DSSE_LAYER, data))
             label = f"{reference.with_digest(digest)} ({tag} layer {number})"
+            annotations = layer.get("annotations")
+            if isinstance(annotations, dict) and not annotations.get(COSIGN_CERTIFICATE):
+                from assay.sigstore import _json
+
+                envelope = _json.loads(data, label)
+                if not isinstance(envelope, dict):
+                    raise RegistryError(url, "expected a DSSE envelope (a JSON object)")
+                found.key_signed.append((label, envelope))
+                continue
             found.bundles.append((label, cosign_bundle(layer, data, label)))
     for descriptor in client.referrers(reference, digest):
         artifact_type = descriptor.get("artifactType")

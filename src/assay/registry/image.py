@@ -34,6 +34,22 @@ class ImageVerification:
     result: ArtifactVerification | None
     """None when the registry holds no attestation for the image."""
     fetched: list[dict[str, Any]] = field(default_factory=list)
+    key_signed: int = 0
+    """cosign attestations signed with a key: not verifiable by a certificate identity."""
+
+    @property
+    def reason(self) -> str | None:
+        """Why there is no verification at all (None when there is one)."""
+        if self.result is not None:
+            return None
+        tag = self.digest.replace(":", "-") + ".att"
+        if self.key_signed:
+            return (
+                f"the image's {self.key_signed} attestation(s) are signed with a key, not a"
+                " Fulcio certificate of slsa-github-generator's workflows (verify them with"
+                " a policy naming the key: `assay verify`)"
+            )
+        return f"no attestation found (looked for the cosign tag {tag} and referrers)"
 
     @property
     def passed(self) -> bool:
@@ -45,6 +61,8 @@ class ImageVerification:
             "image": str(self.reference.with_digest(self.digest)),
             "digest": self.digest,
             "attestationSources": self.sources,
+            "keySignedAttestations": self.key_signed,
+            "reason": self.reason,
             "fetched": self.fetched,
             "verification": self.result.to_dict() if self.result is not None else None,
         }
@@ -69,7 +87,9 @@ def verdict_for(
     found: ImageAttestations, options: Options, verifier: BundleVerifier
 ) -> ImageVerification:
     fetched = [{"url": f.url, "digest": f.digest, "mediaType": f.media_type} for f in found.fetched]
-    image = ImageVerification(found.reference, found.digest, found.sources, None, fetched)
+    image = ImageVerification(
+        found.reference, found.digest, found.sources, None, fetched, len(found.key_signed)
+    )
     if not found.bundles:
         return image
     lines = b"\n".join(json.dumps(document).encode() for _, document in found.bundles)
