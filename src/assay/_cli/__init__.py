@@ -46,6 +46,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.scan",
     "assay._cli.verify_artifact",
     "assay._cli.verify_registry",
+    "assay._cli.verify_packages",
     "assay._cli.trust",
 )
 

@@ -70,14 +70,19 @@ class Cache:
             raise InputError(str(path), f"the cached content does not have the digest {digest}")
         return data
 
-    def put_ref(self, key: str, data: bytes, media_type: str = "") -> str:
+    def put_ref(self, key: str, data: bytes, media_type: str = "", next_url: str = "") -> str:
         digest = self.put(data)
-        record = {"key": key, "digest": digest, "mediaType": media_type}
+        record = {"key": key, "digest": digest, "mediaType": media_type, "next": next_url}
         _write(self._ref(key), json.dumps(record).encode())
         return digest
 
     def get_ref(self, key: str) -> tuple[bytes, str] | None:
         """(bytes, media type) of the answer kept for `key`, or None."""
+        found = self.get_ref_record(key)
+        return None if found is None else (found[0], found[1])
+
+    def get_ref_record(self, key: str) -> tuple[bytes, str, str] | None:
+        """(bytes, media type, next page URL) of the answer kept for `key`, or None."""
         path = self._ref(key)
         try:
             raw = path.read_bytes()[: MAX_REF_BYTES + 1]
@@ -88,7 +93,7 @@ class Cache:
         try:
             record = json.loads(raw)
             digest, media_type = record["digest"], record.get("mediaType", "")
-            stored_key = record["key"]
+            stored_key, next_url = record["key"], str(record.get("next") or "")
         except (ValueError, KeyError, TypeError):
             raise InputError(str(path), 'expected {"key", "digest", "mediaType"}') from None
         if stored_key != key:
@@ -96,7 +101,7 @@ class Cache:
         data = self.get(digest)
         if data is None:
             raise InputError(str(path), f"the cache lacks the document {digest}")
-        return data, str(media_type)
+        return data, str(media_type), next_url
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -20,6 +20,7 @@ import base64
 import contextlib
 import enum
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -408,7 +409,7 @@ def _fill_optional(document: dict[str, Any]) -> tuple[dict[str, Any], list[int]]
     unproven = [
         i
         for i, entry in enumerate(entries if isinstance(entries, list) else [])
-        if isinstance(entry, dict) and "inclusionProof" not in entry
+        if isinstance(entry, dict) and entry.get("inclusionProof") is None
     ]
     if "tlogEntries" in material and not unproven:
         return document, []
@@ -485,14 +486,7 @@ def _bundle_class() -> type[Any]:
     from sigstore.models import Bundle as SigstoreBundle
     from sigstore.models import TransparencyLogEntry
 
-    class _PromisedEntry(TransparencyLogEntry):
-        """A log entry with its signed promise and no inclusion proof (v0.1 bundles)."""
-
-        def _validate(self) -> None:
-            return None  # `_Bundle._verify` requires the promise and integrated time
-
-        def _verify(self, keyring: Any) -> None:
-            self._verify_set(keyring)
+    _PromisedEntry = promised_entry_class()
 
     class _Bundle(SigstoreBundle):
         def _verify(self) -> None:
@@ -561,6 +555,38 @@ def _bundle_class() -> type[Any]:
 
     _BUNDLE_CLASS.append(_Bundle)
     return _Bundle
+
+
+_PROMISED_CLASS: list[type[Any]] = []
+
+
+def promised_entry_class() -> type[Any]:
+    """`sigstore`'s log entry for an entry with its signed promise and no inclusion proof
+    (v0.1 bundles): verified by the promise alone, as slsa-verifier verifies it. The
+    caller has checked that the promise and the integrated time are there."""
+    if _PROMISED_CLASS:
+        return _PROMISED_CLASS[0]
+    from sigstore.models import TransparencyLogEntry
+
+    class _PromisedEntry(TransparencyLogEntry):
+        def _validate(self) -> None:
+            return None
+
+        def _verify(self, keyring: Any) -> None:
+            self._verify_set(keyring)
+
+    _PROMISED_CLASS.append(_PromisedEntry)
+    return _PromisedEntry
+
+
+def proofless_entry_model(entry: dict[str, Any]) -> Any:
+    """The models' log entry for a v0.1 entry whose inclusion proof is missing or has no
+    checkpoint (the proof is dropped: only the promise counts)."""
+    from sigstore_models.rekor.v1 import TransparencyLogEntry as EntryModel
+
+    model: Any = EntryModel.model_validate_json(json.dumps({**entry, "inclusionProof": _NO_PROOF}))
+    model.inclusion_proof = None
+    return model
 
 
 class _Invalid(Exception):

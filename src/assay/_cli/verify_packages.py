@@ -1,0 +1,119 @@
+"""`assay verify-npm-package` (slsa-verifier's command) and `assay verify-pypi`: a
+package's attestations read from its registry (or a file, or the cache), verified by
+the library (`assay.registry.npm`, `assay.registry.pypi`); this module only reads
+flags and formats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay.errors import InputError
+
+
+def register(tree: CommandTree) -> None:
+    from assay._cli.verify_artifact import _trust_arguments
+    from assay._cli.verify_registry import _fetch_arguments
+
+    npm = tree.command(
+        "verify-npm-package",
+        help="Verify an npm package's provenance and publish attestation (slsa-verifier's).",
+        handler=_verify_npm,
+    )
+    npm.add_argument("tarball", metavar="TARBALL", help="the package tarball, or sha512:HEX")
+    npm.add_argument(
+        "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
+    )
+    npm.add_argument("--package-name", metavar="NAME", help="expected package name")
+    npm.add_argument("--package-version", metavar="VERSION", help="expected package version")
+    npm.add_argument("--builder-id", metavar="ID", help="expected builder id (name[@ref])")
+    source = npm.add_mutually_exclusive_group()
+    source.add_argument(
+        "--attestations-path", metavar="FILE", help="npm's attestations document, read locally"
+    )
+    source.add_argument(
+        "--registry",
+        metavar="URL",
+        help="the registry to fetch attestations from (default https://registry.npmjs.org)",
+    )
+    _trust_arguments(npm)
+    _fetch_arguments(npm)
+    npm.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def api_for(args: argparse.Namespace, headers: dict[str, str] | None = None) -> Any:
+    from assay.registry.api import ApiClient
+    from assay.registry.cache import Cache, default_cache_dir
+
+    if getattr(args, "attestation_dir", None):
+        return ApiClient(cache=Cache(Path(args.attestation_dir)), offline=True)
+    cache = Cache(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
+    return ApiClient(cache=cache, offline=args.offline, timeout=args.timeout, headers=headers)
+
+
+def _verify_npm(args: argparse.Namespace) -> int:
+    from assay._bounded import read_bounded
+    from assay._cli.verify_artifact import read_artifact, read_file, verifier_for
+    from assay.registry.npm import (
+        DEFAULT_REGISTRY,
+        NpmOptions,
+        attestations_url,
+        registry_keys,
+        tarball_package,
+        verify_npm_package,
+    )
+
+    artifact = read_artifact(args.tarball)
+    if "sha512" not in artifact.digest:
+        raise InputError("TARBALL", "expected the tarball or its sha512:HEX (npm's integrity)")
+    options = NpmOptions(
+        source_uri=args.source_uri,
+        package_name=args.package_name,
+        package_version=args.package_version,
+        builder_id=args.builder_id,
+    )
+    if args.attestations_path:
+        where = args.attestations_path
+        data = read_file(where)
+    else:
+        name, version = args.package_name, args.package_version
+        if (name is None or version is None) and Path(args.tarball).is_file():
+            found = tarball_package(read_bounded(args.tarball, 256 * 1024 * 1024), args.tarball)
+            name, version = name or found[0], version or found[1]
+        if name is None or version is None:
+            raise InputError(
+                "--package-name/--package-version",
+                "expected both (or the tarball) to fetch the attestations",
+            )
+        where = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
+        with api_for(args) as api:
+            data = api.get(where)[0]
+    result = verify_npm_package(
+        artifact.name,
+        artifact.digest["sha512"],
+        data,
+        where,
+        options,
+        verifier_for(args),
+        registry_keys(),
+    )
+    if args.json:
+        import json
+
+        print(json.dumps(result.to_dict(), indent=2))
+    if result.passed:
+        print(f'Verified build using builder "{args.builder_id}"', file=sys.stderr)
+        print("PASSED: SLSA verification passed", file=sys.stderr)
+        return EXIT_OK
+    first = result.failures()[0]
+    detail = f" ({first.detail})" if first.detail else ""
+    print(
+        f"FAILED: SLSA verification failed: {first.name}: expected {first.expected!r},"
+        f" found {first.found!r}{detail}",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
