@@ -44,6 +44,35 @@ def register(tree: CommandTree) -> None:
     _fetch_arguments(npm)
     npm.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    pypi = tree.command(
+        "verify-pypi",
+        help="Verify PEP 740 attestations of PyPI distributions against their Trusted Publisher.",
+        handler=_verify_pypi,
+    )
+    pypi.add_argument(
+        "dist", metavar="DIST_FILE|NAME==VERSION", help="a distribution file, or a release"
+    )
+    pypi.add_argument(
+        "--repository",
+        required=True,
+        metavar="ORG/REPO",
+        help="the Trusted Publisher's repository (GitHub ORG/REPO or GitLab GROUP/PROJECT)",
+    )
+    pypi.add_argument(
+        "--workflow", metavar="PATH", help="the publisher's workflow file (e.g. release.yml)"
+    )
+    pypi.add_argument(
+        "--provenance", metavar="FILE", help="the provenance (or one attestation), read locally"
+    )
+    pypi.add_argument(
+        "--index-url",
+        metavar="URL",
+        help="the index serving the Integrity and JSON APIs (default https://pypi.org)",
+    )
+    _trust_arguments(pypi)
+    _fetch_arguments(pypi)
+    pypi.add_argument("--json", action="store_true", help="print the report as JSON")
+
 
 def api_for(args: argparse.Namespace, headers: dict[str, str] | None = None) -> Any:
     from assay.registry.api import ApiClient
@@ -117,3 +146,92 @@ def _verify_npm(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_FAILED
+
+
+def _verify_pypi(args: argparse.Namespace) -> int:
+    import hashlib
+
+    from assay._bounded import read_bounded
+    from assay._cli.verify_artifact import read_file, verifier_for
+    from assay.errors import RegistryError
+    from assay.registry.pypi import (
+        DEFAULT_INDEX,
+        DistributionVerification,
+        PypiOptions,
+        name_and_version,
+        provenance_url,
+        release_files,
+        release_url,
+        verify_distribution,
+    )
+
+    options = PypiOptions(args.repository, args.workflow)
+    index = args.index_url or DEFAULT_INDEX
+    path = Path(args.dist)
+    if path.is_file():
+        data = read_bounded(path, 1024 * 1024 * 1024)
+        files = [(path.name, hashlib.sha256(data).hexdigest())]
+        name, version = name_and_version(path.name)
+        if args.provenance:
+            documents = {path.name: (args.provenance, read_file(args.provenance))}
+        else:
+            documents = {}
+    else:
+        name, sep, version = args.dist.partition("==")
+        if not sep or not name or not version:
+            raise InputError(
+                "DIST_FILE|NAME==VERSION", f"expected a file or NAME==VERSION, got {args.dist!r}"
+            )
+        if args.provenance:
+            raise InputError(
+                "--provenance", "expected a distribution file with it, not NAME==VERSION"
+            )
+        documents = {}
+        files = []
+    verifier = verifier_for(args)
+    with api_for(args) as api:
+        if not files:
+            url = release_url(index, name, version)
+            files = release_files(api.get(url)[0], url)
+        results = []
+        for filename, sha256 in files:
+            if filename in documents:
+                where, provenance = documents[filename]
+            else:
+                where = provenance_url(index, name, version, filename)
+                try:
+                    provenance = api.get(where)[0]
+                except RegistryError as error:
+                    if not error.reason.startswith("HTTP 404"):
+                        raise
+                    # PyPI has no provenance for this file: it fails, it is not unusable.
+                    results.append(DistributionVerification(filename, sha256, where))
+                    continue
+            results.append(
+                verify_distribution(filename, sha256, provenance, where, options, verifier)
+            )
+    passed = all(r.passed for r in results)
+    if args.json:
+        import json
+
+        print(
+            json.dumps(
+                {"passed": passed, "distributions": [r.to_dict() for r in results]}, indent=2
+            )
+        )
+    for result in results:
+        if result.passed:
+            print(
+                f"OK: {result.filename}: {len(result.attestations)} attestation(s) verified",
+                file=sys.stderr,
+            )
+            continue
+        first = result.failures()[0] if result.failures() else None
+        reason = (
+            f"{first.name}: expected {first.expected!r}, found {first.found!r}"
+            + (f" ({first.detail})" if first.detail else "")
+            if first
+            else f"no attestation ({result.source}: not found)"
+        )
+        print(f"FAILED: {result.filename}: {reason}", file=sys.stderr)
+    return EXIT_OK if passed else EXIT_FAILED
