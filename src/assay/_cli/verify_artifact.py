@@ -232,7 +232,9 @@ def register_bundle(tree: CommandTree) -> None:
     )
     command.add_argument("artifact", metavar="ARTIFACT", help="file, or sha256:HEX / sha512:HEX")
     command.add_argument(
-        "--bundle", required=True, metavar="FILE", help="bundle(s): JSON or JSON lines"
+        "--bundle",
+        metavar="FILE",
+        help="bundle(s): JSON or JSON lines (default: fetched from GitHub's attestations API)",
     )
     scope = command.add_mutually_exclusive_group(required=True)
     scope.add_argument("--owner", metavar="ORG", help="the GitHub organisation that built it")
@@ -282,8 +284,47 @@ def register_bundle(tree: CommandTree) -> None:
         help="trust only these trusted_root.json files (JSON or JSON lines; repeatable)",
     )
     command.add_argument(
+        "--limit",
+        type=int,
+        default=30,
+        metavar="N",
+        help="at most N attestations fetched from the API (default 30)",
+    )
+    command.add_argument(
+        "--api-url",
+        metavar="URL",
+        help="GitHub's REST API (default: from --hostname, or $GITHUB_API_URL)",
+    )
+    from assay._cli.verify_registry import _fetch_arguments
+
+    _fetch_arguments(command)
+    command.add_argument(
         "--json", action="store_true", help="print the verification results as JSON"
     )
+
+
+def _bundles_from_api(args: argparse.Namespace, digest: tuple[str, str], owner: str) -> bytes:
+    """The attestations GitHub holds for the digest, as JSON lines of bundles."""
+    import json
+
+    from assay._cli.verify_packages import api_for
+    from assay.registry import github
+
+    base = args.api_url or github.api_url(args.hostname)
+    with api_for(args) as api:
+        found = github.fetch_bundles(
+            api,
+            base,
+            digest,
+            owner=owner,
+            repo=args.repo,
+            limit=args.limit,
+            predicate_type=args.predicate_type,
+            api_token=github.token(),
+        )
+    if not found:
+        raise InputError("ARTIFACT", f"no attestation found for {digest[0]}:{digest[1]} at {base}")
+    return b"\n".join(json.dumps(bundle).encode() for _, bundle in found)
 
 
 def _verify_bundle(args: argparse.Namespace) -> int:
@@ -324,11 +365,16 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     )
     args.trusted_root = args.custom_trusted_root
     args.only_trusted_roots = bool(args.custom_trusted_root)
+    if args.bundle is not None:
+        source, data = args.bundle, read_file(args.bundle)
+    else:
+        source = "GitHub's attestations API"
+        data = _bundles_from_api(args, digest, owner)
     result = verify_bundles(
         artifact.name,
         digest,
-        read_file(args.bundle),
-        args.bundle,
+        data,
+        source,
         policy=policy,
         verifier=verifier_for(args),
     )
@@ -338,7 +384,7 @@ def _verify_bundle(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(f"Loaded digest {digest[0]}:{digest[1]} for {artifact.name}", file=sys.stderr)
-        print(f"Loaded {len(result.results)} attestation(s) from {args.bundle}", file=sys.stderr)
+        print(f"Loaded {len(result.results)} attestation(s) from {source}", file=sys.stderr)
         print("The following policy criteria will be enforced:", file=sys.stderr)
         for line in policy.describe():
             print(line, file=sys.stderr)

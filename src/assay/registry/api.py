@@ -57,8 +57,11 @@ class ApiClient:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def get(self, url: str, *, limit: int = MAX_DOCUMENT_BYTES) -> tuple[bytes, str]:
-        """(body, next page URL or "") of a GET, from the network or (offline) the cache."""
+    def get(
+        self, url: str, *, limit: int = MAX_DOCUMENT_BYTES, headers: dict[str, str] | None = None
+    ) -> tuple[bytes, str]:
+        """(body, next page URL or "") of a GET, from the network or (offline) the cache.
+        `headers` go with this request only (a token for one host, never for others)."""
         key = f"GET {url}"
         if self.offline:
             if self.cache is None:
@@ -71,7 +74,7 @@ class ApiClient:
                     " or run online)",
                 )
             return found[0], found[2]
-        body, next_url = self._fetch(url, limit)
+        body, next_url = self._fetch(url, limit, headers or {})
         if self.cache is not None:
             self.cache.put_ref(key, body, "application/json", next_url)
         return body, next_url
@@ -89,7 +92,7 @@ class ApiClient:
             )
         return self._http
 
-    def _fetch(self, url: str, limit: int) -> tuple[bytes, str]:
+    def _fetch(self, url: str, limit: int, headers: dict[str, str]) -> tuple[bytes, str]:
         import httpx
 
         if not url.startswith("https://") and not _loopback(url):
@@ -99,7 +102,7 @@ class ApiClient:
         for attempt in range(self._retries + 1):
             start = time.perf_counter()
             try:
-                with client.stream("GET", url) as response:
+                with client.stream("GET", url, headers=headers) as response:
                     self.log.entries.append(
                         ("GET", url, response.status_code, time.perf_counter() - start)
                     )
