@@ -345,7 +345,7 @@ def test_fetch_then_verify_from_the_directory(image: Reference, tmp_path: Path) 
     out = tmp_path / "evidence"
     code, printed, err = run(["fetch", f"{image}@{DIGEST}", "--out", str(out)])
     assert code == 0, err
-    assert "1 attestation(s)" in printed
+    assert f"{image}@{DIGEST}\t" in printed
     assert any((out / "blobs" / "sha256").iterdir())
     code, _, err = run(
         ["verify-image", f"{image}@{DIGEST}", *SOURCE, "--attestation-dir", str(out)]

@@ -115,7 +115,16 @@ def test_an_owner_query_and_a_predicate_type_are_asked_of_the_api(
     api: Recorded, tmp_path: Path
 ) -> None:
     code, _, err = run(
-        ["verify-bundle", f"sha256:{DIGEST}", "--owner", "malancas", "--cache-dir", str(tmp_path), "--predicate-type", "https://slsa.dev/provenance/v1"]
+        [
+            "verify-bundle",
+            f"sha256:{DIGEST}",
+            "--owner",
+            "malancas",
+            "--cache-dir",
+            str(tmp_path),
+            "--predicate-type",
+            "https://slsa.dev/provenance/v1",
+        ]
     )
     assert code == 2  # nothing recorded for the organisation: 404
     assert (

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay.errors import InputError
 
 
 def register(tree: CommandTree) -> None:
@@ -55,7 +56,20 @@ def register(tree: CommandTree) -> None:
         help="Download the attestations of images for a later offline verification.",
         handler=_fetch,
     )
-    fetch.add_argument("refs", nargs="+", metavar="REF", help="REGISTRY/REPOSITORY@sha256:HEX")
+    fetch.add_argument(
+        "refs",
+        nargs="+",
+        metavar="REF",
+        help=(
+            "an image REGISTRY/REPOSITORY@sha256:HEX, npm:NAME@VERSION, pypi:NAME==VERSION"
+            " or github:OWNER/REPO@sha256:HEX"
+        ),
+    )
+    fetch.add_argument("--registry", metavar="URL", help="npm's registry (default npm's)")
+    fetch.add_argument("--index-url", metavar="URL", help="PyPI's index (default pypi.org)")
+    fetch.add_argument(
+        "--api-url", metavar="URL", help="GitHub's API (default api.github.com, $GITHUB_API_URL)"
+    )
     fetch.add_argument(
         "--out", required=True, metavar="DIR", help="where to keep them (--attestation-dir DIR)"
     )
@@ -136,32 +150,91 @@ def _verify_image(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from assay.registry.attestations import image_attestations
+    from assay.registry.api import ApiClient
     from assay.registry.cache import Cache, CachingClient
     from assay.registry.client import RegistryClient
-    from assay.registry.reference import parse_reference
 
-    references = [parse_reference(text, "REF") for text in args.refs]
     cache = Cache(Path(args.out))
     report = []
-    with RegistryClient(timeout=args.timeout) as client:
+    with (
+        RegistryClient(timeout=args.timeout) as client,
+        ApiClient(cache=cache, timeout=args.timeout) as api,
+    ):
         source = CachingClient(client, cache)
-        for reference in references:
-            found = image_attestations(source, reference)
-            report.append(
-                {
-                    "ref": str(reference),
-                    "digest": found.digest,
-                    "attestations": len(found.bundles),
-                    "sources": found.sources,
-                    "documents": [f.digest for f in found.fetched],
-                }
-            )
+        for text in args.refs:
+            kind, _, rest = text.partition(":")
+            if kind == "npm":
+                report.append(_fetch_npm(api, rest, args))
+            elif kind == "pypi":
+                report.append(_fetch_pypi(api, rest, args))
+            elif kind == "github":
+                report.append(_fetch_github(api, rest, args))
+            else:
+                report.append(_fetch_image(source, text))
     if args.json:
         import json
 
         print(json.dumps({"out": str(args.out), "fetched": report}, indent=2))
     else:
         for item in report:
-            print(f"{item['ref']}\t{item['attestations']} attestation(s)\t{item['digest']}")
+            print(f"{item['ref']}\t{item['documents']} document(s)")
     return EXIT_OK
+
+
+def _fetch_image(source: Any, text: str) -> dict[str, Any]:
+    from assay.registry.attestations import image_attestations
+    from assay.registry.reference import parse_reference
+
+    found = image_attestations(source, parse_reference(text, "REF"))
+    return {
+        "ref": text,
+        "digest": found.digest,
+        "attestations": len(found.bundles) + len(found.key_signed),
+        "sources": found.sources,
+        "documents": len(found.fetched),
+    }
+
+
+def _fetch_npm(api: Any, spec: str, args: argparse.Namespace) -> dict[str, Any]:
+    from assay.registry.npm import DEFAULT_REGISTRY, attestations_url
+
+    name, sep, version = spec.rpartition("@")
+    if not sep or not name or not version:
+        raise InputError("REF", f"expected npm:NAME@VERSION, got npm:{spec!r}")
+    url = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
+    api.get(url)
+    return {"ref": f"npm:{spec}", "urls": [url], "documents": 1}
+
+
+def _fetch_pypi(api: Any, spec: str, args: argparse.Namespace) -> dict[str, Any]:
+    from assay.registry.pypi import DEFAULT_INDEX, provenance_url, release_files, release_url
+
+    name, sep, version = spec.partition("==")
+    if not sep or not name or not version:
+        raise InputError("REF", f"expected pypi:NAME==VERSION, got pypi:{spec!r}")
+    index = args.index_url or DEFAULT_INDEX
+    url = release_url(index, name, version)
+    urls = [url]
+    for filename, _ in release_files(api.get(url)[0], url):
+        urls.append(provenance_url(index, name, version, filename))
+        api.get(urls[-1])
+    return {"ref": f"pypi:{spec}", "urls": urls, "documents": len(urls)}
+
+
+def _fetch_github(api: Any, spec: str, args: argparse.Namespace) -> dict[str, Any]:
+    from assay.registry import github
+    from assay.registry.reference import DIGEST
+
+    repo, sep, digest = spec.partition("@")
+    if not sep or repo.count("/") != 1 or not DIGEST.match(digest):
+        raise InputError("REF", f"expected github:OWNER/REPO@sha256:HEX, got github:{spec!r}")
+    base = args.api_url or github.api_url()
+    found = github.fetch_bundles(
+        api,
+        base,
+        ("sha256", digest.split(":", 1)[1]),
+        owner=repo.split("/")[0],
+        repo=repo,
+        api_token=github.token(),
+    )
+    return {"ref": f"github:{spec}", "attestations": len(found), "documents": len(found)}
