@@ -44,6 +44,11 @@ def register(tree: CommandTree) -> None:
         metavar="K=V",
         help="expected workflow_dispatch input (repeatable)",
     )
+    command.add_argument(
+        "--provenance-path",
+        metavar="FILE",
+        help="Cloud Build: gcloud's --show-provenance output for the image (read locally)",
+    )
     _trust_arguments(command)
     _fetch_arguments(command)
     command.add_argument(
@@ -128,6 +133,8 @@ def _verify_image(args: argparse.Namespace) -> int:
         workflow_inputs=_inputs(args.build_workflow_input),
         image=True,
     )
+    if args.provenance_path:
+        return _verify_cloud_build(args, reference, options)
     verifier = verifier_for(args)
     source, client = source_for(args)
     try:
@@ -238,3 +245,28 @@ def _fetch_github(api: Any, spec: str, args: argparse.Namespace) -> dict[str, An
         api_token=github.token(),
     )
     return {"ref": f"github:{spec}", "attestations": len(found), "documents": len(found)}
+
+
+def _verify_cloud_build(args: argparse.Namespace, reference: Any, options: Any) -> int:
+    from assay._cli.verify_artifact import read_file
+    from assay.registry.cloudbuild import verify_cloud_build
+
+    report = verify_cloud_build(
+        reference, read_file(args.provenance_path), args.provenance_path, options
+    )
+    if args.json:
+        import json
+
+        print(json.dumps(report.to_dict(), indent=2))
+    if report.passed:
+        print("PASSED: SLSA verification passed", file=sys.stderr)
+        return EXIT_OK
+    failures = report.failures()
+    first = failures[0] if failures else None
+    reason = (
+        f"{first.name}: expected {first.expected!r}, found {first.found!r}"
+        if first
+        else "no attestation covers the image"
+    )
+    print(f"FAILED: SLSA verification failed: {reason}", file=sys.stderr)
+    return EXIT_FAILED
