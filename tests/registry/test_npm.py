@@ -119,6 +119,20 @@ def test_attestations_are_fetched_from_the_registry_then_verified_offline(
     assert code == 0, err
     assert len(npm_registry.requests) == 1  # offline: no request
     report = json.loads(out)
+    assert set(report) == {
+        "passed",
+        "artifact",
+        "package",
+        "builderId",
+        "provenance",
+        "publishAttestation",
+        "checks",
+    }
+    assert report["artifact"] == {
+        "name": f"sha512:{_sha512(V1)}",
+        "digest": {"sha512": _sha512(V1)},
+    }
+    assert report["builderId"] == "https://github.com/actions/runner/github-hosted"
     assert report["package"] == {"name": "sigstore", "version": "2.3.1"}
     assert report["publishAttestation"]["transparencyLog"]["proof"] == "inclusion-proof"
     assert report["passed"] is True

@@ -80,8 +80,10 @@ def test_a_release_is_verified_from_the_index_then_offline(index: Recorded, tmp_
     assert code == 0, err
     assert f"OK: {SAMPLE}: 1 attestation(s) verified" in err
     report = json.loads(out)
+    assert set(report) == {"passed", "distributions"}
     assert report["passed"] is True
     distribution = report["distributions"][0]
+    assert set(distribution) == {"distribution", "digest", "provenance", "passed", "attestations"}
     assert distribution["digest"] == {"sha256": SAMPLE_SHA256}
     attestation = distribution["attestations"][0]
     assert attestation["publisher"]["repository"] == "pypa/sampleproject"
