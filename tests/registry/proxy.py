@@ -26,6 +26,8 @@ class Behaviour:
     failures: list[int] = field(default_factory=list)
     """Statuses to answer, one per request, before forwarding (e.g. [503, 429])."""
     alter_blobs: bool = False
+    redirect_blobs: str = ""
+    """A base URL blobs are redirected to (307), as registries send them to storage."""
     seen: list[str] = field(default_factory=list)
     token_requests: list[dict[str, str]] = field(default_factory=list)
 
@@ -78,6 +80,9 @@ def front(upstream: str, behaviour: Behaviour) -> Iterator[str]:
                     f'scope="repository:{repository}:pull"'
                 )
                 self._reply(401, b'{"errors":[]}', {"WWW-Authenticate": challenge})
+                return
+            if behaviour.redirect_blobs and "/blobs/sha256:" in self.path:
+                self._reply(307, b"", {"Location": f"{behaviour.redirect_blobs}{self.path}"})
                 return
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else None

@@ -452,3 +452,25 @@ def test_an_image_without_attestations_fails(image: Reference, tmp_path: Path) -
     code, _, err = run(["verify-image", f"{image}@{other}", *SOURCE, "--cache-dir", str(tmp_path)])
     assert code == 1
     assert "no attestation found (looked for the cosign tag sha256-cdcd" in err
+
+
+def test_a_blob_redirected_to_storage_is_followed_without_the_token(
+    image: Reference, tmp_path: Path
+) -> None:
+    from tests.registry.recorded import Answer, Recorded, serve
+
+    blobs = LAYOUT / "blobs" / "sha256"
+    storage = Recorded(
+        {f"/v2/{REPO}/blobs/sha256:{p.name}": Answer(p.read_bytes()) for p in blobs.iterdir()}
+    )
+    with serve(storage) as stored:
+        behaviour = Behaviour(redirect_blobs=stored.url.replace("127.0.0.1", "localhost"))
+        with front(image.registry, behaviour) as host:
+            config = _config(tmp_path, host, auths={host: {"auth": _basic("alice", "s3cret")}})
+            with _docker_config(config):
+                code, _, err = run(
+                    ["verify-image", f"{host}/{REPO}@{DIGEST}", *SOURCE, "--cache-dir", str(tmp_path)]
+                )
+    assert code == 0, err
+    assert len(stored.requests) == 1
+    assert "Authorization" not in stored.requests[0][1]

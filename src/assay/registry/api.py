@@ -83,10 +83,13 @@ class ApiClient:
         import httpx
 
         if self._http is None:
+            from assay.registry.client import default_tls_context
+
             self._http = httpx.Client(
                 timeout=self._timeout,
                 transport=self._transport,
-                follow_redirects=True,
+                verify=default_tls_context(),
+                follow_redirects=True,  # httpx drops Authorization when the origin changes
                 trust_env=False,
                 headers=self._headers,
             )

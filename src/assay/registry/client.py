@@ -8,6 +8,8 @@ Retry-After up to `MAX_BACKOFF` seconds); a failure is a `RegistryError` naming 
 
 from __future__ import annotations
 
+import base64
+import functools
 import hashlib
 import json
 import time
@@ -77,11 +79,8 @@ class RegistryClient:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        import httpx
-
-        self._http = httpx.Client(
-            timeout=timeout, transport=transport, follow_redirects=True, trust_env=False
-        )
+        self._http = Transports(timeout, transport)
+        self._basic: dict[str, str] = {}
         self._retries = retries
         self._config = docker_config
         self._tokens: dict[tuple[str, str], str] = {}
@@ -117,10 +116,11 @@ class RegistryClient:
             token = self._tokens.get((ref.registry, scope))
             if token is not None:
                 headers["Authorization"] = f"Bearer {token}"
+            elif ref.registry in self._basic:
+                headers["Authorization"] = self._basic[ref.registry]
             start = time.perf_counter()
             try:
-                request = self._http.build_request(method, url, headers=headers, **kwargs)
-                response = self._http.send(request, stream=True)
+                response = self._http.send(method, url, ref.registry, headers, **kwargs)
             except httpx.TimeoutException:
                 error = "timed out"
             except httpx.HTTPError as failure:
@@ -157,9 +157,8 @@ class RegistryClient:
         if challenge.scheme == "basic":
             if creds is None or creds.password is None:
                 raise RegistryError(url, "401: the registry wants credentials (docker login)")
-            import httpx
-
-            self._http.auth = httpx.BasicAuth(creds.username or "", creds.password)
+            pair = f"{creds.username or ''}:{creds.password}".encode()
+            self._basic[ref.registry] = "Basic " + base64.b64encode(pair).decode()
             return
         if challenge.scheme != "bearer" or "realm" not in challenge.params:
             raise RegistryError(url, f"401 with an unusable challenge ({challenge.scheme})")
@@ -197,7 +196,8 @@ class RegistryClient:
         import httpx
 
         try:
-            response = self._http.request(method, realm, **kwargs)
+            client = self._http.client(realm)
+            response = client.request(method, realm, **kwargs)
         except httpx.HTTPError as failure:
             raise RegistryError(realm, f"cannot get a token ({type(failure).__name__})") from None
         if response.status_code != 200:
@@ -358,6 +358,95 @@ class RegistryClient:
             raise self._fail(response, url, "manifest upload")
         response.close()
         return sha256_digest(data)
+
+
+class Transports:
+    """HTTP clients made when first needed, and redirects followed hop by hop.
+
+    A TLS client (the default trust store, loaded once per process) serves https:// URLs
+    only; a plain one serves loopback http:// URLs only and never speaks TLS. Neither
+    follows redirects by itself: `send` does, choosing the client for each hop (so a
+    loopback registry cannot send a request to an unverified https:// host), and sends
+    `Authorization` only to the registry's own host (a blob redirected to storage never
+    carries the registry's token).
+    """
+
+    MAX_REDIRECTS: Final = 5
+
+    def __init__(self, timeout: float, transport: httpx.BaseTransport | None = None) -> None:
+        self._timeout = timeout
+        self._transport = transport
+        self._tls: httpx.Client | None = None
+        self._plain: httpx.Client | None = None
+
+    def client(self, url: str) -> httpx.Client:
+        import httpx
+
+        if url.startswith("https://"):
+            if self._tls is None:
+                self._tls = httpx.Client(
+                    timeout=self._timeout,
+                    transport=self._transport,
+                    verify=default_tls_context(),
+                    follow_redirects=False,
+                    trust_env=False,
+                )
+            return self._tls
+        if _loopback_url(url):
+            if self._plain is None:
+                self._plain = httpx.Client(
+                    timeout=self._timeout,
+                    transport=self._transport,
+                    verify=_no_trust(),  # only http:// URLs go through it; TLS would fail
+                    follow_redirects=False,
+                    trust_env=False,
+                )
+            return self._plain
+        raise RegistryError(url, "expected an https:// URL (plain HTTP only on loopback)")
+
+    def send(
+        self, method: str, url: str, host: str, headers: dict[str, str], **kwargs: Any
+    ) -> httpx.Response:
+        from urllib.parse import urljoin, urlsplit
+
+        for _ in range(self.MAX_REDIRECTS + 1):
+            sent = dict(headers)
+            if urlsplit(url).netloc != host:
+                sent.pop("Authorization", None)
+            client = self.client(url)
+            request = client.build_request(method, url, headers=sent, **kwargs)
+            response = client.send(request, stream=True)
+            location = response.headers.get("location")
+            if response.status_code not in (301, 302, 303, 307, 308) or not location:
+                return response
+            response.close()
+            url = urljoin(url, location)
+            if response.status_code == 303 or (
+                response.status_code in (301, 302) and method not in ("GET", "HEAD")
+            ):
+                method, kwargs = "GET", {}
+        raise RegistryError(url, f"more than {self.MAX_REDIRECTS} redirects")
+
+    def close(self) -> None:
+        for client in (self._tls, self._plain):
+            if client is not None:
+                client.close()
+
+
+def _no_trust() -> Any:
+    """A verifying TLS context that trusts no certificate (cheap: nothing to load)."""
+    import ssl
+
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+@functools.cache
+def default_tls_context() -> Any:
+    """The default trust store as an SSL context, loaded once per process (loading it
+    takes tens of milliseconds: a loopback verification does not pay it)."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def _pull(ref: Reference) -> str:
