@@ -320,3 +320,16 @@ def test_gh_malformed_bundles_exit_2_in_assays_words(
     assert code == 2
     assert f"{GH / name}: $.verificationMaterial" in err
     assert not any(word in err for word in THIRD_PARTY_WORDS), err
+
+
+def test_a_malformed_trusted_root_is_named_by_its_json_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = json.loads(shipped_root("public-good").data)
+    root["tlogs"][0]["publicKey"]["rawBytes"] = 5
+    path = tmp_path / "root.json"
+    path.write_text(json.dumps(root))
+    code, _, err = _run(["trust", "update", "--from", str(path)], capsys)
+    assert code == 2
+    assert f"{path}: $.tlogs[0].publicKey.rawBytes: expected base64 data, found 5" in err
+    assert not any(word in err for word in THIRD_PARTY_WORDS), err

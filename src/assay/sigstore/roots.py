@@ -44,6 +44,7 @@ class Root:
         return hashlib.sha256(self.data).hexdigest()
 
     def load(self) -> TrustedRoot:
+        from pydantic import ValidationError
         from sigstore.models import TrustedRoot
         from sigstore_models.trustroot import v1
 
@@ -57,7 +58,10 @@ class Root:
             return TrustedRoot(v1.TrustedRoot.model_validate_json(json.dumps(document)))
         except AttestationError:
             raise
-        except Exception as error:  # pydantic, base64 or key errors from sigstore
+        except ValidationError as error:
+            where, expected = _json.schema_error(error, self.origin, "a Sigstore trusted root")
+            raise AttestationError(where, expected) from None
+        except Exception as error:  # base64 or key errors from sigstore
             raise AttestationError(
                 self.origin, f"expected a Sigstore trusted root: {_short(error)}"
             ) from None

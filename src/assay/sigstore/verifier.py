@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from assay.errors import AttestationError, VerificationError
+from assay.sigstore._json import schema_error
 from assay.sigstore.identity import CertificateIdentity, identity_of
 from assay.sigstore.roots import Root
 
@@ -381,7 +382,7 @@ def _sigstore_bundle(document: dict[str, Any], where: str) -> Bundle:
         try:
             inner = BundleModel.model_validate_json(json.dumps(document))
         except ValidationError as error:
-            raise _schema_error(error, where) from None
+            raise BundleShapeError(*schema_error(error, where)) from None
     for index in unproven:
         entry: Any = inner.verification_material.tlog_entries[index]
         entry.inclusion_proof = None
@@ -417,51 +418,6 @@ def _fill_optional(document: dict[str, Any]) -> tuple[dict[str, Any], list[int]]
     for index in unproven:
         filled[index] = {**filled[index], "inclusionProof": _NO_PROOF}
     return {**document, "verificationMaterial": {**material, "tlogEntries": filled}}, unproven
-
-
-_EXPECTED: Final = {
-    "missing": "a value (the field is required)",
-    "extra_forbidden": "no such field (unknown to the bundle format)",
-    "string_type": "a string",
-    "int_type": "an integer",
-    "int_parsing": "an integer (or a string of digits)",
-    "bool_type": "a boolean",
-    "list_type": "an array",
-    "dict_type": "an object",
-    "model_type": "an object",
-    "model_attributes_type": "an object",
-    "base64_decode": "base64 data",
-    "bytes_type": "base64 data",
-    "enum": "one of the format's enumerated names",
-    "literal_error": "one of the format's enumerated names",
-    "too_short": "more items",
-    "too_long": "fewer items",
-}
-
-
-def _json_path(location: Sequence[int | str]) -> str:
-    path = "$"
-    for part in location:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif not str(part).startswith(("function-", "union[", "tagged-union[")):
-            path += f".{part}"
-    return path
-
-
-def _schema_error(error: Any, where: str) -> AttestationError:
-    """A pydantic refusal of the bundle, in assay's words: the first field it names."""
-    problems: list[dict[str, Any]] = sorted(error.errors(), key=lambda e: len(e.get("loc", ())))
-    problem: dict[str, Any] = problems[0] if problems else {"loc": (), "type": ""}
-    path = _json_path(problem.get("loc", ()))
-    expected = _EXPECTED.get(str(problem.get("type")), "a value of the Sigstore bundle format")
-    reason = (problem.get("ctx") or {}).get("error")
-    if problem.get("type") == "value_error" and isinstance(reason, ValueError):
-        expected = f"a valid value ({str(reason)[:160]})"  # the models' rule, by field names
-    found = problem.get("input")
-    shown = type(found).__name__ if isinstance(found, (dict, list)) else repr(found)[:80]
-    detail = expected if problem.get("type") == "missing" else f"{expected}, found {shown}"
-    return BundleShapeError(f"{where}: {path}", f"expected {detail}")
 
 
 _BUNDLE_CLASS: list[type[Any]] = []
