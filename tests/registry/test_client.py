@@ -469,8 +469,71 @@ def test_a_blob_redirected_to_storage_is_followed_without_the_token(
             config = _config(tmp_path, host, auths={host: {"auth": _basic("alice", "s3cret")}})
             with _docker_config(config):
                 code, _, err = run(
-                    ["verify-image", f"{host}/{REPO}@{DIGEST}", *SOURCE, "--cache-dir", str(tmp_path)]
+                    [
+                        "verify-image",
+                        f"{host}/{REPO}@{DIGEST}",
+                        *SOURCE,
+                        "--cache-dir",
+                        str(tmp_path),
+                    ]
                 )
     assert code == 0, err
     assert len(stored.requests) == 1
     assert "Authorization" not in stored.requests[0][1]
+
+
+def _attach(ref: Reference, client: RegistryClient, subject: str, bundle: bytes) -> None:
+    """`bundle` attached to `subject` as gh and cosign attach v0.3 bundles: an OCI
+    artifact manifest, listed by the tag-schema index (the registry has no referrers
+    API)."""
+    bundle_type = "application/vnd.dev.sigstore.bundle.v0.3+json"
+    empty = client.push_blob(ref, b"{}")
+    layer = client.push_blob(ref, bundle)
+    artifact = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST,
+            "artifactType": bundle_type,
+            "config": {
+                "mediaType": "application/vnd.oci.empty.v1+json",
+                "digest": empty,
+                "size": 2,
+            },
+            "layers": [{"mediaType": bundle_type, "digest": layer, "size": len(bundle)}],
+            "subject": {"mediaType": OCI_MANIFEST, "digest": subject, "size": 1},
+        }
+    ).encode()
+    digest = client.push_manifest(ref, sha256_digest(artifact), artifact, OCI_MANIFEST)
+    descriptor = {
+        "mediaType": OCI_MANIFEST,
+        "digest": digest,
+        "size": len(artifact),
+        "artifactType": bundle_type,
+    }
+    index = json.dumps({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [descriptor]})
+    client.push_manifest(ref, subject.replace(":", "-"), index.encode(), OCI_INDEX)
+
+
+def test_verify_bundle_from_oci_reads_the_attached_bundles(registry: str, tmp_path: Path) -> None:
+    """gh's `attestation verify oci://IMAGE --bundle-from-oci`: a real GitHub bundle (its
+    subject digest stands for the image's) attached to that digest in the registry."""
+    bundle = (ASSETS / "github" / "reusable-workflow-attestation.sigstore.json").read_bytes()
+    subject = "sha256:49a3aa6075e0f49f82843e74b5baa614ad2a588e6675612bf108a0a008c5ac25"
+    ref = Reference(registry, "client/oci-bundles")
+    with RegistryClient() as client:
+        _attach(ref, client, subject, bundle)
+    argv = ["verify-bundle", f"oci://{ref}@{subject}", "--bundle-from-oci"]
+    argv += ["--repo", "malancas/attest-demo", "--cache-dir", str(tmp_path)]
+    workflow = "github/artifact-attestations-workflows/.github/workflows/attest.yml"
+    code, _out, err = run([*argv, "--signer-workflow", workflow])
+    assert code == 0, err
+    assert f"Loaded 1 attestation(s) from oci://{ref}@{subject}" in err
+    code, _, err = run([*argv, "--signer-workflow", workflow, "--offline"])
+    assert code == 0, err
+    code, _, err = run([*argv, "--signer-workflow", "acme/other/.github/workflows/x.yml"])
+    assert code == 1
+    code, _, err = run(
+        ["verify-bundle", f"sha256:{subject.split(':')[1]}", "--bundle-from-oci", "--owner", "x"]
+    )
+    assert code == 2
+    assert "--bundle-from-oci: expected an oci://IMAGE@sha256:HEX artifact" in err

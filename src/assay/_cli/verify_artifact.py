@@ -230,11 +230,21 @@ def register_bundle(tree: CommandTree) -> None:
         help="Verify an artifact's local Sigstore bundles as `gh attestation verify` does.",
         handler=_verify_bundle,
     )
-    command.add_argument("artifact", metavar="ARTIFACT", help="file, or sha256:HEX / sha512:HEX")
     command.add_argument(
+        "artifact",
+        metavar="ARTIFACT",
+        help="file, sha256:HEX / sha512:HEX, or oci://REGISTRY/REPOSITORY@sha256:HEX",
+    )
+    source = command.add_mutually_exclusive_group()
+    source.add_argument(
         "--bundle",
         metavar="FILE",
         help="bundle(s): JSON or JSON lines (default: fetched from GitHub's attestations API)",
+    )
+    source.add_argument(
+        "--bundle-from-oci",
+        action="store_true",
+        help="read the bundles attached to the oci:// image in its registry",
     )
     scope = command.add_mutually_exclusive_group(required=True)
     scope.add_argument("--owner", metavar="ORG", help="the GitHub organisation that built it")
@@ -327,6 +337,24 @@ def _bundles_from_api(args: argparse.Namespace, digest: tuple[str, str], owner: 
     return b"\n".join(json.dumps(bundle).encode() for _, bundle in found)
 
 
+def _bundles_from_oci(args: argparse.Namespace, image: Any) -> bytes:
+    """The bundles attached to the image in its registry, as JSON lines."""
+    import json
+
+    from assay._cli.verify_registry import source_for
+    from assay.registry.attestations import image_attestations
+
+    source, client = source_for(args)
+    try:
+        found = image_attestations(source, image)
+    finally:
+        if client is not None:
+            client.close()
+    if not found.attached:
+        raise InputError("ARTIFACT", f"no Sigstore bundle is attached to oci://{image}")
+    return b"\n".join(json.dumps(bundle).encode() for _, bundle in found.attached)
+
+
 def _verify_bundle(args: argparse.Namespace) -> int:
     from assay.sigstore.bundle_check import (
         DEFAULT_ISSUER,
@@ -336,7 +364,19 @@ def _verify_bundle(args: argparse.Namespace) -> int:
         verify_bundles,
     )
 
-    artifact = read_artifact(args.artifact)
+    image = None
+    if args.artifact.startswith("oci://"):
+        from assay.registry.reference import parse_reference
+        from assay.verify.verifier import Artifact
+
+        image = parse_reference(args.artifact.removeprefix("oci://"), "ARTIFACT")
+        if image.digest is None:
+            raise InputError("ARTIFACT", "expected oci://REGISTRY/REPOSITORY@sha256:HEX")
+        artifact = Artifact(str(image), {"sha256": image.digest.split(":", 1)[1]})
+    elif args.bundle_from_oci:
+        raise InputError("--bundle-from-oci", "expected an oci://IMAGE@sha256:HEX artifact")
+    else:
+        artifact = read_artifact(args.artifact)
     algorithm = (
         args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
     )
@@ -367,6 +407,8 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     args.only_trusted_roots = bool(args.custom_trusted_root)
     if args.bundle is not None:
         source, data = args.bundle, read_file(args.bundle)
+    elif image is not None and args.bundle_from_oci:
+        source, data = f"oci://{image}", _bundles_from_oci(args, image)
     else:
         source = "GitHub's attestations API"
         data = _bundles_from_api(args, digest, owner)

@@ -69,6 +69,9 @@ class ImageAttestations:
     fetched: list[Fetched] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     """Which schemes found something: `cosign-att`, `referrers`."""
+    attached: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """The bundles attached as OCI artifacts (referrers) alone, as gh's
+    `--bundle-from-oci` reads them (they are in `bundles` too)."""
     key_signed: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     """cosign layers signed with a key (no certificate): (label, DSSE envelope). They
     are kept (and cached) for a policy with that key; Sigstore identities cannot
@@ -177,6 +180,7 @@ def image_attestations(
         if not isinstance(document, dict):
             raise RegistryError(url, "expected a Sigstore bundle (a JSON object)")
         found.bundles.append((label, document))
+        found.attached.append((label, document))
         if "referrers" not in found.sources:
             found.sources.append("referrers")
     return found
