@@ -333,3 +333,29 @@ def test_a_malformed_trusted_root_is_named_by_its_json_path(
     assert code == 2
     assert f"{path}: $.tlogs[0].publicKey.rawBytes: expected base64 data, found 5" in err
     assert not any(word in err for word in THIRD_PARTY_WORDS), err
+
+
+RELEASE = ASSETS / "sigstore" / "github-release" / "checksums-gh-download.jsonl"
+
+
+def test_githubs_2026_release_attestation_verifies_with_the_newest_generation(
+    verifier: BundleVerifier,
+) -> None:
+    """cli/cli v2.96.0's release attestation (July 2026): the shipped root's last CA and
+    TSA generations, the time from GitHub's timestamp authority."""
+    verified = verifier.verify(json.loads(RELEASE.read_text()), "release")
+    assert verified.trusted_root == "github"
+    assert verified.log_proof is LogProof.NO_LOG
+    assert verified.identity.san == "https://dotcom.releases.github.com"
+    assert [t.time.isoformat() for t in verified.times] == ["2026-07-02T21:31:05+00:00"]
+    statement = json.loads(verified.payload or b"")
+    assert statement["predicateType"] == "https://in-toto.io/attestation/release/v0.2"
+
+
+def test_an_altered_release_statement_does_not_verify(verifier: BundleVerifier) -> None:
+    document = json.loads(RELEASE.read_text())
+    statement = json.loads(base64.b64decode(document["dsseEnvelope"]["payload"]))
+    statement["predicate"]["tag"] = "v2.96.1"
+    document["dsseEnvelope"]["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
+    with pytest.raises(VerificationError):
+        verifier.verify(document, "release")
