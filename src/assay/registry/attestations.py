@@ -32,7 +32,7 @@ class ImageSource(Protocol):
 
     def manifest(self, ref: Reference, reference: str | None = None) -> Manifest: ...
 
-    def manifest_exists(self, ref: Reference, reference: str) -> bool: ...
+    def find_manifest(self, ref: Reference, reference: str) -> Manifest | None: ...
 
     def blob(self, ref: Reference, digest: str, limit: int = MAX_BLOB_BYTES) -> bytes: ...
 
@@ -140,8 +140,8 @@ def image_attestations(
         digest = client.manifest(reference).digest
     found = ImageAttestations(reference, digest)
     tag = digest.replace(":", "-") + ".att"
-    if client.manifest_exists(reference, tag):
-        manifest = client.manifest(reference, tag)
+    manifest = client.find_manifest(reference, tag)
+    if manifest is not None:
         _keep(found, reference, manifest)
         found.sources.append("cosign-att")
         for number, layer in enumerate(manifest.descriptors):

@@ -29,6 +29,8 @@ from assay.registry.client import MAX_BLOB_BYTES, Manifest, _manifest, sha256_di
 from assay.registry.reference import DIGEST, Reference
 
 MAX_REF_BYTES: Final = 64 * 1024
+ABSENT: Final = "absent"
+"""The media type recorded for a tag the registry answered 404 for."""
 
 
 def default_cache_dir() -> Path:
@@ -129,10 +131,14 @@ class CachingClient:
             self.cache.put_ref(_manifest_key(ref, wanted), manifest.data, manifest.media_type)
         return manifest
 
-    def manifest_exists(self, ref: Reference, reference: str) -> bool:
-        found: bool = self.inner.manifest_exists(ref, reference)
-        if not found:
-            self.cache.put_ref(_manifest_key(ref, reference), b"", "absent")
+    def find_manifest(self, ref: Reference, reference: str) -> Manifest | None:
+        found: Manifest | None = self.inner.find_manifest(ref, reference)
+        key = _manifest_key(ref, reference)
+        if found is None:
+            self.cache.put_ref(key, b"", ABSENT)
+        else:
+            self.cache.put(found.data)
+            self.cache.put_ref(key, found.data, found.media_type)
         return found
 
     def blob(self, ref: Reference, digest: str, limit: int = MAX_BLOB_BYTES) -> bytes:
@@ -168,18 +174,20 @@ class OfflineClient:
             media_type = ""
         else:
             found = self.cache.get_ref(_manifest_key(ref, wanted))
-            if found is None or found[1] == "absent":
+            if found is None or found[1] == ABSENT:
                 raise self._missing(f"the manifest {ref.with_tag(wanted)}")
             data, media_type = found
         if data is None:
             raise self._missing(f"the manifest {ref.with_digest(wanted)}")
         return _manifest(data, f"{self.cache.root} ({wanted})", media_type)
 
-    def manifest_exists(self, ref: Reference, reference: str) -> bool:
+    def find_manifest(self, ref: Reference, reference: str) -> Manifest | None:
         found = self.cache.get_ref(_manifest_key(ref, reference))
         if found is None:
             raise self._missing(f"whether {ref.with_tag(reference)} exists")
-        return found[1] != "absent"
+        if found[1] == ABSENT:
+            return None
+        return _manifest(found[0], f"{self.cache.root} ({reference})", found[1])
 
     def blob(self, ref: Reference, digest: str, limit: int = MAX_BLOB_BYTES) -> bytes:
         data = self.cache.get(digest, limit)

@@ -262,6 +262,22 @@ class RegistryClient:
         data = self._read(response, url, MAX_MANIFEST_BYTES, digest)
         return _manifest(data, url, response.headers.get("content-type", ""))
 
+    def find_manifest(self, ref: Reference, reference: str) -> Manifest | None:
+        """The manifest `reference`, or None when the registry has none (404): one round
+        trip where a HEAD and a GET would take two."""
+        url = f"{ref.base_url}/manifests/{reference}"
+        response = self._send(
+            "GET", url, ref, _pull(ref), headers={"Accept": ", ".join(MANIFEST_TYPES)}
+        )
+        if response.status_code == 404:
+            response.close()
+            return None
+        if response.status_code != 200:
+            raise self._fail(response, url, "manifest")
+        digest = reference if DIGEST.match(reference) else None
+        data = self._read(response, url, MAX_MANIFEST_BYTES, digest)
+        return _manifest(data, url, response.headers.get("content-type", ""))
+
     def manifest_exists(self, ref: Reference, reference: str) -> bool:
         url = f"{ref.base_url}/manifests/{reference}"
         response = self._send(
@@ -296,12 +312,10 @@ class RegistryClient:
             index = _manifest(data, url, OCI_INDEX)
         elif response.status_code in (404, 405):
             response.close()
-            tag = digest.replace(":", "-")
-            if not self.manifest_exists(ref, tag):
+            fallback = self.find_manifest(ref, digest.replace(":", "-"))
+            if fallback is None or not fallback.is_index:
                 return []
-            index = self.manifest(ref, tag)
-            if not index.is_index:
-                return []
+            index = fallback
         else:
             raise self._fail(response, url, "referrers")
         found = index.descriptors
