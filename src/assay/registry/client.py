@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay.errors import RegistryError
-from assay.registry.auth import Credentials, credentials_for, parse_challenge
 from assay.registry.reference import DIGEST, Reference
 
 if TYPE_CHECKING:
     import httpx
+
+    from assay.registry.auth import Credentials
 
 MAX_MANIFEST_BYTES: Final = 4 * 1024 * 1024
 MAX_BLOB_BYTES: Final = 16 * 1024 * 1024
@@ -100,6 +101,8 @@ class RegistryClient:
     # requests
 
     def _creds(self, registry: str) -> Credentials | None:
+        from assay.registry.auth import credentials_for  # only when a registry asks
+
         if registry not in self._credentials:
             self._credentials[registry] = credentials_for(registry, self._config)
         return self._credentials[registry]
@@ -150,6 +153,8 @@ class RegistryClient:
 
     def _authorise(self, ref: Reference, scope: str, header: str, url: str) -> None:
         """The bearer-token flow of Docker Hub, GHCR and Artifact Registry; or Basic."""
+        from assay.registry.auth import parse_challenge
+
         challenge = parse_challenge(header)
         creds = self._creds(ref.registry)
         if challenge is None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -65,6 +64,8 @@ def is_loopback(registry: str) -> bool:
         host = host.split(":", 1)[0]
     if host == "localhost":
         return True
+    import ipaddress
+
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
