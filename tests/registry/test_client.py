@@ -537,3 +537,47 @@ def test_verify_bundle_from_oci_reads_the_attached_bundles(registry: str, tmp_pa
     )
     assert code == 2
     assert "--bundle-from-oci: expected an oci://IMAGE@sha256:HEX artifact" in err
+
+
+@pytest.mark.parametrize(
+    ("annotations", "reason"),
+    [
+        (
+            {"dev.sigstore.cosign/certificate": "not a certificate"},
+            "expected PEM certificates in dev.sigstore.cosign/certificate",
+        ),
+        ("CERT", "expected the Rekor promise in dev.sigstore.cosign/bundle"),
+    ],
+)
+def test_a_malformed_cosign_layer_exit_2_naming_it(
+    registry: str, tmp_path: Path, annotations: Any, reason: str
+) -> None:
+    real = json.loads((LAYOUT / "blobs/sha256" / ATT_MANIFEST).read_text())
+    layer = real["layers"][0]
+    if annotations == "CERT":  # the real certificate, the promise left out
+        annotations = {
+            k: v for k, v in layer["annotations"].items() if k != "dev.sigstore.cosign/bundle"
+        }
+    ref = Reference(registry, "client/malformed")
+    subject = "sha256:" + "ef" * 32
+    with RegistryClient() as client:
+        envelope = (LAYOUT / "blobs/sha256" / layer["digest"].split(":")[1]).read_bytes()
+        config = client.push_blob(ref, b"{}")
+        digest = client.push_blob(ref, envelope)
+        manifest = {
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST,
+            "config": {
+                "mediaType": "application/vnd.oci.image.config.v1+json",
+                "digest": config,
+                "size": 2,
+            },
+            "layers": [{**layer, "digest": digest, "annotations": annotations}],
+        }
+        tag = subject.replace(":", "-") + ".att"
+        client.push_manifest(ref, tag, json.dumps(manifest).encode(), OCI_MANIFEST)
+    code, _, err = run(["verify-image", f"{ref}@{subject}", *SOURCE, "--cache-dir", str(tmp_path)])
+    assert code == 2
+    assert reason in err
+    assert f"{ref}@{subject} ({tag} layer 0)" in err
+    assert "Traceback" not in err

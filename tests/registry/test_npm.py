@@ -230,3 +230,29 @@ def test_plain_http_is_refused_off_loopback(tmp_path: Path) -> None:
     )
     assert code == 2
     assert "expected an https:// URL (plain HTTP only on loopback)" in err
+
+
+@pytest.mark.parametrize(
+    ("document", "where"),
+    [
+        ({"attestations": "none"}, "$.attestations: expected npm's list of attestations"),
+        (
+            {"attestations": [{"predicateType": "x", "bundle": {}}]},
+            "$.attestations[0].predicateType",
+        ),
+        (
+            {"attestations": []},
+            "$.attestations: expected one publish attestation and one provenance",
+        ),
+    ],
+)
+def test_a_malformed_attestations_document_exit_2_naming_the_path(
+    document: dict[str, Any], where: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "att.json"
+    path.write_text(json.dumps(document))
+    code, _, err = run(
+        ["verify-npm-package", "sha512:" + "a" * 128, *SIGSTORE, *NPM_CLI, "--attestations-path", str(path)]
+    )
+    assert code == 2
+    assert f"{path}: {where}" in err

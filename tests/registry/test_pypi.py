@@ -203,3 +203,15 @@ def test_a_malformed_release_argument_exit_2(tmp_path: Path) -> None:
     code, _, err = run(["verify-pypi", "sampleproject", "--repository", "a/b"])
     assert code == 2
     assert "DIST_FILE|NAME==VERSION: expected a file or NAME==VERSION" in err
+
+
+def test_a_malformed_release_answer_exit_2_naming_the_url(tmp_path: Path) -> None:
+    recorded = Recorded({"/pypi/broken/1.0/json": Answer(b'{"urls": [{"filename": "x"}]}')})
+    with serve(recorded) as index:
+        code, _, err = run(
+            ["verify-pypi", "broken==1.0", "--repository", "a/b", "--index-url", index.url, "--cache-dir", str(tmp_path)]
+        )
+    assert code == 2
+    assert (
+        f"{index.url}/pypi/broken/1.0/json: $.urls[0]: expected filename and digests.sha256" in err
+    )
