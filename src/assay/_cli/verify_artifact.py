@@ -305,9 +305,9 @@ def register_bundle(tree: CommandTree) -> None:
         metavar="URL",
         help="GitHub's REST API (default: from --hostname, or $GITHUB_API_URL)",
     )
-    from assay._cli.verify_registry import _fetch_arguments
+    from assay._cli._fetching import fetch_arguments
 
-    _fetch_arguments(command)
+    fetch_arguments(command)
     command.add_argument(
         "--json", action="store_true", help="print the verification results as JSON"
     )
@@ -317,7 +317,7 @@ def _bundles_from_api(args: argparse.Namespace, digest: tuple[str, str], owner: 
     """The attestations GitHub holds for the digest, as JSON lines of bundles."""
     import json
 
-    from assay._cli.verify_packages import api_for
+    from assay._cli._fetching import api_for
     from assay.registry import github
 
     base = args.api_url or github.api_url(args.hostname)
@@ -341,7 +341,7 @@ def _bundles_from_oci(args: argparse.Namespace, image: Any) -> bytes:
     """The bundles attached to the image in its registry, as JSON lines."""
     import json
 
-    from assay._cli.verify_registry import source_for
+    from assay._cli._fetching import source_for
     from assay.registry.attestations import image_attestations
 
     source, client = source_for(args)

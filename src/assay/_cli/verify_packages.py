@@ -9,15 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
 from assay.errors import InputError
 
 
 def register(tree: CommandTree) -> None:
+    from assay._cli._fetching import fetch_arguments
     from assay._cli.verify_artifact import _trust_arguments
-    from assay._cli.verify_registry import _fetch_arguments
 
     npm = tree.command(
         "verify-npm-package",
@@ -41,7 +40,7 @@ def register(tree: CommandTree) -> None:
         help="the registry to fetch attestations from (default https://registry.npmjs.org)",
     )
     _trust_arguments(npm)
-    _fetch_arguments(npm)
+    fetch_arguments(npm)
     npm.add_argument("--json", action="store_true", help="print the report as JSON")
 
     pypi = tree.command(
@@ -70,18 +69,8 @@ def register(tree: CommandTree) -> None:
         help="the index serving the Integrity and JSON APIs (default https://pypi.org)",
     )
     _trust_arguments(pypi)
-    _fetch_arguments(pypi)
+    fetch_arguments(pypi)
     pypi.add_argument("--json", action="store_true", help="print the report as JSON")
-
-
-def api_for(args: argparse.Namespace, headers: dict[str, str] | None = None) -> Any:
-    from assay.registry.api import ApiClient
-    from assay.registry.cache import Cache, default_cache_dir
-
-    if getattr(args, "attestation_dir", None):
-        return ApiClient(cache=Cache(Path(args.attestation_dir)), offline=True)
-    cache = Cache(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
-    return ApiClient(cache=cache, offline=args.offline, timeout=args.timeout, headers=headers)
 
 
 def _verify_npm(args: argparse.Namespace) -> int:
@@ -119,6 +108,8 @@ def _verify_npm(args: argparse.Namespace) -> int:
                 "expected both (or the tarball) to fetch the attestations",
             )
         where = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
+        from assay._cli._fetching import api_for
+
         with api_for(args) as api:
             data = api.get(where)[0]
     result = verify_npm_package(
@@ -189,6 +180,8 @@ def _verify_pypi(args: argparse.Namespace) -> int:
         documents = {}
         files = []
     verifier = verifier_for(args)
+    from assay._cli._fetching import api_for
+
     with api_for(args) as api:
         if not files:
             url = release_url(index, name, version)

@@ -19,6 +19,7 @@ from assay.errors import InputError
 
 
 def register(tree: CommandTree) -> None:
+    from assay._cli._fetching import fetch_arguments
     from assay._cli.verify_artifact import _trust_arguments
 
     command = tree.command(
@@ -50,7 +51,7 @@ def register(tree: CommandTree) -> None:
         help="Cloud Build: gcloud's --show-provenance output for the image (read locally)",
     )
     _trust_arguments(command)
-    _fetch_arguments(command)
+    fetch_arguments(command)
     command.add_argument(
         "--print-provenance", action="store_true", help="print the verified statement on stdout"
     )
@@ -84,39 +85,6 @@ def register(tree: CommandTree) -> None:
     fetch.add_argument("--json", action="store_true", help="print what was fetched as JSON")
 
 
-def _fetch_arguments(command: argparse.ArgumentParser) -> None:
-    where = command.add_mutually_exclusive_group()
-    where.add_argument(
-        "--offline", action="store_true", help="verify only from the cache, never the network"
-    )
-    where.add_argument(
-        "--attestation-dir",
-        metavar="DIR",
-        help="verify only from a directory written by `assay fetch --out DIR`",
-    )
-    command.add_argument(
-        "--cache-dir", metavar="DIR", help="the cache (default $XDG_CACHE_HOME/assay)"
-    )
-    command.add_argument(
-        "--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)"
-    )
-
-
-def source_for(args: argparse.Namespace) -> tuple[Any, Any]:
-    """(attestation source, registry client to close or None) for the flags."""
-    from assay.registry.cache import Cache, CachingClient, OfflineClient, default_cache_dir
-
-    if args.attestation_dir:
-        return OfflineClient(Cache(Path(args.attestation_dir))), None
-    cache = Cache(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
-    if args.offline:
-        return OfflineClient(cache), None
-    from assay.registry.client import RegistryClient
-
-    client = RegistryClient(timeout=args.timeout)
-    return CachingClient(client, cache), client
-
-
 def _verify_image(args: argparse.Namespace) -> int:
     from assay._cli.verify_artifact import _inputs, verifier_for
     from assay.registry.image import verify_image
@@ -135,6 +103,8 @@ def _verify_image(args: argparse.Namespace) -> int:
     )
     if args.provenance_path:
         return _verify_cloud_build(args, reference, options)
+    from assay._cli._fetching import source_for
+
     verifier = verifier_for(args)
     source, client = source_for(args)
     try:
