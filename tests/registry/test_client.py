@@ -581,3 +581,37 @@ def test_a_malformed_cosign_layer_exit_2_naming_it(
     assert reason in err
     assert f"{ref}@{subject} ({tag} layer 0)" in err
     assert "Traceback" not in err
+
+
+def test_a_creds_store_and_an_identity_token_are_read_as_docker_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.registry.auth import credentials_for
+
+    helpers = tmp_path / "bin"
+    helpers.mkdir()
+    helper = helpers / "docker-credential-store"
+    helper.write_text(
+        "#!/bin/sh\nread server\n"
+        'if [ "$server" = "ghcr.io" ]; then printf \'{"Username":"<token>","Secret":"rt"}\';'
+        ' else echo "credentials not found in native keychain"; exit 1; fi\n'
+    )
+    helper.chmod(helper.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{helpers}{os.pathsep}{os.environ['PATH']}")
+    config = tmp_path / "config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "credsStore": "store",
+                "auths": {"https://index.docker.io/v1/": {"auth": _basic("hub", "pw")}},
+            }
+        )
+    )
+    token = credentials_for("ghcr.io", config)
+    assert token is not None
+    assert (token.username, token.password, token.identity_token) == (None, None, "rt")
+    hub = credentials_for("registry-1.docker.io", config)
+    assert hub is not None
+    assert (hub.username, hub.password) == ("hub", "pw")
+    assert credentials_for("quay.io", config) is None  # the store has none: anonymous
+    assert "pw" not in repr(hub)

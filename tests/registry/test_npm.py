@@ -252,7 +252,14 @@ def test_a_malformed_attestations_document_exit_2_naming_the_path(
     path = tmp_path / "att.json"
     path.write_text(json.dumps(document))
     code, _, err = run(
-        ["verify-npm-package", "sha512:" + "a" * 128, *SIGSTORE, *NPM_CLI, "--attestations-path", str(path)]
+        [
+            "verify-npm-package",
+            "sha512:" + "a" * 128,
+            *SIGSTORE,
+            *NPM_CLI,
+            "--attestations-path",
+            str(path),
+        ]
     )
     assert code == 2
     assert f"{path}: {where}" in err

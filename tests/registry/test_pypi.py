@@ -209,7 +209,16 @@ def test_a_malformed_release_answer_exit_2_naming_the_url(tmp_path: Path) -> Non
     recorded = Recorded({"/pypi/broken/1.0/json": Answer(b'{"urls": [{"filename": "x"}]}')})
     with serve(recorded) as index:
         code, _, err = run(
-            ["verify-pypi", "broken==1.0", "--repository", "a/b", "--index-url", index.url, "--cache-dir", str(tmp_path)]
+            [
+                "verify-pypi",
+                "broken==1.0",
+                "--repository",
+                "a/b",
+                "--index-url",
+                index.url,
+                "--cache-dir",
+                str(tmp_path),
+            ]
         )
     assert code == 2
     assert (
