@@ -97,7 +97,8 @@ def _in_process(image: str, root: Path, runs: int) -> None:
         started = time.perf_counter()
         again = verify_image(OfflineClient(cache), reference, options, verifier)
         offline = time.perf_counter() - started
-        assert verdict.passed and again.passed
+        assert verdict.passed
+        assert again.passed
         if number:
             fetching.append(took)
             cached.append(offline)
