@@ -7,6 +7,7 @@
     │   └── AttestationError      an attestation, envelope or bundle (names the JSON path)
     ├── StoreError                the storage backend failed or is unusable
     ├── ClientError               talking to an NVD-compatible service failed
+    ├── RegistryError             a registry or attestation service failed (names the URL)
     └── VerificationError         a signature, policy or summary did not verify
 
 Every message says where, what was expected and what was found, so that a user can
@@ -65,6 +66,15 @@ class StoreBusy(StoreError):
 
 class ClientError(AssayError):
     """A request to an NVD-compatible service failed."""
+
+
+class RegistryError(AssayError):
+    """A registry or attestation service could not be reached or answered wrongly."""
+
+    def __init__(self, url: str, message: str) -> None:
+        super().__init__(f"{url}: {message}")
+        self.url = url
+        self.reason = message
 
 
 class VerificationError(AssayError):

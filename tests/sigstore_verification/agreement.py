@@ -160,7 +160,7 @@ _LOADED_ARTIFACT = {
 
 _SIGNER_OWNER = {
     "sigstore-js": "sigstore",
-    "github_provenance_demo": "github",
+    "github_provenance_demo": "actions",
     "custom": "too-legit",
 }
 

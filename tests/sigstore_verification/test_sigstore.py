@@ -78,15 +78,6 @@ def test_a_v03_npm_bundle_verifies(verifier: BundleVerifier) -> None:
     assert verified.identity.source_repository_uri == "https://github.com/sigstore/sigstore-js"
 
 
-def test_a_v01_bundle_with_only_a_promise_is_refused(verifier: BundleVerifier) -> None:
-    # sigstore requires an inclusion proof even from v0.1 bundles whose tlog entry has a
-    # checkpoint-less proof removed; slsa-verifier accepts a promise alone. Refused here.
-    document = _load(CONTAINER_V01)
-    del document["verificationMaterial"]["tlogEntries"][0]["inclusionProof"]
-    with pytest.raises(AttestationError, match="inclusionProof"):
-        verifier.verify(document, "promise-only")
-
-
 def test_a_changed_payload_does_not_verify(verifier: BundleVerifier) -> None:
     document = _load(MAVEN)
     payload = json.loads(base64.b64decode(document["dsseEnvelope"]["payload"]))

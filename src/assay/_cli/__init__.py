@@ -45,6 +45,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.policies",
     "assay._cli.scan",
     "assay._cli.verify_artifact",
+    "assay._cli.verify_registry",
+    "assay._cli.verify_packages",
     "assay._cli.trust",
     "assay._cli.store",
     "assay._cli.vex",

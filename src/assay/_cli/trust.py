@@ -21,14 +21,16 @@ def register(tree: CommandTree) -> None:
         help="Replace a shipped trusted root with a newer one (offline from a file, or online).",
         description=(
             "Replace a shipped trusted root with a newer trusted_root.json: from a file"
-            " (--from, offline) or, where the network allows it, through Sigstore's TUF"
-            " repository (--online)."
+            " (--from, offline) or, where the network allows it, through the instance's TUF"
+            " repository (--online: Sigstore's for public-good, GitHub's for github)."
         ),
     )
     source = update.add_mutually_exclusive_group(required=True)
     source.add_argument("--from", dest="source", metavar="FILE", help="a trusted_root.json")
     source.add_argument(
-        "--online", action="store_true", help="refresh public-good through Sigstore's TUF"
+        "--online",
+        action="store_true",
+        help="refresh through the instance's TUF repository (Sigstore's, or GitHub's)",
     )
     update.add_argument(
         "--name",
@@ -61,9 +63,14 @@ def _update(args: argparse.Namespace) -> int:
     from assay.sigstore.roots import update_root
 
     if args.online:
-        from assay.sigstore.roots import fetch_public_good
+        if args.name == "github":
+            from assay.sigstore.github_tuf import fetch_github
 
-        data = fetch_public_good()
+            data = fetch_github()
+        else:
+            from assay.sigstore.roots import fetch_public_good
+
+            data = fetch_public_good()
         path = Path(_write_temporary(data))
         try:
             target = update_root(path, args.name)

@@ -231,9 +231,21 @@ def register_bundle(tree: CommandTree) -> None:
         help="Verify an artifact's local Sigstore bundles as `gh attestation verify` does.",
         handler=_verify_bundle,
     )
-    command.add_argument("artifact", metavar="ARTIFACT", help="file, or sha256:HEX / sha512:HEX")
     command.add_argument(
-        "--bundle", required=True, metavar="FILE", help="bundle(s): JSON or JSON lines"
+        "artifact",
+        metavar="ARTIFACT",
+        help="file, sha256:HEX / sha512:HEX, or oci://REGISTRY/REPOSITORY@sha256:HEX",
+    )
+    source = command.add_mutually_exclusive_group()
+    source.add_argument(
+        "--bundle",
+        metavar="FILE",
+        help="bundle(s): JSON or JSON lines (default: fetched from GitHub's attestations API)",
+    )
+    source.add_argument(
+        "--bundle-from-oci",
+        action="store_true",
+        help="read the bundles attached to the oci:// image in its registry",
     )
     scope = command.add_mutually_exclusive_group(required=True)
     scope.add_argument("--owner", metavar="ORG", help="the GitHub organisation that built it")
@@ -283,8 +295,65 @@ def register_bundle(tree: CommandTree) -> None:
         help="trust only these trusted_root.json files (JSON or JSON lines; repeatable)",
     )
     command.add_argument(
+        "--limit",
+        type=int,
+        default=30,
+        metavar="N",
+        help="at most N attestations fetched from the API (default 30)",
+    )
+    command.add_argument(
+        "--api-url",
+        metavar="URL",
+        help="GitHub's REST API (default: from --hostname, or $GITHUB_API_URL)",
+    )
+    from assay._cli._fetching import fetch_arguments
+
+    fetch_arguments(command)
+    command.add_argument(
         "--json", action="store_true", help="print the verification results as JSON"
     )
+
+
+def _bundles_from_api(args: argparse.Namespace, digest: tuple[str, str], owner: str) -> bytes:
+    """The attestations GitHub holds for the digest, as JSON lines of bundles."""
+    import json
+
+    from assay._cli._fetching import api_for
+    from assay.registry import github
+
+    base = args.api_url or github.api_url(args.hostname)
+    with api_for(args) as api:
+        found = github.fetch_bundles(
+            api,
+            base,
+            digest,
+            owner=owner,
+            repo=args.repo,
+            limit=args.limit,
+            predicate_type=args.predicate_type,
+            api_token=github.token(),
+        )
+    if not found:
+        raise InputError("ARTIFACT", f"no attestation found for {digest[0]}:{digest[1]} at {base}")
+    return b"\n".join(json.dumps(bundle).encode() for _, bundle in found)
+
+
+def _bundles_from_oci(args: argparse.Namespace, image: Any) -> bytes:
+    """The bundles attached to the image in its registry, as JSON lines."""
+    import json
+
+    from assay._cli._fetching import source_for
+    from assay.registry.attestations import image_attestations
+
+    source, client = source_for(args)
+    try:
+        found = image_attestations(source, image)
+    finally:
+        if client is not None:
+            client.close()
+    if not found.attached:
+        raise InputError("ARTIFACT", f"no Sigstore bundle is attached to oci://{image}")
+    return b"\n".join(json.dumps(bundle).encode() for _, bundle in found.attached)
 
 
 def _verify_bundle(args: argparse.Namespace) -> int:
@@ -296,7 +365,19 @@ def _verify_bundle(args: argparse.Namespace) -> int:
         verify_bundles,
     )
 
-    artifact = read_artifact(args.artifact)
+    image = None
+    if args.artifact.startswith("oci://"):
+        from assay.registry.reference import parse_reference
+        from assay.verify.verifier import Artifact
+
+        image = parse_reference(args.artifact.removeprefix("oci://"), "ARTIFACT")
+        if image.digest is None:
+            raise InputError("ARTIFACT", "expected oci://REGISTRY/REPOSITORY@sha256:HEX")
+        artifact = Artifact(str(image), {"sha256": image.digest.split(":", 1)[1]})
+    elif args.bundle_from_oci:
+        raise InputError("--bundle-from-oci", "expected an oci://IMAGE@sha256:HEX artifact")
+    else:
+        artifact = read_artifact(args.artifact)
     algorithm = (
         args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
     )
@@ -325,11 +406,18 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     )
     args.trusted_root = args.custom_trusted_root
     args.only_trusted_roots = bool(args.custom_trusted_root)
+    if args.bundle is not None:
+        source, data = args.bundle, read_file(args.bundle)
+    elif image is not None and args.bundle_from_oci:
+        source, data = f"oci://{image}", _bundles_from_oci(args, image)
+    else:
+        source = "GitHub's attestations API"
+        data = _bundles_from_api(args, digest, owner)
     result = verify_bundles(
         artifact.name,
         digest,
-        read_file(args.bundle),
-        args.bundle,
+        data,
+        source,
         policy=policy,
         verifier=verifier_for(args),
     )
@@ -339,7 +427,7 @@ def _verify_bundle(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(f"Loaded digest {digest[0]}:{digest[1]} for {artifact.name}", file=sys.stderr)
-        print(f"Loaded {len(result.results)} attestation(s) from {args.bundle}", file=sys.stderr)
+        print(f"Loaded {len(result.results)} attestation(s) from {source}", file=sys.stderr)
         print("The following policy criteria will be enforced:", file=sys.stderr)
         for line in policy.describe():
             print(line, file=sys.stderr)

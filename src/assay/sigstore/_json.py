@@ -7,6 +7,7 @@ error, named with its JSON path.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Final
 
 from assay._json_strict import parse_checked, problem_reason
@@ -61,3 +62,61 @@ def documents(data: bytes, where: str) -> list[tuple[str, Any]]:
         if lines[0].strip() == b"{":
             raise first from None  # one pretty-printed document: its own error says more
         raise
+
+
+_EXPECTED: Final = {
+    "missing": "a value (the field is required)",
+    "extra_forbidden": "no such field (unknown to the bundle format)",
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer (or a string of digits)",
+    "bool_type": "a boolean",
+    "list_type": "an array",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "base64_decode": "base64 data",
+    "bytes_type": "base64 data",
+    "enum": "one of the format's enumerated names",
+    "literal_error": "one of the format's enumerated names",
+    "too_short": "more items",
+    "too_long": "fewer items",
+}
+
+
+_VALUE_ERRORS: Final = (
+    ("Expected protobuf bytes", "base64 data"),
+    ("Value exceeds uint64", "an unsigned 64-bit integer"),
+    ("Value exceeds int64", "a signed 64-bit integer"),
+)
+
+
+def _json_path(location: Sequence[int | str]) -> str:
+    path = "$"
+    for part in location:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif not str(part).startswith(("function-", "union[", "tagged-union[")):
+            path += f".{part}"
+    return path
+
+
+def schema_error(
+    error: Any, where: str, what: str = "the Sigstore bundle format"
+) -> tuple[str, str]:
+    """(where: JSON path, "expected ...") for a pydantic refusal of a Sigstore document,
+    in assay's words: the first field it names, never pydantic's message."""
+    problems: list[dict[str, Any]] = sorted(error.errors(), key=lambda e: len(e.get("loc", ())))
+    problem: dict[str, Any] = problems[0] if problems else {"loc": (), "type": ""}
+    path = _json_path(problem.get("loc", ()))
+    expected = _EXPECTED.get(str(problem.get("type")), f"a value of {what}")
+    reason = (problem.get("ctx") or {}).get("error")
+    if problem.get("type") == "value_error" and isinstance(reason, ValueError):
+        text = str(reason)
+        known = [phrase for start, phrase in _VALUE_ERRORS if text.startswith(start)]
+        # the models' rule, by field names ("Exactly one of publicKey, ... must be set")
+        expected = known[0] if known else f"a valid value ({text[:160]})"
+    found = problem.get("input")
+    shown = type(found).__name__ if isinstance(found, (dict, list)) else repr(found)[:80]
+    detail = expected if problem.get("type") == "missing" else f"{expected}, found {shown}"
+    return f"{where}: {path}", f"expected {detail}"

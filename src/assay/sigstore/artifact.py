@@ -233,7 +233,7 @@ def identity_checks(verified: VerifiedSignature, options: Options, testing: bool
         )
     ]
     workflow, ref = _workflow(identity.san)
-    family = family_for(workflow)
+    family = family_for(workflow, image=options.image)
     trusted = family is not None
     if options.builder_id and family is not None and not family.delegator:
         trusted = split_ref(options.builder_id)[0] == workflow
@@ -304,7 +304,7 @@ def evaluate_envelope(
     result.signature = verified
     testing = testing_mode()
     result.checks.extend(identity_checks(verified, options, testing))
-    family = family_for(_workflow(verified.identity.san)[0])
+    family = family_for(_workflow(verified.identity.san)[0], image=options.image)
     result.checks.append(
         Check(
             "payloadType",

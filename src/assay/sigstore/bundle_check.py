@@ -51,6 +51,17 @@ class GhPolicy:
     def server(self) -> str:
         return f"https://{self.hostname}"
 
+    @property
+    def signer_workflow_uri(self) -> str | None:
+        """`--signer-workflow` as a URI: given with its scheme, with its host (as gh
+        accepts `github.com/ORG/REPO/.github/workflows/X.yml`), or as `ORG/REPO/...`."""
+        workflow = self.signer_workflow
+        if workflow is None or workflow.startswith("https://"):
+            return workflow
+        if workflow.startswith(f"{self.hostname}/"):
+            return f"https://{workflow}"
+        return f"{self.server}/{workflow}"
+
     def san_rule(self) -> tuple[str, str]:
         """('exact'|'regex', value): the signer identity the SAN must show."""
         if self.cert_identity is not None:
@@ -59,10 +70,8 @@ class GhPolicy:
             return "regex", self.cert_identity_regex.pattern
         if self.signer_repo is not None:
             return "regex", f"^{re.escape(self.server)}/{re.escape(self.signer_repo)}/"
-        if self.signer_workflow is not None:
-            workflow = self.signer_workflow
-            if not workflow.startswith("https://"):
-                workflow = f"{self.server}/{workflow}"
+        workflow = self.signer_workflow_uri
+        if workflow is not None:
             return "regex", f"^{re.escape(workflow)}"
         if self.repo is not None:
             return "regex", f"^{re.escape(self.server)}/{re.escape(self.repo)}/"

@@ -111,7 +111,7 @@ def verify_logged_envelope(
             f"{where}: $.verificationMaterial.tlogEntries",
             "expected exactly one transparency-log entry",
         )
-    entry = _log_entry(entries[0], where)
+    entry = _log_entry(entries[0], where, promise_only=_promise_only(media_type, entries[0]))
     root = _verify_entry(entry, where, verifier)
     inner = entry._inner
     payload_sha256 = hashlib.sha256(envelope.payload).hexdigest()
@@ -121,7 +121,11 @@ def verify_logged_envelope(
         media_type=str(media_type),
         payload_sha256=payload_sha256,
         signatures=frozenset(logged),
-        log_proof=LogProof.INCLUSION_PROOF,  # sigstore requires it, with its checkpoint
+        log_proof=(
+            LogProof.INCLUSION_PROMISE
+            if inner.inclusion_proof is None
+            else LogProof.INCLUSION_PROOF  # with its checkpoint
+        ),
         log_index=int(inner.log_index) if inner.log_index is not None else None,
         integrated_time=(
             datetime.fromtimestamp(inner.integrated_time, tz=UTC)
@@ -132,10 +136,35 @@ def verify_logged_envelope(
     )
 
 
-def _log_entry(entry: dict[str, Any], where: str) -> Any:
+def _promise_only(media_type: object, entry: dict[str, Any]) -> bool:
+    """A v0.1 bundle's entry without an inclusion proof with a checkpoint: verified by its
+    signed promise, as for certificate-signed v0.1 bundles (npm's 2023 publish
+    attestations are such bundles)."""
+    proof = entry.get("inclusionProof")
+    checkpoint = proof.get("checkpoint") if isinstance(proof, dict) else None
+    return BUNDLE_MEDIA_TYPES.get(str(media_type)) == "0.1" and not (
+        isinstance(checkpoint, dict) and checkpoint.get("envelope")
+    )
+
+
+def _log_entry(entry: dict[str, Any], where: str, *, promise_only: bool = False) -> Any:
     from sigstore.models import TransparencyLogEntry
     from sigstore_models.rekor.v1 import TransparencyLogEntry as EntryModel
 
+    from assay.sigstore.verifier import promised_entry_class, proofless_entry_model
+
+    at = f"{where}: $.verificationMaterial.tlogEntries[0]"
+    if promise_only:
+        if not isinstance(entry.get("inclusionPromise"), dict) or not entry.get("integratedTime"):
+            raise AttestationError(
+                f"{at}.inclusionPromise", "expected the log's signed promise (a v0.1 bundle)"
+            )
+        try:
+            return promised_entry_class()(proofless_entry_model(entry))
+        except Exception as error:
+            raise AttestationError(
+                at, f"unusable transparency-log entry: {_short(error)}"
+            ) from None
     try:
         return TransparencyLogEntry(EntryModel.from_json(json.dumps(entry)))
     except Exception as error:
@@ -152,9 +181,9 @@ def _verify_entry(entry: Any, where: str, verifier: BundleVerifier) -> str:
 
     errors = []
     for index, root in enumerate(verifier.roots):
-        trusted = verifier._verifier(index)._trusted_root
-        keyring = trusted.rekor_keyring(KeyringPurpose.VERIFY)
-        try:
+        try:  # a root without transparency logs (GitHub's) has no Rekor keyring
+            trusted = verifier._verifier(index)._trusted_root
+            keyring = trusted.rekor_keyring(KeyringPurpose.VERIFY)
             # The Rekor key valid at the integrated time; the proof's size, the checkpoint's.
             validity.check_log_entry(trusted._inner, entry._inner)
             entry._verify(keyring)

@@ -10,6 +10,7 @@ the given files the only roots. Nothing here touches the network.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 SHIPPED: Final = ("public-good", "github")
 TRUSTED_ROOT_MEDIA_TYPE: Final = "application/vnd.dev.sigstore.trustedroot+json;version=0.1"
 MAX_ROOT_BYTES: Final = 4 * 1024 * 1024
+REPEATED_FIELDS: Final = ("tlogs", "ctlogs", "certificateAuthorities", "timestampAuthorities")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +44,24 @@ class Root:
         return hashlib.sha256(self.data).hexdigest()
 
     def load(self) -> TrustedRoot:
+        from pydantic import ValidationError
         from sigstore.models import TrustedRoot
         from sigstore_models.trustroot import v1
 
         try:
-            return TrustedRoot(v1.TrustedRoot.from_json(self.data))
-        except Exception as error:  # pydantic, base64 or key errors from sigstore
+            document = _json.loads(self.data, self.origin)
+            if isinstance(document, dict):
+                # Protobuf JSON leaves an empty repeated field out (GitHub's root has no
+                # logs); the models require each list.
+                for key in REPEATED_FIELDS:
+                    document.setdefault(key, [])
+            return TrustedRoot(v1.TrustedRoot.model_validate_json(json.dumps(document)))
+        except AttestationError:
+            raise
+        except ValidationError as error:
+            where, expected = _json.schema_error(error, self.origin, "a Sigstore trusted root")
+            raise AttestationError(where, expected) from None
+        except Exception as error:  # base64 or key errors from sigstore
             raise AttestationError(
                 self.origin, f"expected a Sigstore trusted root: {_short(error)}"
             ) from None

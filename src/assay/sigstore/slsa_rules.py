@@ -79,7 +79,15 @@ FAMILIES: Final = (
         delegator=True,
     ),
 )
+CONTAINER_GENERATOR: Final = Family(
+    GENERATOR + "generator_container_slsa3.yml",
+    (PROVENANCE_V02, PROVENANCE_V1),
+    ("https://github.com/slsa-framework/slsa-github-generator/container@v1", _GENERIC_V1),
+    ("*",),
+)
+"""Trusted for images only (`verify-image`), as slsa-verifier's container workflows."""
 _BY_WORKFLOW: Final = {f.workflow: f for f in FAMILIES}
+_BY_WORKFLOW_FOR_IMAGES: Final = {**_BY_WORKFLOW, CONTAINER_GENERATOR.workflow: CONTAINER_GENERATOR}
 _TRW_PATTERN: Final = re.compile(re.escape(GENERATOR) + r"[^/@]+\.ya?ml")
 
 
@@ -93,14 +101,16 @@ class Options:
     source_versioned_tag: str | None = None
     builder_id: str | None = None
     workflow_inputs: tuple[tuple[str, str], ...] = ()
+    image: bool = False
+    """The artifact is a container image: the container generator is trusted too."""
 
 
 def testing_mode() -> bool:
     return os.environ.get(TESTING_ENV, "").lower() in {"1", "true", "yes"}
 
 
-def family_for(workflow: str) -> Family | None:
-    return _BY_WORKFLOW.get(workflow)
+def family_for(workflow: str, *, image: bool = False) -> Family | None:
+    return (_BY_WORKFLOW_FOR_IMAGES if image else _BY_WORKFLOW).get(workflow)
 
 
 def builtin_policy(family: Family, options: Options, *, testing: bool = False) -> Policy:

@@ -19,8 +19,10 @@ and signatures must be the envelope's (docs/verification.md, "Sigstore").
 from __future__ import annotations
 
 import base64
+import contextlib
 import enum
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from assay.errors import AttestationError, VerificationError
 from assay.sigstore import validity
+from assay.sigstore._json import schema_error
 from assay.sigstore.identity import CertificateIdentity, identity_of
 from assay.sigstore.roots import Root
 
@@ -41,6 +44,10 @@ BUNDLE_MEDIA_TYPES: Final = {
     "application/vnd.dev.sigstore.bundle+json;version=0.3": "0.3",
     "application/vnd.dev.sigstore.bundle.v0.3+json": "0.3",
 }
+
+
+INTOTO_VERSIONS: Final = ("0.0.1", "0.0.2")
+"""Rekor `intoto` entries verified as slsa-verifier and cosign verify them."""
 
 
 class TimeSource(enum.Enum):
@@ -62,6 +69,9 @@ class LogProof(enum.Enum):
     """The entry was found online in Rekor and its promise verified."""
     WAIVED = "waived"
     """No transparency-log evidence was checked: `--insecure-ignore-tlog`."""
+    NO_LOG = "no-log"
+    """The bundle has no log entry and the trusted root that verified it keeps no
+    transparency log (GitHub's own instance): RFC 3161 timestamps stand for the log."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +117,7 @@ class VerifiedSignature:
             ],
             "transparencyLog": {
                 "proof": self.log_proof.value,
-                "checked": self.tlog_checked,
+                "checked": self.log_proof not in (LogProof.WAIVED, LogProof.NO_LOG),
                 "logIndex": self.log_index,
             },
             "trustedRoot": self.trusted_root,
@@ -131,7 +141,6 @@ def _short(error: BaseException) -> str:
 def _sigstore_verifier_class() -> type[Any]:
     from sigstore._internal.timestamp import TimestampSource, TimestampVerificationResult
     from sigstore._internal.trust import CTKeyring, KeyringPurpose, RekorKeyring
-    from sigstore.dsse import _verify as verify_dsse_signature
     from sigstore.models import TrustedRoot
     from sigstore.verify import Verifier
 
@@ -173,7 +182,15 @@ def _sigstore_verifier_class() -> type[Any]:
         times: list[Any]
 
         def __init__(self, *, trusted_root: TrustedRoot) -> None:
-            super().__init__(trusted_root=_ParsedKeyrings(trusted_root._inner))
+            parsed = _ParsedKeyrings(trusted_root._inner)
+            self.keeps_log = bool(parsed._inner.tlogs)
+            if self.keeps_log:
+                super().__init__(trusted_root=parsed)
+            else:
+                # An instance without a transparency log (GitHub's): `sigstore`'s
+                # constructor wants a Rekor URL for online look-ups, never made here.
+                self._fulcio_certificate_chain = parsed.get_fulcio_certs()
+                self._trusted_root = parsed
 
         def _verify_chain_at_time(self, certificate: Any, timestamp_result: Any) -> list[Any]:
             chain: list[Any] = super()._verify_chain_at_time(certificate, timestamp_result)
@@ -182,9 +199,16 @@ def _sigstore_verifier_class() -> type[Any]:
             return chain
 
         def _establish_time(self, bundle: Bundle) -> list[Any]:
+            if _logged(bundle) is None:
+                self.times = (
+                    self._verify_timestamp_authority(bundle)
+                    if bundle.verification_material.timestamp_verification_data
+                    else []
+                )
+                return self.times
             inner = bundle.log_entry._inner
             kind = inner.kind_version
-            if kind.kind == "intoto" and kind.version == "0.0.2":
+            if kind.kind == "intoto" and kind.version in INTOTO_VERSIONS:
                 times: list[Any] = []
                 if bundle.verification_material.timestamp_verification_data:
                     times.extend(self._verify_timestamp_authority(bundle))
@@ -200,46 +224,131 @@ def _sigstore_verifier_class() -> type[Any]:
             self.times = times
             return times
 
-        def verify_dsse(self, bundle: Bundle, policy: Any) -> tuple[str, bytes]:
-            kind = bundle.log_entry._inner.kind_version
-            if not (kind.kind == "intoto" and kind.version == "0.0.2"):
-                result: tuple[str, bytes] = super().verify_dsse(bundle, policy)
-                return result
-            self._verify_common_signing_cert(bundle, policy)
-            envelope = bundle._dsse_envelope
-            if envelope is None:
-                raise VerificationError("the bundle holds no DSSE envelope")
-            from cryptography.hazmat.primitives.asymmetric import ec
+        def _verify_unlogged(self, bundle: Bundle, policy: Any) -> None:
+            """Steps (0)-(3) and (6) of `sigstore`'s verification for a bundle without a
+            log entry, which only a trusted root without transparency logs accepts."""
+            from cryptography.x509 import ExtendedKeyUsage, KeyUsage
+            from cryptography.x509.oid import ExtendedKeyUsageOID
+            from sigstore._internal.sct import verify_sct
+            from sigstore._internal.trust import KeyringPurpose
 
+            if self.keeps_log:
+                raise VerificationError(
+                    "the bundle has no transparency-log entry, which this trusted root's"
+                    " instance requires"
+                )
+            times = self._establish_time(bundle)
+            if not times:
+                raise VerificationError(
+                    "no verified time: the bundle has no log entry and no timestamp of a"
+                    " trusted timestamp authority"
+                )
+            certificate = bundle.signing_certificate
+            chain: list[Any] = []
+            for time in times:
+                chain = self._verify_chain_at_time(certificate, time)
+            if self._trusted_root._inner.ctlogs:
+                verify_sct(certificate, chain, self._trusted_root.ct_keyring(KeyringPurpose.VERIFY))
+            usage = certificate.extensions.get_extension_for_class(KeyUsage).value
+            extended = certificate.extensions.get_extension_for_class(ExtendedKeyUsage).value
+            if not usage.digital_signature or ExtendedKeyUsageOID.CODE_SIGNING not in extended:
+                raise VerificationError("the signing certificate is not for code signing")
+            policy.verify(certificate)
+            for time in times:
+                valid = certificate.not_valid_before_utc <= time.time
+                if not (valid and time.time <= certificate.not_valid_after_utc):
+                    raise VerificationError(
+                        f"the signing certificate was not valid at {time.time.isoformat()}"
+                    )
+
+        def verify_artifact(self, input_: Any, bundle: Bundle, policy: Any) -> None:
+            if _logged(bundle) is not None:
+                super().verify_artifact(input_, bundle, policy)
+                return
+            from cryptography.exceptions import InvalidSignature
+            from cryptography.hazmat.primitives.asymmetric import ec
+            from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
+            from cryptography.hazmat.primitives.hashes import SHA256
+
+            self._verify_unlogged(bundle, policy)
+            signature = bundle._inner.message_signature
+            if signature is None:
+                raise VerificationError("the bundle holds no message signature")
+            digest = input_.digest
+            if signature.message_digest is not None and signature.message_digest.digest != digest:
+                raise VerificationError("the bundle's message digest is not the artifact's")
             key = bundle.signing_certificate.public_key()
             if not isinstance(key, ec.EllipticCurvePublicKey):
                 raise VerificationError("expected an ECDSA signing certificate")
-            verify_dsse_signature(key, envelope)
+            try:
+                key.verify(signature.signature, digest, ec.ECDSA(Prehashed(SHA256())))
+            except InvalidSignature:
+                raise VerificationError("the signature does not verify for the artifact") from None
+
+        def verify_dsse(self, bundle: Bundle, policy: Any) -> tuple[str, bytes]:
+            if _logged(bundle) is None:
+                self._verify_unlogged(bundle, policy)
+                return _verify_envelope_signature(bundle)
+            kind = bundle.log_entry._inner.kind_version
+            if not (kind.kind == "intoto" and kind.version in INTOTO_VERSIONS):
+                result: tuple[str, bytes] = super().verify_dsse(bundle, policy)
+                return result
+            self._verify_common_signing_cert(bundle, policy)
+            verified = _verify_envelope_signature(bundle)
             _check_intoto_entry(bundle)
-            return (envelope._inner.payload_type, envelope._inner.payload)
+            return verified
 
     return _Verifier
 
 
+def _logged(bundle: Bundle) -> Any:
+    """The bundle's log entry, or None for a bundle of an instance without a log."""
+    return getattr(bundle, "_log_entry", None)
+
+
+def _verify_envelope_signature(bundle: Bundle) -> tuple[str, bytes]:
+    """The DSSE signature over the PAE, with the signing certificate's key."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from sigstore.dsse import _verify as verify_dsse_signature
+
+    envelope = bundle._dsse_envelope
+    if envelope is None:
+        raise VerificationError("the bundle holds no DSSE envelope")
+    key = bundle.signing_certificate.public_key()
+    if not isinstance(key, ec.EllipticCurvePublicKey):
+        raise VerificationError("expected an ECDSA signing certificate")
+    verify_dsse_signature(key, envelope)
+    return (envelope._inner.payload_type, envelope._inner.payload)
+
+
 def _check_intoto_entry(bundle: Bundle) -> None:
-    """The `intoto/0.0.2` entry must log this envelope: its payload hash and signatures."""
+    """The `intoto` entry must log this envelope: its payload hash, and its signatures
+    (0.0.2) or its signer's certificate (0.0.1, cosign's)."""
     import json
 
     from cryptography.hazmat.primitives.serialization import Encoding
 
     envelope = bundle._dsse_envelope
     assert envelope is not None
+    pem = bundle.signing_certificate.public_bytes(Encoding.PEM)
+    digest = hashlib.sha256(envelope._inner.payload).hexdigest()
     try:
         body = json.loads(bundle.log_entry._inner.canonicalized_body)
         content = body["spec"]["content"]
         payload_hash = content["payloadHash"]
-        logged = content["envelope"]["signatures"]
+        if body.get("apiVersion") == "0.0.1":
+            # cosign's intoto/0.0.1: the payload hash and the one signer's certificate.
+            logged_key = base64.b64decode(body["spec"]["publicKey"]).strip()
+        else:
+            logged = content["envelope"]["signatures"]
     except (ValueError, KeyError, TypeError):
         raise VerificationError("the intoto log entry has no payload hash or signatures") from None
-    digest = hashlib.sha256(envelope._inner.payload).hexdigest()
     if payload_hash != {"algorithm": "sha256", "value": digest}:
         raise VerificationError("the log entry's payload hash is not the envelope payload's")
-    pem = bundle.signing_certificate.public_bytes(Encoding.PEM)
+    if body.get("apiVersion") == "0.0.1":
+        if logged_key != pem.strip():
+            raise VerificationError("the log entry's certificate is not the signing certificate")
+        return
     expected = [(base64.b64encode(s.sig).decode(), pem.strip()) for s in envelope._inner.signatures]
     found = []
     for item in logged if isinstance(logged, list) else []:
@@ -253,29 +362,205 @@ def _check_intoto_entry(bundle: Bundle) -> None:
         raise VerificationError("the log entry's signatures are not the envelope's")
 
 
-def _sigstore_bundle(document: dict[str, Any]) -> Bundle:
-    """`Bundle.from_json` of the document, fed the already parsed JSON.
+class BundleShapeError(AttestationError):
+    """A bundle that is no well-formed Sigstore bundle: names the JSON path."""
 
-    The document was read by the strict reader (duplicate keys, depth); `sigstore`'s
-    models validate it as it is instead of parsing it a second time. Strict validation of
+
+def _sigstore_bundle(document: dict[str, Any], where: str) -> Bundle:
+    """The bundle as `sigstore`'s models read it, fed the already parsed JSON.
+
+    The document was read by the strict reader (duplicate keys, depth); the models
+    validate it as it is instead of parsing it a second time. Strict validation of
     Python values accepts no JSON value that strict JSON validation refuses, and builds
     the same model from it; it refuses an enum given as a string (a message signature's
-    digest algorithm), so those bundles, and anything refused, take the JSON route and
-    get `sigstore`'s own result or error.
+    digest algorithm), so those bundles, and anything refused, take the JSON route. A
+    refusal names the JSON path and what was expected (`_schema_error`), in assay's words.
     """
-    from sigstore.models import Bundle
-    from sigstore_models.bundle.v1 import Bundle as BundleModel
-
-    if "messageSignature" not in document:
-        try:
-            inner = BundleModel.model_validate(document)
-        except ValueError:
-            pass
-        else:
-            return Bundle(inner)  # what `Bundle.from_json` does after parsing
     import json
 
-    return Bundle.from_json(json.dumps(document))
+    from pydantic import ValidationError
+    from sigstore_models.bundle.v1 import Bundle as BundleModel
+
+    cls = _bundle_class()
+    document, unproven = _fill_optional(document)
+    inner = None
+    if "messageSignature" not in document:
+        with contextlib.suppress(ValueError):
+            inner = BundleModel.model_validate(document)
+    if inner is None:
+        try:
+            inner = BundleModel.model_validate_json(json.dumps(document))
+        except ValidationError as error:
+            raise BundleShapeError(*schema_error(error, where)) from None
+    for index in unproven:
+        entry: Any = inner.verification_material.tlog_entries[index]
+        entry.inclusion_proof = None
+    try:
+        return cast("Bundle", cls(inner))
+    except _Invalid as error:
+        raise BundleShapeError(f"{where}: {error.path}", f"expected {error.expected}") from None
+
+
+_NO_PROOF: Final = {"logIndex": "0", "rootHash": "", "treeSize": "1", "hashes": []}
+
+
+def _fill_optional(document: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:
+    """The document with what the models require and the bundle format does not.
+
+    Protobuf JSON leaves an empty repeated field out (`tlogEntries` of a bundle from an
+    instance without a log), and a v0.1 entry may carry only its promise: such an entry
+    is validated with a stand-in proof that is removed again (the indices returned), so
+    the bundle's reader (`_bundle_class`) sees the entry as it came.
+    """
+    material = document.get("verificationMaterial")
+    if not isinstance(material, dict):
+        return document, []
+    entries = material.get("tlogEntries", [])
+    unproven = [
+        i
+        for i, entry in enumerate(entries if isinstance(entries, list) else [])
+        if isinstance(entry, dict) and entry.get("inclusionProof") is None
+    ]
+    if "tlogEntries" in material and not unproven:
+        return document, []
+    filled = list(entries) if isinstance(entries, list) else entries
+    for index in unproven:
+        filled[index] = {**filled[index], "inclusionProof": _NO_PROOF}
+    return {**document, "verificationMaterial": {**material, "tlogEntries": filled}}, unproven
+
+
+_BUNDLE_CLASS: list[type[Any]] = []
+
+
+def _bundle_class() -> type[Any]:
+    """`sigstore`'s Bundle with assay's reading of the bundle's invariants.
+
+    The same invariants as `sigstore`'s (`Bundle._verify`), each refusal naming its JSON
+    path, and two bundles `sigstore` refuses on reading, accepted here as slsa-verifier
+    and gh accept them, and verified by `BundleVerifier`:
+
+    - a v0.1 bundle whose log entry has its signed promise but no inclusion proof
+      (slsa-github-generator's container-based builder): verified by the promise;
+    - a v0.2+ bundle without log entries whose time comes from RFC 3161 timestamps
+      (GitHub's own instance): verified only with a trusted root that keeps no log.
+    """
+    if _BUNDLE_CLASS:
+        return _BUNDLE_CLASS[0]
+    from cryptography.x509 import load_der_x509_certificate
+    from sigstore._utils import cert_is_leaf
+    from sigstore.models import Bundle as SigstoreBundle
+    from sigstore.models import TransparencyLogEntry
+
+    _PromisedEntry = promised_entry_class()
+
+    class _Bundle(SigstoreBundle):
+        def _verify(self) -> None:
+            inner = self._inner
+            material = inner.verification_material
+            version = BUNDLE_MEDIA_TYPES.get(inner.media_type)
+            if version is None:
+                raise _Invalid("$.mediaType", "a Sigstore bundle media type (v0.1, v0.2, v0.3)")
+            base = "$.verificationMaterial"
+            if version == "0.3":
+                if material.certificate is None:
+                    raise _Invalid(f"{base}.certificate", "the signing certificate")
+                der, path = material.certificate.raw_bytes, f"{base}.certificate.rawBytes"
+            else:
+                chain = material.x509_certificate_chain
+                path = f"{base}.x509CertificateChain.certificates"
+                if chain is None or not chain.certificates:
+                    raise _Invalid(path, "the signing certificate first")
+                der, path = chain.certificates[0].raw_bytes, f"{path}[0].rawBytes"
+            try:
+                leaf = load_der_x509_certificate(bytes(der))
+                is_leaf = cert_is_leaf(leaf)
+            except Exception:
+                raise _Invalid(path, "a DER X.509 certificate") from None
+            if not is_leaf:
+                raise _Invalid(path, "a signing (leaf) certificate, found a CA certificate")
+            self._signing_certificate = leaf
+            entries = material.tlog_entries or []
+            stamps = material.timestamp_verification_data
+            if not entries and version != "0.1" and stamps and stamps.rfc3161_timestamps:
+                self._log_entry = cast(Any, None)
+                return
+            if len(entries) != 1:
+                raise _Invalid(
+                    f"{base}.tlogEntries",
+                    f"exactly one transparency-log entry (or, without one, RFC 3161"
+                    f" timestamps in a v0.2+ bundle), found {len(entries)}",
+                )
+            entry = entries[0]
+            at = f"{base}.tlogEntries[0]"
+            if entry.kind_version.version not in ("0.0.1", "0.0.2"):
+                raise _Invalid(
+                    f"{at}.kindVersion.version",
+                    f"0.0.1 or 0.0.2, found {entry.kind_version.version!r}",
+                )
+            proof = entry.inclusion_proof
+            has_proof = proof is not None and bool(proof.checkpoint and proof.checkpoint.envelope)
+            if version == "0.1":
+                if entry.inclusion_promise is None or not entry.integrated_time:
+                    raise _Invalid(
+                        f"{at}.inclusionPromise", "the log's signed promise (a v0.1 bundle)"
+                    )
+                self._log_entry = (
+                    TransparencyLogEntry(entry) if has_proof else _PromisedEntry(entry)
+                )
+                return
+            if not has_proof:
+                raise _Invalid(
+                    f"{at}.inclusionProof.checkpoint", "an inclusion proof with its checkpoint"
+                )
+            if entry.inclusion_promise is None and not (stamps and stamps.rfc3161_timestamps):
+                raise _Invalid(
+                    f"{at}.inclusionPromise", "the log's signed promise or RFC 3161 timestamps"
+                )
+            self._log_entry = TransparencyLogEntry(entry)
+
+    _BUNDLE_CLASS.append(_Bundle)
+    return _Bundle
+
+
+_PROMISED_CLASS: list[type[Any]] = []
+
+
+def promised_entry_class() -> type[Any]:
+    """`sigstore`'s log entry for an entry with its signed promise and no inclusion proof
+    (v0.1 bundles): verified by the promise alone, as slsa-verifier verifies it. The
+    caller has checked that the promise and the integrated time are there."""
+    if _PROMISED_CLASS:
+        return _PROMISED_CLASS[0]
+    from sigstore.models import TransparencyLogEntry
+
+    class _PromisedEntry(TransparencyLogEntry):
+        def _validate(self) -> None:
+            return None
+
+        def _verify(self, keyring: Any) -> None:
+            self._verify_set(keyring)
+
+    _PROMISED_CLASS.append(_PromisedEntry)
+    return _PromisedEntry
+
+
+def proofless_entry_model(entry: dict[str, Any]) -> Any:
+    """The models' log entry for a v0.1 entry whose inclusion proof is missing or has no
+    checkpoint (the proof is dropped: only the promise counts)."""
+    from sigstore_models.rekor.v1 import TransparencyLogEntry as EntryModel
+
+    model: Any = EntryModel.model_validate_json(json.dumps({**entry, "inclusionProof": _NO_PROOF}))
+    model.inclusion_proof = None
+    return model
+
+
+class _Invalid(Exception):
+    """A broken invariant of the bundle: the JSON path and what was expected there."""
+
+    def __init__(self, path: str, expected: str) -> None:
+        super().__init__(path, expected)
+        self.path = path
+        self.expected = expected
 
 
 def _leaf_der(bundle: Bundle) -> bytes:
@@ -321,9 +606,14 @@ class BundleVerifier:
                 f"expected a Sigstore bundle media type (v0.1, v0.2, v0.3), found {media_type!r}",
             )
         try:
-            return _sigstore_bundle(document)
-        except Exception as error:
-            raise AttestationError(where, f"unusable Sigstore bundle: {_short(error)}") from None
+            return _sigstore_bundle(document, where)
+        except AttestationError:
+            raise
+        except Exception as error:  # a timestamp or key the models could not decode
+            raise BundleShapeError(
+                f"{where}: $.verificationMaterial",
+                f"expected decodable verification material ({type(error).__name__})",
+            ) from None
 
     def verify(
         self,
@@ -360,8 +650,10 @@ class BundleVerifier:
         artifact_sha256: bytes | None,
     ) -> VerifiedSignature:
         root = verifier._trusted_root._inner
-        # The Rekor key at the integrated time, and the proof's size bound to its checkpoint.
-        validity.check_log_entry(root, bundle.log_entry._inner)
+        logged = _logged(bundle)
+        if logged is not None:
+            # The Rekor key at the integrated time, and the proof's size bound to its checkpoint.
+            validity.check_log_entry(root, logged._inner)
         envelope = document.get("dsseEnvelope")
         payload_type = payload = message = None
         if isinstance(envelope, dict):
@@ -380,12 +672,14 @@ class BundleVerifier:
             message = ("sha256", artifact_sha256.hex())
         certificate = bundle.signing_certificate
         validity.check_sct(root, certificate)  # the CT log key at the SCT's time
-        inner = bundle.log_entry._inner
-        proof = (
-            LogProof.INCLUSION_PROOF
-            if inner.inclusion_proof is not None and inner.inclusion_proof.checkpoint
-            else LogProof.INCLUSION_PROMISE
-        )
+        entry = _logged(bundle)
+        inner = entry._inner if entry is not None else None
+        if inner is None:
+            proof = LogProof.NO_LOG
+        elif inner.inclusion_proof is not None and inner.inclusion_proof.checkpoint:
+            proof = LogProof.INCLUSION_PROOF
+        else:
+            proof = LogProof.INCLUSION_PROMISE
         times = tuple(
             VerifiedTime(
                 TimeSource.TIMESTAMP_AUTHORITY
@@ -405,7 +699,7 @@ class BundleVerifier:
             certificate_sha256=hashlib.sha256(_leaf_der(bundle)).hexdigest(),
             times=times,
             log_proof=proof,
-            log_index=int(inner.log_index) if inner.log_index is not None else None,
+            log_index=int(inner.log_index) if inner and inner.log_index is not None else None,
             trusted_root=self.roots[index].name,
             envelope=envelope if isinstance(envelope, dict) else None,
         )

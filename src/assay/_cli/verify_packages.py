@@ -1,0 +1,230 @@
+"""`assay verify-npm-package` (slsa-verifier's command) and `assay verify-pypi`: a
+package's attestations read from its registry (or a file, or the cache), verified by
+the library (`assay.registry.npm`, `assay.registry.pypi`); this module only reads
+flags and formats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay.errors import InputError
+
+
+def register(tree: CommandTree) -> None:
+    from assay._cli._fetching import fetch_arguments
+    from assay._cli.verify_artifact import _trust_arguments
+
+    npm = tree.command(
+        "verify-npm-package",
+        help="Verify an npm package's provenance and publish attestation (slsa-verifier's).",
+        handler=_verify_npm,
+    )
+    npm.add_argument("tarball", metavar="TARBALL", help="the package tarball, or sha512:HEX")
+    npm.add_argument(
+        "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
+    )
+    npm.add_argument("--package-name", metavar="NAME", help="expected package name")
+    npm.add_argument("--package-version", metavar="VERSION", help="expected package version")
+    npm.add_argument("--builder-id", metavar="ID", help="expected builder id (name[@ref])")
+    source = npm.add_mutually_exclusive_group()
+    source.add_argument(
+        "--attestations-path", metavar="FILE", help="npm's attestations document, read locally"
+    )
+    source.add_argument(
+        "--registry",
+        metavar="URL",
+        help="the registry to fetch attestations from (default https://registry.npmjs.org)",
+    )
+    _trust_arguments(npm)
+    fetch_arguments(npm)
+    npm.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    pypi = tree.command(
+        "verify-pypi",
+        help="Verify PEP 740 attestations of PyPI distributions against their Trusted Publisher.",
+        handler=_verify_pypi,
+    )
+    pypi.add_argument(
+        "dist", metavar="DIST_FILE|NAME==VERSION", help="a distribution file, or a release"
+    )
+    pypi.add_argument(
+        "--repository",
+        required=True,
+        metavar="ORG/REPO",
+        help="the Trusted Publisher's repository (GitHub ORG/REPO or GitLab GROUP/PROJECT)",
+    )
+    pypi.add_argument(
+        "--workflow", metavar="PATH", help="the publisher's workflow file (e.g. release.yml)"
+    )
+    pypi.add_argument(
+        "--provenance", metavar="FILE", help="the provenance (or one attestation), read locally"
+    )
+    pypi.add_argument(
+        "--index-url",
+        metavar="URL",
+        help="the index serving the Integrity and JSON APIs (default https://pypi.org)",
+    )
+    _trust_arguments(pypi)
+    fetch_arguments(pypi)
+    pypi.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _verify_npm(args: argparse.Namespace) -> int:
+    from assay._bounded import read_bounded
+    from assay._cli.verify_artifact import read_artifact, read_file, verifier_for
+    from assay.registry.npm import (
+        DEFAULT_REGISTRY,
+        NpmOptions,
+        attestations_url,
+        registry_keys,
+        tarball_package,
+        verify_npm_package,
+    )
+
+    artifact = read_artifact(args.tarball)
+    if "sha512" not in artifact.digest:
+        raise InputError("TARBALL", "expected the tarball or its sha512:HEX (npm's integrity)")
+    options = NpmOptions(
+        source_uri=args.source_uri,
+        package_name=args.package_name,
+        package_version=args.package_version,
+        builder_id=args.builder_id,
+    )
+    if args.attestations_path:
+        where = args.attestations_path
+        data = read_file(where)
+    else:
+        name, version = args.package_name, args.package_version
+        if (name is None or version is None) and Path(args.tarball).is_file():
+            found = tarball_package(read_bounded(args.tarball, 256 * 1024 * 1024), args.tarball)
+            name, version = name or found[0], version or found[1]
+        if name is None or version is None:
+            raise InputError(
+                "--package-name/--package-version",
+                "expected both (or the tarball) to fetch the attestations",
+            )
+        where = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
+        from assay._cli._fetching import api_for
+
+        with api_for(args) as api:
+            data = api.get(where)[0]
+    result = verify_npm_package(
+        artifact.name,
+        artifact.digest["sha512"],
+        data,
+        where,
+        options,
+        verifier_for(args),
+        registry_keys(),
+    )
+    if args.json:
+        import json
+
+        print(json.dumps(result.to_dict(), indent=2))
+    if result.passed:
+        print(f'Verified build using builder "{args.builder_id}"', file=sys.stderr)
+        print("PASSED: SLSA verification passed", file=sys.stderr)
+        return EXIT_OK
+    first = result.failures()[0]
+    detail = f" ({first.detail})" if first.detail else ""
+    print(
+        f"FAILED: SLSA verification failed: {first.name}: expected {first.expected!r},"
+        f" found {first.found!r}{detail}",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
+
+
+def _verify_pypi(args: argparse.Namespace) -> int:
+    import hashlib
+
+    from assay._bounded import read_bounded
+    from assay._cli.verify_artifact import read_file, verifier_for
+    from assay.errors import RegistryError
+    from assay.registry.pypi import (
+        DEFAULT_INDEX,
+        DistributionVerification,
+        PypiOptions,
+        name_and_version,
+        provenance_url,
+        release_files,
+        release_url,
+        verify_distribution,
+    )
+
+    options = PypiOptions(args.repository, args.workflow)
+    index = args.index_url or DEFAULT_INDEX
+    path = Path(args.dist)
+    if path.is_file():
+        data = read_bounded(path, 1024 * 1024 * 1024)
+        files = [(path.name, hashlib.sha256(data).hexdigest())]
+        name, version = name_and_version(path.name)
+        if args.provenance:
+            documents = {path.name: (args.provenance, read_file(args.provenance))}
+        else:
+            documents = {}
+    else:
+        name, sep, version = args.dist.partition("==")
+        if not sep or not name or not version:
+            raise InputError(
+                "DIST_FILE|NAME==VERSION", f"expected a file or NAME==VERSION, got {args.dist!r}"
+            )
+        if args.provenance:
+            raise InputError(
+                "--provenance", "expected a distribution file with it, not NAME==VERSION"
+            )
+        documents = {}
+        files = []
+    verifier = verifier_for(args)
+    from assay._cli._fetching import api_for
+
+    with api_for(args) as api:
+        if not files:
+            url = release_url(index, name, version)
+            files = release_files(api.get(url)[0], url)
+        results = []
+        for filename, sha256 in files:
+            if filename in documents:
+                where, provenance = documents[filename]
+            else:
+                where = provenance_url(index, name, version, filename)
+                try:
+                    provenance = api.get(where)[0]
+                except RegistryError as error:
+                    if not error.reason.startswith("HTTP 404"):
+                        raise
+                    # PyPI has no provenance for this file: it fails, it is not unusable.
+                    results.append(DistributionVerification(filename, sha256, where))
+                    continue
+            results.append(
+                verify_distribution(filename, sha256, provenance, where, options, verifier)
+            )
+    passed = all(r.passed for r in results)
+    if args.json:
+        import json
+
+        print(
+            json.dumps(
+                {"passed": passed, "distributions": [r.to_dict() for r in results]}, indent=2
+            )
+        )
+    for result in results:
+        if result.passed:
+            print(
+                f"OK: {result.filename}: {len(result.attestations)} attestation(s) verified",
+                file=sys.stderr,
+            )
+            continue
+        first = result.failures()[0] if result.failures() else None
+        reason = (
+            f"{first.name}: expected {first.expected!r}, found {first.found!r}"
+            + (f" ({first.detail})" if first.detail else "")
+            if first
+            else f"no attestation ({result.source}: not found)"
+        )
+        print(f"FAILED: {result.filename}: {reason}", file=sys.stderr)
+    return EXIT_OK if passed else EXIT_FAILED

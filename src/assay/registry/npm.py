@@ -1,0 +1,385 @@
+"""`verify-npm-package`: slsa-verifier's verification of an npm package's attestations.
+
+    result = verify_npm_package("pkg.tgz", sha512_hex, document_bytes, "att.json",
+                                NpmOptions(source_uri="github.com/o/r", builder_id=...),
+                                BundleVerifier(select_roots()), registry_keys())
+
+npm serves two attestations per version (`/-/npm/v1/attestations/NAME@VERSION`), and
+both must verify, together:
+
+- the provenance (SLSA v0.2 or v1), a Sigstore bundle certified by Fulcio for a GitHub
+  Actions workflow of `source_uri`: built by the npm CLI on a GitHub-hosted runner
+  (builder `https://github.com/actions/runner/github-hosted`; provenance v0.2 also names
+  it `https://github.com/actions/runner`) or by slsa-github-generator's Node.js builder
+  (a BYOB builder: the certificate is the delegator's reusable workflow at a release
+  tag, the provenance names the Node.js builder);
+- npm's publish attestation, a bundle signed with the registry's key
+  (`keyUsage: npm:attestations`) whose log entry records that key and signature;
+- each statement has one subject, the package `pkg:npm/NAME@VERSION` with the tarball's
+  SHA-512, the same in both; the publish attestation's name and version are the
+  package's, and the expected ones when given.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Final
+from urllib.parse import quote
+
+from assay.errors import AttestationError, VerificationError
+from assay.keys import PublicKey, load_public_key
+from assay.policy.refs import is_release_tag, normalize_repository, split_ref
+from assay.sigstore import _json
+from assay.sigstore.artifact import check_options
+from assay.sigstore.slsa_rules import GENERATOR, GITHUB_ISSUER, Options, testing_mode
+from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
+from assay.verify.checks import Check
+
+DEFAULT_REGISTRY: Final = "https://registry.npmjs.org"
+PUBLISH_PREDICATE: Final = "https://github.com/npm/attestation/tree/main/specs/publish/v0.1"
+PROVENANCE_V02: Final = "https://slsa.dev/provenance/v0.2"
+PROVENANCE_V1: Final = "https://slsa.dev/provenance/v1"
+NPM_CLI_BUILDER: Final = "https://github.com/actions/runner/github-hosted"
+NPM_CLI_BUILDER_V02: Final = "https://github.com/actions/runner"
+NODEJS_BUILDER: Final = GENERATOR + "builder_nodejs_slsa3.yml"
+DELEGATORS: Final = (
+    GENERATOR + "delegator_generic_slsa3.yml",
+    GENERATOR + "delegator_lowperms-generic_slsa3.yml",
+)
+KEY_USAGE: Final = "npm:attestations"
+
+
+@dataclass(frozen=True, slots=True)
+class NpmOptions:
+    source_uri: str
+    package_name: str | None = None
+    package_version: str | None = None
+    builder_id: str | None = None
+
+
+def attestations_url(registry: str, name: str, version: str) -> str:
+    """npm's URL for a version's attestations (a scope's `/` escaped as npm escapes it)."""
+    escaped = quote(name, safe="@")
+    return f"{registry.rstrip('/')}/-/npm/v1/attestations/{escaped}@{quote(version, safe='')}"
+
+
+def registry_keys(data: bytes | None = None, where: str = "npm-registry.json") -> list[PublicKey]:
+    """npm's keys for publish attestations: the shipped `keys.json`, or `data`."""
+    if data is None:
+        data = resources.files("assay.registry").joinpath("keys/npm-registry.json").read_bytes()
+    document = _json.loads(data, where)
+    keys = document.get("keys") if isinstance(document, dict) else None
+    if not isinstance(keys, list):
+        raise AttestationError(f"{where}: $.keys", "expected a list of keys")
+    found = []
+    for number, entry in enumerate(keys):
+        if not isinstance(entry, dict) or entry.get("keyUsage") != KEY_USAGE:
+            continue
+        try:
+            der = base64.b64decode(entry["publicKey"]["rawBytes"], validate=True)
+        except (KeyError, TypeError, ValueError):
+            raise AttestationError(
+                f"{where}: $.keys[{number}].publicKey.rawBytes", "expected base64 DER"
+            ) from None
+        pem = (
+            b"-----BEGIN PUBLIC KEY-----\n"
+            + base64.encodebytes(der)
+            + b"-----END PUBLIC KEY-----\n"
+        )
+        found.append(
+            load_public_key(pem, where=f"{where}: $.keys[{number}]", keyid=entry.get("keyId", ""))
+        )
+    if not found:
+        raise AttestationError(f"{where}: $.keys", f"expected a key with keyUsage {KEY_USAGE}")
+    return found
+
+
+@dataclass(slots=True)
+class NpmVerification:
+    artifact: str
+    sha512: str
+    checks: list[Check] = field(default_factory=list)
+    provenance: VerifiedSignature | None = None
+    publish_logged: dict[str, Any] | None = None
+    builder_id: str | None = None
+    package: tuple[str, str] | None = None
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and all(c.passed for c in self.checks)
+
+    def failures(self) -> list[Check]:
+        return [c for c in self.checks if not c.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "artifact": {"name": self.artifact, "digest": {"sha512": self.sha512}},
+            "package": (
+                {"name": self.package[0], "version": self.package[1]} if self.package else None
+            ),
+            "builderId": self.builder_id,
+            "provenance": self.provenance.to_dict() if self.provenance else None,
+            "publishAttestation": self.publish_logged,
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+
+def _attestations(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(publish bundle, provenance bundle) of npm's attestations document."""
+    document = _json.loads(data, where)
+    items = document.get("attestations") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise AttestationError(f"{where}: $.attestations", "expected npm's list of attestations")
+    publish, provenance = [], []
+    for number, item in enumerate(items):
+        at = f"{where}: $.attestations[{number}]"
+        if not isinstance(item, dict) or not isinstance(item.get("bundle"), dict):
+            raise AttestationError(at, "expected {predicateType, bundle}")
+        kind = item.get("predicateType")
+        if kind == PUBLISH_PREDICATE:
+            publish.append(item["bundle"])
+        elif kind in (PROVENANCE_V02, PROVENANCE_V1):
+            provenance.append(item["bundle"])
+        else:
+            raise AttestationError(
+                f"{at}.predicateType", f"expected publish or provenance, found {kind!r}"
+            )
+    if len(publish) != 1 or len(provenance) != 1:
+        raise AttestationError(
+            f"{where}: $.attestations",
+            f"expected one publish attestation and one provenance, found {len(publish)} and"
+            f" {len(provenance)}",
+        )
+    return publish[0], provenance[0]
+
+
+def _statement(payload: bytes, where: str) -> dict[str, Any]:
+    statement = _json.loads(payload, f"{where}: payload")
+    if not isinstance(statement, dict):
+        raise AttestationError(f"{where}: payload", "expected an in-toto statement")
+    return statement
+
+
+def _purl(name: str, version: str) -> str:
+    return f"pkg:npm/{quote(name, safe='/')}@{version}"
+
+
+def verify_npm_package(  # noqa: PLR0917 - as verify_artifacts: what, evidence, rules, trust
+    artifact: str,
+    sha512: str,
+    data: bytes,
+    where: str,
+    options: NpmOptions,
+    verifier: BundleVerifier,
+    keys: list[PublicKey],
+) -> NpmVerification:
+    """The verdict for the tarball (its SHA-512) given npm's attestations document."""
+    from assay import dsse
+    from assay.sigstore.keyed import verify_logged_envelope
+
+    check_options(Options(source_uri=options.source_uri))
+    result = NpmVerification(artifact, sha512)
+    publish_bundle, provenance_bundle = _attestations(data, where)
+    # the provenance: Fulcio-certified
+    try:
+        verified = verifier.verify(provenance_bundle, f"{where} (provenance)")
+    except VerificationError as error:
+        result.checks.append(
+            Check("provenance.signature", False, "a verified Sigstore bundle", None, str(error))
+        )
+        return result
+    result.provenance = verified
+    result.checks.append(
+        Check("provenance.signature", True, "a verified Sigstore bundle", verified.media_type)
+    )
+    # the publish attestation: the registry's key, logged
+    label = f"{where} (publish attestation)"
+    try:
+        logged = verify_logged_envelope(publish_bundle, label, verifier)
+        envelope = dsse.Envelope.from_dict(
+            publish_bundle["dsseEnvelope"], where=f"{label}: $.dsseEnvelope"
+        )
+        check = dsse.check_signatures(envelope, keys, 1)
+        signers = {key.fingerprint() for key in check.signed_by if isinstance(key, PublicKey)}
+        if not signers & logged.key_fingerprints:
+            raise VerificationError(
+                f"{label}: no signature by npm's registry key that the log entry records"
+            )
+    except VerificationError as error:
+        result.checks.append(
+            Check("publish.signature", False, "npm's registry key", None, str(error))
+        )
+        return result
+    result.publish_logged = logged.to_dict()
+    result.checks.append(Check("publish.signature", True, "npm's registry key", sorted(signers)))
+    assert verified.payload is not None
+    provenance = _statement(verified.payload, f"{where} (provenance)")
+    publish = _statement(envelope.payload, label)
+    _subject_checks(result, provenance, publish, sha512)
+    _package_checks(result, publish, options)
+    _builder_checks(result, verified, provenance, options)
+    return result
+
+
+def _subject_checks(
+    result: NpmVerification, provenance: dict[str, Any], publish: dict[str, Any], sha512: str
+) -> None:
+    names = []
+    for kind, statement in (("provenance", provenance), ("publish", publish)):
+        subjects: Any = statement.get("subject")
+        one = isinstance(subjects, list) and len(subjects) == 1 and isinstance(subjects[0], dict)
+        result.checks.append(
+            Check(f"{kind}.subjects", one, 1, len(subjects) if isinstance(subjects, list) else None)
+        )
+        if not one:
+            continue
+        digest = (subjects[0].get("digest") or {}).get("sha512")
+        result.checks.append(Check(f"{kind}.subject.sha512", digest == sha512, sha512, digest))
+        names.append(subjects[0].get("name"))
+    if len(names) == 2:
+        result.checks.append(Check("subject.name", names[0] == names[1], names[1], names[0]))
+
+
+def _package_checks(result: NpmVerification, publish: dict[str, Any], options: NpmOptions) -> None:
+    predicate: Any = publish.get("predicate") if isinstance(publish.get("predicate"), dict) else {}
+    name, version = predicate.get("name"), predicate.get("version")
+    if not isinstance(name, str) or not isinstance(version, str):
+        result.checks.append(
+            Check("publish.predicate", False, "the package's name and version", predicate)
+        )
+        return
+    result.package = (name, version)
+    subjects = publish.get("subject") or [{}]
+    found = subjects[0].get("name") if isinstance(subjects[0], dict) else None
+    result.checks.append(
+        Check("publish.subject.name", found == _purl(name, version), _purl(name, version), found)
+    )
+    if options.package_name is not None:
+        result.checks.append(
+            Check("package.name", name == options.package_name, options.package_name, name)
+        )
+    if options.package_version is not None:
+        result.checks.append(
+            Check(
+                "package.version",
+                version == options.package_version,
+                options.package_version,
+                version,
+            )
+        )
+
+
+def _provenance_builder(statement: dict[str, Any]) -> str | None:
+    predicate: Any = (
+        statement.get("predicate") if isinstance(statement.get("predicate"), dict) else {}
+    )
+    builder = predicate.get("builder") or (predicate.get("runDetails") or {}).get("builder") or {}
+    value = builder.get("id") if isinstance(builder, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _builder_checks(
+    result: NpmVerification,
+    verified: VerifiedSignature,
+    provenance: dict[str, Any],
+    options: NpmOptions,
+) -> None:
+    identity = verified.identity
+    result.checks.append(
+        Check(
+            "certificate.issuer", identity.issuer == GITHUB_ISSUER, GITHUB_ISSUER, identity.issuer
+        )
+    )
+    repository = identity.source_repository_uri or (
+        f"https://github.com/{identity.github_workflow_repository}"
+        if identity.github_workflow_repository
+        else None
+    )
+    expected_repo = "https://" + normalize_repository(options.source_uri)
+    result.checks.append(
+        Check(
+            "certificate.sourceRepository", repository == expected_repo, expected_repo, repository
+        )
+    )
+    found = _provenance_builder(provenance)
+    result.builder_id = found
+    if options.builder_id is None:
+        result.checks.append(
+            Check(
+                "builderId",
+                False,
+                "the expected builder id",
+                None,
+                "npm packages are verified against a given builder id",
+            )
+        )
+        return
+    name, _ = split_ref(options.builder_id)
+    v02 = provenance.get("predicateType") == PROVENANCE_V02
+    san_workflow, san_ref = split_ref(identity.san or "")
+    if name in (NPM_CLI_BUILDER, NPM_CLI_BUILDER_V02):
+        accepted = {NPM_CLI_BUILDER, NPM_CLI_BUILDER_V02} if v02 else {NPM_CLI_BUILDER}
+        result.checks.append(
+            Check("builderId", name in accepted, sorted(accepted), options.builder_id)
+        )
+        wanted = NPM_CLI_BUILDER_V02 if v02 else NPM_CLI_BUILDER
+        result.checks.append(Check("provenance.builderId", found == wanted, wanted, found))
+        in_repo = repository is not None and (identity.san or "").startswith(
+            f"{repository}/.github/workflows/"
+        )
+        result.checks.append(
+            Check("certificate.san", in_repo, f"a workflow of {repository}", identity.san)
+        )
+        return
+    if name == NODEJS_BUILDER:
+        # A BYOB builder: the certificate is slsa-github-generator's delegator's, at a
+        # release tag; the provenance names the Node.js builder.
+        released = san_ref is not None and (
+            is_release_tag(san_ref) or (testing_mode() and san_ref == "refs/heads/main")
+        )
+        result.checks.append(
+            Check(
+                "certificate.builder",
+                san_workflow in DELEGATORS and released,
+                [f"{d}@refs/tags/vX.Y.Z" for d in DELEGATORS],
+                identity.san,
+            )
+        )
+        found_name = split_ref(found or "")[0]
+        result.checks.append(
+            Check("provenance.builderId", found_name == NODEJS_BUILDER, NODEJS_BUILDER, found)
+        )
+        return
+    result.checks.append(
+        Check(
+            "builderId",
+            False,
+            [NPM_CLI_BUILDER, NODEJS_BUILDER],
+            options.builder_id,
+            "not a builder of npm packages assay trusts",
+        )
+    )
+
+
+def tarball_package(data: bytes, where: str) -> tuple[str, str]:
+    """(name, version) from a tarball's `package/package.json` (bounded)."""
+    import io
+    import tarfile
+
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+            member = archive.getmember("package/package.json")
+            if member.size > 1024 * 1024:
+                raise AttestationError(where, "expected package/package.json under 1 MiB")
+            handle = archive.extractfile(member)
+            manifest = json.loads(handle.read() if handle else b"")
+    except (tarfile.TarError, KeyError, ValueError, OSError):
+        raise AttestationError(where, "expected an npm tarball with package/package.json") from None
+    name, version = manifest.get("name"), manifest.get("version")
+    if not isinstance(name, str) or not isinstance(version, str):
+        raise AttestationError(f"{where}: package/package.json", "expected name and version")
+    return name, version
