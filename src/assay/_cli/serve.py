@@ -79,6 +79,7 @@ def prepare_web(args: argparse.Namespace, url: str) -> None:
     empty-store warning); configure the access log for the worker processes."""
     from assay._cli import fatal
     from assay.nvd.storage import open_store
+    from assay.urls import redact_url
     from assay.web.app import ACCESS_LOG_ENV
     from assay.web.serving import (
         EMPTY_WARNING,
@@ -86,11 +87,11 @@ def prepare_web(args: argparse.Namespace, url: str) -> None:
         startup_line,
         store_exists,
     )
-    from assay.web.store_state import count_state, masked_url
+    from assay.web.store_state import count_state
 
     if not args.create and not store_exists(url):
         fatal(
-            f"--store {masked_url(url)}: no store there; give --create to make a new, empty "
+            f"--store {redact_url(url)}: no store there; give --create to make a new, empty "
             "one, or load one with `assay nvd import --store ...`"
         )
     problem = port_problem(args.host, args.port)
@@ -273,6 +274,7 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
     from assay.nvd.server.bounds import MAX_SQLITE_CACHE_MIB, MAX_THREADS
     from assay.nvd.server.ratelimit import parse_policy
     from assay.nvd.server.service import ServiceSettings
+    from assay.urls import redact_url
 
     values: dict[str, object] = {}
     if args.threads is not None:
@@ -295,7 +297,7 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
         if not args.rate_limit_store.startswith(("redis://", "rediss://", "unix://")):
             raise InputError(
                 "--rate-limit-store",
-                f"expected a redis://, rediss:// or unix:// URL, found {mask(args.rate_limit_store)!r}",
+                f"expected a redis://, rediss:// or unix:// URL, found {redact_url(args.rate_limit_store)!r}",
             )
         values["rate_limit_store"] = args.rate_limit_store
     if args.cache_control is not None:
@@ -318,16 +320,3 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
             )
         values[field] = int(value) if field in INTEGER_FIELDS else value
     return ServiceSettings(**values)  # type: ignore[arg-type]
-
-
-def mask(url: str) -> str:
-    """A URL with any password replaced by ***."""
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(an unreadable URL)"
-    if parts.password is None:
-        return url
-    return url.replace(f":{parts.password}@", ":***@", 1)

@@ -1,0 +1,72 @@
+"""URLs as they may be shown, logged or put in an error: `redact_url(url) -> str`.
+
+A store or upstream URL can carry secrets in two places: the password of its user
+information (`postgresql://user:secret@host/db`) and options of its query
+(`?password=`, `?sslpassword=`, `?apiKey=`, `?token=`...). Both are replaced by `***`;
+everything else is kept as written (the user name tells which account was used). The
+URL is treated as text, so even one `urlsplit` refuses (a bad IPv6 host) is redacted,
+and libpq's `key=value` connection strings are too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+from urllib.parse import unquote_plus
+
+__all__ = ["MASK", "is_secret_option", "redact_url"]
+
+MASK: Final = "***"
+# Option names (lower case, without `-` and `_`) whose value is a secret, and the parts
+# that make any name one (`db_password`, `access_token`, `client_secret`, `x-api-key`).
+_SECRET_NAMES: Final = frozenset(("pwd", "pass", "key", "auth", "sig", "signature", "jwt"))
+_SECRET_PARTS: Final = (
+    "password",
+    "passwd",
+    "passphrase",
+    "token",
+    "secret",
+    "apikey",
+    "credential",
+)
+_CONNINFO_SECRET: Final = re.compile(
+    r"(?P<key>\b\w*(?:password|passwd|token|secret|apikey)\w*\s*=\s*)(?P<value>'(?:[^'\\]|\\.)*'|\S+)",
+    re.IGNORECASE,
+)
+
+
+def is_secret_option(name: str) -> bool:
+    """Whether a URL option (or header) named `name` carries a secret."""
+    folded = name.lower().replace("_", "").replace("-", "")
+    return folded in _SECRET_NAMES or any(part in folded for part in _SECRET_PARTS)
+
+
+def redact_url(url: str) -> str:
+    """`url` with the password of its user information and every secret option's value
+    replaced by `***` (see the module docstring)."""
+    scheme, found, rest = url.partition("://")
+    if not found:
+        return _CONNINFO_SECRET.sub(lambda m: m["key"] + MASK, url)
+    # The authority ends at the first `/`, `?` or `#`; its user information at its last `@`.
+    end = len(rest)
+    for mark in "/?#":
+        index = rest.find(mark)
+        if index != -1:
+            end = min(end, index)
+    authority, tail = rest[:end], rest[end:]
+    userinfo, at, host = authority.rpartition("@")
+    if at:
+        user, colon, _ = userinfo.partition(":")
+        authority = f"{user}:{MASK}@{host}" if colon else f"{user}@{host}"
+    before_fragment, hash_mark, fragment = tail.partition("#")
+    path, question, query = before_fragment.partition("?")
+    if question:
+        query = "&".join(_redact_pair(pair) for pair in query.split("&"))
+    return f"{scheme}://{authority}{path}{question}{query}{hash_mark}{fragment}"
+
+
+def _redact_pair(pair: str) -> str:
+    name, equals, _ = pair.partition("=")
+    if equals and is_secret_option(unquote_plus(name)):
+        return f"{name}={MASK}"
+    return pair
