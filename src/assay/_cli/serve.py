@@ -240,8 +240,13 @@ LIMIT_OPTIONS = (
      "connections per worker process; 503 past them (default 1000)"),
     ("--store-timeout", "store_timeout", "SECONDS",
      "answer 503 when PostgreSQL cannot be reached in this time (default 5)"),
+    ("--upload-threads", "upload_threads", "N",
+     "threads per worker process for uploads (/api/scan, /scan, /verify), apart from the "
+     "store queries' threads; past them a few wait, then 503 with Retry-After (default 2)"),
+    ("--upload-timeout", "upload_timeout", "SECONDS",
+     "stop an upload's work after this long, with 422 (default 60)"),
 )  # fmt: skip
-INTEGER_FIELDS = ("max_header_bytes", "max_connections")
+INTEGER_FIELDS = ("max_header_bytes", "max_connections", "upload_threads")
 MAX_LIMIT = 10**9
 
 
@@ -319,4 +324,7 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
                 option, f"expected {kind} above 0 and at most {MAX_LIMIT}, found {value:g}"
             )
         values[field] = int(value) if field in INTEGER_FIELDS else value
+    upload_threads = values.get("upload_threads")
+    if isinstance(upload_threads, int) and upload_threads > MAX_THREADS:
+        raise InputError("--upload-threads", f"expected 1 to {MAX_THREADS}, found {upload_threads}")
     return ServiceSettings(**values)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +33,7 @@ from assay.nvd.server.service import ServiceSettings
 from assay.nvd.storage import Store, open_store
 from assay.web.accesslog import AccessLog, LogFormat
 from assay.web.store_state import StateCache, generation_of
+from assay.web.upload_pool import UploadPool, UploadsBusy
 
 ACCESS_LOG_ENV = "ASSAY_ACCESS_LOG"  # "common" or "json"; unset: no access log
 EMPTY_RECHECK_SECONDS = 2.0
@@ -92,14 +93,14 @@ class EmptyStoreHeader:
         await self.app(scope, receive, mark)
 
 
-def _scan_routes(store: Store) -> list[BaseRoute]:
+def _scan_routes(store: Store, uploads: UploadPool) -> list[BaseRoute]:
     """POST /api/scan, when the audit half is installed."""
     if importlib.util.find_spec("assay.audit") is None:
         return []
     if importlib.util.find_spec("assay.audit.http") is None:
         return []
     http = importlib.import_module("assay.audit.http")  # optional: typed by its own module
-    routes: list[BaseRoute] = list(http.scan_routes(store))
+    routes: list[BaseRoute] = list(http.scan_routes(store, uploads))
     return routes
 
 
@@ -116,7 +117,9 @@ def create_web_app(
     from assay.web.verify_page import VerifyPages
 
     settings = settings or WebSettings()
+    service = service or ServiceSettings()
     api = create_app(store, settings.nvd, service)
+    uploads = UploadPool(service.upload_threads, service.upload_timeout)
     state = StateCache(store)
     empty = EmptyFlag(state)
     pages = WebPages(store, state)
@@ -144,16 +147,16 @@ def create_web_app(
         Route("/docs", tools.docs, methods=["GET", "HEAD"]),
         Route("/docs/try", tools.try_it, methods=["GET"]),
         Route("/verify", verify.form, methods=["GET", "HEAD"]),
-        Route("/verify", verify.submit, methods=["POST"]),
+        Route("/verify", _admitted(uploads, verify.submit), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/readyz", readyz, methods=["GET", "HEAD"]),
         Mount("/static", app=static, name="static"),
     ]
     if scan_enabled:
-        scan = ScanPages(store)
+        scan = ScanPages(store, uploads)
         routes.append(Route("/scan", scan.form, methods=["GET", "HEAD"]))
         routes.append(Route("/scan", scan.submit, methods=["POST"]))
-    routes.extend(_scan_routes(store))
+    routes.extend(_scan_routes(store, uploads))
     routes.append(Mount("/", app=api))
     middleware = [Middleware(EmptyStoreHeader, flag=empty)]
     if settings.access_log:
@@ -164,6 +167,27 @@ def create_web_app(
     app.state.scan_enabled = scan_enabled
     app.state.verify_enabled = True
     return app
+
+
+def _admitted(
+    uploads: UploadPool, handler: Callable[[Request], Awaitable[Response]]
+) -> Callable[[Request], Awaitable[Response]]:
+    """An upload handler that runs only when the upload pool admits it (503 otherwise)."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            answer: Response = await uploads.admitted(request, handler)
+        except UploadsBusy as busy:
+            from assay.web.templating import render
+
+            page = render(
+                request, "error.html", {"title": "Busy", "message": str(busy)}, status=503
+            )
+            page.headers["retry-after"] = str(busy.retry_after)
+            return page
+        return answer
+
+    return endpoint
 
 
 def _inner_lifespan(api: Starlette) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:

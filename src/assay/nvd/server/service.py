@@ -49,6 +49,9 @@ class ServiceSettings:
     max_header_bytes: int = 64 * 1024  # the largest request head
     max_connections: int = 1000  # per worker process; 503 past it
     store_timeout: float = 5.0  # seconds to reach PostgreSQL before answering 503
+    # Uploads (`/api/scan`, `/scan`, `/verify`): their own threads and time budget.
+    upload_threads: int = 2
+    upload_timeout: float = 60.0
 
     def to_environment(self) -> str:
         return orjson.dumps(asdict(self)).decode()
