@@ -240,13 +240,16 @@ LIMIT_OPTIONS = (
      "connections per worker process; 503 past them (default 1000)"),
     ("--store-timeout", "store_timeout", "SECONDS",
      "answer 503 when PostgreSQL cannot be reached in this time (default 5)"),
+    ("--large-answers", "large_answers", "N",
+     "pages of more than 100 records being read or sent at a time per worker process; "
+     "others wait their turn (default 4)"),
     ("--upload-threads", "upload_threads", "N",
      "threads per worker process for uploads (/api/scan, /scan, /verify), apart from the "
      "store queries' threads; past them a few wait, then 503 with Retry-After (default 2)"),
     ("--upload-timeout", "upload_timeout", "SECONDS",
      "stop an upload's work after this long, with 422 (default 60)"),
 )  # fmt: skip
-INTEGER_FIELDS = ("max_header_bytes", "max_connections", "upload_threads")
+INTEGER_FIELDS = ("max_header_bytes", "max_connections", "large_answers", "upload_threads")
 MAX_LIMIT = 10**9
 
 
