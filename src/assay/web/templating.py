@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -27,7 +28,18 @@ def environment() -> Environment:
     env.filters["day"] = lambda text: (text or "")[:10]
     env.filters["severity_class"] = lambda text: f"sev-{(text or 'none').lower()}"
     env.filters["words"] = words
+    env.tests["web_url"] = is_web_url
     return env
+
+
+_WEB_URL = re.compile(r"https?://[^\x00-\x20\x7f]+", re.IGNORECASE)
+
+
+def is_web_url(text: object) -> bool:
+    """Whether a URL from a record may be a link: `http` or `https`, no spaces or control
+    characters (a browser drops those, so `java\tscript:` is `javascript:`). Anything
+    else (`javascript:`, `data:`, a relative path) is shown as text."""
+    return isinstance(text, str) and _WEB_URL.fullmatch(text) is not None
 
 
 def words(value: Any) -> str:
