@@ -8,7 +8,7 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from multiprocessing.pool import ThreadPool
 from pathlib import Path
 
@@ -326,3 +326,106 @@ def test_a_postgresql_outage_is_a_503_within_the_timeout(tmp_path: Path) -> None
                 assert answer.status_code == 503, path
                 assert answer.headers["message"] == "The store is unavailable"
                 assert elapsed < 4.5, (path, elapsed)  # one wait of ~2 s, not two
+
+
+class BlackholeProxy:
+    """A TCP relay to PostgreSQL that can stop forwarding without closing anything (a
+    server that stops answering rather than refusing), and resume."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.closed = threading.Event()
+        self.sockets: list[socket.socket] = []
+        self.threads: list[threading.Thread] = []
+        self._start(self._accept)
+
+    def _start(self, target: Callable[..., None], *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        self.threads.append(thread)
+        thread.start()
+
+    def _accept(self) -> None:
+        while not self.closed.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            self.sockets.append(client)
+            self._start(self._relay, client)
+
+    def _relay(self, client: socket.socket) -> None:
+        self.flowing.wait()  # (a connection made while cut waits, unanswered)
+        if self.closed.is_set():
+            return
+        try:
+            upstream = socket.create_connection(self.target)
+        except OSError:
+            return
+        self.sockets.append(upstream)
+        for a, b in ((client, upstream), (upstream, client)):
+            self._start(self._pump, a, b)
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                self.flowing.wait()  # held, not lost, while cut
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_RDWR)
+
+    def blackhole(self) -> None:
+        self.flowing.clear()
+
+    def resume(self) -> None:
+        self.flowing.set()
+
+    def close(self) -> None:
+        self.closed.set()
+        self.flowing.set()
+        self.listener.close()
+        for sock in self.sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        for thread in self.threads:
+            thread.join(timeout=5)
+        for sock in self.sockets:
+            sock.close()
+
+
+@pytest.mark.skipif("postgres" not in backends(), reason="PostgreSQL only")
+def test_a_postgresql_that_stops_answering_is_a_503_within_the_timeout(tmp_path: Path) -> None:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(POSTGRES_URL)
+    proxy = BlackholeProxy((parts.hostname or "127.0.0.1", parts.port or 5432))
+    through = POSTGRES_URL.replace(parts.netloc, f"{parts.username}@127.0.0.1:{proxy.port}")
+    page = "/rest/json/cves/2.0?resultsPerPage=1"
+    try:
+        for url in make_store_url("postgres", tmp_path):
+            proxied = url.replace(POSTGRES_URL, through)
+            with serving(proxied, "--create", "--store-timeout", "2", folder=tmp_path) as server:
+                assert httpx.get(server.base + page).status_code == 200
+                proxy.blackhole()
+                for path in (CVE, page, "/rest/json/cpes/2.0?resultsPerPage=1", "/readyz", "/"):
+                    started = time.monotonic()
+                    answer = httpx.get(server.base + path, timeout=60)
+                    elapsed = time.monotonic() - started
+                    assert answer.status_code == 503, (path, answer.status_code)
+                    assert elapsed < 4.5, (path, elapsed)
+                    assert "127.0.0.1" not in answer.text
+                started = time.monotonic()
+                assert httpx.get(server.base + "/healthz", timeout=60).status_code == 200
+                assert time.monotonic() - started < 1
+                proxy.resume()
+                deadline = time.monotonic() + 20
+                while httpx.get(server.base + page, timeout=60).status_code != 200:
+                    assert time.monotonic() < deadline, "no recovery after the store came back"
+                    time.sleep(0.5)
+                assert httpx.get(server.base + "/readyz", timeout=60).status_code == 200
+                assert httpx.get(server.base + CVE, timeout=60).status_code == 200
+    finally:
+        proxy.close()

@@ -9,6 +9,8 @@ an access log.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib.util
 import os
 import threading
@@ -30,9 +32,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from assay.errors import StoreError
 from assay.nvd.server.app import ServerSettings, create_app
 from assay.nvd.server.service import ServiceSettings
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Store, open_store
 from assay.web.accesslog import AccessLog, LogFormat
-from assay.web.store_state import StateCache, generation_of
+from assay.web.store_state import STORE_UNAVAILABLE, StateCache, generation_of, log_store_error
 from assay.web.upload_pool import UploadPool, UploadsBusy
 
 ACCESS_LOG_ENV = "ASSAY_ACCESS_LOG"  # "common" or "json"; unset: no access log
@@ -46,13 +49,16 @@ class WebSettings:
 
 
 class EmptyFlag:
-    """Whether the store holds no records, re-read at most every couple of seconds."""
+    """Whether the store holds no records, re-read at most every couple of seconds, in a
+    worker thread that no request waits for (a store that stops answering must not hold
+    up the pages and answers that carry the flag)."""
 
     def __init__(self, state: StateCache) -> None:
         self.state = state
         self._value = False
         self._checked = -1e9
         self._lock = threading.Lock()
+        self._task: asyncio.Future[None] | None = None
 
     def refresh(self) -> bool:
         try:
@@ -62,14 +68,25 @@ class EmptyFlag:
         self._checked = time.monotonic()
         return self._value
 
+    async def _refresh_in_thread(self) -> None:
+        with contextlib.suppress(StoreError):
+            await in_store_thread(self.state.store, self.refresh)
+
     def __call__(self) -> bool:
-        if time.monotonic() - self._checked > EMPTY_RECHECK_SECONDS and self._lock.acquire(
-            blocking=False
-        ):
-            try:
-                self.refresh()
-            finally:
-                self._lock.release()
+        if time.monotonic() - self._checked <= EMPTY_RECHECK_SECONDS:
+            return self._value
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # (called outside a server: read it now)
+            if self._lock.acquire(blocking=False):
+                try:
+                    self.refresh()
+                finally:
+                    self._lock.release()
+            return self._value
+        if self._task is None or self._task.done():
+            self._checked = time.monotonic()  # (one refresh at a time)
+            self._task = asyncio.ensure_future(self._refresh_in_thread())
         return self._value
 
 
@@ -178,9 +195,12 @@ def create_web_app(
 
     async def readyz(request: Request) -> Response:
         try:
-            generation = await run_in_threadpool(generation_of, store)
+            generation = await in_store_thread(store, generation_of, store)
         except StoreError as error:
-            return JSONResponse({"status": "unavailable", "reason": str(error)}, status_code=503)
+            log_store_error(error)
+            return JSONResponse(
+                {"status": "unavailable", "reason": STORE_UNAVAILABLE}, status_code=503
+            )
         return JSONResponse({"status": "ready", "generation": generation})
 
     routes: list[BaseRoute] = [

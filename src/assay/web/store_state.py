@@ -7,6 +7,7 @@ older than the data it describes and is not recounted on every page view.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 
@@ -18,6 +19,15 @@ from assay.nvd.storage import Store
 from assay.urls import redact_url
 
 SYNC_KINDS = ("cves", "cvehistory", "cpes", "cpematch")
+STORE_UNAVAILABLE = "the store is unavailable; try again shortly"
+"""What a public page or probe says when the store fails: what failed (host, database,
+user) goes to the server's log only."""
+_log = logging.getLogger("assay.serve")
+
+
+def log_store_error(error: Exception) -> None:
+    """The details of a store failure, for the operator (stderr of `assay serve`)."""
+    _log.warning("store: %s", error)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from assay.nvd.server.service import ServiceSettings, service_middleware
 from assay.nvd.server.shortcut import CveIdShortcut
 from assay.nvd.server.statistics import PATH as STATISTICS_PATH
 from assay.nvd.server.statistics import statistics_endpoint
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Store, open_store
 
 API_PREFIX = "/rest/json"
@@ -80,8 +81,8 @@ class NvdApi:
                 return nvd_error(error.reason)
             release = await self._slot(query.results_per_page)
             try:
-                generation, page = await run_in_threadpool(
-                    read_with_generation, self.store, self.store.search_cves, query
+                generation, page = await in_store_thread(
+                    self.store, read_with_generation, self.store, self.store.search_cves, query
                 )
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
@@ -133,8 +134,8 @@ class NvdApi:
                     # A look-up by id reads a few rows: on SQLite, cheaper than a thread hop.
                     generation, page = read_with_generation(self.store, search, query)
                 else:
-                    generation, page = await run_in_threadpool(
-                        read_with_generation, self.store, search, query
+                    generation, page = await in_store_thread(
+                        self.store, read_with_generation, self.store, search, query
                     )
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:

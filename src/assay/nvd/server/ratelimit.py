@@ -30,12 +30,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assay.errors import InputError, StoreError
 from assay.nvd.server.access import SCOPE_KEY
 from assay.nvd.server.responses import nvd_error
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage._service_rows import ServiceStore
 
 V = TypeVar("V")
@@ -152,7 +152,8 @@ class Limiter:
             want = 1
             if rule.limit >= LEASE_FROM:
                 want = max(1, min(MAX_LEASE, rule.limit // LEASE_SHARE))
-            granted, _ = await run_in_threadpool(
+            granted, _ = await in_store_thread(
+                self.counter,
                 lambda: self.counter.take_hits(
                     key,
                     bucket,
@@ -160,7 +161,7 @@ class Limiter:
                     want=want,
                     limit=rule.limit,
                     expires=bucket + rule.seconds * 1000,
-                )
+                ),
             )
         self._locks.pop(key, None)
         await self._prune(now_ms)
@@ -190,7 +191,7 @@ class Limiter:
             return
         self._pruned = time.monotonic()
         with contextlib.suppress(StoreError):
-            await run_in_threadpool(self.counter.prune_hits, now_ms)
+            await in_store_thread(self.counter, self.counter.prune_hits, now_ms)
 
 
 def _retry_after(milliseconds: int) -> int:
