@@ -14,7 +14,7 @@ import re
 from typing import Final
 from urllib.parse import unquote_plus
 
-__all__ = ["MASK", "is_secret_option", "redact_url"]
+__all__ = ["MASK", "is_secret_option", "redact_target", "redact_url"]
 
 MASK: Final = "***"
 # Option names (lower case, without `-` and `_`) whose value is a secret, and the parts
@@ -58,11 +58,17 @@ def redact_url(url: str) -> str:
     if at:
         user, colon, _ = userinfo.partition(":")
         authority = f"{user}:{MASK}@{host}" if colon else f"{user}@{host}"
-    before_fragment, hash_mark, fragment = tail.partition("#")
+    return f"{scheme}://{authority}{redact_target(tail)}"
+
+
+def redact_target(target: str) -> str:
+    """A request target (`/path?query#fragment`) with every secret option's value
+    replaced by `***` (an `apiKey` sent in the query string rather than its header)."""
+    before_fragment, hash_mark, fragment = target.partition("#")
     path, question, query = before_fragment.partition("?")
     if question:
         query = "&".join(_redact_pair(pair) for pair in query.split("&"))
-    return f"{scheme}://{authority}{path}{question}{query}{hash_mark}{fragment}"
+    return f"{path}{question}{query}{hash_mark}{fragment}"
 
 
 def _redact_pair(pair: str) -> str:

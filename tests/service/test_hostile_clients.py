@@ -82,7 +82,7 @@ def test_idle_and_slowloris_connections_are_closed(served: Served) -> None:
         socket.create_connection(_address(served)) as slow,
     ):
         started = time.monotonic()
-        slow.sendall(b"GET /rest/json/cves/2.0 HTTP/1.1\r\nHost: x\r\n")
+        slow.sendall(b"GET /rest/json/cves/2.0 HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         for _ in range(3):
             with contextlib.suppress(OSError):
                 slow.sendall(b"X-a: b\r\n")
@@ -92,7 +92,7 @@ def test_idle_and_slowloris_connections_are_closed(served: Served) -> None:
         assert time.monotonic() - started < 6
     # A connection kept alive after an answer is closed once idle.
     with socket.create_connection(_address(served)) as kept:
-        kept.sendall(f"GET {CVE} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        kept.sendall(f"GET {CVE} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
         kept.settimeout(5)
         assert kept.recv(65536).startswith(b"HTTP/1.1 200")
         assert _closed_within(kept, 5)
@@ -100,7 +100,7 @@ def test_idle_and_slowloris_connections_are_closed(served: Served) -> None:
 
 def test_a_huge_head_is_refused_with_431(served: Served) -> None:
     with socket.create_connection(_address(served)) as sock:
-        sock.sendall(b"GET /rest/json/cves/2.0 HTTP/1.1\r\nHost: x\r\nX-big: ")
+        sock.sendall(b"GET /rest/json/cves/2.0 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-big: ")
         answer = b""
         with contextlib.suppress(OSError):
             for _ in range(64):
@@ -115,7 +115,7 @@ def test_a_huge_head_is_refused_with_431(served: Served) -> None:
 
 
 def test_a_whole_huge_head_in_one_write_is_refused_too(served: Served) -> None:
-    head = b"GET /rest/json/cves/2.0 HTTP/1.1\r\nHost: x\r\nX-big: " + b"a" * 200_000 + b"\r\n\r\n"
+    head = b"GET /rest/json/cves/2.0 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-big: " + b"a" * 200_000 + b"\r\n\r\n"
     with socket.create_connection(_address(served)) as sock:
         with contextlib.suppress(OSError):
             sock.sendall(head)
@@ -132,7 +132,7 @@ def test_a_head_and_a_large_body_in_one_write_are_served(served: Served) -> None
     body does not count towards the head's limit."""
     body = b"x" * 300_000
     request = (
-        b"POST /api/scan?filename=requirements.txt HTTP/1.1\r\nHost: x\r\n"
+        b"POST /api/scan?filename=requirements.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         b"Content-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
     ) + body
     with socket.create_connection(_address(served)) as sock:
@@ -160,7 +160,7 @@ def test_unread_large_answers_are_dropped_and_their_memory_reused(served: Served
                 sock = socket.socket()
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # (before connecting)
                 sock.connect(_address(served))
-                sock.sendall(f"GET {page} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                sock.sendall(f"GET {page} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
                 sockets.append(sock)
             time.sleep(4)  # past the send timeout (3 s), nothing read
             # The answers in flight (`--large-answers`, 4) were dropped: what arrives is
@@ -211,7 +211,7 @@ def _stalled_reader(served: Served, page: str) -> socket.socket:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # (before connecting)
     sock.connect(_address(served))
-    sock.sendall(f"GET {page} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    sock.sendall(f"GET {page} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
     return sock
 
 

@@ -220,6 +220,15 @@ def add_service_options(parser: argparse.ArgumentParser) -> None:
     for option, field, unit, text in LIMIT_OPTIONS:
         group.add_argument(option, dest=field, type=float, default=None, metavar=unit, help=text)
     group.add_argument(
+        "--allowed-host",
+        metavar="NAME",
+        action="append",
+        default=None,
+        help="answer only requests whose Host header is NAME (repeatable; *.example.org "
+        "for any name under it, * for any). Default: on a loopback --host, localhost, "
+        "127.0.0.1 and ::1 (against DNS rebinding); otherwise any",
+    )
+    group.add_argument(
         "--no-compression",
         action="store_true",
         help="never compress answers (by default gzip or zstd when the client accepts it)",
@@ -317,6 +326,15 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
         values["cache_control"] = value
     if args.no_compression:
         values["compression"] = False
+    if args.allowed_host:
+        for name in args.allowed_host:
+            if not name or not name.isascii() or not name.isprintable() or " " in name:
+                raise InputError("--allowed-host", f"expected a host name, found {name!r}")
+        values["allowed_hosts"] = tuple(args.allowed_host)
+    else:
+        from assay.web.hosts import default_allowed_hosts
+
+        values["allowed_hosts"] = default_allowed_hosts(getattr(args, "host", "127.0.0.1"))
     for option, field, _, _ in LIMIT_OPTIONS:
         value = getattr(args, field)
         if value is None:

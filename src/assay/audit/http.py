@@ -7,7 +7,7 @@ between lock-file kinds and appears in the answer), `?minConfidence=` is
 of a body. The answer is the JSON contract of `assay scan --format json` without the
 verdict: 200 with `ScanResult.to_dict()`; 400 with `{"error": "..."}` naming what is
 wrong for unusable input (more than `MAX_UPLOAD_COMPONENTS` components included); 413 for
-a body over the limit; 422 when the scan needs more than the upload time budget; 503 when
+a body over the limit; 403 for a post a browser sent from another site; 422 when the scan needs more than the upload time budget; 503 when
 the store holds no CVEs, or with `Retry-After` when the server is busy with other uploads.
 """
 
@@ -38,6 +38,7 @@ from assay.web.upload_pool import (
     UploadStopped,
     check_component_count,
 )
+from assay.web.uploads import same_origin
 
 __all__ = ["MAX_BODY_BYTES", "scan_routes"]
 
@@ -103,6 +104,12 @@ def scan_routes(store: Store, uploads: UploadPool | None = None) -> list[BaseRou
         return scan(inventories, BudgetedSource(source, budget), min_confidence=min_confidence)
 
     async def endpoint(request: Request) -> Response:
+        if not same_origin(request):
+            return _error(
+                403,
+                "posted from another site (Origin or Sec-Fetch-Site): this API answers "
+                "programs and this server's own pages",
+            )
         body = await _body(request)
         if body is None:
             return _error(413, f"request body: expected at most {MAX_BODY_BYTES} bytes")

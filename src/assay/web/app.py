@@ -224,6 +224,10 @@ def create_web_app(
     routes.extend(_scan_routes(store, uploads))
     routes.append(Mount("/", app=api))
     middleware = [Middleware(BrowserDefences), Middleware(EmptyStoreHeader, flag=empty)]
+    if service.allowed_hosts is not None:
+        from assay.web.hosts import AllowedHosts
+
+        middleware.insert(0, Middleware(AllowedHosts, hosts=service.allowed_hosts))
     if settings.access_log:
         middleware.insert(0, Middleware(AccessLog, log_format=settings.access_log))
     app = Starlette(routes=routes, middleware=middleware, lifespan=_inner_lifespan(api))

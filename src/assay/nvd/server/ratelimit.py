@@ -235,7 +235,8 @@ class RateLimit:
         try:
             wait = await self.limiter.allow_key(key, rule, now_ms)
         except StoreError:
-            await nvd_error(STORE_UNAVAILABLE, status=503)(scope, receive, send)
+            reason = getattr(self.limiter.counter, "unavailable", STORE_UNAVAILABLE)
+            await nvd_error(reason, status=503)(scope, receive, send)
             return
         if wait:
             with_key = " with an API key" if key_name is not None else " without an API key"

@@ -31,6 +31,8 @@ TIMEOUT_SECONDS = 5.0
 
 
 class RedisCounter:
+    unavailable = "The rate-limit counter (Redis) is unavailable"
+
     def __init__(self, url: str) -> None:
         try:
             import redis
