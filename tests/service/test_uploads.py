@@ -75,7 +75,8 @@ def test_busy_uploads_leave_store_queries_alone_and_past_the_queue_get_503(
         for _ in range(3):
             started = time.monotonic()
             assert httpx.get(served.base + KEYWORD, timeout=30).status_code == 200
-            assert time.monotonic() - started < 1.5
+            # (0.03 s on a quiet machine; 89 s when uploads shared the store's threads)
+            assert time.monotonic() - started < 3
         answers = [post.result() for post in posts]
     refused = [a for a in answers if a.status_code == 503]
     assert refused, [a.status_code for a in answers]
@@ -149,3 +150,17 @@ def test_the_scan_form_shares_the_upload_pool(served: Served, tmp_path: Path) ->
     )
     assert answer.status_code == 400
     assert "10000 components" in answer.json()["error"]
+
+
+def test_a_deeply_nested_lock_file_is_a_400_not_a_500(served: Served) -> None:
+    for name, body in (
+        ("poetry.lock", b"[[package]]\nname = 'a'\nversion = '1'\nx = " + b"[" * 50_000),
+        ("uv.lock", b"version = 1\n[[package]]\nname = 'a'\nx = " + b"{a = " * 20_000),
+    ):
+        answer = httpx.post(f"{served.base}/api/scan?filename={name}", content=body, timeout=60)
+        assert answer.status_code == 400, (name, answer.text[:200])
+        assert "nested" in answer.json()["error"]
+        form = httpx.post(
+            served.base + "/scan", files={"input": (name, body)}, data={"format": "json"}
+        )
+        assert form.status_code == 400, (name, form.text[:200])

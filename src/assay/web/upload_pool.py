@@ -129,7 +129,9 @@ class UploadPool:
 
         async def perform() -> None:
             try:
-                outcome.append(await anyio.to_thread.run_sync(work, budget, limiter=limiter))
+                outcome.append(
+                    await anyio.to_thread.run_sync(_guarded, work, budget, limiter=limiter)
+                )
             except Exception as error:  # raised below, outside the task group
                 failure.append(error)
             finally:
@@ -152,6 +154,19 @@ class UploadPool:
             raise UploadsBusy(self.retry_after)
         async with limiter:
             return await handler(request)
+
+
+def _guarded(work: Callable[[Budget], T], budget: Budget) -> T:
+    """`work(budget)`, a reader that recursed past Python's limit (a deeply nested TOML,
+    YAML or XML that no depth limit of its own caught) being an `InputError`, never a 500."""
+    from assay.errors import InputError
+
+    try:
+        return work(budget)
+    except RecursionError:
+        raise InputError(
+            "input", "nested too deeply to read (arrays, tables or elements inside each other)"
+        ) from None
 
 
 def check_component_count(count: int, where: str) -> None:
