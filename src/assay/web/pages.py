@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import orjson
 from starlette.requests import Request
@@ -28,18 +28,10 @@ from assay.nvd.storage import Page, Store
 from assay.web.cve_view import cve_view
 from assay.web.search import DEFAULT_PAGE_SIZE, PAGE_SIZES, Pager, search_plan
 from assay.web.store_state import STORE_UNAVAILABLE, StateCache, log_store_error
-from assay.web.templating import render
+from assay.web.templating import cve_href, render
 
 MAX_QUERY_BYTES = 16 * 1024
 HISTORY_SHOWN = 200  # changes listed on a CVE page; the JSON twin has them all
-
-
-def cve_href(cve_id: str) -> str:
-    return f"/cve/{quote(cve_id)}"
-
-
-def cpe_href(cpe_name: str) -> str:
-    return f"/cpe/{quote(cpe_name, safe=':')}"
 
 
 def _page_size(request: Request, default: int, maximum: int) -> tuple[int, int]:

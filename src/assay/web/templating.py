@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -12,6 +13,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from assay.web.cvss import explain_vector
+
+
+def cve_href(cve_id: str) -> str:
+    return f"/cve/{quote(cve_id)}"
+
+
+def cpe_href(cpe_name: str) -> str:
+    return f"/cpe/{quote(cpe_name, safe=':')}"
 
 
 @lru_cache(maxsize=1)
@@ -22,8 +31,6 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    from assay.web.pages import cpe_href, cve_href
-
     env.globals.update(cve_href=cve_href, cpe_href=cpe_href, explain_vector=explain_vector)
     env.filters["day"] = lambda text: (text or "")[:10]
     env.filters["severity_class"] = lambda text: f"sev-{(text or 'none').lower()}"

@@ -253,4 +253,4 @@ def counter_for(url: str | None, store: ServiceStore) -> HitCounter:
         return store
     from assay.nvd.server.redis_counter import RedisCounter
 
-    return RedisCounter(url)
+    return RedisCounter(url, buckets=BUCKETS)

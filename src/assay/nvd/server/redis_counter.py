@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from assay.errors import StoreError
-from assay.nvd.server.ratelimit import BUCKETS
 
 TAKE = """
 local used = 0
@@ -33,7 +32,8 @@ TIMEOUT_SECONDS = 5.0
 class RedisCounter:
     unavailable = "The rate-limit counter (Redis) is unavailable"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, buckets: int) -> None:
+        self._buckets = buckets  # a window's time buckets (`ratelimit.BUCKETS`)
         try:
             import redis
         except ImportError as error:
@@ -52,7 +52,7 @@ class RedisCounter:
     def take_hits(
         self, client: str, bucket: int, *, window_start: int, want: int, limit: int, expires: int
     ) -> tuple[int, int]:
-        step = max(1, (bucket - window_start) // (BUCKETS - 1))
+        step = max(1, (bucket - window_start) // (self._buckets - 1))
         keys = [f"{PREFIX}{client}:{start}" for start in range(window_start, bucket + 1, step)]
         try:
             granted, used = self._take(keys=keys, args=[want, limit, max(1, expires - bucket)])
