@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_OK, CommandTree
+from assay._cli import EXIT_OK, CommandTree, add_list_option
 from assay.config import STORE_ENV, default_store_url
 from assay.errors import InputError
 from assay.nvd.server._memory import DEFAULT_RESERVE_MIB, RESERVE_ENV
@@ -219,12 +219,12 @@ def add_service_options(parser: argparse.ArgumentParser) -> None:
     )
     for option, field, unit, text in LIMIT_OPTIONS:
         group.add_argument(option, dest=field, type=float, default=None, metavar=unit, help=text)
-    group.add_argument(
+    add_list_option(
+        group,
         "--allowed-host",
         metavar="NAME",
-        action="append",
         default=None,
-        help="answer only requests whose Host header is NAME (repeatable; *.example.org "
+        help="answer only requests whose Host header is one of these names (*.example.org "
         "for any name under it, * for any). Default: on a loopback --host, localhost, "
         "127.0.0.1 and ::1 (against DNS rebinding); otherwise any",
     )
