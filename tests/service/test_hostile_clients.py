@@ -420,6 +420,9 @@ def test_a_postgresql_that_stops_answering_is_a_503_within_the_timeout(tmp_path:
                 started = time.monotonic()
                 assert httpx.get(server.base + "/healthz", timeout=60).status_code == 200
                 assert time.monotonic() - started < 1
+                started = time.monotonic()
+                assert httpx.get(server.base + "/metrics", timeout=60).status_code in (200, 503)
+                assert time.monotonic() - started < 4.5
                 proxy.resume()
                 deadline = time.monotonic() + 20
                 while httpx.get(server.base + page, timeout=60).status_code != 200:
