@@ -115,7 +115,11 @@ def test_a_huge_head_is_refused_with_431(served: Served) -> None:
 
 
 def test_a_whole_huge_head_in_one_write_is_refused_too(served: Served) -> None:
-    head = b"GET /rest/json/cves/2.0 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-big: " + b"a" * 200_000 + b"\r\n\r\n"
+    head = (
+        b"GET /rest/json/cves/2.0 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-big: "
+        + b"a" * 200_000
+        + b"\r\n\r\n"
+    )
     with socket.create_connection(_address(served)) as sock:
         with contextlib.suppress(OSError):
             sock.sendall(head)
