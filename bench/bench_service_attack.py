@@ -35,6 +35,7 @@ from urllib.parse import quote
 
 import httpx
 
+from bench._store import BenchStore
 from bench.bench_nvd import OUT, _machine, _server
 
 ENDPOINTS = {
@@ -64,20 +65,29 @@ def run(argv: list[str]) -> None:
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--api", type=int, default=3000, help="API requests")
     parser.add_argument("--pages", type=int, default=600, help="page requests")
+    parser.add_argument(
+        "--store", default=None, help="postgresql://...?schema=NAME (made anew); default SQLite"
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     OUT.mkdir(parents=True, exist_ok=True)
-    store = OUT / "service-attack.db"
-    store.unlink(missing_ok=True)
+    store = BenchStore(args.store) if args.store else BenchStore.sqlite(OUT / "service-attack.db")
+    store.reset()
     subprocess.run(
-        [sys.executable, "-m", "assay", "nvd", "import", "--store", f"sqlite:///{store}",
-         "--bundled"], check=True, capture_output=True,
-    )  # fmt: skip
+        [sys.executable, "-m", "assay", "nvd", "import", "--store", store.url, "--bundled"],
+        check=True,
+        capture_output=True,
+    )
     log = OUT / "nvd-server.log"
     log_start = log.stat().st_size if log.exists() else 0
-    command = [sys.executable, "-m", "assay", "serve", "--store", f"sqlite:///{store}",
+    command = [sys.executable, "-m", "assay", "serve", "--store", store.url,
                "--upload-timeout", "10", "--access-log"]  # fmt: skip
-    results: dict[str, Any] = {"machine": _machine(), "seed": args.seed, "kinds": {}}
+    results: dict[str, Any] = {
+        "machine": _machine(),
+        "seed": args.seed,
+        "store": "PostgreSQL" if store.is_postgres else "SQLite",
+        "kinds": {},
+    }
     with _server((command, {})) as base:
         kinds = {
             "api queries": (_api(rng, args.api), {200, 404, 503}),
@@ -103,7 +113,8 @@ def run(argv: list[str]) -> None:
     results["500s"] = sum(k["500s"] for k in results["kinds"].values())
     print(f"in all: {results['tried']} tried, {results['500s']} answered 500, "
           f"{results['tracebacks']} tracebacks in the server's log")  # fmt: skip
-    (OUT / "service-attack-results.json").write_text(json.dumps(results, indent=1))
+    suffix = "-postgres" if store.is_postgres else ""
+    (OUT / f"service-attack-results{suffix}.json").write_text(json.dumps(results, indent=1))
 
 
 Request = tuple[str, str, dict[str, Any]]
