@@ -219,6 +219,7 @@ def _stalled_reader(served: Served, page: str) -> socket.socket:
     return sock
 
 
+@pytest.mark.slow
 def test_stalled_readers_and_concurrent_large_pages_keep_memory_bounded(served: Served) -> None:
     """30 readers that never read and 16 that read at once hold a few pages between
     them, not one (or two) each: large answers are streamed piece by piece, as the socket
@@ -400,6 +401,7 @@ class BlackholeProxy:
             sock.close()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif("postgres" not in backends(), reason="PostgreSQL only")
 def test_a_postgresql_that_stops_answering_is_a_503_within_the_timeout(tmp_path: Path) -> None:
     from urllib.parse import urlsplit
