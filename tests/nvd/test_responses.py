@@ -7,7 +7,7 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.nvd.server.responses import envelope_chunks
+from assay.nvd.server.responses import Envelope, envelope_chunks
 
 RECORDS = st.lists(
     st.builds(
@@ -33,6 +33,12 @@ def test_the_pieces_make_one_nvd_envelope(
         chunk_bytes=chunk_bytes,
     )
     assert all(chunks)
+    # The length is known before any piece is made, and is the pieces' length.
+    envelope = Envelope(
+        format_name="NVD_CVE", list_key="vulnerabilities", wrapper="cve",
+        start_index=start_index, total=total, records=records, chunk_bytes=chunk_bytes,
+    )  # fmt: skip
+    assert envelope.length == sum(map(len, envelope.pieces())) == sum(map(len, chunks))
     body = orjson.loads(b"".join(chunks))
     assert body["resultsPerPage"] == len(records)
     assert (body["startIndex"], body["totalResults"]) == (start_index, total)

@@ -15,9 +15,10 @@ import httpx
 import pytest
 
 from assay._cli import main
+from assay.urls import redact_url
 from assay.web.accesslog import format_line
 from assay.web.serving import port_problem, startup_line
-from assay.web.store_state import StoreState, masked_url
+from assay.web.store_state import StoreState
 
 
 def free_port() -> int:
@@ -42,10 +43,10 @@ def test_a_missing_store_is_refused_unless_create(
 
 def test_passwords_are_masked() -> None:
     assert (
-        masked_url("postgresql://u:s3cret@db:5433/x?schema=a")
+        redact_url("postgresql://u:s3cret@db:5433/x?schema=a")
         == "postgresql://u:***@db:5433/x?schema=a"
     )
-    assert masked_url("sqlite:///tmp/a.db") == "sqlite:///tmp/a.db"
+    assert redact_url("sqlite:///tmp/a.db") == "sqlite:///tmp/a.db"
     line = startup_line(
         "127.0.0.1",
         8000,

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_OK, CommandTree
+from assay._cli import EXIT_OK, CommandTree, add_list_option
 from assay.config import STORE_ENV, default_store_url
 from assay.errors import InputError
 from assay.nvd.server._memory import DEFAULT_RESERVE_MIB, RESERVE_ENV
@@ -79,13 +79,14 @@ def prepare_web(args: argparse.Namespace, url: str) -> None:
     empty-store warning); configure the access log for the worker processes."""
     from assay._cli import fatal
     from assay.nvd.storage import open_store, store_exists
+    from assay.urls import redact_url
     from assay.web.app import ACCESS_LOG_ENV
     from assay.web.serving import EMPTY_WARNING, port_problem, startup_line
-    from assay.web.store_state import count_state, masked_url
+    from assay.web.store_state import count_state
 
     if not args.create and not store_exists(url):
         fatal(
-            f"--store {masked_url(url)}: no store there; give --create to make a new, empty "
+            f"--store {redact_url(url)}: no store there; give --create to make a new, empty "
             "one, or load one with `assay nvd import --store ...`"
         )
     problem = port_problem(args.host, args.port)
@@ -213,6 +214,15 @@ def add_service_options(parser: argparse.ArgumentParser) -> None:
     )
     for option, field, unit, text in LIMIT_OPTIONS:
         group.add_argument(option, dest=field, type=float, default=None, metavar=unit, help=text)
+    add_list_option(
+        group,
+        "--allowed-host",
+        metavar="NAME",
+        default=None,
+        help="answer only requests whose Host header is one of these names (*.example.org "
+        "for any name under it, * for any). Default: on a loopback --host, localhost, "
+        "127.0.0.1 and ::1 (against DNS rebinding); otherwise any",
+    )
     group.add_argument(
         "--no-compression",
         action="store_true",
@@ -234,8 +244,16 @@ LIMIT_OPTIONS = (
      "connections per worker process; 503 past them (default 1000)"),
     ("--store-timeout", "store_timeout", "SECONDS",
      "answer 503 when PostgreSQL cannot be reached in this time (default 5)"),
+    ("--large-answers", "large_answers", "N",
+     "pages of more than 100 records being read or sent at a time per worker process; "
+     "others wait their turn (default 4)"),
+    ("--upload-threads", "upload_threads", "N",
+     "threads per worker process for uploads (/api/scan, /scan, /verify), apart from the "
+     "store queries' threads; past them a few wait, then 503 with Retry-After (default 2)"),
+    ("--upload-timeout", "upload_timeout", "SECONDS",
+     "stop an upload's work after this long, with 422 (default 60)"),
 )  # fmt: skip
-INTEGER_FIELDS = ("max_header_bytes", "max_connections")
+INTEGER_FIELDS = ("max_header_bytes", "max_connections", "large_answers", "upload_threads")
 MAX_LIMIT = 10**9
 
 
@@ -268,6 +286,7 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
     from assay.nvd.server.bounds import MAX_SQLITE_CACHE_MIB, MAX_THREADS
     from assay.nvd.server.ratelimit import parse_policy
     from assay.nvd.server.service import ServiceSettings
+    from assay.urls import redact_url
 
     values: dict[str, object] = {}
     if args.threads is not None:
@@ -290,7 +309,7 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
         if not args.rate_limit_store.startswith(("redis://", "rediss://", "unix://")):
             raise InputError(
                 "--rate-limit-store",
-                f"expected a redis://, rediss:// or unix:// URL, found {mask(args.rate_limit_store)!r}",
+                f"expected a redis://, rediss:// or unix:// URL, found {redact_url(args.rate_limit_store)!r}",
             )
         values["rate_limit_store"] = args.rate_limit_store
     if args.cache_control is not None:
@@ -302,6 +321,15 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
         values["cache_control"] = value
     if args.no_compression:
         values["compression"] = False
+    if args.allowed_host:
+        for name in args.allowed_host:
+            if not name or not name.isascii() or not name.isprintable() or " " in name:
+                raise InputError("--allowed-host", f"expected a host name, found {name!r}")
+        values["allowed_hosts"] = tuple(args.allowed_host)
+    else:
+        from assay.web.hosts import default_allowed_hosts
+
+        values["allowed_hosts"] = default_allowed_hosts(getattr(args, "host", "127.0.0.1"))
     for option, field, _, _ in LIMIT_OPTIONS:
         value = getattr(args, field)
         if value is None:
@@ -312,17 +340,7 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
                 option, f"expected {kind} above 0 and at most {MAX_LIMIT}, found {value:g}"
             )
         values[field] = int(value) if field in INTEGER_FIELDS else value
+    upload_threads = values.get("upload_threads")
+    if isinstance(upload_threads, int) and upload_threads > MAX_THREADS:
+        raise InputError("--upload-threads", f"expected 1 to {MAX_THREADS}, found {upload_threads}")
     return ServiceSettings(**values)  # type: ignore[arg-type]
-
-
-def mask(url: str) -> str:
-    """A URL with any password replaced by ***."""
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(an unreadable URL)"
-    if parts.password is None:
-        return url
-    return url.replace(f":{parts.password}@", ":***@", 1)

@@ -6,16 +6,18 @@ between lock-file kinds and appears in the answer), `?minConfidence=` is
 `--min-confidence`, and `?purl=` (repeatable, up to 1000) adds packages, with or instead
 of a body. The answer is the JSON contract of `assay scan --format json` without the
 verdict: 200 with `ScanResult.to_dict()`; 400 with `{"error": "..."}` naming what is
-wrong for unusable input; 413 for a body over the limit; 503 when the store holds no CVEs.
+wrong for unusable input (more than `MAX_UPLOAD_COMPONENTS` components included); 413 for
+a body over the limit; 403 for a post a browser sent from another site; 422 when the scan needs more than the upload time budget; 503 when
+the store holds no CVEs, or with `Retry-After` when the server is busy with other uploads.
 """
 
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import Final
 
 import orjson
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -27,6 +29,16 @@ from assay.audit.scan import scan
 from assay.audit.store_source import StoreSource
 from assay.errors import AssayError, InputError
 from assay.nvd.storage import Store
+from assay.web.upload_pool import (
+    MAX_UPLOAD_COMPONENTS,
+    Budget,
+    BudgetedSource,
+    UploadPool,
+    UploadsBusy,
+    UploadStopped,
+    check_component_count,
+)
+from assay.web.uploads import same_origin
 
 __all__ = ["MAX_BODY_BYTES", "scan_routes"]
 
@@ -68,16 +80,36 @@ def _filename(text: str | None) -> str:
     return base
 
 
-def scan_routes(store: Store) -> list[BaseRoute]:
-    """The `POST /api/scan` route over an open store (the app keeps it open)."""
+def scan_routes(store: Store, uploads: UploadPool | None = None) -> list[BaseRoute]:
+    """The `POST /api/scan` route over an open store (the app keeps it open). The body is
+    read on the event loop; decoding it and the scan run in the upload pool (`uploads`)
+    with its budget and component cap (`assay.web.upload_pool`)."""
     source = StoreSource(store)
+    pool = uploads or UploadPool.default()
 
-    def run(inventories: list[Inventory], min_confidence: float) -> ScanResult | None:
+    def run(
+        body: bytes, filename: str, purls: list[str], min_confidence: float, budget: Budget
+    ) -> ScanResult | None:
+        inventories: list[Inventory] = []
+        if body.strip():
+            inventories.append(read_input(body, filename, max_components=MAX_UPLOAD_COMPONENTS))
+        if purls:
+            inventories.append(purl_inventory(purls))
+        if not inventories:
+            raise InputError("request body", "expected an input file, or purl parameters")
+        check_component_count(sum(len(i.components) for i in inventories), "request body")
+        budget.check()
         if store.count_cves() == 0:
             return None
-        return scan(inventories, source, min_confidence=min_confidence)
+        return scan(inventories, BudgetedSource(source, budget), min_confidence=min_confidence)
 
     async def endpoint(request: Request) -> Response:
+        if not same_origin(request):
+            return _error(
+                403,
+                "posted from another site (Origin or Sec-Fetch-Site): this API answers "
+                "programs and this server's own pages",
+            )
         body = await _body(request)
         if body is None:
             return _error(413, f"request body: expected at most {MAX_BODY_BYTES} bytes")
@@ -102,16 +134,16 @@ def scan_routes(store: Store) -> list[BaseRoute]:
             purls = params.getlist("purl")
             if len(purls) > MAX_QUERY_PURLS:
                 raise InputError("purl", f"expected at most {MAX_QUERY_PURLS} purls")
-            inventories: list[Inventory] = []
-            if body.strip():
-                inventories.append(read_input(body, _filename(params.get("filename"))))
-            if purls:
-                inventories.append(purl_inventory(purls))
-            if not inventories:
-                raise InputError("request body", "expected an input file, or purl parameters")
-            result = await run_in_threadpool(run, inventories, min_confidence)
+            filename = _filename(params.get("filename"))
+            result = await pool.run(request, partial(run, body, filename, purls, min_confidence))
         except InputError as error:
             return _error(400, str(error))
+        except UploadsBusy as busy:
+            answer = _error(503, str(busy))
+            answer.headers["retry-after"] = str(busy.retry_after)
+            return answer
+        except UploadStopped as stopped:
+            return _error(422 if stopped.over_budget else 499, str(stopped))
         except AssayError as error:
             return _error(503, error.diagnostics())
         if result is None:

@@ -30,6 +30,7 @@ from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cve_query import MAX_RESULTS_PER_PAGE, CveQuery
 from assay.nvd.defaults import LAST_IMPORT_KEY
 from assay.nvd.storage import Store
+from assay.urls import redact_url
 
 __all__ = ["StoreSource"]
 
@@ -49,7 +50,7 @@ class StoreSource:
             generation=int(generation) if generation and generation.isdigit() else None,
             last_sync=last_sync(self.store.get_meta("sync.cves")),
             cve_count=self.store.count_cves(),
-            url=_safe_url(self.store.url),
+            url=redact_url(self.store.url),
             last_import=self.store.get_meta(LAST_IMPORT_KEY),
         )
 
@@ -163,16 +164,6 @@ def last_sync(checkpoint: str | None) -> str | None:
         return None
     since = value.get("since")
     return since if isinstance(since, str) else None
-
-
-def _safe_url(url: str) -> str:
-    # Never show a password that a PostgreSQL URL may carry.
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        credentials, _, host = rest.rpartition("@")
-        user = credentials.split(":", 1)[0]
-        return f"{scheme}://{user}@{host}" if user else f"{scheme}://{host}"
-    return url
 
 
 def open_store_source(url: str) -> StoreSource:

@@ -15,6 +15,8 @@ from typing import Literal
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from assay.urls import redact_target
+
 LogFormat = Literal["common", "json"]
 LOGGER_NAME = "assay.access"
 
@@ -95,7 +97,7 @@ class AccessLog:
                     self.log_format,
                     client=client[0] if client else "-",
                     method=scope["method"],
-                    target=target.decode("latin-1"),
+                    target=redact_target(target.decode("latin-1")),
                     http_version=scope.get("http_version", "1.1"),
                     status=status,
                     size=size,

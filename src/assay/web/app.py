@@ -9,11 +9,13 @@ an access log.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib.util
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,9 +32,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from assay.errors import StoreError
 from assay.nvd.server.app import ServerSettings, create_app
 from assay.nvd.server.service import ServiceSettings
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Store, open_store
 from assay.web.accesslog import AccessLog, LogFormat
-from assay.web.store_state import StateCache, generation_of
+from assay.web.store_state import STORE_UNAVAILABLE, StateCache, generation_of, log_store_error
+from assay.web.upload_pool import UploadPool, UploadsBusy
 
 ACCESS_LOG_ENV = "ASSAY_ACCESS_LOG"  # "common" or "json"; unset: no access log
 EMPTY_RECHECK_SECONDS = 2.0
@@ -45,13 +49,16 @@ class WebSettings:
 
 
 class EmptyFlag:
-    """Whether the store holds no records, re-read at most every couple of seconds."""
+    """Whether the store holds no records, re-read at most every couple of seconds, in a
+    worker thread that no request waits for (a store that stops answering must not hold
+    up the pages and answers that carry the flag)."""
 
     def __init__(self, state: StateCache) -> None:
         self.state = state
         self._value = False
         self._checked = -1e9
         self._lock = threading.Lock()
+        self._task: asyncio.Future[None] | None = None
 
     def refresh(self) -> bool:
         try:
@@ -61,14 +68,25 @@ class EmptyFlag:
         self._checked = time.monotonic()
         return self._value
 
+    async def _refresh_in_thread(self) -> None:
+        with contextlib.suppress(StoreError):
+            await in_store_thread(self.state.store, self.refresh)
+
     def __call__(self) -> bool:
-        if time.monotonic() - self._checked > EMPTY_RECHECK_SECONDS and self._lock.acquire(
-            blocking=False
-        ):
-            try:
-                self.refresh()
-            finally:
-                self._lock.release()
+        if time.monotonic() - self._checked <= EMPTY_RECHECK_SECONDS:
+            return self._value
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # (called outside a server: read it now)
+            if self._lock.acquire(blocking=False):
+                try:
+                    self.refresh()
+                finally:
+                    self._lock.release()
+            return self._value
+        if self._task is None or self._task.done():
+            self._checked = time.monotonic()  # (one refresh at a time)
+            self._task = asyncio.ensure_future(self._refresh_in_thread())
         return self._value
 
 
@@ -92,14 +110,59 @@ class EmptyStoreHeader:
         await self.app(scope, receive, mark)
 
 
-def _scan_routes(store: Store) -> list[BaseRoute]:
+# The pages load nothing but their own stylesheet (and images): no script at all, no
+# frames, forms posted only to this server, no Referer to the sites records link to.
+# (`same-origin`, not `no-referrer`: with the latter a browser posts the forms with
+# `Origin: null`, which the cross-site check must refuse.)
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
+_PAGE_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode("ascii")),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+]
+_NOSNIFF = (b"x-content-type-options", b"nosniff")
+
+
+class BrowserDefences:
+    """ASGI middleware: `X-Content-Type-Options: nosniff` on every answer, and on HTML
+    ones a strict Content-Security-Policy, `X-Frame-Options: DENY` and `Referrer-Policy`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def defend(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {name.lower() for name, _ in headers}
+                headers.append(_NOSNIFF)
+                html = any(
+                    name.lower() == b"content-type" and value.startswith(b"text/html")
+                    for name, value in headers
+                )
+                if html or b"content-type" not in names:
+                    headers.extend(_PAGE_HEADERS)
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, defend)
+
+
+def _scan_routes(store: Store, uploads: UploadPool) -> list[BaseRoute]:
     """POST /api/scan, when the audit half is installed."""
     if importlib.util.find_spec("assay.audit") is None:
         return []
     if importlib.util.find_spec("assay.audit.http") is None:
         return []
     http = importlib.import_module("assay.audit.http")  # optional: typed by its own module
-    routes: list[BaseRoute] = list(http.scan_routes(store))
+    routes: list[BaseRoute] = list(http.scan_routes(store, uploads))
     return routes
 
 
@@ -116,7 +179,9 @@ def create_web_app(
     from assay.web.verify_page import VerifyPages
 
     settings = settings or WebSettings()
+    service = service or ServiceSettings()
     api = create_app(store, settings.nvd, service)
+    uploads = UploadPool(service.upload_threads, service.upload_timeout)
     state = StateCache(store)
     empty = EmptyFlag(state)
     pages = WebPages(store, state)
@@ -130,9 +195,12 @@ def create_web_app(
 
     async def readyz(request: Request) -> Response:
         try:
-            generation = await run_in_threadpool(generation_of, store)
+            generation = await in_store_thread(store, generation_of, store)
         except StoreError as error:
-            return JSONResponse({"status": "unavailable", "reason": str(error)}, status_code=503)
+            log_store_error(error)
+            return JSONResponse(
+                {"status": "unavailable", "reason": STORE_UNAVAILABLE}, status_code=503
+            )
         return JSONResponse({"status": "ready", "generation": generation})
 
     routes: list[BaseRoute] = [
@@ -144,18 +212,22 @@ def create_web_app(
         Route("/docs", tools.docs, methods=["GET", "HEAD"]),
         Route("/docs/try", tools.try_it, methods=["GET"]),
         Route("/verify", verify.form, methods=["GET", "HEAD"]),
-        Route("/verify", verify.submit, methods=["POST"]),
+        Route("/verify", _admitted(uploads, verify.submit), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/readyz", readyz, methods=["GET", "HEAD"]),
         Mount("/static", app=static, name="static"),
     ]
     if scan_enabled:
-        scan = ScanPages(store)
+        scan = ScanPages(store, uploads)
         routes.append(Route("/scan", scan.form, methods=["GET", "HEAD"]))
         routes.append(Route("/scan", scan.submit, methods=["POST"]))
-    routes.extend(_scan_routes(store))
+    routes.extend(_scan_routes(store, uploads))
     routes.append(Mount("/", app=api))
-    middleware = [Middleware(EmptyStoreHeader, flag=empty)]
+    middleware = [Middleware(BrowserDefences), Middleware(EmptyStoreHeader, flag=empty)]
+    if service.allowed_hosts is not None:
+        from assay.web.hosts import AllowedHosts
+
+        middleware.insert(0, Middleware(AllowedHosts, hosts=service.allowed_hosts))
     if settings.access_log:
         middleware.insert(0, Middleware(AccessLog, log_format=settings.access_log))
     app = Starlette(routes=routes, middleware=middleware, lifespan=_inner_lifespan(api))
@@ -164,6 +236,27 @@ def create_web_app(
     app.state.scan_enabled = scan_enabled
     app.state.verify_enabled = True
     return app
+
+
+def _admitted(
+    uploads: UploadPool, handler: Callable[[Request], Awaitable[Response]]
+) -> Callable[[Request], Awaitable[Response]]:
+    """An upload handler that runs only when the upload pool admits it (503 otherwise)."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            answer: Response = await uploads.admitted(request, handler)
+        except UploadsBusy as busy:
+            from assay.web.templating import render
+
+            page = render(
+                request, "error.html", {"title": "Busy", "message": str(busy)}, status=503
+            )
+            page.headers["retry-after"] = str(busy.retry_after)
+            return page
+        return answer
+
+    return endpoint
 
 
 def _inner_lifespan(api: Starlette) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:

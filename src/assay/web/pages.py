@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import orjson
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -24,22 +23,15 @@ from assay.nvd.cpematch_query import parse_cpematch_query
 from assay.nvd.cve_query import MAX_RESULTS_PER_PAGE as CVE_MAX
 from assay.nvd.cve_query import parse_cve_query
 from assay.nvd.history_query import parse_history_query
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Page, Store
 from assay.web.cve_view import cve_view
 from assay.web.search import DEFAULT_PAGE_SIZE, PAGE_SIZES, Pager, search_plan
-from assay.web.store_state import StateCache
-from assay.web.templating import render
+from assay.web.store_state import STORE_UNAVAILABLE, StateCache, log_store_error
+from assay.web.templating import cve_href, render
 
 MAX_QUERY_BYTES = 16 * 1024
 HISTORY_SHOWN = 200  # changes listed on a CVE page; the JSON twin has them all
-
-
-def cve_href(cve_id: str) -> str:
-    return f"/cve/{quote(cve_id)}"
-
-
-def cpe_href(cpe_name: str) -> str:
-    return f"/cpe/{quote(cpe_name, safe=':')}"
 
 
 def _page_size(request: Request, default: int, maximum: int) -> tuple[int, int]:
@@ -69,10 +61,14 @@ class WebPages:
         self.state = state
 
     async def _ask(self, function: Callable[..., Page], query: object) -> Page:
-        return await run_in_threadpool(function, query)
+        return await in_store_thread(self.store, function, query)
 
     def _error(self, request: Request, status: int, title: str, message: str) -> Response:
         return render(request, "error.html", {"title": title, "message": message}, status=status)
+
+    def _store_down(self, request: Request, error: StoreError) -> Response:
+        log_store_error(error)  # (the details name the server: for the log, not the page)
+        return self._error(request, 503, "Store unavailable", STORE_UNAVAILABLE)
 
     # -- / : search ----------------------------------------------------------------
 
@@ -86,9 +82,9 @@ class WebPages:
             "default_page_size": DEFAULT_PAGE_SIZE,
         }
         try:
-            state = await run_in_threadpool(self.state.read)
+            state = await in_store_thread(self.store, self.state.read)
         except StoreError as error:
-            return self._error(request, 503, "Store unavailable", str(error))
+            return self._store_down(request, error)
         context["state"] = state
         try:
             plan = search_plan(form)
@@ -130,7 +126,7 @@ class WebPages:
             context["error"] = error.reason
             return render(request, "index.html", context, status=400)
         except StoreError as error:
-            return self._error(request, 503, "Store unavailable", str(error))
+            return self._store_down(request, error)
         context.update(
             results=[cve_view(record) for record in records],
             pager=Pager(total, plan.start_index, plan.page_size),
@@ -159,7 +155,7 @@ class WebPages:
             )
             history = await self._ask(self.store.search_changes, history_query)
         except StoreError as error:
-            return self._error(request, 503, "Store unavailable", str(error))
+            return self._store_down(request, error)
         history_twin = f"/rest/json/cvehistory/2.0?{urlencode({'cveId': cve_id})}"
         if not page.records:
             message = (
@@ -205,7 +201,7 @@ class WebPages:
         try:
             page = await self._ask(self.store.search_match_strings, query)
         except StoreError as error:
-            return self._error(request, 503, "Store unavailable", str(error))
+            return self._store_down(request, error)
         if not page.records:
             return self._error(
                 request,
@@ -250,7 +246,7 @@ class WebPages:
             products = _records(await self._ask(self.store.search_cpes, product_query))
             cves = await self._ask(self.store.search_cves, cve_query)
         except StoreError as error:
-            return self._error(request, 503, "Store unavailable", str(error))
+            return self._store_down(request, error)
         wanted = cve_query.cpe_name
         product = next((p for p in products if _same_cpe(p.get("cpeName", ""), wanted)), None)
         return render(
@@ -289,7 +285,7 @@ class WebPages:
             context["error"] = error.reason
             return render(request, "products.html", context, status=400)
         except StoreError as error:
-            return self._error(request, 503, "Store unavailable", str(error))
+            return self._store_down(request, error)
         context.update(
             results=_records(page),
             pager=Pager(page.total, start, size),

@@ -9,16 +9,25 @@ Nothing posted is kept. The audit half is imported on the first post.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
 from assay.errors import AssayError, InputError
 from assay.nvd.storage import Store
 from assay.web.templating import render
+from assay.web.upload_pool import (
+    MAX_UPLOAD_COMPONENTS,
+    Budget,
+    BudgetedSource,
+    UploadPool,
+    UploadsBusy,
+    UploadStopped,
+    check_component_count,
+)
 from assay.web.uploads import Form, human_bytes, posted_form
 
 if TYPE_CHECKING:
@@ -84,7 +93,7 @@ def read_inventories(form: Form) -> list[Inventory]:
         name = item.filename or f"upload {index}"
         if not item.data.strip():
             raise InputError(name, "expected an SBOM or lock file, found an empty file")
-        inventories.append(read_input(item.data, name))
+        inventories.append(read_input(item.data, name, max_components=MAX_UPLOAD_COMPONENTS))
     lines = [
         (number, line.strip())
         for number, line in enumerate(form.value("purls").splitlines(), start=1)
@@ -99,12 +108,14 @@ def read_inventories(form: Form) -> list[Inventory]:
         inventories.append(Inventory(TYPED_PURLS, "purl", tuple(components.values())))
     if not inventories:
         raise InputError("input", "expected an SBOM or lock file to upload, or purls to type in")
+    check_component_count(sum(len(i.components) for i in inventories), "input")
     return inventories
 
 
 class ScanPages:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, uploads: UploadPool | None = None) -> None:
         self.store = store
+        self.uploads = uploads or UploadPool.default()
 
     def _context(self, form: Form | None = None) -> dict[str, Any]:
         return {
@@ -116,15 +127,17 @@ class ScanPages:
     async def form(self, request: Request) -> Response:
         return render(request, "scan.html", self._context())
 
-    def _run(self, form: Form) -> ScanResult:
+    def _run(self, form: Form, budget: Budget) -> ScanResult:
         from assay.audit.scan import scan
         from assay.audit.store_source import StoreSource
 
         min_confidence = parse_min_confidence(form.value("min_confidence"))
         inventories = read_inventories(form)
+        budget.check()
         if self.store.count_cves() == 0:
             raise EmptyStore
-        return scan(inventories, StoreSource(self.store), min_confidence=min_confidence)
+        source = BudgetedSource(StoreSource(self.store), budget)
+        return scan(inventories, source, min_confidence=min_confidence)
 
     async def submit(self, request: Request) -> Response:
         form = await posted_form(request, SCAN_FORM_BYTES)
@@ -133,12 +146,18 @@ class ScanPages:
         context = self._context(form)
         as_json = form.value("format") == "json"
         try:
-            result = await run_in_threadpool(self._run, form)
+            result = await self.uploads.run(request, partial(self._run, form))
         except (AssayError, EmptyStore) as error:
+            headers: dict[str, str] = {}
             if isinstance(error, InputError):
                 status, message = 400, str(error)
             elif isinstance(error, EmptyStore):
                 status, message = 503, "the vulnerability store holds no CVEs"
+            elif isinstance(error, UploadsBusy):
+                status, message = 503, str(error)
+                headers["retry-after"] = str(error.retry_after)
+            elif isinstance(error, UploadStopped):
+                status, message = (422 if error.over_budget else 499), str(error)
             else:
                 status, message = 503, error.diagnostics()
             if as_json:
@@ -146,9 +165,12 @@ class ScanPages:
                     orjson.dumps({"error": message}),
                     status_code=status,
                     media_type="application/json",
+                    headers=headers,
                 )
             context["error"] = message
-            return render(request, "scan.html", context, status=status)
+            page = render(request, "scan.html", context, status=status)
+            page.headers.update(headers)
+            return page
         if as_json:
             return Response(orjson.dumps(result.to_dict()), media_type="application/json")
         rows = finding_rows(result)

@@ -2,7 +2,7 @@
 
 A store that does not exist is refused (a mistyped path would otherwise become an empty
 store answering `totalResults: 0`, which reads as "no vulnerabilities"); a taken port is
-one line, not a traceback; the start-up line names the URL, the store (password masked),
+one line, not a traceback; the start-up line names the URL, the store (secrets masked),
 its counts and its generation.
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 import errno
 import socket
 
-from assay.web.store_state import StoreState, masked_url
+from assay.urls import redact_url
+from assay.web.store_state import StoreState
 
 
 def port_problem(host: str, port: int) -> str | None:
@@ -45,7 +46,7 @@ def startup_line(host: str, port: int, workers: int, state: StoreState) -> str:
     """The one line `assay serve` prints when it starts."""
     plural = "s" if workers != 1 else ""
     return (
-        f"assay serving {base_url(host, port)} ({workers} worker{plural}) from {masked_url(state.url)}: "
+        f"assay serving {base_url(host, port)} ({workers} worker{plural}) from {redact_url(state.url)}: "
         f"{state.cves:,} CVEs, {state.products:,} products, {state.criteria:,} match criteria, "
         f"generation {state.generation}"
     )

@@ -7,17 +7,27 @@ older than the data it describes and is not recounted on every page view.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
 from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cpematch_query import CpeMatchQuery
 from assay.nvd.storage import Store
+from assay.urls import redact_url
 
 SYNC_KINDS = ("cves", "cvehistory", "cpes", "cpematch")
+STORE_UNAVAILABLE = "the store is unavailable; try again shortly"
+"""What a public page or probe says when the store fails: what failed (host, database,
+user) goes to the server's log only."""
+_log = logging.getLogger("assay.serve")
+
+
+def log_store_error(error: Exception) -> None:
+    """The details of a store failure, for the operator (stderr of `assay serve`)."""
+    _log.warning("store: %s", error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +40,7 @@ class SyncState:
 
 @dataclass(frozen=True, slots=True)
 class StoreState:
-    url: str  # password masked
+    url: str  # secrets masked (`redact_url`); for the operator, never on a public page
     generation: int
     cves: int
     products: int
@@ -41,21 +51,6 @@ class StoreState:
     @property
     def empty(self) -> bool:
         return self.cves == 0 and self.products == 0 and self.criteria == 0
-
-
-def masked_url(url: str) -> str:
-    """`url` with any password replaced by `***`."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 def generation_of(store: Store) -> int:
@@ -77,7 +72,7 @@ def _syncs(store: Store) -> tuple[SyncState, ...]:
             found.append(
                 SyncState(
                     kind=kind,
-                    upstream=str(value.get("upstream", "")),
+                    upstream=redact_url(str(value.get("upstream", ""))),
                     phase=str(value.get("phase", "")),
                     since=str(value.get("since", "")),
                 )
@@ -89,7 +84,7 @@ def count_state(store: Store) -> StoreState:
     """Count afresh (a few cached list look-ups; the first after a write walks the ids)."""
     generation = generation_of(store)
     return StoreState(
-        url=masked_url(store.url),
+        url=redact_url(store.url),
         generation=generation,
         cves=store.count_cves(),
         products=store.search_cpes(CpeQuery(results_per_page=0)).total,

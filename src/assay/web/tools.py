@@ -12,7 +12,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import orjson
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -28,7 +27,9 @@ from assay.nvd.server.openapi import (
     EndpointDoc,
 )
 from assay.nvd.server.responses import envelope_chunks
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Page, Store
+from assay.web.store_state import STORE_UNAVAILABLE, log_store_error
 from assay.web.templating import render
 
 EXAMPLE_LINES = 60
@@ -107,9 +108,12 @@ class ToolPages:
         sections: list[dict[str, Any]] = []
         for example in EXAMPLES:
             try:
-                response = await run_in_threadpool(example_response, self.store, example)
-            except (QueryError, StoreError) as error:
+                response = await in_store_thread(self.store, example_response, self.store, example)
+            except QueryError as error:
                 response = f"(this store cannot answer the example: {error})"
+            except StoreError as error:
+                log_store_error(error)
+                response = f"(this store cannot answer the example: {STORE_UNAVAILABLE})"
             sections.append({"doc": example.doc, "example": example, "response": response})
         return render(request, "docs.html", {"sections": sections})
 

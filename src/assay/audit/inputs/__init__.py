@@ -40,8 +40,21 @@ SBOM_PREDICATES: Final = {
 }
 
 
-def read_input(data: bytes, filename: str) -> Inventory:
-    """The components one input file describes (see the module docstring)."""
+def read_input(data: bytes, filename: str, *, max_components: int | None = None) -> Inventory:
+    """The components one input file describes (see the module docstring). A server
+    gives `max_components`: an input with more is refused, a CycloneDX XML one before
+    its components are decoded (the slow part of reading it)."""
+    inventory = _read(data, filename, max_components)
+    if max_components is not None and len(inventory.components) > max_components:
+        raise InputError(filename, _too_many(max_components, len(inventory.components)))
+    return inventory
+
+
+def _too_many(limit: int, found: int) -> str:
+    return f"expected at most {limit} components, found {found}"
+
+
+def _read(data: bytes, filename: str, max_components: int | None) -> Inventory:
     if len(data) > MAX_INPUT_BYTES:
         raise InputError(filename, f"expected at most {MAX_INPUT_BYTES} bytes, found {len(data)}")
     base = os.path.basename(filename).lower()
@@ -51,7 +64,7 @@ def read_input(data: bytes, filename: str) -> Inventory:
     if head == b"<":
         from assay.audit.inputs.cyclonedx import read_cyclonedx_xml
 
-        return read_cyclonedx_xml(data, filename)
+        return read_cyclonedx_xml(data, filename, max_components=max_components)
     if head in (b"{", b"["):
         return _json(data, filename)
     try:

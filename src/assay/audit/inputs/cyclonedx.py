@@ -107,8 +107,10 @@ def read_cyclonedx_json(document: Mapping[str, Any], source: str) -> Inventory:
     return Inventory(source, "cyclonedx-json", tuple(components), document=dict(document))
 
 
-def read_cyclonedx_xml(data: bytes, source: str) -> Inventory:
-    """An inventory from a CycloneDX XML BOM (cyclonedx-python-lib, defusedxml)."""
+def read_cyclonedx_xml(data: bytes, source: str, *, max_components: int | None = None) -> Inventory:
+    """An inventory from a CycloneDX XML BOM (cyclonedx-python-lib, defusedxml); more
+    than `max_components` (default `MAX_COMPONENTS`) components are refused before the
+    library decodes them (~1 ms each)."""
     from defusedxml import ElementTree
     from defusedxml.common import DefusedXmlException
 
@@ -121,6 +123,10 @@ def read_cyclonedx_xml(data: bytes, source: str) -> Inventory:
     version = root.tag.split("}", 1)[0].rsplit("/", 1)[-1]
     if version not in SPEC_VERSIONS:
         raise InputError(source, f"expected CycloneDX {', '.join(SPEC_VERSIONS)}, found {version}")
+    limit = MAX_COMPONENTS if max_components is None else max_components
+    count = sum(1 for _ in root.iter(f"{root.tag.split('}', 1)[0]}}}component"))
+    if count > limit:
+        raise InputError(source, f"expected at most {limit} components, found {count}")
     from cyclonedx.model.bom import Bom
 
     try:

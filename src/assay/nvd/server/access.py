@@ -20,13 +20,13 @@ from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Literal
 
-from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assay.errors import StoreError
 from assay.nvd.apikeys import key_name
 from assay.nvd.dates import format_nvd_timestamp
 from assay.nvd.server.responses import nvd_error
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage._service_rows import ServiceStore
 
 KeyMode = Literal["off", "optional", "required"]
@@ -93,7 +93,7 @@ class ApiKeys:
         known = self._verdicts.get(presented)
         if known is not None and now - known[1] < VERDICT_SECONDS:
             return known[0]
-        name = await run_in_threadpool(key_name, self.store, presented)
+        name = await in_store_thread(self.store, key_name, self.store, presented)
         self._verdicts[presented] = (name, now)
         self._verdicts.move_to_end(presented)
         while len(self._verdicts) > MAX_VERDICTS:
@@ -113,4 +113,4 @@ class ApiKeys:
 async def _note(store: ServiceStore, name: str, stamp: str) -> None:
     # A read-only replica, or a store briefly away: a later use notes it.
     with contextlib.suppress(StoreError):
-        await run_in_threadpool(store.note_api_key_use, name, stamp)
+        await in_store_thread(store, store.note_api_key_use, name, stamp)

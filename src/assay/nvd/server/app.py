@@ -23,13 +23,14 @@ from starlette.routing import BaseRoute, Route
 
 from assay.errors import QueryError, StoreError
 from assay.nvd.cve_query import parse_cve_query
+from assay.nvd.server.bounds import LargeAnswers
 from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY, SOURCES, Listing, Q
 from assay.nvd.server.openapi import docs_page, openapi_document
 from assay.nvd.server.responses import (
     CORS_PREFLIGHT,
     GENERATION_HEADER,
     ChunkedJsonResponse,
-    envelope_chunks,
+    Envelope,
     legacy_cve,
     nvd_error,
     read_with_generation,
@@ -39,6 +40,7 @@ from assay.nvd.server.service import ServiceSettings, service_middleware
 from assay.nvd.server.shortcut import CveIdShortcut
 from assay.nvd.server.statistics import PATH as STATISTICS_PATH
 from assay.nvd.server.statistics import statistics_endpoint
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Store, open_store
 
 API_PREFIX = "/rest/json"
@@ -54,9 +56,18 @@ class ServerSettings:
 class NvdApi:
     """The request handlers, bound to one store."""
 
-    def __init__(self, store: Store, settings: ServerSettings) -> None:
+    def __init__(
+        self, store: Store, settings: ServerSettings, large: LargeAnswers | None = None
+    ) -> None:
         self.store = store
         self.settings = settings
+        self.large = large or LargeAnswers()
+
+    async def _slot(self, results_per_page: int) -> Callable[[], None] | None:
+        """A `LargeAnswers` slot for a large page (None for a small one)."""
+        if not self.large.is_large(results_per_page):
+            return None
+        return await self.large.acquire()
 
     def cves(self, *, legacy: bool) -> Callable[[Request], object]:
         async def handle(request: Request) -> Response:
@@ -68,27 +79,36 @@ class NvdApi:
                 query = parse_cve_query(request.query_params.multi_items())
             except QueryError as error:
                 return nvd_error(error.reason)
+            release = await self._slot(query.results_per_page)
             try:
-                generation, page = await run_in_threadpool(
-                    read_with_generation, self.store, self.store.search_cves, query
+                generation, page = await in_store_thread(
+                    self.store, read_with_generation, self.store, self.store.search_cves, query
                 )
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
                     records = [legacy_cve(record) for record in records]
+                body = Envelope(
+                    format_name="NVD_CVE",
+                    list_key="vulnerabilities",
+                    wrapper="cve",
+                    start_index=query.start_index,
+                    total=page.total,
+                    records=records,
+                )
             except (StoreError, ValueError) as error:
+                if release is not None:
+                    release()
                 return store_failure(error)
-            chunks = envelope_chunks(
-                format_name="NVD_CVE",
-                list_key="vulnerabilities",
-                wrapper="cve",
-                start_index=query.start_index,
-                total=page.total,
-                records=records,
-            )
+            except BaseException:
+                if release is not None:
+                    release()
+                raise
+            del page, records  # (the envelope lets each record go once it is sent)
             return ChunkedJsonResponse(
-                chunks,
+                body,
                 head=request.method == "HEAD",
                 headers={GENERATION_HEADER: str(generation)},
+                release=release,
             )
 
         return handle
@@ -106,35 +126,50 @@ class NvdApi:
                 query = endpoint.parse(request.query_params.multi_items())
             except QueryError as error:
                 return nvd_error(error.reason)
+            point = endpoint.point(query)
+            release = None if point else await self._slot(_results_per_page(query))
             try:
                 search = partial(endpoint.search, self.store)
-                if inline and endpoint.point(query):
+                if inline and point:
                     # A look-up by id reads a few rows: on SQLite, cheaper than a thread hop.
                     generation, page = read_with_generation(self.store, search, query)
                 else:
-                    generation, page = await run_in_threadpool(
-                        read_with_generation, self.store, search, query
+                    generation, page = await in_store_thread(
+                        self.store, read_with_generation, self.store, search, query
                     )
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
                     records = [endpoint.legacy(record) for record in records]
+                body = Envelope(
+                    format_name=endpoint.format_name,
+                    list_key=endpoint.list_key,
+                    wrapper=endpoint.wrapper,
+                    start_index=query.start_index,
+                    total=page.total,
+                    records=records,
+                )
             except (StoreError, ValueError) as error:
+                if release is not None:
+                    release()
                 return store_failure(error)
-            chunks = envelope_chunks(
-                format_name=endpoint.format_name,
-                list_key=endpoint.list_key,
-                wrapper=endpoint.wrapper,
-                start_index=query.start_index,
-                total=page.total,
-                records=records,
-            )
+            except BaseException:
+                if release is not None:
+                    release()
+                raise
+            del page, records
             return ChunkedJsonResponse(
-                chunks,
+                body,
                 head=request.method == "HEAD",
                 headers={GENERATION_HEADER: str(generation)},
+                release=release,
             )
 
         return handle
+
+
+def _results_per_page(query: object) -> int:
+    count = getattr(query, "results_per_page", 0)
+    return count if isinstance(count, int) else 0
 
 
 def api_routes(
@@ -155,7 +190,8 @@ def create_app(
     store: Store, settings: ServerSettings | None = None, service: ServiceSettings | None = None
 ) -> Starlette:
     settings = settings or ServerSettings()
-    api = NvdApi(store, settings)
+    service = service or ServiceSettings()
+    api = NvdApi(store, settings, LargeAnswers(service.large_answers))
     routes: list[BaseRoute] = [
         *api_routes("/cves/2.0", lambda legacy: api.cves(legacy=legacy)),
         *api_routes(HISTORY.path, lambda legacy: api.listing(HISTORY, legacy=legacy)),
@@ -170,7 +206,7 @@ def create_app(
         Route("/openapi.json/", _relative_redirect("../openapi.json"), methods=["GET", "HEAD"]),
         Route("/docs/", _relative_redirect("../docs"), methods=["GET", "HEAD"]),
     ]
-    middleware: list[Middleware] = service_middleware(service or ServiceSettings(), store)
+    middleware: list[Middleware] = service_middleware(service, store)
     if not settings.legacy_fields_only:
         # Single-CVE look-ups skip routing and, on stores with cheap reads, the thread hop.
         inline = bool(getattr(store, "inline_reads", False))

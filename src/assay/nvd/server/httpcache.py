@@ -22,11 +22,11 @@ import time
 from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 
-from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assay.errors import StoreError
 from assay.nvd.server.responses import COMMON_HEADERS, nvd_error
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Store
 
 REFRESH_SECONDS = 1.0
@@ -152,6 +152,8 @@ class HttpCaching:
     async def _refresh(self) -> None:
         self._checked = time.monotonic()
         try:
-            self._current = await run_in_threadpool(read_validators, self.store, time.time())
+            self._current = await in_store_thread(
+                self.store, read_validators, self.store, time.time()
+            )
         except StoreError:
             self._current = None

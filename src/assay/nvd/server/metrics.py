@@ -25,10 +25,10 @@ import orjson
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from assay.errors import AssayError
+from assay.errors import AssayError, StoreError
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage._service_rows import ServiceStore
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -128,6 +128,7 @@ class Metrics:
 
             multiprocess.MultiProcessCollector(self.registry)  # type: ignore[no-untyped-call]
         self.registry.register(StoreCollector(store))
+        self.store = store
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -135,9 +136,13 @@ class Metrics:
             return
         path = path_label(scope["path"])
         if path == METRICS_PATH and scope["method"] in ("GET", "HEAD"):
-            body = await run_in_threadpool(generate_latest, self.registry)
+            status = 200
+            try:  # (the store's collector reads the store: bounded like any request's read)
+                body = await in_store_thread(self.store, generate_latest, self.registry)
+            except StoreError:
+                status, body = 503, b"# the store did not answer in time\n"
             headers = [(b"content-type", CONTENT_TYPE), (b"content-length", b"%d" % len(body))]
-            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.start", "status": status, "headers": headers})
             await send(
                 {"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body}
             )

@@ -31,12 +31,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assay.errors import InputError, StoreError
 from assay.nvd.server.access import API_PREFIXES, SCOPE_KEY
 from assay.nvd.server.responses import nvd_error
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage._service_rows import ServiceStore
 
 V = TypeVar("V")
@@ -156,7 +156,8 @@ class Limiter:
             want = 1
             if rule.limit >= LEASE_FROM:
                 want = max(1, min(MAX_LEASE, rule.limit // LEASE_SHARE))
-            granted, _ = await run_in_threadpool(
+            granted, _ = await in_store_thread(
+                self.counter,
                 lambda: self.counter.take_hits(
                     key,
                     bucket,
@@ -164,12 +165,14 @@ class Limiter:
                     want=want,
                     limit=rule.limit,
                     expires=bucket + rule.seconds * 1000,
-                )
+                ),
             )
         self._locks.pop(key, None)
         await self._prune(now_ms)
         if granted == 0:
-            hits = await run_in_threadpool(self.counter.hits_in_window, key, window_start, bucket)
+            hits = await in_store_thread(
+                self.counter, lambda: self.counter.hits_in_window(key, window_start, bucket)
+            )
             until = next_grant_at(hits, rule, bucket)
             self._remember(self._refused, key, until)
             return _retry_after(until - now_ms)
@@ -195,7 +198,7 @@ class Limiter:
             return
         self._pruned = time.monotonic()
         with contextlib.suppress(StoreError):
-            await run_in_threadpool(self.counter.prune_hits, now_ms)
+            await in_store_thread(self.counter, self.counter.prune_hits, now_ms)
 
 
 def next_grant_at(hits: list[tuple[int, int]], rule: RateRule, bucket: int) -> int:
@@ -254,7 +257,8 @@ class RateLimit:
         try:
             wait = await self.limiter.allow_key(key, rule, now_ms)
         except StoreError:
-            await nvd_error(STORE_UNAVAILABLE, status=503)(scope, receive, send)
+            reason = getattr(self.limiter.counter, "unavailable", STORE_UNAVAILABLE)
+            await nvd_error(reason, status=503)(scope, receive, send)
             return
         if wait:
             with_key = " with an API key" if key_name is not None else " without an API key"
@@ -271,4 +275,4 @@ def counter_for(url: str | None, store: ServiceStore) -> HitCounter:
         return store
     from assay.nvd.server.redis_counter import RedisCounter
 
-    return RedisCounter(url)
+    return RedisCounter(url, buckets=BUCKETS)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from assay.errors import StoreError
-from assay.nvd.server.ratelimit import BUCKETS
 
 TAKE = """
 local used = 0
@@ -31,7 +30,10 @@ TIMEOUT_SECONDS = 5.0
 
 
 class RedisCounter:
-    def __init__(self, url: str) -> None:
+    unavailable = "The rate-limit counter (Redis) is unavailable"
+
+    def __init__(self, url: str, *, buckets: int) -> None:
+        self._buckets = buckets  # a window's time buckets (`ratelimit.BUCKETS`)
         try:
             import redis
         except ImportError as error:
@@ -50,7 +52,9 @@ class RedisCounter:
     def take_hits(
         self, client: str, bucket: int, *, window_start: int, want: int, limit: int, expires: int
     ) -> tuple[int, int]:
-        keys = [f"{PREFIX}{client}:{start}" for start in _starts(window_start, bucket)]
+        keys = [
+            f"{PREFIX}{client}:{start}" for start in _starts(window_start, bucket, self._buckets)
+        ]
         try:
             granted, used = self._take(keys=keys, args=[want, limit, max(1, expires - bucket)])
         except self._errors as error:
@@ -59,7 +63,7 @@ class RedisCounter:
 
     def hits_in_window(self, client: str, window_start: int, bucket: int) -> list[tuple[int, int]]:
         """(bucket, hits) of `client` from `window_start` to `bucket`, oldest first."""
-        starts = _starts(window_start, bucket)
+        starts = _starts(window_start, bucket, self._buckets)
         try:
             values = self._client.mget([f"{PREFIX}{client}:{start}" for start in starts])
         except self._errors as error:
@@ -76,7 +80,7 @@ class RedisCounter:
             raise StoreError(f"cannot reach Redis for the rate limit: {error}") from error
 
 
-def _starts(window_start: int, bucket: int) -> list[int]:
-    # The window's bucket starts: BUCKETS of them, evenly spaced up to `bucket`.
-    step = max(1, (bucket - window_start) // (BUCKETS - 1))
+def _starts(window_start: int, bucket: int, buckets: int) -> list[int]:
+    # The window's bucket starts: `buckets` of them, evenly spaced up to `bucket`.
+    step = max(1, (bucket - window_start) // (buckets - 1))
     return list(range(window_start, bucket + 1, step))

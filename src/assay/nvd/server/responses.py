@@ -7,7 +7,7 @@ parsed on the way out unless the legacy compatibility filter asks for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -72,6 +72,68 @@ LEGACY_METRIC_KEYS = frozenset(("cvssMetricV31", "cvssMetricV30", "cvssMetricV2"
 # costs ~20 ms of page faults on fresh memory (and uvicorn would copy what the socket
 # does not take at once into a buffer of the same size); pieces this big reuse memory.
 CHUNK_BYTES = 1 << 20
+_RELEASED = b""
+
+
+class Envelope:
+    """The NVD response body, keys in NVD's order, records emitted as stored (each under
+    `wrapper`, or bare when it is None), made piece by piece (`pieces`, each about
+    `chunk_bytes`) as the answer is sent. Its `length` is known before any piece is made;
+    each record is let go once it is in a piece, so an answer holds the records still to
+    send and one piece, and a client that reads slowly holds no more than that."""
+
+    def __init__(
+        self,
+        *,
+        format_name: str,
+        list_key: str,
+        wrapper: str | None,
+        start_index: int,
+        total: int,
+        records: Sequence[bytes],
+        chunk_bytes: int = CHUNK_BYTES,
+    ) -> None:
+        timestamp = format_nvd_timestamp(datetime.now(UTC))
+        self._head = (
+            f'{{"resultsPerPage":{len(records)},"startIndex":{start_index},'
+            f'"totalResults":{total},"format":"{format_name}","version":"2.0",'
+            f'"timestamp":"{timestamp}","{list_key}":['
+        ).encode()
+        self._opener = f'{{"{wrapper}":'.encode() if wrapper is not None else b""
+        self._closer = b"}" if wrapper is not None else b""
+        self._records = list(records)  # (our own list: its items are let go as they go out)
+        self._chunk_bytes = chunk_bytes
+        count = len(self._records)
+        self.length = (
+            len(self._head)
+            + sum(len(record) for record in self._records)
+            + count * (len(self._opener) + len(self._closer))
+            + max(0, count - 1)  # commas
+            + 2  # "]}"
+        )
+
+    def pieces(self) -> Iterator[bytes]:
+        """The body's consecutive pieces (once: the records are let go as they go)."""
+        records, self._records = self._records, []
+        opener, closer = self._opener, self._closer
+        parts = [self._head]
+        size = len(self._head)
+        for index, record in enumerate(records):
+            if index:
+                parts.append(b",")
+            parts.append(opener)
+            parts.append(record)
+            parts.append(closer)
+            records[index] = _RELEASED
+            size += len(record)
+            del record
+            if size >= self._chunk_bytes:
+                piece = b"".join(parts)
+                parts.clear()
+                size = 0
+                yield piece
+        parts.append(b"]}")
+        yield b"".join(parts)
 
 
 def envelope_chunks(
@@ -84,58 +146,71 @@ def envelope_chunks(
     records: Sequence[bytes],
     chunk_bytes: int = CHUNK_BYTES,
 ) -> list[bytes]:
-    """The NVD response body, keys in NVD's order, records emitted as stored (each under
-    `wrapper`, or bare when it is None), in consecutive pieces of about `chunk_bytes`."""
-    timestamp = format_nvd_timestamp(datetime.now(UTC))
-    head = (
-        f'{{"resultsPerPage":{len(records)},"startIndex":{start_index},'
-        f'"totalResults":{total},"format":"{format_name}","version":"2.0",'
-        f'"timestamp":"{timestamp}","{list_key}":['
-    ).encode()
-    opener = f'{{"{wrapper}":'.encode() if wrapper is not None else b""
-    closer = b"}" if wrapper is not None else b""
-    chunks: list[bytes] = []
-    parts = [head]
-    size = len(head)
-    for index, record in enumerate(records):
-        if index:
-            parts.append(b",")
-        parts.append(opener)
-        parts.append(record)
-        parts.append(closer)
-        size += len(record)
-        if size >= chunk_bytes:
-            chunks.append(b"".join(parts))
-            parts, size = [], 0
-    parts.append(b"]}")
-    chunks.append(b"".join(parts))
-    return chunks
+    """The pieces of an `Envelope`, all made at once (small answers, examples)."""
+    return list(
+        Envelope(
+            format_name=format_name,
+            list_key=list_key,
+            wrapper=wrapper,
+            start_index=start_index,
+            total=total,
+            records=records,
+            chunk_bytes=chunk_bytes,
+        ).pieces()
+    )
 
 
 class ChunkedJsonResponse(Response):
     """A JSON answer sent as consecutive pieces, its length known beforehand (so the
-    client sees one ordinary `content-length` body; HEAD gets the length and no body)."""
+    client sees one ordinary `content-length` body; HEAD gets the length and no body).
+
+    An `Envelope` is made piece by piece as the answer goes: uvicorn waits for a socket
+    that takes no more (transport back-pressure) before it takes the next piece, so none
+    is made ahead of the client. `release` is called once the answer is sent or dropped
+    (it frees a `LargeAnswers` slot)."""
 
     media_type = "application/json"
 
     def __init__(
-        self, chunks: Sequence[bytes], *, head: bool, headers: dict[str, str] | None = None
+        self,
+        body: Envelope | Sequence[bytes],
+        *,
+        head: bool,
+        headers: dict[str, str] | None = None,
+        release: Callable[[], None] | None = None,
     ) -> None:
-        length = sum(len(chunk) for chunk in chunks)
-        self.chunks = () if head else tuple(chunks)
+        self.body_source: Envelope | Sequence[bytes] | None = None if head else body
+        self.length = body.length if isinstance(body, Envelope) else sum(map(len, body))
+        self.release = release
         super().__init__(
-            headers={**COMMON_HEADERS, **(headers or {}), "content-length": str(length)}
+            headers={**COMMON_HEADERS, **(headers or {}), "content-length": str(self.length)}
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send(
-            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
-        )
-        last = len(self.chunks) - 1
-        if last < 0:
-            await send({"type": "http.response.body", "body": b""})
-        for index, chunk in enumerate(self.chunks):
-            await send({"type": "http.response.body", "body": chunk, "more_body": index < last})
+        try:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": self.status_code,
+                    "headers": self.raw_headers,
+                }
+            )
+            source, self.body_source = self.body_source, None
+            if source is None or self.length == 0:
+                await send({"type": "http.response.body", "body": b""})
+                return
+            pieces = source.pieces() if isinstance(source, Envelope) else iter(source)
+            del source
+            sent = 0
+            for piece in pieces:
+                sent += len(piece)
+                await send(
+                    {"type": "http.response.body", "body": piece, "more_body": sent < self.length}
+                )
+                del piece
+        finally:
+            if self.release is not None:
+                self.release()
 
 
 def nvd_error(reason: str, status: int = 404) -> Response:

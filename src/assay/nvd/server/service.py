@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from assay.errors import InputError
 from assay.nvd.server.access import KEY_MODES, ApiKeys
 from assay.nvd.server.bounds import (
+    DEFAULT_LARGE_ANSWERS,
     DEFAULT_SQLITE_CACHE_MIB,
     DEFAULT_THREADS,
     limit_sqlite_heap,
@@ -49,6 +50,12 @@ class ServiceSettings:
     max_header_bytes: int = 64 * 1024  # the largest request head
     max_connections: int = 1000  # per worker process; 503 past it
     store_timeout: float = 5.0  # seconds to reach PostgreSQL before answering 503
+    # Host names the server answers to (`web.hosts`); None: any (`assay serve` sets them).
+    allowed_hosts: tuple[str, ...] | None = None
+    large_answers: int = DEFAULT_LARGE_ANSWERS  # pages of >100 records in flight at a time
+    # Uploads (`/api/scan`, `/scan`, `/verify`): their own threads and time budget.
+    upload_threads: int = 2
+    upload_timeout: float = 60.0
 
     def to_environment(self) -> str:
         return orjson.dumps(asdict(self)).decode()
@@ -65,6 +72,8 @@ class ServiceSettings:
         known = {field.name for field in fields(cls)}
         if not isinstance(values, dict) or not set(values) <= known:
             raise InputError(SERVICE_ENV, f"expected an object with keys among {sorted(known)}")
+        if isinstance(values.get("allowed_hosts"), list):
+            values["allowed_hosts"] = tuple(str(host) for host in values["allowed_hosts"])
         return cls(**values)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assay.errors import StoreError
@@ -25,6 +24,7 @@ from assay.nvd.server.responses import (
     read_with_generation,
     store_failure,
 )
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Store
 
 PATHS = frozenset({"/rest/json/cves/2.0", "/rest/json/cves/2.0/"})
@@ -60,8 +60,8 @@ class CveIdShortcut:
             if self.inline:
                 generation, page = read_with_generation(self.store, self.store.search_cves, query)
             else:
-                generation, page = await run_in_threadpool(
-                    read_with_generation, self.store, self.store.search_cves, query
+                generation, page = await in_store_thread(
+                    self.store, read_with_generation, self.store, self.store.search_cves, query
                 )
         except (StoreError, ValueError) as error:
             # Answered here: the full handler would wait for the store a second time.

@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 import orjson
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -22,6 +21,7 @@ from assay.errors import QueryError, StoreError
 from assay.nvd.dates import format_nvd_timestamp
 from assay.nvd.params import RawQuery, printable
 from assay.nvd.server.responses import COMMON_HEADERS, CORS_PREFLIGHT, nvd_error
+from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Store
 
 PATH = "/rest/public/dashboard/statistics"
@@ -74,7 +74,7 @@ def statistics_endpoint(store: Store) -> Callable[[Request], Awaitable[Response]
                 f"Invalid reporttype: expected {REPORT_TYPE}, found '{printable(report or '')}'"
             )
         try:
-            by_status = await run_in_threadpool(store.count_cves_by_status)
+            by_status = await in_store_thread(store, store.count_cves_by_status)
         except StoreError:
             return nvd_error("The store is unavailable", status=503)
         body = {

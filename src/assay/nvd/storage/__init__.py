@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from assay.errors import StoreError
 from assay.nvd.storage.interface import Page, Store, UpsertCounts
+from assay.urls import redact_url
 
 __all__ = ["Page", "Store", "UpsertCounts", "open_store", "store_exists"]
 
@@ -27,7 +28,7 @@ def open_store(url: str, *, timeout: float | None = None, create: bool = True) -
             from assay.nvd.storage.postgres import PostgresStore
         except ImportError as error:
             raise StoreError(
-                f"{url.rsplit('@', maxsplit=1)[-1]}: a PostgreSQL store needs the PostgreSQL driver, "
+                f"{redact_url(url)}: a PostgreSQL store needs the PostgreSQL driver, "
                 f"installed with assay's postgres extra (pip install 'assay[postgres]'); "
                 f"found {error}"
             ) from None

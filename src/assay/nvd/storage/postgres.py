@@ -84,6 +84,22 @@ POOL_TIMEOUT = 30.0  # seconds an operation may wait for a free pooled connectio
 # that a server restart broke is replaced rather than failing a request. A connection in
 # steady use is not: checking every checkout cost 260 us of a 410 us cveId look-up.
 CHECK_IDLE_AFTER = 2.0
+# A server that stops answering (a dropped network, a host gone) must not hold a
+# connection for ever: TCP keepalives find a silent peer within ~60 s, and
+# `tcp_user_timeout` ends a connection whose sent data stays unacknowledged that long.
+# A URL's own settings win.
+CONNECTION_BOUNDS = {
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "60000",
+}
+# A store opened for serving (`timeout` given) also bounds each statement on the server,
+# so that a query a request stopped waiting for does not run on: this many times the
+# timeout, and at least MIN_STATEMENT_SECONDS (large pages and scans take seconds).
+STATEMENT_TIMEOUT_FACTOR = 6
+MIN_STATEMENT_SECONDS = 30
 SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 SETUP_LOCK = 0x6173_7361_7973_746F  # advisory lock key serializing schema set-up ("assaysto")
 CVE_ORDER = 'c.published COLLATE "C", c.cve_id COLLATE "C"'
@@ -166,6 +182,16 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
             self._kwargs["connect_timeout"] = (
                 CONNECT_TIMEOUT if timeout is None else max(2, math.ceil(timeout))
             )
+        # Seconds a request waits for one operation before answering 503 (serving only;
+        # `assay.nvd.server.store_calls`).
+        self.operation_timeout = timeout
+        given = conninfo_to_dict(self._target.conninfo)
+        for key, value in CONNECTION_BOUNDS.items():
+            if key not in given:
+                self._kwargs[key] = value
+        if timeout is not None and "options" not in given:
+            seconds = max(MIN_STATEMENT_SECONDS, math.ceil(timeout * STATEMENT_TIMEOUT_FACTOR))
+            self._kwargs["options"] = f"-c statement_timeout={seconds * 1000}"
         try:
             search_tokens("")
         except sqlite3.Error as error:
