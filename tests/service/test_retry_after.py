@@ -36,7 +36,7 @@ def limiter(
             client.close()
         from assay.nvd.server.redis_counter import RedisCounter
 
-        yield Limiter(RedisCounter("redis://127.0.0.1:6379/3"), POLICY)
+        yield Limiter(RedisCounter("redis://127.0.0.1:6379/3", buckets=BUCKETS), POLICY)
         return
     folder = tmp_path_factory.mktemp(f"retry-{request.param}")
     for url in make_store_url(request.param, folder):
