@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from dataclasses import dataclass
 from typing import Final
@@ -111,5 +110,3 @@ def read_scores(data: bytes, source: str) -> EpssScores:
             )
         )
     return EpssScores(model, score_date[:10], tuple(scores))
-
-

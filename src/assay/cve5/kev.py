@@ -1,7 +1,7 @@
 """CISA's Known Exploited Vulnerabilities catalogue (the JSON feed), read strictly (pure).
 
-    catalogue = read_catalogue(data, "known_exploited_vulnerabilities.json")
-    catalogue.version, catalogue.entries[0].cve_id, catalogue.entries[0].due_date
+catalogue = read_catalogue(data, "known_exploited_vulnerabilities.json")
+catalogue.version, catalogue.entries[0].cve_id, catalogue.entries[0].due_date
 """
 
 from __future__ import annotations
@@ -80,9 +80,7 @@ def _entry(value: Any, path: str, source: str) -> KevEntry:
         if not value.get(key):
             raise KevError(source, _json_strict.member(path, key), "required, found nothing")
     if not CVE_ID.fullmatch(value["cveID"]):
-        raise KevError(
-            source, f"{path}.cveID", f"expected CVE-YYYY-NNNN, found {value['cveID']!r}"
-        )
+        raise KevError(source, f"{path}.cveID", f"expected CVE-YYYY-NNNN, found {value['cveID']!r}")
     for key in _DATE_FIELDS:
         date = value.get(key)
         if date is not None and not _is_date(date):

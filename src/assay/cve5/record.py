@@ -30,8 +30,8 @@ __all__ = [
     "MAX_RECORD_BYTES",
     "Affected",
     "Container",
-    "CveRecord",
     "Cve5Error",
+    "CveRecord",
     "Cvss5",
     "KevMark",
     "Ssvc",
@@ -196,7 +196,9 @@ class _Reader:
             )
         return value
 
-    def text(self, parent: Mapping[str, Any], key: str, path: str, *, required: bool = False) -> Any:
+    def text(
+        self, parent: Mapping[str, Any], key: str, path: str, *, required: bool = False
+    ) -> Any:
         value = parent.get(key)
         if value is None:
             if required:
@@ -409,7 +411,7 @@ class _Reader:
         document = self.obj(value, "$")
         data_type = document.get("dataType")
         if data_type != "CVE_RECORD":
-            raise self.fail("$.dataType", f"expected \"CVE_RECORD\", found {data_type!r}")
+            raise self.fail("$.dataType", f'expected "CVE_RECORD", found {data_type!r}')
         data_version = self.text(document, "dataVersion", "$", required=True)
         if not re.fullmatch(r"5\.[0-9]+(\.[0-9]+)?", data_version):
             raise self.fail("$.dataVersion", f"expected 5.x, found {data_version!r}")
