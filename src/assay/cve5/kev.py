@@ -13,7 +13,14 @@ from assay import _json_strict
 from assay.cve5.record import CVE_ID
 from assay.errors import IngestError
 
-__all__ = ["MAX_CATALOGUE_BYTES", "KevCatalogue", "KevEntry", "KevError", "read_catalogue"]
+__all__ = [
+    "MAX_CATALOGUE_BYTES",
+    "KevCatalogue",
+    "KevEntry",
+    "KevError",
+    "entry_from_value",
+    "read_catalogue",
+]
 
 MAX_CATALOGUE_BYTES: Final = 64 * 1024 * 1024
 """The catalogue is ~1.5 MB for ~1,400 entries; it grows by a few hundred a year."""
@@ -101,6 +108,11 @@ def _entry(value: Any, path: str, source: str) -> KevEntry:
         notes=value.get("notes"),
         cwes=tuple(cwes),
     )
+
+
+def entry_from_value(value: Any, source: str) -> KevEntry:
+    """One entry from parsed JSON (as `KevEntry.to_dict` writes it, or CISA does)."""
+    return _entry(value, "$", source)
 
 
 def _is_date(text: str) -> bool:
