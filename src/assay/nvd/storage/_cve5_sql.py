@@ -163,6 +163,8 @@ class Cve5Store(Protocol):
 
     def close(self) -> None: ...
 
+    def exclusive(self, name: str) -> AbstractContextManager[None]: ...
+
 
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
     for start in range(0, len(items), CHUNK):
