@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.audit.severity import choose_severity, nvd_ratings
 from assay.web.cvss import MetricPart, explain_vector
 
 METRIC_KEYS = (
@@ -86,13 +87,13 @@ class CveView:
     configurations: list[ConfigurationView] = field(default_factory=list)
     vendor_comments: list[tuple[str, str]] = field(default_factory=list)
 
+    headline_index: int | None = None
+
     @property
     def headline(self) -> MetricView | None:
-        """The metric a list shows: the newest CVSS version, primary source first."""
-        for metric in self.metrics:
-            if metric.kind == "Primary":
-                return metric
-        return self.metrics[0] if self.metrics else None
+        """The metric that gives the severity: `assay.audit.severity`'s choice, the one
+        `assay scan` reports."""
+        return None if self.headline_index is None else self.metrics[self.headline_index]
 
     @property
     def criteria_count(self) -> int:
@@ -203,6 +204,18 @@ def cve_view(record: dict[str, Any]) -> CveView:
     metrics = _dict(record.get("metrics"))
     for key, label in METRIC_KEYS:
         view.metrics.extend(_metric(label, _dict(entry)) for entry in _list(metrics.get(key)))
+    chosen = choose_severity(nvd_ratings(record))
+    if chosen is not None:
+        view.headline_index = next(
+            (
+                index
+                for index, metric in enumerate(view.metrics)
+                if metric.label == f"CVSS {chosen.version}"
+                and metric.vector == chosen.vector
+                and metric.source == chosen.source
+            ),
+            None,
+        )
     for weakness in map(_dict, _list(record.get("weaknesses"))):
         for description in map(_dict, _list(weakness.get("description"))):
             view.weaknesses.append(
