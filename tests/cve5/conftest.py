@@ -14,7 +14,7 @@ EPSS_FILE = ASSETS / "epss" / "epss_scores-sample.csv"
 
 
 def record_paths() -> list[Path]:
-    return sorted(p for p in ASSETS.rglob("*.json") if "kev" not in p.parts)
+    return sorted(p for p in ASSETS.rglob("*.json") if not {"kev", "nvd"} & set(p.parts))
 
 
 @pytest.fixture(scope="session")

@@ -39,7 +39,7 @@ def test_cve_import_of_a_folder_counts_what_it_skips(
     code, summary, err = _run(capsys, "cve", "import", "--store", store_url, str(ASSETS))
     assert code == 0, err
     assert summary["records"]["cve5"] == {"added": 90, "updated": 0, "unchanged": 0}
-    assert summary["skipped"] == 4  # SOURCES.md, the KEV catalogue, two CSV files
+    assert summary["skipped"] == 6  # SOURCES.md, the KEV catalogue, 2 CSV and 2 NVD files
     code, summary, _ = _run(capsys, "cve", "import", "--store", store_url, str(ASSETS))
     assert summary["records"]["cve5"]["unchanged"] == 90
 

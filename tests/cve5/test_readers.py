@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import pytest
 
@@ -13,16 +12,14 @@ from assay.cve5.kev import KevError, read_catalogue
 from assay.cve5.record import MAX_DEPTH, Cve5Error, read_record
 from assay.errors import IngestError
 
-ASSETS = Path(__file__).parent.parent / "assets" / "cve5"
-RECORDS = sorted(ASSETS.rglob("*.json"))
+from .conftest import ASSETS, record_paths
+
 WAZUH = ASSETS / "cve5/CVEProject-cvelistV5/cves/2025/24xxx/CVE-2025-24016.json"
 CISA_ADP = "134c704f-9b21-4f2e-91b3-4a467353bcc0"
 
 
 def test_every_real_record_is_read() -> None:
-    records = [
-        read_record(path.read_bytes(), str(path)) for path in RECORDS if "kev" not in path.parts
-    ]
+    records = [read_record(path.read_bytes(), str(path)) for path in record_paths()]
     assert len(records) == 90
     assert all(r.cve_id.startswith("CVE-") for r in records)
     with_adp_cpes = [r for r in records if any(a.cpes for c in r.adp for a in c.affected)]
@@ -50,7 +47,7 @@ def test_a_cisa_adp_container_is_typed() -> None:
 
 
 def test_a_go_cna_submission_is_read_undated() -> None:
-    path = next(p for p in RECORDS if p.name.startswith("GO-"))
+    path = next(p for p in record_paths() if p.name.startswith("GO-"))
     record = read_record(path.read_bytes(), str(path))
     assert record.state == "PUBLISHED"
     assert record.date_updated == ""

@@ -71,7 +71,8 @@ def register(tree: CommandTree) -> None:
         "--fail-on",
         default=[],
         metavar="RULE",
-        help="severity>=LEVEL, cvss>=SCORE or kev; ',' joins conditions; several: any of them",
+        help="severity>=LEVEL, cvss>=SCORE, kev, epss>=PROBABILITY or source=NAME (nvd, osv, "
+        "cve5, cisa-adp); ',' joins conditions; several: any of them",
     )
     parser.add_argument("--ignore", metavar="FILE", help="ignore file (YAML or JSON)")
     parser.add_argument(
@@ -144,6 +145,7 @@ def _scan(args: argparse.Namespace) -> int:
     source = _source(args)
     try:
         result = _run(inventories, source, args)
+        described = _described(args, result, source)
     finally:
         source.close()
     verdict = evaluate(result, rules, ignores, today=datetime.now(UTC).date())
@@ -153,8 +155,17 @@ def _scan(args: argparse.Namespace) -> int:
             f"{entry.expires.isoformat()}: it no longer applies",
             file=sys.stderr,
         )
-    _write(args, result, verdict, inventories)
+    _write(args, result, verdict, inventories, described)
     return EXIT_OK if verdict.passed else EXIT_FAILED
+
+
+def _described(args: argparse.Namespace, result: ScanResult, source: Any) -> dict[str, str]:
+    """The descriptions SARIF's rules carry (read only for SARIF)."""
+    if args.format != "sarif":
+        return {}
+    from assay.audit.cve5_match import describe
+
+    return describe(source, [v.id for _, v in result.findings])
 
 
 def _source(args: argparse.Namespace) -> Any:
@@ -206,7 +217,11 @@ def _run(inventories: list[Inventory], source: Any, args: argparse.Namespace) ->
 
 
 def _write(
-    args: argparse.Namespace, result: ScanResult, verdict: Verdict, inventories: list[Inventory]
+    args: argparse.Namespace,
+    result: ScanResult,
+    verdict: Verdict,
+    inventories: list[Inventory],
+    described: dict[str, str] | None = None,
 ) -> None:
     import orjson
 
@@ -228,7 +243,7 @@ def _write(
 
         document: dict[str, Any]
         if fmt == "sarif":
-            document = to_sarif(result, verdict, version=__version__)
+            document = to_sarif(result, verdict, version=__version__, descriptions=described)
         else:
             document = to_vdr(result, inventories)
         data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"

@@ -60,6 +60,7 @@ __all__ = [
     "CNA_PURL_CONFIDENCE",
     "AffectedMatch",
     "component_keys",
+    "describe",
     "entry_status",
     "supplement",
 ]
@@ -69,6 +70,7 @@ UNORDERED_TYPES: Final = frozenset({"git", "original_commit_for_fix"})
 """`versionType`s whose versions are commits, not ordered versions: never matched."""
 OPEN_LOWER: Final = frozenset({"", "0", "*", "-", "n/a", "unspecified", "all"})
 CHUNK: Final = 200
+_OPEN_WORDS: Final = re.compile(r"earlier|prior|before|below|older|all versions", re.IGNORECASE)
 _CONSTRAINT: Final = re.compile(r"\s*(<=|>=|<|>|=)\s*([^\s,]+)\s*")
 
 
@@ -108,9 +110,29 @@ def _holds(operator: str, order: int) -> bool:
     return order == 0
 
 
+def _bare(version: str) -> str:
+    """A version as written, or the version of a purl written as one (`pkg:npm/x@1.0`)."""
+    if version.startswith("pkg:") and "@" in version:
+        return version.rsplit("@", 1)[1]
+    return version.strip()
+
+
+def _lower_bound(text: str) -> str | None:
+    """The lower edge of a range, None when open. CNAs write free text there too:
+    `3.0.3 and earlier` (open), `3.1.1 to 3.1.2` (from 3.1.1)."""
+    text = _bare(text)
+    if text.lower() in OPEN_LOWER:
+        return None
+    if " " not in text:
+        return text
+    if _OPEN_WORDS.search(text):
+        return None
+    return text.split()[0]
+
+
 def _in_entry(entry: VersionEntry, version: str, ecosystem: str | None) -> AffectedMatch | None:
     def compare(a: str, b: str) -> int:
-        return compare_in(ecosystem, a, b)
+        return compare_in(ecosystem, _bare(a), _bare(b))
 
     if entry.version_type and entry.version_type.lower() in UNORDERED_TYPES:
         return None
@@ -124,7 +146,8 @@ def _in_entry(entry: VersionEntry, version: str, ecosystem: str | None) -> Affec
             return None
         fixed = next((bound for op, bound in constraints if op == "<"), None)
         return AffectedMatch(entry.status, fixed)
-    if entry.version.lower() not in OPEN_LOWER and compare(version, entry.version) < 0:
+    lower = _lower_bound(entry.version)
+    if lower is not None and compare(version, lower) < 0:
         return None
     below, through = entry.less_than, entry.less_than_or_equal
     if below is not None and below != "*" and compare(version, below) >= 0:
@@ -425,3 +448,23 @@ def _match(
         gone = set(promoted)
         unidentified = [u for i, u in enumerate(unidentified) if i not in gone]
     return components, unidentified
+
+
+def describe(source: object, cve_ids: Sequence[str]) -> dict[str, str]:
+    """The English description of each CVE the store holds (NVD's, else the CNA's in the
+    CVE 5 record); none for a source without a store."""
+    store = _store_of(source)
+    if store is None or not cve_ids:
+        return {}
+    found: dict[str, str] = {}
+    for cve_id, record in _nvd_records(store, sorted(set(cve_ids))).items():
+        for description in record.get("descriptions") or ():
+            if description.get("lang") == "en" and isinstance(description.get("value"), str):
+                found[cve_id] = description["value"]
+                break
+    missing = [cve_id for cve_id in cve_ids if cve_id not in found]
+    for cve_id, raw in store.cve5_records(missing).items():
+        text = read_record(raw, f"stored CVE 5 record {cve_id}").cna.description
+        if text:
+            found[cve_id] = text
+    return found
