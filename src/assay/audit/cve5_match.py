@@ -361,15 +361,11 @@ def _annotated(
     if entry is not None:
         detail = KevDetail(entry.date_added, entry.due_date, entry.ransomware)
     scored = epss.get(vulnerability.id)
-    sources = vulnerability.sources or (
-        FindingSource("nvd", vulnerability.id, vulnerability.match_criteria_id or ""),
-    )
     return replace(
         vulnerability,
         kev=vulnerability.kev or entry is not None,
         kev_detail=detail,
         epss=None if scored is None else Epss(scored[0].score, scored[0].percentile, scored[1]),
-        sources=sources,
     )
 
 

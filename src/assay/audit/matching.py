@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from assay.audit.model import Cvss, Vulnerability
+from assay.audit.model import Cvss, FindingSource, Vulnerability
 from assay.audit.severity import choose_severity, nvd_ratings
 from assay.audit.versions import Comparator
 from assay.nvd.cpe import ANY, NA, Cpe, CriteriaRange, InvalidCpe, name_matches
@@ -549,4 +549,5 @@ def vulnerability_facts(facts: RecordFacts, hit: Match, *, conditional: bool) ->
         match_criteria_id=hit.match_criteria_id,
         fixed_in=None if hit.criteria is None else hit.criteria.version_end_excluding,
         conditional=conditional,
+        sources=(FindingSource("nvd", facts.id, hit.match_criteria_id or ""),),
     )
