@@ -265,27 +265,41 @@ def _adp_kev(record: CveRecord) -> str | None:
     return None
 
 
-def _judge(record: CveRecord, wanted: _Wanted) -> tuple[AffectedMatch, FindingSource] | None:
-    """The finding (or not) of a record for a component: CISA-ADP's entries first."""
-    for tier in ("adp", "cna"):
-        verdict: tuple[AffectedMatch, FindingSource] | None = None
-        spoken = False
+class _Indexed:
+    """A record's `affected[]` entries by look-up key, computed once per scan."""
+
+    __slots__ = ("by_key", "record")
+
+    def __init__(self, record: CveRecord) -> None:
+        self.record = record
+        self.by_key: dict[str, list[tuple[int, Container, Affected]]] = {}
+        order = 0
         for container in record.containers:
+            for affected in container.affected:
+                for key in affected_keys(affected):
+                    self.by_key.setdefault(key, []).append((order, container, affected))
+                order += 1
+
+    def entries(self, keys: Iterable[str]) -> list[tuple[int, Container, Affected]]:
+        found = {entry[0]: entry for key in keys for entry in self.by_key.get(key, ())}
+        return [found[order] for order in sorted(found)]
+
+
+def _judge(indexed: _Indexed, wanted: _Wanted) -> tuple[AffectedMatch, FindingSource] | None:
+    """The finding (or not) of a record for a component: CISA-ADP's entries first."""
+    entries = indexed.entries(wanted.keys)
+    for tier in ("adp", "cna"):
+        spoken = False
+        for _, container, affected in entries:
             if container.kind != tier:
                 continue
-            for affected in container.affected:
-                keys = affected_keys(affected)
-                if not keys & wanted.keys:
-                    continue
-                spoken = True
-                found = entry_status(affected, wanted.version, wanted.ecosystem)
-                if found.status == "affected" and verdict is None:
-                    verdict = (
-                        found,
-                        FindingSource(_source_name(container), record.cve_id, affected.path),
-                    )
-        if verdict is not None:
-            return verdict
+            spoken = True
+            found = entry_status(affected, wanted.version, wanted.ecosystem)
+            if found.status == "affected":
+                source = FindingSource(
+                    _source_name(container), indexed.record.cve_id, affected.path
+                )
+                return found, source
         if spoken:
             return None  # the ADP's entries speak of the component and do not affect it
     return None
@@ -398,11 +412,11 @@ def _match(
         return components, unidentified
     nvd = _nvd_records(store, candidates)
     fresh = [cve_id for cve_id in candidates if not _analysed(nvd.get(cve_id))]
-    records: dict[str, CveRecord] = {}
+    records: dict[str, _Indexed] = {}
     for cve_id, raw in store.cve5_records(fresh).items():
         record = read_record(raw, f"stored CVE 5 record {cve_id}")
         if record.state == "PUBLISHED":
-            records[cve_id] = record
+            records[cve_id] = _Indexed(record)
     added: dict[int, list[Vulnerability]] = {}
     for index, item in wanted.items():
         cve_ids = sorted({c for key in item.keys for c in by_key.get(key, ()) if c in records})
@@ -410,7 +424,7 @@ def _match(
             judged = _judge(records[cve_id], item)
             if judged is not None:
                 added.setdefault(index, []).append(
-                    _finding(records[cve_id], nvd.get(cve_id), *judged)
+                    _finding(records[cve_id].record, nvd.get(cve_id), *judged)
                 )
     for index, new in added.items():
         if index < offset:
