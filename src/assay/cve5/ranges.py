@@ -22,7 +22,16 @@ from typing import Final
 
 from assay.cve5.record import Affected, VersionEntry
 
-__all__ = ["AffectedMatch", "Compare", "entry_status"]
+__all__ = [
+    "OPEN_LOWER",
+    "UNORDERED_TYPES",
+    "AffectedMatch",
+    "Compare",
+    "bare_version",
+    "constraints_of",
+    "entry_status",
+    "lower_bound",
+]
 
 Compare = Callable[[str, str], int]
 """-1, 0 or 1 as the first version is before, equal to or after the second."""
@@ -44,7 +53,7 @@ class AffectedMatch:
     """The version the entry says it stops being affected at (`lessThan`, a change)."""
 
 
-def _constraints(text: str) -> list[tuple[str, str]] | None:
+def constraints_of(text: str) -> list[tuple[str, str]] | None:
     """A version written as constraints (`>= 4.4.0, < 4.9.1`, as GitHub's CNA writes
     them), or None for a plain version."""
     if not text or text[0] not in "<>=":
@@ -70,17 +79,17 @@ def _holds(operator: str, order: int) -> bool:
     return order == 0
 
 
-def _bare(version: str) -> str:
+def bare_version(version: str) -> str:
     """A version as written, or the version of a purl written as one (`pkg:npm/x@1.0`)."""
     if version.startswith("pkg:") and "@" in version:
         return version.rsplit("@", 1)[1]
     return version.strip()
 
 
-def _lower_bound(text: str) -> str | None:
+def lower_bound(text: str) -> str | None:
     """The lower edge of a range, None when open. CNAs write free text there too:
     `3.0.3 and earlier` (open), `3.1.1 to 3.1.2` (from 3.1.1)."""
-    text = _bare(text)
+    text = bare_version(text)
     if text.lower() in OPEN_LOWER:
         return None
     if " " not in text:
@@ -92,12 +101,12 @@ def _lower_bound(text: str) -> str | None:
 
 def _in_entry(entry: VersionEntry, version: str, order: Compare) -> AffectedMatch | None:
     def compare(a: str, b: str) -> int:
-        return order(_bare(a), _bare(b))
+        return order(bare_version(a), bare_version(b))
 
     if entry.version_type and entry.version_type.lower() in UNORDERED_TYPES:
         return None
     if not entry.is_range:
-        constraints = _constraints(entry.version)
+        constraints = constraints_of(entry.version)
         if constraints is None:
             if compare(version, entry.version) != 0:
                 return None
@@ -106,7 +115,7 @@ def _in_entry(entry: VersionEntry, version: str, order: Compare) -> AffectedMatc
             return None
         fixed = next((bound for op, bound in constraints if op == "<"), None)
         return AffectedMatch(entry.status, fixed)
-    lower = _lower_bound(entry.version)
+    lower = lower_bound(entry.version)
     if lower is not None and compare(version, lower) < 0:
         return None
     below, through = entry.less_than, entry.less_than_or_equal
