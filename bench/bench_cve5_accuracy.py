@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.cve5.corpus import corpus, measure  # noqa: E402
+from tests.cve5.corpus import corpus, measure
 
 
 def main(folders: list[str]) -> None:

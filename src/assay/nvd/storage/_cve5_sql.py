@@ -104,9 +104,9 @@ META = (
     "INSERT INTO meta (key, value) VALUES (?, ?) "
     "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 )
-EPSS_UPSERT = (
-    "INSERT INTO epss (cve_id, score, percentile, score_date, model_version) "
-    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (cve_id) DO UPDATE SET score = excluded.score, "
+EPSS_COLUMNS = ("cve_id", "score", "percentile", "score_date", "model_version")
+EPSS_CONFLICT = (
+    "ON CONFLICT (cve_id) DO UPDATE SET score = excluded.score, "
     "percentile = excluded.percentile, score_date = excluded.score_date, "
     "model_version = excluded.model_version "
     "WHERE excluded.score_date > epss.score_date OR (excluded.score_date = epss.score_date "
@@ -129,6 +129,13 @@ class Executor(Protocol):
 
     def many(self, statement: str, params: Sequence[Sequence[object]]) -> int:
         """Runs it once per parameter row: the number of rows changed in all."""
+        ...
+
+    def load(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]], conflict: str
+    ) -> int:
+        """`INSERT INTO table (columns) <rows> <conflict>` for many rows at once (a
+        backend may stream them: PostgreSQL's COPY): the number of rows changed."""
         ...
 
 
@@ -325,7 +332,7 @@ class Cve5Tables:
         ]
         with self._cve5_writing("writing EPSS scores") as run:
             before = int(run.rows("SELECT count(*) FROM epss")[0][0])
-            changed = run.many(EPSS_UPSERT, rows)
+            changed = run.load("epss", EPSS_COLUMNS, rows, EPSS_CONFLICT)
             after = int(run.rows("SELECT count(*) FROM epss")[0][0])
             counts.added = after - before
             counts.updated = changed - counts.added
@@ -376,6 +383,12 @@ class _SqliteExecutor:
         before = self.connection.total_changes
         self.connection.executemany(statement, params)
         return self.connection.total_changes - before
+
+    def load(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]], conflict: str
+    ) -> int:
+        statement = f"INSERT INTO {table} ({', '.join(columns)}) VALUES {_in(len(columns))} "
+        return self.many(statement + conflict, rows)
 
 
 class SqliteCve5(Cve5Tables):

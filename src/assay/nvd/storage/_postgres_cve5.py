@@ -32,6 +32,25 @@ class _PostgresExecutor:
             cursor.executemany(_dialect(statement), [bound(row) for row in params])
             return max(cursor.rowcount, 0)
 
+    def load(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]], conflict: str
+    ) -> int:
+        """COPY into a temporary table, then one INSERT ... SELECT (a round trip per row
+        took 13 s for a day of EPSS scores)."""
+        if not rows:
+            return 0
+        names = ", ".join(columns)
+        self.connection.execute(f"DROP TABLE IF EXISTS load_{table}")
+        self.connection.execute(f"CREATE TEMP TABLE load_{table} (LIKE {table}) ON COMMIT DROP")
+        with self.connection.cursor() as cursor:
+            with cursor.copy(f"COPY load_{table} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(bound(row))
+            cursor.execute(
+                f"INSERT INTO {table} ({names}) SELECT {names} FROM load_{table} {conflict}"
+            )
+            return max(cursor.rowcount, 0)
+
 
 class PostgresCve5(Cve5Tables):
     if TYPE_CHECKING:
