@@ -18,6 +18,7 @@ import pytest
 
 from assay._cli import main
 from assay.cve5.sync import CHECKPOINT, sync_cvelist
+from assay.errors import StoreError
 from assay.nvd.storage import open_store
 from assay.nvd.storage._cve5_sql import cve5_store
 
@@ -255,3 +256,30 @@ def test_kev_and_epss_sync(
     )
     assert code == 2
     assert "HTTP 404" in err
+
+
+def test_a_named_file_that_is_no_record_is_unusable_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = f"sqlite:///{tmp_path / 's.db'}"
+    code, summary, err = _run(capsys, "cve", "import", "--store", store, str(KEV_FILE))
+    assert code == 2
+    assert summary["failedFiles"] == 1
+    assert "expected a CVE JSON 5 record (dataType CVE_RECORD)" in err
+    broken = tmp_path / "broken.json"
+    broken.write_bytes(b'{"dataType": "CVE_RECORD", "dataType": "CVE_RECORD"}')
+    code, summary, err = _run(capsys, "cve", "import", "--store", store, str(broken))
+    assert code == 1  # a record, rejected
+    assert summary["rejected"] == 1
+    assert "broken.json at $.dataType: duplicate key" in err
+
+
+def test_a_checkpoint_assay_did_not_write_is_named(upstream: _Upstream, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    store = cve5_store(open_store(url))
+    try:
+        store.upsert_cve5([], meta={CHECKPOINT: '{"day": "yesterday"}'})
+        with pytest.raises(StoreError, match="checkpoint is not one assay wrote"):
+            sync_cvelist(store, upstream.url)
+    finally:
+        store.close()

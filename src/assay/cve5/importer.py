@@ -219,10 +219,14 @@ class Cve5Importer:
                 if not named:
                     self.report.skipped += 1  # a `.json` that is no JSON is no record
                     return
-                raise Cve5Error(source, "", f"expected JSON: {error}") from None
+                # A file named on its own that is no JSON: unusable input, not a record.
+                raise InputError(source, f"expected a CVE JSON 5 record: {error}") from None
             if not isinstance(value, dict) or value.get("dataType") != "CVE_RECORD":
                 if named:
-                    raise Cve5Error(source, "$.dataType", "expected a CVE record (CVE_RECORD)")
+                    raise InputError(
+                        source,
+                        "expected a CVE JSON 5 record (dataType CVE_RECORD), a folder or a zip",
+                    )
                 self.report.skipped += 1
                 return
             if problem is not None:

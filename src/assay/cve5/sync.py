@@ -27,7 +27,7 @@ from typing import Final, Protocol
 
 from assay.cve5 import DEFAULT_CVELIST_URL, DEFAULT_EPSS_URL, DEFAULT_KEV_URL
 from assay.cve5.importer import Cve5Importer, Cve5ImportReport, _Writer
-from assay.errors import ClientError
+from assay.errors import ClientError, StoreError
 
 __all__ = [
     "CHECKPOINT",
@@ -115,6 +115,23 @@ def _hours(after: str | None, until: int) -> list[str]:
     return [f"{hour:02d}00Z" for hour in range(until, start, -1)]
 
 
+def _checkpoint(saved: str | None) -> dict[str, str]:
+    """The stored checkpoint ({"day": "YYYY-MM-DD", "hour": "HH00Z" | "end_of_day"})."""
+    if not saved:
+        return {}
+    try:
+        value = json.loads(saved)
+        date.fromisoformat(value["day"])
+        if not isinstance(value["hour"], str):
+            raise TypeError(value["hour"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise StoreError(
+            f"the store's {CHECKPOINT} checkpoint is not one assay wrote ({saved[:80]!r}: "
+            f"{error}); remove it to sync from a baseline again"
+        ) from None
+    return {"day": value["day"], "hour": value["hour"]}
+
+
 def sync_cvelist(
     store: _Store,
     upstream: str = DEFAULT_CVELIST_URL,
@@ -127,8 +144,7 @@ def sync_cvelist(
     now = (now or datetime.now(UTC)).astimezone(UTC)
     base = upstream.rstrip("/")
     report = CveSyncReport()
-    saved = store.get_meta(CHECKPOINT)
-    checkpoint: dict[str, str] = json.loads(saved) if saved else {}
+    checkpoint = _checkpoint(store.get_meta(CHECKPOINT))
 
     def load(url: str, asset: str, reached: dict[str, str]) -> bool:
         with tempfile.TemporaryDirectory() as folder:
