@@ -294,7 +294,9 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
     ignored = {(f.component.component.ref, f.vulnerability.id) for f in verdict.ignored}
     failing = {(f.component.component.ref, f.vulnerability.id) for f in verdict.failing}
     table = Table(show_edge=False)
-    for column in ("component", "version", "CVE", "severity", "CVSS", "KEV", "fixed in", "note"):
+    for column in (
+        "component", "version", "CVE", "severity", "CVSS", "KEV", "EPSS", "fixed in", "note"
+    ):  # fmt: skip
         table.add_column(column)
     affected = conditional = 0
     for component, vulnerability in result.findings:
@@ -309,6 +311,7 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
             notes.append("ignored")
         if key in failing:
             notes.append("FAILS")
+        notes.extend(f"via {name}" for name in vulnerability.source_names if name != "nvd")
         cvss = vulnerability.cvss
         table.add_row(
             component.component.name,
@@ -317,6 +320,7 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
             vulnerability.severity or "",
             f"{cvss.base_score:.1f} (v{cvss.version})" if cvss else "",
             "yes" if vulnerability.kev else "",
+            "" if vulnerability.epss is None else f"{vulnerability.epss.score:.3f}",
             vulnerability.fixed_in or "",
             ", ".join(notes),
         )
