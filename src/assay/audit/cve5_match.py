@@ -249,10 +249,20 @@ def supplement(result: ScanResult, source: object, *, min_confidence: float = 0.
     ids = sorted({v.id for c in components for v in c.vulnerabilities})
     kev = store.kev_entries(ids) if store is not None and ids else {}
     epss = store.epss_scores(ids) if store is not None and ids else {}
-    finished = [
-        replace(c, vulnerabilities=tuple(_annotated(v, kev, epss) for v in c.vulnerabilities))
-        for c in components
-    ]
+    # Findings of one record and hit share one object (`scan._Findings`): annotated once.
+    done: dict[int, Vulnerability] = {}
+
+    def annotated(vulnerability: Vulnerability) -> Vulnerability:
+        found = done.get(id(vulnerability))
+        if found is None:
+            found = done[id(vulnerability)] = _annotated(vulnerability, kev, epss)
+        return found
+
+    finished = (
+        [replace(c, vulnerabilities=tuple(map(annotated, c.vulnerabilities))) for c in components]
+        if kev or epss
+        else components
+    )
     return replace(result, components=tuple(finished), unidentified=tuple(unidentified))
 
 
@@ -260,10 +270,12 @@ def _annotated(
     vulnerability: Vulnerability, kev: Mapping[str, Any], epss: Mapping[str, Any]
 ) -> Vulnerability:
     entry = kev.get(vulnerability.id)
+    scored = epss.get(vulnerability.id)
+    if entry is None and scored is None:
+        return vulnerability  # (most findings of a large scan: no copy)
     detail = vulnerability.kev_detail
     if entry is not None:
         detail = KevDetail(entry.date_added, entry.due_date, entry.ransomware)
-    scored = epss.get(vulnerability.id)
     return replace(
         vulnerability,
         kev=vulnerability.kev or entry is not None,
