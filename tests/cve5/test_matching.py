@@ -8,8 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assay._cli import main
+from assay.audit.versions import compare_in
+from assay.cve5.ranges import entry_status
+from assay.cve5.record import Affected, VersionEntry
 from assay.errors import InputError
 from assay.policy.vulnerabilities import parse_fail_on
 
@@ -161,3 +166,27 @@ def test_fail_on_grammar() -> None:
     for text, message in (("epss>=2", "EPSS probability"), ("source=ghsa", "expected a source")):
         with pytest.raises(InputError, match=message):
             parse_fail_on(text)
+
+
+@given(
+    edges=st.lists(st.integers(0, 30), min_size=2, max_size=2, unique=True).map(sorted),
+    probe=st.integers(0, 31),
+    inclusive=st.booleans(),
+)
+def test_a_range_holds_exactly_the_versions_between_its_edges(
+    edges: list[int], probe: int, inclusive: bool
+) -> None:
+    low, high = (f"1.{n}.0" for n in edges)
+    entry = VersionEntry(
+        version=low,
+        status="affected",
+        version_type="semver",
+        less_than=None if inclusive else high,
+        less_than_or_equal=high if inclusive else None,
+    )
+    affected = Affected("$", "v", "p", None, None, None, (), (entry,), "unaffected")
+    version = f"1.{probe}.0"
+    inside = edges[0] <= probe and (probe <= edges[1] if inclusive else probe < edges[1])
+    found = entry_status(affected, version, lambda a, b: compare_in("npm", a, b))
+    assert (found.status == "affected") == inside
+    assert found.fixed_in == (None if inclusive or not inside else high)
