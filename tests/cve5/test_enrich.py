@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 from starlette.testclient import TestClient
 
@@ -57,14 +58,21 @@ def test_an_unanalysed_record_gains_assay_configurations(enriched: TestClient) -
     (configuration,) = cve["assayConfigurations"]
     (node,) = configuration["nodes"]
     assert (node["source"], node["rule"]) == ("cve5", "$.containers.cna.affected[0]")
-    assert node["cpeMatch"] == [
-        {
-            "vulnerable": True,
-            "criteria": WAZUH.format("*"),
-            "versionStartIncluding": "4.4.0",
-            "versionEndExcluding": "4.9.1",
-        }
-    ]
+    (match,) = node["cpeMatch"]
+    assert match == {
+        "vulnerable": True,
+        "criteria": WAZUH.format("*"),
+        "versionStartIncluding": "4.4.0",
+        "versionEndExcluding": "4.9.1",
+        "matchCriteriaId": match["matchCriteriaId"],
+    }
+    # NVD's configuration shape: valid under NVD's schema once the node's two added
+    # members (source, rule) are set aside.
+    schema = json.loads((ASSETS / "nvd" / "cve_api_json_2.0.schema").read_bytes())
+    validator = jsonschema.Draft7Validator({**schema, "$ref": "#/definitions/config"})
+    plain_node = {k: v for k, v in node.items() if k not in ("source", "rule")}
+    assert list(validator.iter_errors({**configuration, "nodes": [plain_node]})) == []
+    assert list(validator.iter_errors(configuration)) != []  # (the added members)
     analysed = enriched.get(API, params={"cveId": "CVE-2022-33891"}).json()
     assert "assayConfigurations" not in analysed["vulnerabilities"][0]["cve"]
 

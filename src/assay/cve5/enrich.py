@@ -4,7 +4,9 @@
 `assayConfigurations`: NVD's configuration shape (`nodes[].cpeMatch[]` with `criteria`,
 `vulnerable` and `versionStart…`/`versionEnd…` bounds), each node naming where it comes
 from (`source`: `cisa-adp`, or `cve5` for the CNA's and other ADPs' entries; `rule`: the
-JSON path of the `affected[]` entry). An entry becomes a node when it names a product
+JSON path of the `affected[]` entry; without those two members a configuration is valid
+under NVD's schema). Each criteria gets a `matchCriteriaId` of its own, a UUID derived
+from the CVE, the rule and the criteria (never one of NVD's). An entry becomes a node when it names a product
 as a CPE (`cpes`, or the CNA's vendor and product as CPE words); each `affected` version
 becomes a criteria: a range keeps its edges (`version` → `versionStartIncluding` unless
 open, `lessThan` → `versionEndExcluding`, `lessThanOrEqual` → `versionEndIncluding`), a
@@ -17,6 +19,7 @@ otherwise (as `assay scan` does).
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any, Final
 
 from assay.cve5.index import cpe_vendor_product
@@ -27,6 +30,8 @@ __all__ = ["CISA_ADP", "configurations"]
 
 CISA_ADP: Final = "134c704f-9b21-4f2e-91b3-4a467353bcc0"
 _WORD: Final = re.compile(r"[A-Za-z0-9._-]+")
+_NAMESPACE: Final = uuid.UUID("5d0c5c1e-8f0a-4b7e-9a55-61737361792e")
+"""The namespace of the criteria ids assay makes (`_criteria_id`)."""
 
 
 def _names(affected: Affected) -> list[tuple[str, str, str]]:
@@ -78,7 +83,14 @@ def _bounds(entry: VersionEntry) -> dict[str, str] | None:
     return bounds
 
 
-def _node(container: Container, affected: Affected) -> dict[str, Any] | None:
+def _criteria_id(cve_id: str, rule: str, match: dict[str, Any]) -> str:
+    """A stable id in the `matchCriteriaId` form (an upper-case UUID), from what the
+    criteria says and where it comes from: never one of NVD's."""
+    text = "|".join([cve_id, rule, *(f"{k}={v}" for k, v in sorted(match.items()))])
+    return str(uuid.uuid5(_NAMESPACE, text)).upper()
+
+
+def _node(cve_id: str, container: Container, affected: Affected) -> dict[str, Any] | None:
     matches: list[dict[str, Any]] = []
     for name in _names(affected):
         if not affected.versions and affected.default_status == "affected":
@@ -93,6 +105,8 @@ def _node(container: Container, affected: Affected) -> dict[str, Any] | None:
             match.update(bounds)
             if match not in matches:
                 matches.append(match)
+    for match in matches:
+        match["matchCriteriaId"] = _criteria_id(cve_id, affected.path, match)
     if not matches:
         return None
     source = "cisa-adp" if container.org_id == CISA_ADP else "cve5"
@@ -113,7 +127,7 @@ def configurations(record: CveRecord) -> list[dict[str, Any]]:
             node
             for container in containers
             for affected in container.affected
-            if (node := _node(container, affected)) is not None
+            if (node := _node(record.cve_id, container, affected)) is not None
         ]
         if nodes:
             return [{"nodes": [node]} for node in nodes]
