@@ -18,7 +18,7 @@ import pytest
 
 from assay._cli import main
 from assay.cve5.sync import CHECKPOINT, sync_cvelist
-from assay.errors import StoreError
+from assay.errors import ClientError, StoreError
 from assay.nvd.storage import open_store
 from assay.nvd.storage._cve5_sql import cve5_store
 
@@ -40,7 +40,7 @@ def test_cve_import_of_a_folder_counts_what_it_skips(
     code, summary, err = _run(capsys, "cve", "import", "--store", store_url, str(ASSETS))
     assert code == 0, err
     assert summary["records"]["cve5"] == {"added": 90, "updated": 0, "unchanged": 0}
-    assert summary["skipped"] == 6  # SOURCES.md, the KEV catalogue, 2 CSV and 2 NVD files
+    assert summary["skipped"] == 7  # SOURCES.md, the KEV catalogue, 2 CSV, 3 NVD files
     code, summary, _ = _run(capsys, "cve", "import", "--store", store_url, str(ASSETS))
     assert summary["records"]["cve5"]["unchanged"] == 90
 
@@ -281,5 +281,19 @@ def test_a_checkpoint_assay_did_not_write_is_named(upstream: _Upstream, tmp_path
         store.upsert_cve5([], meta={CHECKPOINT: '{"day": "yesterday"}'})
         with pytest.raises(StoreError, match="checkpoint is not one assay wrote"):
             sync_cvelist(store, upstream.url)
+    finally:
+        store.close()
+
+
+def test_a_broken_archive_stops_the_sync_without_moving_the_checkpoint(
+    upstream: _Upstream, tmp_path: Path
+) -> None:
+    upstream.put("/cve_2026-08-20_0000Z/2026-08-20_all_CVEs_at_midnight.zip.zip", b"PK\x03\x04 cut")
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    store = cve5_store(open_store(url))
+    try:
+        with pytest.raises(ClientError, match="not a usable archive"):
+            sync_cvelist(store, upstream.url, now=datetime(2026, 8, 20, 5, 0, tzinfo=UTC))
+        assert store.get_meta(CHECKPOINT) is None
     finally:
         store.close()

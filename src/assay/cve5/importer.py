@@ -113,13 +113,15 @@ class Cve5Importer:
             self.close()
 
     def close(self) -> None:
-        """Write what is left, with the `meta` values given (a sync's checkpoint)."""
+        """Write what is left, with the `meta` values given (a sync's checkpoint) unless
+        an input could not be read."""
         self._flush(final=True)
 
     def _flush(self, *, final: bool = False) -> None:
-        if not self._batch and not (final and self._meta):
+        meta = self._meta if final and not self.report.failed_files else None
+        if not self._batch and not meta:
             return
-        counts = self.store.upsert_cve5(self._batch, meta=self._meta if final else None)
+        counts = self.store.upsert_cve5(self._batch, meta=meta)
         self.report.added += counts.added
         self.report.updated += counts.updated
         self.report.unchanged += counts.unchanged

@@ -157,6 +157,10 @@ def sync_cvelist(
             with Cve5Importer(store, on_problem=on_problem, meta=meta) as importer:
                 importer.import_path(target)
             _merge(report.imported, importer.report)
+            if importer.report.failed_files:
+                raise ClientError(
+                    f"GET {url}: not a usable archive ({'; '.join(importer.report.problems)})"
+                )
         report.archives.append(asset)
         checkpoint.clear()
         checkpoint.update(reached)
