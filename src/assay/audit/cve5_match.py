@@ -201,11 +201,13 @@ def _finding(
     source: FindingSource,
 ) -> Vulnerability:
     chosen = choose_severity([*_ratings(record), *(nvd_ratings(nvd) if nvd else [])])
+    marked = _adp_kev(record)  # CISA-ADP's KEV mark (the catalogue's entry, when stored, wins)
     return Vulnerability(
         id=record.cve_id,
         severity=None if chosen is None else chosen.severity,
         cvss=None if chosen is None else Cvss(chosen.version, chosen.base_score, chosen.vector),
-        kev=bool((nvd or {}).get("cisaExploitAdd")) or _adp_kev(record) is not None,
+        kev=bool((nvd or {}).get("cisaExploitAdd")) or marked is not None,
+        kev_detail=KevDetail(marked or None) if marked is not None else None,
         cwes=_cwes(record, nvd),
         match_criteria_id=None,
         fixed_in=match.fixed_in,
