@@ -95,3 +95,24 @@ def test_without_enrich_the_api_is_byte_faithful(plain: TestClient) -> None:
     answer = plain.get(API, params={"cveId": "CVE-2025-24016"}).json()
     stored = json.loads((ASSETS / "nvd" / "CVE-2025-24016.json").read_bytes())
     assert answer["vulnerabilities"][0]["cve"] == stored
+
+
+def test_every_real_record_gives_configurations_nvd_s_schema_accepts() -> None:
+    from assay.cve5.enrich import configurations
+    from assay.cve5.record import read_record
+
+    from .conftest import record_paths
+
+    schema = json.loads((ASSETS / "nvd" / "cve_api_json_2.0.schema").read_bytes())
+    validator = jsonschema.Draft7Validator({**schema, "$ref": "#/definitions/config"})
+    made = 0
+    for path in record_paths():
+        for configuration in configurations(read_record(path.read_bytes(), str(path))):
+            nodes = [
+                {k: v for k, v in node.items() if k not in ("source", "rule")}
+                for node in configuration["nodes"]
+            ]
+            errors = list(validator.iter_errors({**configuration, "nodes": nodes}))
+            assert errors == [], (path, errors[0].message)
+            made += 1
+    assert made > 100
