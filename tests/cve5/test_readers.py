@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import gzip
 import json
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assay.cve5.epss import EpssError, read_scores
 from assay.cve5.kev import KevError, read_catalogue
@@ -150,3 +153,42 @@ def test_a_broken_epss_line_is_named(data: bytes, where: str) -> None:
     with pytest.raises(EpssError) as raised:
         read_scores(data, "e.csv")
     assert raised.value.position == where
+
+
+def _paths(value: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    found: list[tuple[object, ...]] = [path]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found.extend(_paths(child, (*path, key)))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found.extend(_paths(child, (*path, index)))
+    return found
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@given(data=st.data())
+def test_any_member_replaced_by_any_json_is_read_or_refused_by_path(data: st.DataObject) -> None:
+    document = json.loads(WAZUH.read_bytes())
+    paths = _paths(document)[1:]
+    path = data.draw(st.sampled_from(paths))
+    target: Any = document
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = data.draw(JSON_VALUES)
+    refused: Cve5Error | None = None
+    try:
+        read_record(json.dumps(document).encode(), "x.json")
+    except Cve5Error as error:  # anything else (a TypeError, a KeyError) fails the test
+        refused = error
+    if refused is not None:
+        assert refused.source == "x.json"
+        assert refused.position.startswith("$")
