@@ -29,6 +29,7 @@ PAGES = (
     ("search", "/?q=windows&resultsPerPage=5"),
     ("cve", "/cve/CVE-2024-23113"),
     ("cve-configurations", "/cve/CVE-2023-0001#conf"),
+    ("cve-sources", "/cve/CVE-2025-24016#sources"),
     ("criteria", "/criteria/A2572D17-1DE6-457B-99CC-64AFD54487EA"),
     ("product", "/cpe/cpe:2.3:o:fortinet:fortios:7.0.5:*:*:*:*:*:*:*"),
     ("products", "/cpe?q=microsoft&resultsPerPage=10"),
@@ -61,6 +62,29 @@ def _scan(page: Any) -> None:
 ACTIONS: dict[str, Callable[[Any], None]] = {"verify": _verify, "scan": _scan}
 
 
+def _load_cve5(store: str, folder: Path) -> None:
+    """The CVE 5 records, KEV and EPSS samples of tests/assets/cve5, and the NVD records
+    beside them (CVE-2025-24016: awaiting NVD's analysis; in KEV; scored by EPSS)."""
+    import json
+
+    assets = Path(__file__).resolve().parent.parent / "tests" / "assets" / "cve5"
+    lines = folder / "nvd.jsonl"
+    lines.write_text(
+        "".join(
+            json.dumps(json.loads(p.read_bytes())) + "\n"
+            for p in sorted((assets / "nvd").glob("CVE-*.json"))
+        )
+    )
+    assay = [sys.executable, "-m", "assay"]
+    for args in (
+        ["nvd", "import", str(lines)],
+        ["cve", "import", str(assets)],
+        ["kev", "import", str(assets / "kev" / "known_exploited_vulnerabilities.json")],
+        ["epss", "import", str(assets / "epss" / "epss_scores-sample.csv")],
+    ):
+        subprocess.run([*assay, *args, "--store", store], check=True, capture_output=True)
+
+
 def main(argv: list[str]) -> int:
     from playwright.sync_api import sync_playwright
 
@@ -77,6 +101,7 @@ def main(argv: list[str]) -> int:
             check=True,
             capture_output=True,
         )
+        _load_cve5(store, Path(folder))
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]

@@ -85,7 +85,13 @@ def test_json_output_and_exit_codes_follow_the_verdict(
         "matchCriteriaId",
         "fixedIn",
         "conditional",
+        "kevDetail",
+        "epss",
+        "sources",
     }
+    assert found[0]["sources"] == [
+        {"source": "nvd", "id": found[0]["id"], "rule": found[0]["matchCriteriaId"]}
+    ]
 
     # The library's verdict decides the exit code.
     store = open_store(audit_sqlite_url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 import pytest
@@ -12,6 +13,8 @@ from assay.audit.model import (
     Component,
     ComponentResult,
     Cvss,
+    Epss,
+    FindingSource,
     Identification,
     ScanResult,
     SourceStatus,
@@ -80,8 +83,27 @@ def test_several_rules_are_any_of_and_conditional_findings_never_fail() -> None:
     assert [f.vulnerability.id for f in verdict.failing] == ["CVE-2021-44832"]
 
 
+def test_epss_and_source_rules() -> None:
+    scored = replace(
+        vulnerability("CVE-2021-44832", "MEDIUM", 6.6),
+        epss=Epss(0.51, 0.97, "2026-05-31"),
+        sources=(FindingSource("cisa-adp", "CVE-2021-44832", "$.containers.adp[0].affected[0]"),),
+    )
+    plain = vulnerability("CVE-2021-45046", "CRITICAL", 9.0)
+    for text, failing in (
+        ("epss>=0.5", ["CVE-2021-44832"]),
+        ("epss>0.51", []),
+        ("source=cisa-adp", ["CVE-2021-44832"]),
+        ("source=osv", []),
+        ("severity>=MEDIUM,source=cisa-adp", ["CVE-2021-44832"]),
+    ):
+        verdict = evaluate(result(scored, plain), [parse_fail_on(text)], [], today=TODAY)
+        assert [f.vulnerability.id for f in verdict.failing] == failing, text
+
+
 @pytest.mark.parametrize(
-    "rule", ["severity>=SEVERE", "cvss>=11", "epss>0.5", "", "kev,", "cvss>=high"]
+    "rule",
+    ["severity>=SEVERE", "cvss>=11", "epss>1.5", "source=ghsa", "", "kev,", "cvss>=high"],
 )
 def test_bad_rules_say_what_is_expected(rule: str) -> None:
     with pytest.raises(InputError, match="--fail-on"):

@@ -71,7 +71,8 @@ def register(tree: CommandTree) -> None:
         "--fail-on",
         default=[],
         metavar="RULE",
-        help="severity>=LEVEL, cvss>=SCORE or kev; ',' joins conditions; several: any of them",
+        help="severity>=LEVEL, cvss>=SCORE, kev, epss>=PROBABILITY or source=NAME (nvd, osv, "
+        "cve5, cisa-adp); ',' joins conditions; several: any of them",
     )
     parser.add_argument(
         "--fail-on-conditional",
@@ -155,6 +156,7 @@ def _scan(args: argparse.Namespace) -> int:
     started = datetime.now(UTC)
     try:
         result = _run(inventories, source, args)
+        described = _described(args, result, source)
     finally:
         source.close()
     finished = datetime.now(UTC)
@@ -176,8 +178,17 @@ def _scan(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if not write_vex_and_attestations(args, result, verdict, inventories, (started, finished)):
-        _write(args, result, verdict, inventories)
+        _write(args, result, verdict, inventories, described)
     return EXIT_OK if verdict.passed else EXIT_FAILED
+
+
+def _described(args: argparse.Namespace, result: ScanResult, source: Any) -> dict[str, str]:
+    """The descriptions SARIF's rules carry (read only for SARIF)."""
+    if args.format != "sarif":
+        return {}
+    from assay.audit.cve5_match import describe
+
+    return describe(source, [v.id for _, v in result.findings])
 
 
 def _source(args: argparse.Namespace) -> Any:
@@ -229,7 +240,11 @@ def _run(inventories: list[Inventory], source: Any, args: argparse.Namespace) ->
 
 
 def _write(
-    args: argparse.Namespace, result: ScanResult, verdict: Verdict, inventories: list[Inventory]
+    args: argparse.Namespace,
+    result: ScanResult,
+    verdict: Verdict,
+    inventories: list[Inventory],
+    described: dict[str, str] | None = None,
 ) -> None:
     import orjson
 
@@ -251,7 +266,7 @@ def _write(
 
         document: dict[str, Any]
         if fmt == "sarif":
-            document = to_sarif(result, verdict, version=__version__)
+            document = to_sarif(result, verdict, version=__version__, descriptions=described)
         else:
             document = to_vdr(result, inventories)
         data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
@@ -302,7 +317,9 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
     ignored = {(f.component.component.ref, f.vulnerability.id) for f in verdict.ignored}
     failing = {(f.component.component.ref, f.vulnerability.id) for f in verdict.failing}
     table = Table(show_edge=False)
-    for column in ("component", "version", "CVE", "severity", "CVSS", "KEV", "fixed in", "note"):
+    for column in (
+        "component", "version", "CVE", "severity", "CVSS", "KEV", "EPSS", "fixed in", "note"
+    ):  # fmt: skip
         table.add_column(column)
     affected = conditional = 0
     for component, vulnerability in result.findings:
@@ -319,6 +336,7 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
             notes.append(f"VEX {vulnerability.vex.status}")
         if key in failing:
             notes.append("FAILS")
+        notes.extend(f"via {name}" for name in vulnerability.source_names if name != "nvd")
         cvss = vulnerability.cvss
         table.add_row(
             component.component.name,
@@ -327,6 +345,7 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
             vulnerability.severity or "",
             f"{cvss.base_score:.1f} (v{cvss.version})" if cvss else "",
             "yes" if vulnerability.kev else "",
+            "" if vulnerability.epss is None else f"{vulnerability.epss.score:.3f}",
             vulnerability.fixed_in or "",
             ", ".join(notes),
         )

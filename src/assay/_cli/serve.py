@@ -48,6 +48,12 @@ def register(tree: CommandTree) -> None:
         help="answer every path without the fields NVD added after 2023 (cveTags, cvssMetricV40), "
         "as /compat/nvd-api/ always does",
     )
+    parser.add_argument(
+        "--enrich",
+        action="store_true",
+        help="add assayConfigurations (from CVE 5 records) to CVEs NVD has not analysed, and "
+        "let cpeName searches use them (docs/nvd-compatibility.md); off: NVD's bytes",
+    )
     add_service_options(parser)
     add_web_arguments(parser)
 
@@ -128,6 +134,10 @@ def serve(args: argparse.Namespace) -> int:
     os.environ[SERVICE_ENV] = service.to_environment()
     if args.compat == "nvd-api":
         os.environ["ASSAY_LEGACY_FIELDS_ONLY"] = "1"
+    if args.enrich:
+        from assay.nvd.server.app import ENRICH_ENV
+
+        os.environ[ENRICH_ENV] = "1"
     # uvicorn stops gracefully on Ctrl-C and then re-raises the signal to the handler it
     # found: make that a no-op so the stop stays clean (no KeyboardInterrupt mid-shutdown).
     previous = signal.signal(signal.SIGINT, _ignore_signal)

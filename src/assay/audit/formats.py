@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from assay.audit.model import ComponentResult, Inventory, ScanResult, Vulnerability
@@ -50,8 +50,30 @@ def _message(component: ComponentResult, vulnerability: Vulnerability) -> str:
     return text
 
 
-def to_sarif(result: ScanResult, verdict: Verdict | None, *, version: str) -> dict[str, Any]:
-    """A SARIF 2.1.0 log of the findings."""
+def _help(vulnerability_id: str, description: str | None, fixes: Sequence[str]) -> dict[str, str]:
+    fixed = f"Fixed in {', '.join(fixes)}." if fixes else "No fixed version is known."
+    text = f"{description}\n\n" if description else ""
+    return {
+        "text": f"{text}{fixed} Details: {NVD_DETAIL}{vulnerability_id}",
+        "markdown": f"{text}**{fixed}** [{vulnerability_id}]({NVD_DETAIL}{vulnerability_id})",
+    }
+
+
+def to_sarif(
+    result: ScanResult,
+    verdict: Verdict | None,
+    *,
+    version: str,
+    descriptions: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A SARIF 2.1.0 log of the findings; each rule carries the CVE's description (from
+    `descriptions`, by id) and help text naming the versions that fix it."""
+    descriptions = descriptions or {}
+    fixes: dict[str, list[str]] = {}
+    for _, vulnerability in result.findings:
+        known = fixes.setdefault(vulnerability.id, [])
+        if vulnerability.fixed_in and vulnerability.fixed_in not in known:
+            known.append(vulnerability.fixed_in)
     ignored = (
         {(f.component.component.ref, f.vulnerability.id): f for f in verdict.ignored}
         if verdict
@@ -65,6 +87,12 @@ def to_sarif(result: ScanResult, verdict: Verdict | None, *, version: str) -> di
                 "id": vulnerability.id,
                 "name": vulnerability.id.replace("-", ""),
                 "shortDescription": {"text": vulnerability.id},
+                "fullDescription": {"text": descriptions.get(vulnerability.id) or vulnerability.id},
+                "help": _help(
+                    vulnerability.id,
+                    descriptions.get(vulnerability.id),
+                    fixes[vulnerability.id],
+                ),
                 "helpUri": NVD_DETAIL + vulnerability.id,
                 "properties": {"tags": ["security", "vulnerability", *vulnerability.cwes]},
             }
@@ -97,6 +125,8 @@ def to_sarif(result: ScanResult, verdict: Verdict | None, *, version: str) -> di
                 "kev": vulnerability.kev,
                 "fixedIn": vulnerability.fixed_in,
                 "conditional": vulnerability.conditional,
+                "epss": None if vulnerability.epss is None else vulnerability.epss.to_dict(),
+                "sources": [source.to_dict() for source in vulnerability.sources],
             },
         }
         excuse = ignored.get((ref, vulnerability.id))

@@ -26,6 +26,7 @@ _INDENT: Final = orjson.OPT_INDENT_2
 _COMPONENT_LEVEL: Final = 2
 _FINDING_LEVEL: Final = 4
 _FINDING_CLOSING: Final = b"\n" + b"  " * _FINDING_LEVEL + b"}"
+_INSIDE: Final = b",\n" + b"  " * (_FINDING_LEVEL + 1)
 
 
 def _dumps(value: Any, level: int) -> bytes:
@@ -40,7 +41,7 @@ class _Findings:
 
     def __init__(self) -> None:
         self._heads: dict[tuple[object, ...], bytes] = {}
-        self._tails: dict[tuple[str | None, str | None, bool], bytes] = {}
+        self._tails: dict[tuple[object, ...], bytes] = {}
 
     def encoded(self, v: Vulnerability) -> bytes:
         if v.vex is not None:  # rare: a finding with a VEX statement is encoded whole
@@ -65,22 +66,35 @@ class _Findings:
         hit = (v.match_criteria_id, v.fixed_in, v.conditional)
         tail = self._tails.get(hit)
         if tail is None:
-            inside = b",\n" + b"  " * (_FINDING_LEVEL + 1)
             tail = self._tails[hit] = b"".join(
                 (
-                    inside,
+                    _INSIDE,
                     b'"matchCriteriaId": ',
                     orjson.dumps(v.match_criteria_id),
-                    inside,
+                    _INSIDE,
                     b'"fixedIn": ',
                     orjson.dumps(v.fixed_in),
-                    inside,
+                    _INSIDE,
                     b'"conditional": ',
                     b"true" if v.conditional else b"false",
-                    _FINDING_CLOSING,
                 )
             )
-        return head + tail
+        level = _FINDING_LEVEL + 1
+        extra = b"".join(
+            (
+                _INSIDE,
+                b'"kevDetail": ',
+                _dumps(None if v.kev_detail is None else v.kev_detail.to_dict(), level),
+                _INSIDE,
+                b'"epss": ',
+                _dumps(None if v.epss is None else v.epss.to_dict(), level),
+                _INSIDE,
+                b'"sources": ',
+                _dumps([source.to_dict() for source in v.sources], level),
+                _FINDING_CLOSING,
+            )
+        )
+        return head + tail + extra
 
 
 _COMPONENT_CLOSING: Final = b"\n" + b"  " * _COMPONENT_LEVEL + b"}"

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from assay.audit.model import Cvss, Vulnerability
+from assay.audit.model import Cvss, FindingSource, Vulnerability
+from assay.audit.severity import choose_severity, nvd_ratings
 from assay.audit.versions import Comparator
 from assay.nvd.cpe import ANY, NA, Cpe, CriteriaRange, InvalidCpe, name_matches
 
@@ -498,37 +499,13 @@ def _preferred(hits: list[Match]) -> Match:
 
 # -- record facts ----------------------------------------------------------------------
 
-_METRICS: Final = (
-    ("cvssMetricV40", "4.0"),
-    ("cvssMetricV31", "3.1"),
-    ("cvssMetricV30", "3.0"),
-    ("cvssMetricV2", "2.0"),
-)
-
 
 def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None]:
-    metrics = record.get("metrics")
-    if not isinstance(metrics, Mapping):
+    """The rating that gives the severity, in `assay.audit.severity`'s order."""
+    chosen = choose_severity(nvd_ratings(record))
+    if chosen is None:
         return None, None
-    for key, version in _METRICS:
-        entries = [e for e in _list(metrics.get(key)) if isinstance(e, Mapping)]
-        if not entries:
-            continue
-        entries.sort(key=lambda e: 0 if e.get("type") == "Primary" else 1)
-        entry = entries[0]
-        data = entry.get("cvssData")
-        if not isinstance(data, Mapping):
-            continue
-        score = data.get("baseScore")
-        vector = data.get("vectorString")
-        severity = data.get("baseSeverity") or entry.get("baseSeverity")
-        if not isinstance(score, int | float) or not isinstance(vector, str):
-            continue
-        return (
-            Cvss(version, float(score), vector),
-            severity.upper() if isinstance(severity, str) else None,
-        )
-    return None, None
+    return Cvss(chosen.version, chosen.base_score, chosen.vector), chosen.severity
 
 
 def _cwes(record: Mapping[str, Any]) -> tuple[str, ...]:
@@ -572,4 +549,5 @@ def vulnerability_facts(facts: RecordFacts, hit: Match, *, conditional: bool) ->
         match_criteria_id=hit.match_criteria_id,
         fixed_in=None if hit.criteria is None else hit.criteria.version_end_excluding,
         conditional=conditional,
+        sources=(FindingSource("nvd", facts.id, hit.match_criteria_id or ""),),
     )

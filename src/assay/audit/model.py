@@ -77,6 +77,49 @@ class Cvss:
 
 
 @dataclass(frozen=True, slots=True)
+class FindingSource:
+    """Where a finding comes from: the data source, the record and the rule that matched
+    (the NVD criteria id, the OSV range, the JSON path of a CVE 5 `affected[]` entry)."""
+
+    source: str
+    """`nvd`, `osv`, `cve5` (a CNA's CVE 5 record) or `cisa-adp` (CISA's ADP container)."""
+    id: str
+    rule: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "id": self.id, "rule": self.rule}
+
+
+@dataclass(frozen=True, slots=True)
+class Epss:
+    """FIRST's EPSS score of a CVE: the probability of exploitation in the next 30 days."""
+
+    score: float
+    percentile: float
+    date: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"score": self.score, "percentile": self.percentile, "date": self.date}
+
+
+@dataclass(frozen=True, slots=True)
+class KevDetail:
+    """What CISA's KEV catalogue says of a known exploited CVE, where known."""
+
+    date_added: str | None
+    due_date: str | None = None
+    ransomware: str | None = None
+    """`knownRansomwareCampaignUse`: `Known` or `Unknown`."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dateAdded": self.date_added,
+            "dueDate": self.due_date,
+            "knownRansomwareCampaignUse": self.ransomware,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Vulnerability:
     """A CVE that affects a component (or would, on a platform the input does not list)."""
 
@@ -94,6 +137,17 @@ class Vulnerability:
     AND node's running-on platform): reported, not counted as affected."""
     vex: Assessment | None = None
     """What VEX says of it (`assay.audit.vex`): `not_affected` and `fixed` fail no rule."""
+    epss: Epss | None = None
+    kev_detail: KevDetail | None = None
+    sources: tuple[FindingSource, ...] = ()
+
+    @property
+    def epss_score(self) -> float | None:
+        return None if self.epss is None else self.epss.score
+
+    @property
+    def source_names(self) -> tuple[str, ...]:
+        return tuple(source.source for source in self.sources)
 
     @property
     def severity_rank(self) -> int:
@@ -114,6 +168,9 @@ class Vulnerability:
             "fixedIn": self.fixed_in,
             "conditional": self.conditional,
             **({"vex": self.vex.to_dict()} if self.vex is not None else {}),
+            "kevDetail": None if self.kev_detail is None else self.kev_detail.to_dict(),
+            "epss": None if self.epss is None else self.epss.to_dict(),
+            "sources": [source.to_dict() for source in self.sources],
         }
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from assay.audit.cve5_match import supplement
 from assay.audit.identify import Identifier, parse_purl
 from assay.audit.matching import (
     Compiler,
@@ -220,7 +221,9 @@ def scan(
         InputSummary(i.source, i.format, len(i.components), i.verified, i.notes)
         for i in inventories
     )
-    return ScanResult(tuple(results), tuple(unidentified), status, summaries)
+    found = ScanResult(tuple(results), tuple(unidentified), status, summaries)
+    # CVEs NVD has not analysed, KEV details, EPSS and sources (`assay.audit.cve5_match`).
+    return supplement(found, source, min_confidence=min_confidence)
 
 
 def scan_bytes(

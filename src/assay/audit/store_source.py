@@ -49,7 +49,8 @@ class StoreSource:
         return SourceStatus(
             generation=int(generation) if generation and generation.isdigit() else None,
             last_sync=last_sync(self.store.get_meta("sync.cves")),
-            cve_count=self.store.count_cves(),
+            # NVD's records, or else the CVE 5 records (a store of `assay cve import` only).
+            cve_count=self.store.count_cves() or _count_cve5(self.store),
             url=redact_url(self.store.url),
             last_import=self.store.get_meta(LAST_IMPORT_KEY),
         )
@@ -115,6 +116,11 @@ class StoreSource:
 
     def close(self) -> None:
         self.store.close()
+
+
+def _count_cve5(store: Store) -> int:
+    count = getattr(store, "count_cve5", None)
+    return int(count()) if callable(count) else 0
 
 
 def _query(lookup: Lookup) -> CveQuery:

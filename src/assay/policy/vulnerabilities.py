@@ -2,8 +2,10 @@
 
 Pure. A rule is one or more conditions joined by `,` (all must hold):
 `severity>=HIGH` (also `>` and `=`; NONE < LOW < MEDIUM < HIGH < CRITICAL), `cvss>=9.0`
-(also `>`), `kev` (listed in CISA's Known Exploited Vulnerabilities). Several rules
-fail when any one holds.
+(also `>`), `kev` (listed in CISA's Known Exploited Vulnerabilities), `epss>=0.5` (also
+`>` and `=`: FIRST's EPSS probability, 0 to 1; a finding without a score does not
+match), `source=osv` (the finding comes from that source: `nvd`, `osv`, `cve5`,
+`cisa-adp`). Several rules fail when any one holds.
 
 An ignore entry excuses one CVE (`id`), optionally for one component (`component`: a
 ref, name, `name@version`, purl with or without version, or CPE name), with a `reason`
@@ -51,32 +53,46 @@ class Rated(Protocol):
     @property
     def kev(self) -> bool: ...
 
+    @property
+    def epss_score(self) -> float | None: ...
+
+    @property
+    def source_names(self) -> tuple[str, ...]: ...
+
 
 MAX_IGNORE_BYTES: Final = 1024 * 1024
 MAX_IGNORE_ENTRIES: Final = 10_000
 CVE_ID: Final = re.compile(r"CVE-\d{4}-\d{4,}")
 _CONDITION: Final = re.compile(
-    r"\s*(severity|cvss)\s*(>=|>|=)\s*([A-Za-z]+|\d+(?:\.\d+)?)\s*|\s*(kev)\s*"
+    r"\s*(severity|cvss|epss)\s*(>=|>|=)\s*([A-Za-z]+|\d+(?:\.\d+)?)\s*|\s*(kev)\s*"
+    r"|\s*source\s*=\s*([a-z0-9-]+)\s*"
 )
+FINDING_SOURCES: Final = ("nvd", "osv", "cve5", "cisa-adp")
+"""What `source=...` names (a finding's `sources[].source`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Condition:
     field: str
-    """`severity`, `cvss` or `kev`."""
+    """`severity`, `cvss`, `kev`, `epss` or `source`."""
     operator: str = ">="
     value: float = 0.0
-    """The severity's rank (`SEVERITY_ORDER`) or the CVSS base score."""
+    """The severity's rank (`SEVERITY_ORDER`), the CVSS base score or the EPSS score."""
+    source: str = ""
+    """For `source`: one of `FINDING_SOURCES`."""
 
     def holds(self, vulnerability: Rated) -> bool:
         if self.field == "kev":
             return vulnerability.kev
+        if self.field == "source":
+            return self.source in vulnerability.source_names
         if self.field == "severity":
             found = float(vulnerability.severity_rank)
         else:
-            if vulnerability.base_score is None:
+            score = vulnerability.base_score if self.field == "cvss" else vulnerability.epss_score
+            if score is None:
                 return False
-            found = vulnerability.base_score
+            found = score
         if self.operator == ">=":
             return found >= self.value
         if self.operator == ">":
@@ -94,17 +110,27 @@ class FailRule:
 
 
 def parse_fail_on(text: str, where: str = "--fail-on") -> FailRule:
-    """One rule (`severity>=HIGH`, `cvss>=9.0`, `kev`, or several joined by `,`)."""
+    """One rule (`severity>=HIGH`, `cvss>=9.0`, `kev`, `epss>=0.5`, `source=osv`, or
+    several joined by `,`)."""
     conditions: list[Condition] = []
     for part in text.split(","):
         match = _CONDITION.fullmatch(part)
         if match is None:
             raise InputError(
                 where,
-                f"expected severity>=LEVEL, cvss>=SCORE or kev (joined by ','), found {part!r}",
+                "expected severity>=LEVEL, cvss>=SCORE, kev, epss>=PROBABILITY or "
+                f"source=NAME (joined by ','), found {part!r}",
             )
         if match.group(4):
             conditions.append(Condition("kev"))
+            continue
+        if match.group(5):
+            name = match.group(5)
+            if name not in FINDING_SOURCES:
+                raise InputError(
+                    where, f"expected a source {'/'.join(FINDING_SOURCES)}, found {name!r}"
+                )
+            conditions.append(Condition("source", "=", 0.0, name))
             continue
         field, operator, value = match.group(1), match.group(2), match.group(3)
         if field == "severity":
@@ -114,6 +140,14 @@ def parse_fail_on(text: str, where: str = "--fail-on") -> FailRule:
                     where, f"expected a severity {'/'.join(SEVERITY_ORDER)}, found {value!r}"
                 )
             conditions.append(Condition(field, operator, float(SEVERITY_ORDER[level])))
+        elif field == "epss":
+            try:
+                probability = float(value)
+            except ValueError:
+                probability = -1.0
+            if not 0.0 <= probability <= 1.0:
+                raise InputError(where, f"expected an EPSS probability 0-1, found {value!r}")
+            conditions.append(Condition(field, operator, probability))
         else:
             try:
                 score = float(value)

@@ -279,11 +279,10 @@ def app_from_environment() -> Starlette:
     prepare_serving_process()
     service = ServiceSettings.from_environment()
     store = open_store(default_store_url(), timeout=service.store_timeout)
-    legacy = os.environ.get("ASSAY_LEGACY_FIELDS_ONLY") == "1"
     log = os.environ.get(ACCESS_LOG_ENV)
     access: Any = log if log in ("common", "json") else None
     return create_web_app(
         store,
-        WebSettings(access_log=access, nvd=ServerSettings(legacy_fields_only=legacy)),
+        WebSettings(access_log=access, nvd=ServerSettings.from_environment()),
         service,
     )

@@ -6,9 +6,11 @@ empty, never an error (records from 1999 and from last week differ in what they 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.audit.severity import choose_severity, nvd_ratings
 from assay.web.cvss import MetricPart, explain_vector
 
 METRIC_KEYS = (
@@ -86,13 +88,13 @@ class CveView:
     configurations: list[ConfigurationView] = field(default_factory=list)
     vendor_comments: list[tuple[str, str]] = field(default_factory=list)
 
+    headline_index: int | None = None
+
     @property
     def headline(self) -> MetricView | None:
-        """The metric a list shows: the newest CVSS version, primary source first."""
-        for metric in self.metrics:
-            if metric.kind == "Primary":
-                return metric
-        return self.metrics[0] if self.metrics else None
+        """The metric that gives the severity: `assay.audit.severity`'s choice, the one
+        `assay scan` reports."""
+        return None if self.headline_index is None else self.metrics[self.headline_index]
 
     @property
     def criteria_count(self) -> int:
@@ -203,6 +205,18 @@ def cve_view(record: dict[str, Any]) -> CveView:
     metrics = _dict(record.get("metrics"))
     for key, label in METRIC_KEYS:
         view.metrics.extend(_metric(label, _dict(entry)) for entry in _list(metrics.get(key)))
+    chosen = choose_severity(nvd_ratings(record))
+    if chosen is not None:
+        view.headline_index = next(
+            (
+                index
+                for index, metric in enumerate(view.metrics)
+                if metric.label == f"CVSS {chosen.version}"
+                and metric.vector == chosen.vector
+                and metric.source == chosen.source
+            ),
+            None,
+        )
     for weakness in map(_dict, _list(record.get("weaknesses"))):
         for description in map(_dict, _list(weakness.get("description"))):
             view.weaknesses.append(
@@ -232,4 +246,242 @@ def cve_view(record: dict[str, Any]) -> CveView:
         (_text(c.get("organization")), _text(c.get("comment")))
         for c in map(_dict, _list(record.get("vendorComments")))
     ]
+    return view
+
+
+# -- every source side by side (CVE 5 containers, KEV, EPSS, OSV) -----------------------
+
+KNOWN_ORGS: dict[str, str] = {
+    "134c704f-9b21-4f2e-91b3-4a467353bcc0": "CISA ADP Vulnrichment",
+    "af854a3a-2127-422b-91ae-364da2661108": "CVE Program Container",
+    "1bb62c36-49e3-4200-9d77-64a1400537cc": "Go Project (CNA)",
+    "a0819718-46f1-4df5-94e2-005712e83aaa": "GitHub (CNA)",
+}
+"""Readable names of the organisations whose UUIDs CVE 5 containers carry."""
+
+CWE_NAMES: dict[str, str] = {
+    "CWE-20": "Improper Input Validation",
+    "CWE-22": "Path Traversal",
+    "CWE-77": "Command Injection",
+    "CWE-78": "OS Command Injection",
+    "CWE-79": "Cross-site Scripting",
+    "CWE-89": "SQL Injection",
+    "CWE-94": "Code Injection",
+    "CWE-119": "Improper Restriction of Operations within the Bounds of a Memory Buffer",
+    "CWE-125": "Out-of-bounds Read",
+    "CWE-190": "Integer Overflow or Wraparound",
+    "CWE-200": "Exposure of Sensitive Information to an Unauthorized Actor",
+    "CWE-269": "Improper Privilege Management",
+    "CWE-287": "Improper Authentication",
+    "CWE-306": "Missing Authentication for Critical Function",
+    "CWE-352": "Cross-Site Request Forgery",
+    "CWE-400": "Uncontrolled Resource Consumption",
+    "CWE-416": "Use After Free",
+    "CWE-434": "Unrestricted Upload of File with Dangerous Type",
+    "CWE-476": "NULL Pointer Dereference",
+    "CWE-502": "Deserialization of Untrusted Data",
+    "CWE-674": "Uncontrolled Recursion",
+    "CWE-787": "Out-of-bounds Write",
+    "CWE-798": "Use of Hard-coded Credentials",
+    "CWE-862": "Missing Authorization",
+    "CWE-863": "Incorrect Authorization",
+    "CWE-918": "Server-Side Request Forgery",
+}
+"""Names of the most frequent CWEs (MITRE's Top 25 and a few more); a CVE 5 record's own
+`problemTypes` description names the others."""
+
+
+@dataclass(frozen=True, slots=True)
+class OsvAdvisory:
+    """An OSV advisory (GHSA, PYSEC, GO, RUSTSEC, ...) that names the CVE as an alias."""
+
+    id: str
+    summary: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class AffectedView:
+    what: str  # "vendor product", or the package
+    cpes: list[str]
+    package: str
+    versions: list[str]  # each range in words
+    default_status: str
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerView:
+    role: str  # CNA / ADP
+    name: str
+    org_id: str
+    updated: str
+    title: str
+    metrics: list[MetricView]
+    weaknesses: list[tuple[str, str]]  # (CWE id, name)
+    affected: list[AffectedView]
+    ssvc: list[tuple[str, str]]  # (decision point, value)
+    kev_added: str | None
+    references: int
+
+
+@dataclass(slots=True)
+class SourcesView:
+    """What every source says of one CVE, for the page's side-by-side section."""
+
+    cve_id: str
+    containers: list[ContainerView] = field(default_factory=list)
+    kev: dict[str, Any] | None = None  # the KEV catalogue entry (its JSON members)
+    epss: tuple[float, float, str, str] | None = None  # score, percentile, date, model
+    osv: list[OsvAdvisory] = field(default_factory=list)
+
+    @property
+    def links(self) -> list[tuple[str, str]]:
+        return [
+            ("NVD", f"https://nvd.nist.gov/vuln/detail/{self.cve_id}"),
+            ("cve.org", f"https://www.cve.org/CVERecord?id={self.cve_id}"),
+            ("osv.dev", f"https://osv.dev/vulnerability/{self.cve_id}"),
+        ]
+
+
+def cwe_name(cwe: str, described: str = "") -> str:
+    """A CWE's name: the table's, else what a record wrote (`CWE-502: Deserialization...`)."""
+    if cwe in CWE_NAMES:
+        return CWE_NAMES[cwe]
+    return described.split(":", 1)[1].strip() if described.startswith(f"{cwe}:") else described
+
+
+def _version_words(entry: Any) -> str:
+    pieces = [entry.version]
+    if entry.less_than:
+        pieces = [f"from {entry.version}", f"before {entry.less_than}"]
+    elif entry.less_than_or_equal:
+        pieces = [f"from {entry.version}", f"through {entry.less_than_or_equal}"]
+    text = " ".join(pieces) + f": {entry.status}"
+    for at, status in entry.changes:
+        text += f"; from {at}: {status}"
+    return text
+
+
+def _container(container: Any) -> ContainerView:
+    from assay.cve5.record import CVSS_KEYS
+
+    labels = {version: f"CVSS {version}" for _, version in CVSS_KEYS}
+    name = KNOWN_ORGS.get(container.org_id) or container.short_name or container.org_id
+    ssvc = container.ssvc
+    return ContainerView(
+        role=container.kind.upper(),
+        name=name,
+        org_id=container.org_id,
+        updated=container.date_updated or "",
+        title=container.title or "",
+        metrics=[
+            MetricView(
+                label=labels[c.version],
+                source=name,
+                kind=container.kind.upper(),
+                score=c.base_score,
+                severity=c.severity or "",
+                vector=c.vector,
+                parts=explain_vector(c.vector),
+                details=[],
+            )
+            for c in container.cvss
+        ],
+        weaknesses=[(cwe, cwe_name(cwe, text)) for cwe, text in container.cwes if cwe],
+        affected=[
+            AffectedView(
+                what=" ".join(p for p in (a.vendor, a.product) if p and p != "n/a"),
+                cpes=list(a.cpes),
+                package=a.package_url
+                or (f"{a.collection_url} {a.package_name}" if a.package_name else ""),
+                versions=[_version_words(v) for v in a.versions],
+                default_status=a.default_status,
+            )
+            for a in container.affected
+        ],
+        ssvc=[]
+        if ssvc is None
+        else [
+            (label, value)
+            for label, value in (
+                ("Exploitation", ssvc.exploitation),
+                ("Automatable", ssvc.automatable),
+                ("Technical impact", ssvc.technical_impact),
+            )
+            if value
+        ],
+        kev_added=None if container.kev is None else (container.kev.date_added or ""),
+        references=len(container.references),
+    )
+
+
+def sources_view(
+    cve_id: str,
+    record: Any | None,
+    *,
+    kev: dict[str, Any] | None = None,
+    epss: tuple[float, float, str, str] | None = None,
+    osv: Sequence[OsvAdvisory] = (),
+) -> SourcesView:
+    """The side-by-side view: the CVE 5 record's containers (`assay.cve5.record.CveRecord`,
+    CNA first), the KEV catalogue entry, the EPSS score and the OSV advisories."""
+    view = SourcesView(cve_id, kev=kev, epss=epss, osv=list(osv))
+    if record is not None:
+        view.containers = [_container(c) for c in record.containers]
+    return view
+
+
+def osv_advisories(found: Iterable[Any]) -> list[OsvAdvisory]:
+    """OSV advisories for the page from what a store's `osv_by_alias` gives: OSV records
+    (mappings with `id` and `summary`, or their JSON bytes). Empty when none."""
+    import orjson
+
+    advisories: list[OsvAdvisory] = []
+    for item in found:
+        value = orjson.loads(item) if isinstance(item, bytes | str) else item
+        identifier = value.get("id") if isinstance(value, dict) else getattr(value, "id", None)
+        if not isinstance(identifier, str):
+            continue
+        summary = value.get("summary") if isinstance(value, dict) else getattr(value, "summary", "")
+        advisories.append(
+            OsvAdvisory(identifier, _text(summary), f"https://osv.dev/vulnerability/{identifier}")
+        )
+    return advisories
+
+
+def cve5_cve_view(record: Any, sources: SourcesView) -> CveView:
+    """The page of a CVE NVD's data does not hold: from its CVE 5 record (`CveRecord`)."""
+    from assay.audit.severity import Rating
+
+    view = CveView(
+        id=record.cve_id,
+        status=f"not in NVD's data ({record.state.lower()} in the CVE List)",
+        source=record.assigner_short_name or record.assigner_org_id,
+        published=record.date_published or "",
+        last_modified=record.date_updated,
+        description=record.cna.description,
+    )
+    ratings: list[Rating] = []
+    for container, shown in zip(record.containers, sources.containers, strict=True):
+        view.metrics.extend(shown.metrics)
+        origin = "cna" if container.kind == "cna" else "adp"
+        ratings.extend(
+            Rating(origin, c.version, c.base_score, c.severity, c.vector, shown.name)
+            for c in container.cvss
+        )
+        view.weaknesses.extend((cwe, shown.name, shown.role) for cwe, _ in shown.weaknesses)
+    view.references = [
+        Reference(url=url, source=record.assigner_short_name or "", tags=[])
+        for url in record.cna.references
+    ]
+    chosen = choose_severity(ratings)
+    if chosen is not None:
+        view.headline_index = next(
+            (
+                index
+                for index, metric in enumerate(view.metrics)
+                if metric.vector == chosen.vector and metric.source == chosen.source
+            ),
+            None,
+        )
     return view

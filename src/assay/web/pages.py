@@ -25,7 +25,14 @@ from assay.nvd.cve_query import parse_cve_query
 from assay.nvd.history_query import parse_history_query
 from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Page, Store
-from assay.web.cve_view import cve_view
+from assay.web.cve_view import (
+    SourcesView,
+    cve5_cve_view,
+    cve_view,
+    cwe_name,
+    osv_advisories,
+    sources_view,
+)
 from assay.web.search import DEFAULT_PAGE_SIZE, PAGE_SIZES, Pager, search_plan
 from assay.web.store_state import STORE_UNAVAILABLE, StateCache, log_store_error
 from assay.web.templating import cve_href, render
@@ -157,7 +164,13 @@ class WebPages:
         except StoreError as error:
             return self._store_down(request, error)
         history_twin = f"/rest/json/cvehistory/2.0?{urlencode({'cveId': cve_id})}"
-        if not page.records:
+        try:
+            cve5, sources = await in_store_thread(self.store, _cve_sources, self.store, cve_id)
+        except StoreError as error:
+            return self._error(request, 503, "Store unavailable", str(error))
+        if not page.records and cve5 is not None:
+            view = cve5_cve_view(cve5, sources)
+        elif not page.records:
             message = (
                 "The mirror holds no record with this id. It may be newer than the last "
                 "import or sync, or reserved but not published."
@@ -174,13 +187,17 @@ class WebPages:
                 },
                 status=404,
             )
-        view = cve_view(orjson.loads(page.records[0]))
+        else:
+            view = cve_view(orjson.loads(page.records[0]))
         changes = list(_records(history))
         return render(
             request,
             "cve.html",
             {
                 "cve": view,
+                "sources": sources,
+                "nvd_present": bool(page.records),
+                "cwe_name": cwe_name,
                 "changes": changes,
                 "changes_total": history.total,
                 "json_twin": f"/rest/json/cves/2.0?{urlencode({'cveId': cve_id})}",
@@ -313,3 +330,26 @@ def _criteria_range(record: dict[str, Any]) -> str:
     from assay.web.cve_view import version_range
 
     return version_range(record)
+
+
+def _cve_sources(store: object, cve_id: str) -> tuple[Any, SourcesView]:
+    """The CVE 5 record (`assay.cve5.record.CveRecord`, or None) and what every source
+    the store holds says of `cve_id`; nothing for a store without those tables."""
+    record = None
+    kev: dict[str, Any] | None = None
+    epss: tuple[float, float, str, str] | None = None
+    if hasattr(store, "cve5_records"):
+        from assay.cve5.record import read_record
+        from assay.nvd.storage._cve5_sql import cve5_store
+
+        tables = cve5_store(store)
+        raw = tables.cve5_records([cve_id]).get(cve_id)
+        record = None if raw is None else read_record(raw, f"stored CVE 5 record {cve_id}")
+        entry = tables.kev_entries([cve_id]).get(cve_id)
+        kev = None if entry is None else entry.to_dict()
+        scored = tables.epss_scores([cve_id]).get(cve_id)
+        if scored is not None:
+            epss = (scored[0].score, scored[0].percentile, scored[1], scored[2])
+    by_alias = getattr(store, "osv_by_alias", None)
+    osv = osv_advisories(by_alias(cve_id)) if callable(by_alias) else []
+    return record, sources_view(cve_id, record, kev=kev, epss=epss, osv=osv)

@@ -46,11 +46,21 @@ from assay.nvd.storage import Store, open_store
 API_PREFIX = "/rest/json"
 LEGACY_PREFIX = "/compat/nvd-api/rest/json"
 MAX_QUERY_BYTES = 16 * 1024
+ENRICH_ENV = "ASSAY_ENRICH"
 
 
 @dataclass(frozen=True, slots=True)
 class ServerSettings:
     legacy_fields_only: bool = False  # serve every path as under /compat/nvd-api/
+    enrich: bool = False  # CVE answers completed from CVE 5 records (server/enrich.py)
+
+    @classmethod
+    def from_environment(cls) -> ServerSettings:
+        """What `assay serve` hands its worker processes (`--compat`, `--enrich`)."""
+        return cls(
+            legacy_fields_only=os.environ.get("ASSAY_LEGACY_FIELDS_ONLY") == "1",
+            enrich=os.environ.get(ENRICH_ENV) == "1",
+        )
 
 
 class NvdApi:
@@ -84,6 +94,10 @@ class NvdApi:
                 generation, page = await in_store_thread(
                     self.store, read_with_generation, self.store, self.store.search_cves, query
                 )
+                if self.settings.enrich:
+                    from assay.nvd.server.enrich import Enricher
+
+                    page = await in_store_thread(self.store, Enricher(self.store).page, query, page)
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
                     records = [legacy_cve(record) for record in records]
@@ -207,7 +221,7 @@ def create_app(
         Route("/docs/", _relative_redirect("../docs"), methods=["GET", "HEAD"]),
     ]
     middleware: list[Middleware] = service_middleware(service, store)
-    if not settings.legacy_fields_only:
+    if not settings.legacy_fields_only and not settings.enrich:
         # Single-CVE look-ups skip routing and, on stores with cheap reads, the thread hop.
         inline = bool(getattr(store, "inline_reads", False))
         middleware.append(Middleware(CveIdShortcut, store=store, inline=inline))
@@ -264,5 +278,4 @@ def app_from_environment() -> Starlette:
     prepare_serving_process()  # this process serves for a long time: see _memory.py
     service = ServiceSettings.from_environment()
     store = open_store(default_store_url(), timeout=service.store_timeout)
-    legacy = os.environ.get("ASSAY_LEGACY_FIELDS_ONLY") == "1"
-    return create_app(store, ServerSettings(legacy_fields_only=legacy), service)
+    return create_app(store, ServerSettings.from_environment(), service)

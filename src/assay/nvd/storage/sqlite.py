@@ -20,6 +20,7 @@ from assay.errors import StoreBusy, StoreError
 from assay.nvd.cve_query import CveQuery
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.storage._cache import ResultCache
+from assay.nvd.storage._cve5_sql import SQLITE_CVE5_SCHEMA, SqliteCve5
 from assay.nvd.storage._decoded import DecodedRecords
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._records import pack, unpack
@@ -138,7 +139,7 @@ BULK_DEFERRED_INDEXES = ("cve_by_last_modified", "criteria_by_product", "criteri
 _SCHEMA_OBJECTS = frozenset(
     re.findall(
         r"CREATE (?:VIRTUAL )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)",
-        SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA + SQLITE_SERVICE_SCHEMA,
+        SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA + SQLITE_SERVICE_SCHEMA + SQLITE_CVE5_SCHEMA,
     )
 )
 
@@ -152,7 +153,7 @@ def path_from_url(url: str) -> Path:
     return Path(url)
 
 
-class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
+class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5):
     # A single-row read takes microseconds: the server may run it on its event loop.
     inline_reads = True
 
@@ -199,7 +200,11 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin):
                 for table in DERIVED_TABLES:
                     connection.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _statements(
-                SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA + SQLITE_SERVICE_SCHEMA
+                SCHEMA
+                + DERIVED_SCHEMA
+                + PRODUCT_SCHEMA
+                + SQLITE_SERVICE_SCHEMA
+                + SQLITE_CVE5_SCHEMA
             ):
                 connection.execute(statement)
             connection.execute(

@@ -1,0 +1,134 @@
+"""A CVE 5 record's `affected[]` entries written as NVD configurations (pure).
+
+`assay serve --enrich` adds them to the records NVD has not analysed, as
+`assayConfigurations`: NVD's configuration shape (`nodes[].cpeMatch[]` with `criteria`,
+`vulnerable` and `versionStart…`/`versionEnd…` bounds), each node naming where it comes
+from (`source`: `cisa-adp`, or `cve5` for the CNA's and other ADPs' entries; `rule`: the
+JSON path of the `affected[]` entry; without those two members a configuration is valid
+under NVD's schema). Each criteria gets a `matchCriteriaId` of its own, a UUID derived
+from the CVE, the rule and the criteria (never one of NVD's). An entry becomes a node when it names a product
+as a CPE (`cpes`, or the CNA's vendor and product as CPE words); each `affected` version
+becomes a criteria: a range keeps its edges (`version` → `versionStartIncluding` unless
+open, `lessThan` → `versionEndExcluding`, `lessThanOrEqual` → `versionEndIncluding`), a
+single version becomes the criteria's version; an entry with no versions whose
+`defaultStatus` is `affected` is every version. Ranges with `changes` end at the first
+change to `unaffected`. CISA-ADP's entries are used when there are any, the CNA's
+otherwise (as `assay scan` does).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any, Final
+
+from assay.cve5.index import cpe_vendor_product
+from assay.cve5.ranges import OPEN_LOWER, UNORDERED_TYPES, bare_version, constraints_of, lower_bound
+from assay.cve5.record import Affected, Container, CveRecord, VersionEntry
+
+__all__ = ["CISA_ADP", "configurations"]
+
+CISA_ADP: Final = "134c704f-9b21-4f2e-91b3-4a467353bcc0"
+_WORD: Final = re.compile(r"[A-Za-z0-9._-]+")
+_NAMESPACE: Final = uuid.UUID("5d0c5c1e-8f0a-4b7e-9a55-61737361792e")
+"""The namespace of the criteria ids assay makes (`_criteria_id`)."""
+
+
+def _names(affected: Affected) -> list[tuple[str, str, str]]:
+    """(part, vendor, product) of each CPE the entry names."""
+    found: list[tuple[str, str, str]] = []
+    for cpe in affected.cpes:
+        pair = cpe_vendor_product(cpe)
+        if pair is not None:
+            part = cpe[8] if cpe.startswith("cpe:2.3:") and len(cpe) > 8 else "a"
+            found.append((part, *pair))
+    if not found and affected.vendor and affected.product:
+        vendor = "_".join(affected.vendor.lower().split())
+        product = "_".join(affected.product.lower().split())
+        if _WORD.fullmatch(vendor) and _WORD.fullmatch(product) and "n/a" not in (vendor, product):
+            found.append(("a", vendor, product))
+    return list(dict.fromkeys(found))
+
+
+def _criteria(name: tuple[str, str, str], version: str = "*") -> str:
+    part, vendor, product = name
+    return f"cpe:2.3:{part}:{vendor}:{product}:{version}:*:*:*:*:*:*:*"
+
+
+def _bounds(entry: VersionEntry) -> dict[str, str] | None:
+    """The criteria bounds of one `affected` version entry, None when not expressible."""
+    if entry.status != "affected" or (entry.version_type or "").lower() in UNORDERED_TYPES:
+        return None
+    if not entry.is_range:
+        constraints = constraints_of(entry.version)
+        if constraints is None:
+            version = bare_version(entry.version)
+            return {"version": version} if _WORD.fullmatch(version) else None
+        keys = {">=": "versionStartIncluding", ">": "versionStartExcluding",
+                "<": "versionEndExcluding", "<=": "versionEndIncluding"}  # fmt: skip
+        given = {keys[op]: bound for op, bound in constraints if op in keys}
+        return given or None
+    bounds: dict[str, str] = {}
+    lower = lower_bound(entry.version)
+    if lower is not None and lower.lower() not in OPEN_LOWER:
+        bounds["versionStartIncluding"] = lower
+    if entry.less_than not in (None, "*"):
+        bounds["versionEndExcluding"] = bare_version(entry.less_than or "")
+    elif entry.less_than_or_equal not in (None, "*"):
+        bounds["versionEndIncluding"] = bare_version(entry.less_than_or_equal or "")
+    fixed = next((at for at, status in entry.changes if status == "unaffected"), None)
+    if fixed is not None:
+        bounds.pop("versionEndIncluding", None)
+        bounds["versionEndExcluding"] = bare_version(fixed)
+    return bounds
+
+
+def _criteria_id(cve_id: str, rule: str, match: dict[str, Any]) -> str:
+    """A stable id in the `matchCriteriaId` form (an upper-case UUID), from what the
+    criteria says and where it comes from: never one of NVD's."""
+    text = "|".join([cve_id, rule, *(f"{k}={v}" for k, v in sorted(match.items()))])
+    return str(uuid.uuid5(_NAMESPACE, text)).upper()
+
+
+def _node(cve_id: str, container: Container, affected: Affected) -> dict[str, Any] | None:
+    matches: list[dict[str, Any]] = []
+    for name in _names(affected):
+        if not affected.versions and affected.default_status == "affected":
+            matches.append({"vulnerable": True, "criteria": _criteria(name)})
+            continue
+        for entry in affected.versions:
+            bounds = _bounds(entry)
+            if bounds is None:
+                continue
+            version = bounds.pop("version", "*")
+            match: dict[str, Any] = {"vulnerable": True, "criteria": _criteria(name, version)}
+            match.update(bounds)
+            if match not in matches:
+                matches.append(match)
+    for match in matches:
+        match["matchCriteriaId"] = _criteria_id(cve_id, affected.path, match)
+    if not matches:
+        return None
+    source = "cisa-adp" if container.org_id == CISA_ADP else "cve5"
+    return {
+        "operator": "OR",
+        "negate": False,
+        "cpeMatch": matches,
+        "source": source,
+        "rule": affected.path,
+    }
+
+
+def configurations(record: CveRecord) -> list[dict[str, Any]]:
+    """The record's `affected[]` entries as NVD configurations (see the module docstring):
+    one configuration per node; empty when no entry names a product as a CPE."""
+    for containers in (record.adp, (record.cna,)):
+        nodes = [
+            node
+            for container in containers
+            for affected in container.affected
+            if (node := _node(record.cve_id, container, affected)) is not None
+        ]
+        if nodes:
+            return [{"nodes": [node]} for node in nodes]
+    return []

@@ -1,0 +1,247 @@
+"""Loading CVE JSON 5 records into a store: files, folders and zip archives.
+
+    with Cve5Importer(store) as importer:
+        importer.import_path(Path("cvelistV5/cves"))       # a checkout, or a part of one
+        importer.import_path(Path("2025-07-02_all_CVEs_at_midnight.zip.zip"))
+    importer.report.records.added
+
+Every `.json` file (in a folder, or a member of a zip archive) that claims to be a CVE
+record (`"dataType": "CVE_RECORD"`) is read strictly (`assay.cve5.record`) and stored;
+any other file (`delta.json`, a README, a LICENSE, a workflow) is skipped and counted.
+A zip inside a zip (cvelistV5's baseline `..._all_CVEs_at_midnight.zip.zip` holds
+`cves.zip`) is opened in turn, through a temporary file. A record that is not valid is
+rejected (named by file and JSON path) and the others are kept.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Final, Protocol
+
+from assay import _json_strict
+from assay.cve5.record import MAX_DEPTH, MAX_RECORD_BYTES, Cve5Error, CveRecord, record_from_value
+from assay.errors import IngestError, InputError
+
+__all__ = ["Counts", "Cve5ImportReport", "Cve5Importer"]
+
+BATCH: Final = 500
+MAX_NESTING: Final = 2  # a zip in a zip, and no deeper
+MAX_MEMBERS: Final = 2_000_000
+
+
+class Counts(Protocol):
+    added: int
+    updated: int
+    unchanged: int
+
+
+class _Writer(Protocol):
+    def upsert_cve5(
+        self, batch: Sequence[CveRecord], *, meta: Mapping[str, str] | None = None
+    ) -> Counts: ...
+
+
+@dataclass(slots=True)
+class Cve5ImportReport:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    rejected: int = 0
+    skipped: int = 0
+    """Files that are not CVE records (left alone)."""
+    files: int = 0
+    """Inputs named (paths)."""
+    failed_files: int = 0
+    """Inputs that could not be read at all (not a zip, not JSON, missing)."""
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.rejected == 0 and self.failed_files == 0
+
+    def to_dict(self) -> dict[str, object]:
+        """The `--json` document of `assay cve import` (docs/cli.md)."""
+        return {
+            "ok": self.ok,
+            "files": self.files,
+            "failedFiles": self.failed_files,
+            "rejected": self.rejected,
+            "skipped": self.skipped,
+            "records": {
+                "cve5": {"added": self.added, "updated": self.updated, "unchanged": self.unchanged}
+            },
+            "problems": list(self.problems),
+        }
+
+
+class Cve5Importer:
+    """Stores records in batches; `close()` (or the `with` block's end) writes the last."""
+
+    def __init__(
+        self,
+        store: _Writer,
+        *,
+        on_problem: Callable[[str], None] | None = None,
+        on_record: Callable[[int], None] | None = None,
+        meta: Mapping[str, str] | None = None,
+    ) -> None:
+        self.store = store
+        self.report = Cve5ImportReport()
+        self._batch: list[CveRecord] = []
+        self._on_problem = on_problem
+        self._on_record = on_record
+        self._meta = meta
+        self._seen = 0
+
+    def __enter__(self) -> Cve5Importer:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if kind is None:
+            self.close()
+
+    def close(self) -> None:
+        """Write what is left, with the `meta` values given (a sync's checkpoint) unless
+        an input could not be read."""
+        self._flush(final=True)
+
+    def _flush(self, *, final: bool = False) -> None:
+        meta = self._meta if final and not self.report.failed_files else None
+        if not self._batch and not meta:
+            return
+        counts = self.store.upsert_cve5(self._batch, meta=meta)
+        self.report.added += counts.added
+        self.report.updated += counts.updated
+        self.report.unchanged += counts.unchanged
+        self._batch = []
+
+    def _problem(self, text: str) -> None:
+        self.report.problems.append(text)
+        if self._on_problem is not None:
+            self._on_problem(text)
+
+    # -- inputs ---------------------------------------------------------------------
+
+    def import_path(self, path: Path) -> None:
+        """A record file, a folder (walked, in name order) or a zip archive."""
+        self.report.files += 1
+        try:
+            if path.is_dir():
+                for folder, folders, files in os.walk(path):
+                    folders.sort()
+                    for name in sorted(files):
+                        self._file(Path(folder) / name)
+            elif zipfile.is_zipfile(path):
+                with path.open("rb") as handle:
+                    self._zip(handle, str(path), 1)
+            elif path.is_file():
+                self._file(path, named=True)
+            else:
+                raise InputError(str(path), "no such file or folder")
+        except (InputError, zipfile.BadZipFile, OSError) as error:
+            self.report.failed_files += 1
+            self._problem(
+                error.diagnostics() if isinstance(error, InputError) else f"{path}: {error}"
+            )
+
+    def _file(self, path: Path, *, named: bool = False) -> None:
+        if path.suffix.lower() == ".zip" and zipfile.is_zipfile(path):
+            with path.open("rb") as handle:
+                self._zip(handle, str(path), 1)
+            return
+        if path.suffix.lower() != ".json" and not named:
+            self.report.skipped += 1
+            return
+        try:
+            size = path.stat().st_size
+            if size > MAX_RECORD_BYTES:
+                raise Cve5Error(str(path), "", f"expected at most {MAX_RECORD_BYTES} bytes")
+            data = path.read_bytes()
+        except OSError as error:
+            self.report.rejected += 1
+            self._problem(f"{path}: cannot read: {error.strerror or error}")
+            return
+        except Cve5Error as error:
+            self.report.rejected += 1
+            self._problem(error.diagnostics())
+            return
+        self.import_bytes(data, str(path), named=named)
+
+    def _zip(self, handle: IO[bytes], name: str, depth: int) -> None:
+        with zipfile.ZipFile(handle) as archive:
+            members = archive.infolist()
+            if len(members) > MAX_MEMBERS:
+                raise InputError(name, f"expected at most {MAX_MEMBERS} members, found more")
+            for info in sorted(members, key=lambda i: i.filename):
+                if info.is_dir():
+                    continue
+                where = f"{name}!{info.filename}"
+                lower = info.filename.lower()
+                if lower.endswith(".zip"):
+                    if depth >= MAX_NESTING:
+                        raise InputError(where, "expected at most a zip inside a zip")
+                    with tempfile.TemporaryFile() as spool:
+                        with archive.open(info) as member:
+                            shutil.copyfileobj(member, spool, 1 << 20)
+                        spool.seek(0)
+                        self._zip(spool, where, depth + 1)
+                    continue
+                if not lower.endswith(".json"):
+                    self.report.skipped += 1
+                    continue
+                if info.file_size > MAX_RECORD_BYTES:
+                    self.report.rejected += 1
+                    self._problem(f"{where}: expected at most {MAX_RECORD_BYTES} bytes")
+                    continue
+                with archive.open(info) as member:
+                    data = member.read(MAX_RECORD_BYTES + 1)
+                self.import_bytes(data, where)
+
+    def import_bytes(self, data: bytes, source: str, *, named: bool = False) -> None:
+        """One file's bytes: stored if it is a record, skipped if it is not one (unless
+        it was `named` on its own: then it must be one)."""
+        try:
+            if len(data) > MAX_RECORD_BYTES:
+                raise Cve5Error(source, "", f"expected at most {MAX_RECORD_BYTES} bytes")
+            try:
+                value, problem = _json_strict.parse_checked(data, MAX_DEPTH)
+            except (ValueError, RecursionError) as error:
+                if not named:
+                    self.report.skipped += 1  # a `.json` that is no JSON is no record
+                    return
+                # A file named on its own that is no JSON: unusable input, not a record.
+                raise InputError(source, f"expected a CVE JSON 5 record: {error}") from None
+            if not isinstance(value, dict) or value.get("dataType") != "CVE_RECORD":
+                if named:
+                    raise InputError(
+                        source,
+                        "expected a CVE JSON 5 record (dataType CVE_RECORD), a folder or a zip",
+                    )
+                self.report.skipped += 1
+                return
+            if problem is not None:
+                where, kind = problem
+                raise Cve5Error(source, where, _json_strict.problem_reason(kind, MAX_DEPTH))
+            record = record_from_value(value, source, data)
+        except IngestError as error:
+            self.report.rejected += 1
+            self._problem(error.diagnostics())
+            return
+        self._batch.append(record)
+        self._seen += 1
+        if self._on_record is not None:
+            self._on_record(self._seen)
+        if len(self._batch) >= BATCH:
+            self._flush()

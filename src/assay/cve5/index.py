@@ -1,0 +1,117 @@
+"""The look-up keys of CVE 5 `affected[]` entries, and of the components matched to them.
+
+Pure. The store indexes every `affected[]` entry of every container under these keys; a
+scan asks for the keys of its components; both sides use the same functions, so a key
+is spelled once:
+
+    cpe:VENDOR:PRODUCT       a CPE in `cpes` (part, version and the rest left out)
+    purl:TYPE/NAMESPACE/NAME `packageURL`, or `collectionURL` + `packageName` of a
+                             registry with a purl type (PyPI, npm, Go, Maven, ...)
+    pkg:COLLECTION|NAME      `collectionURL` + `packageName` of any other collection
+    vp:VENDOR:PRODUCT        `vendor` and `product` as the CNA wrote them
+
+Keys are lower-case; PyPI names are normalized as PEP 503 says.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from assay.cve5.record import Affected
+
+__all__ = ["COLLECTIONS", "affected_keys", "cpe_key", "purl_key", "vendor_product_key"]
+
+COLLECTIONS: Final = {
+    "pypi.org": "pypi",
+    "pypi.python.org": "pypi",
+    "pkg.go.dev": "golang",
+    "www.npmjs.com": "npm",
+    "npmjs.com": "npm",
+    "registry.npmjs.org": "npm",
+    "repo.maven.apache.org": "maven",
+    "repo1.maven.org": "maven",
+    "crates.io": "cargo",
+    "rubygems.org": "gem",
+    "www.nuget.org": "nuget",
+    "nuget.org": "nuget",
+    "packagist.org": "composer",
+}
+"""Hosts of `collectionURL`s that are package registries, and their purl types."""
+_PYPI_SEPARATORS: Final = re.compile(r"[-_.]+")
+
+
+def _name(purl_type: str, name: str) -> str:
+    name = name.lower()
+    return _PYPI_SEPARATORS.sub("-", name) if purl_type == "pypi" else name
+
+
+def purl_key(purl_type: str, namespace: str | None, name: str) -> str:
+    """The key of a package: `purl:pypi/django`, `purl:golang/golang.org/x/net`."""
+    path = f"{namespace.strip('/')}/{name}" if namespace else name
+    return f"purl:{purl_type.lower()}/{_name(purl_type.lower(), path)}"
+
+
+def cpe_key(vendor: str, product: str) -> str:
+    return f"cpe:{vendor.lower()}:{product.lower()}"
+
+
+def vendor_product_key(vendor: str, product: str) -> str:
+    """The CNA's free-text vendor and product, as CPE components are spelled."""
+    return f"vp:{_word(vendor)}:{_word(product)}"
+
+
+def _word(text: str) -> str:
+    return "_".join(text.lower().split())
+
+
+def cpe_vendor_product(cpe: str) -> tuple[str, str] | None:
+    """(vendor, product) of a CPE 2.3 formatted string (2.2 URIs too), if it names both."""
+    if cpe.startswith("cpe:2.3:"):
+        parts = re.split(r"(?<!\\):", cpe)
+        if len(parts) >= 5 and parts[3] not in ("", "*") and parts[4] not in ("", "*"):
+            return parts[3], parts[4]
+        return None
+    if cpe.startswith("cpe:/"):
+        parts = cpe[5:].split(":")
+        if len(parts) >= 3 and parts[1] and parts[2]:
+            return parts[1], parts[2]
+    return None
+
+
+def package_url_key(text: str) -> str | None:
+    """The key of a `packageURL` (any version or qualifier left out), if it parses."""
+    from packageurl import PackageURL
+
+    try:
+        purl = PackageURL.from_string(text)
+    except ValueError:
+        return None
+    return purl_key(purl.type, purl.namespace, purl.name)
+
+
+def collection_key(collection_url: str, package_name: str) -> str:
+    host = collection_url.split("://", 1)[-1].split("/", 1)[0].lower()
+    purl_type = COLLECTIONS.get(host)
+    if purl_type is None:
+        return f"pkg:{collection_url.rstrip('/').lower()}|{package_name.lower()}"
+    name = package_name.replace(":", "/") if purl_type == "maven" else package_name
+    return purl_key(purl_type, None, name)
+
+
+def affected_keys(affected: Affected) -> set[str]:
+    """Every key an `affected[]` entry is found by."""
+    keys: set[str] = set()
+    for cpe in affected.cpes:
+        found = cpe_vendor_product(cpe)
+        if found is not None:
+            keys.add(cpe_key(*found))
+    if affected.package_url:
+        key = package_url_key(affected.package_url)
+        if key is not None:
+            keys.add(key)
+    if affected.collection_url and affected.package_name:
+        keys.add(collection_key(affected.collection_url, affected.package_name))
+    if affected.vendor and affected.product and "n/a" not in (affected.vendor, affected.product):
+        keys.add(vendor_product_key(affected.vendor, affected.product))
+    return keys

@@ -1,0 +1,427 @@
+"""The store's CVE JSON 5, KEV and EPSS tables: one implementation for both backends.
+
+    cve5      a CVE 5 record per CVE id: its `dateUpdated` and its bytes (packed as the
+              NVD records are, `_records.pack`)
+    cve5_key  the look-up keys of every `affected[]` entry of its containers
+              (`assay.cve5.index`): CPE vendor/product, purl, collection, vendor/product
+    kev       CISA's KEV catalogue, an entry per CVE
+    epss      FIRST's EPSS score per CVE, with its date and model version
+
+They are added to a store when it is opened, like any table the store lacks (no change of
+schema version, no rebuild). Write rules: a CVE 5 record is replaced only by one with a
+newer `dateUpdated`; the KEV catalogue is replaced whole (an entry CISA removed goes); an
+EPSS score is replaced by one of a later date (or of the same date with other values).
+Every write that changes something advances the store's data generation, in the same
+transaction as the rows and the `meta` values given with it.
+
+The backends differ only in how a statement runs (`Executor`): `SqliteCve5` here, the
+PostgreSQL one in `_postgres_cve5.py`. The SQL is written with `?` placeholders.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+import orjson
+
+from assay.cve5.epss import EpssScore, EpssScores
+from assay.cve5.index import affected_keys
+from assay.cve5.kev import KevCatalogue, KevEntry, entry_from_value
+from assay.cve5.record import CveRecord
+from assay.errors import StoreError
+from assay.nvd.storage._records import pack, unpack
+from assay.nvd.storage.interface import UpsertCounts
+
+SQLITE_CVE5_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cve5 (
+    cve_id TEXT PRIMARY KEY,
+    date_updated TEXT NOT NULL,
+    state TEXT NOT NULL,
+    record BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cve5_key (
+    key TEXT NOT NULL,
+    cve_id TEXT NOT NULL,
+    PRIMARY KEY (key, cve_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS cve5_key_by_cve ON cve5_key (cve_id);
+CREATE TABLE IF NOT EXISTS kev (
+    cve_id TEXT PRIMARY KEY,
+    date_added TEXT NOT NULL,
+    due_date TEXT,
+    ransomware TEXT,
+    vendor_project TEXT NOT NULL,
+    product TEXT NOT NULL,
+    entry BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS epss (
+    cve_id TEXT PRIMARY KEY,
+    score REAL NOT NULL,
+    percentile REAL NOT NULL,
+    score_date TEXT NOT NULL,
+    model_version TEXT NOT NULL
+);
+"""
+
+POSTGRES_CVE5_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cve5 (
+    cve_id TEXT COLLATE "C" PRIMARY KEY,
+    date_updated TEXT COLLATE "C" NOT NULL,
+    state TEXT NOT NULL,
+    record BYTEA NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cve5_key (
+    key TEXT COLLATE "C" NOT NULL,
+    cve_id TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (key, cve_id)
+);
+CREATE INDEX IF NOT EXISTS cve5_key_by_cve ON cve5_key (cve_id);
+CREATE TABLE IF NOT EXISTS kev (
+    cve_id TEXT COLLATE "C" PRIMARY KEY,
+    date_added TEXT NOT NULL,
+    due_date TEXT,
+    ransomware TEXT,
+    vendor_project TEXT NOT NULL,
+    product TEXT NOT NULL,
+    entry BYTEA NOT NULL
+);
+CREATE TABLE IF NOT EXISTS epss (
+    cve_id TEXT COLLATE "C" PRIMARY KEY,
+    score DOUBLE PRECISION NOT NULL,
+    percentile DOUBLE PRECISION NOT NULL,
+    score_date TEXT COLLATE "C" NOT NULL,
+    model_version TEXT NOT NULL
+);
+"""
+
+CHUNK = 500  # ids per `IN (...)` look-up
+BUMP = "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) WHERE key = 'generation'"
+META = (
+    "INSERT INTO meta (key, value) VALUES (?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
+EPSS_COLUMNS = ("cve_id", "score", "percentile", "score_date", "model_version")
+EPSS_CONFLICT = (
+    "ON CONFLICT (cve_id) DO UPDATE SET score = excluded.score, "
+    "percentile = excluded.percentile, score_date = excluded.score_date, "
+    "model_version = excluded.model_version "
+    "WHERE excluded.score_date > epss.score_date OR (excluded.score_date = epss.score_date "
+    "AND (excluded.score <> epss.score OR excluded.percentile <> epss.percentile "
+    "OR excluded.model_version <> epss.model_version))"
+)
+KEV_UPSERT = (
+    "INSERT INTO kev (cve_id, date_added, due_date, ransomware, vendor_project, product, entry) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cve_id) DO UPDATE SET "
+    "date_added = excluded.date_added, due_date = excluded.due_date, "
+    "ransomware = excluded.ransomware, vendor_project = excluded.vendor_project, "
+    "product = excluded.product, entry = excluded.entry WHERE kev.entry <> excluded.entry"
+)
+
+
+class Executor(Protocol):
+    """Runs one statement of the SQL above on a backend's connection."""
+
+    def rows(self, statement: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]: ...
+
+    def many(self, statement: str, params: Sequence[Sequence[object]]) -> int:
+        """Runs it once per parameter row: the number of rows changed in all."""
+        ...
+
+    def load(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]], conflict: str
+    ) -> int:
+        """`INSERT INTO table (columns) <rows> <conflict>` for many rows at once (a
+        backend may stream them: PostgreSQL's COPY): the number of rows changed."""
+        ...
+
+
+class Cve5Store(Protocol):
+    """What the CVE 5, KEV and EPSS tables answer (both backends' stores have it)."""
+
+    def upsert_cve5(
+        self, batch: Sequence[CveRecord], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts: ...
+
+    def cve5_records(self, cve_ids: Sequence[str]) -> dict[str, bytes]: ...
+
+    def cve5_lookup(self, keys: Sequence[str]) -> list[tuple[str, str]]: ...
+
+    def count_cve5(self) -> int: ...
+
+    def replace_kev(
+        self, catalogue: KevCatalogue, *, meta: Mapping[str, str] | None = None
+    ) -> tuple[UpsertCounts, int]: ...
+
+    def kev_entries(self, cve_ids: Sequence[str]) -> dict[str, KevEntry]: ...
+
+    def upsert_epss(
+        self, scores: EpssScores, *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts: ...
+
+    def epss_scores(self, cve_ids: Sequence[str]) -> dict[str, tuple[EpssScore, str, str]]:
+        """Per CVE: its score, the day scored and the model version."""
+        ...
+
+    def get_meta(self, key: str) -> str | None: ...
+
+    def close(self) -> None: ...
+
+    def exclusive(self, name: str) -> AbstractContextManager[None]: ...
+
+
+def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), CHUNK):
+        yield items[start : start + CHUNK]
+
+
+def _in(count: int) -> str:
+    return "(" + ", ".join("?" * count) + ")"
+
+
+class Cve5Tables:
+    """The tables' methods over `_cve5_writing` / `_cve5_reading` (each backend's)."""
+
+    if TYPE_CHECKING:
+
+        def _cve5_writing(self, action: str) -> AbstractContextManager[Executor]: ...
+
+        def _cve5_reading(self, action: str) -> AbstractContextManager[Executor]: ...
+
+    def upsert_cve5(
+        self, batch: Sequence[CveRecord], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
+        """Insert or replace by CVE id; a record replaces a stored one only when its
+        `dateUpdated` is later."""
+        counts = UpsertCounts()
+        latest: dict[str, CveRecord] = {}
+        for record in batch:
+            known = latest.get(record.cve_id)
+            if known is None or record.date_updated > known.date_updated:
+                latest[record.cve_id] = record
+        counts.unchanged += len(batch) - len(latest)
+        with self._cve5_writing("writing CVE 5 records") as run:
+            stored: dict[str, str] = {}
+            for chunk in _chunks(list(latest)):
+                for cve_id, updated in run.rows(
+                    f"SELECT cve_id, date_updated FROM cve5 WHERE cve_id IN {_in(len(chunk))}",
+                    chunk,
+                ):
+                    stored[str(cve_id)] = str(updated)
+            written: list[CveRecord] = []
+            for record in latest.values():
+                known_date = stored.get(record.cve_id)
+                if known_date is None:
+                    counts.added += 1
+                elif record.date_updated > known_date:
+                    counts.updated += 1
+                else:
+                    counts.unchanged += 1
+                    continue
+                written.append(record)
+            replaced = [r.cve_id for r in written if r.cve_id in stored]
+            for chunk in _chunks(replaced):
+                run.rows(f"DELETE FROM cve5_key WHERE cve_id IN {_in(len(chunk))}", chunk)
+                run.rows(f"DELETE FROM cve5 WHERE cve_id IN {_in(len(chunk))}", chunk)
+            run.many(
+                "INSERT INTO cve5 (cve_id, date_updated, state, record) VALUES (?, ?, ?, ?)",
+                [(r.cve_id, r.date_updated, r.state, pack(r.raw)) for r in written],
+            )
+            run.many(
+                "INSERT INTO cve5_key (key, cve_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                [
+                    (key, r.cve_id)
+                    for r in written
+                    for container in r.containers
+                    for affected in container.affected
+                    for key in affected_keys(affected)
+                ],
+            )
+            if written:
+                run.rows(BUMP)
+            if meta:
+                run.many(META, list(meta.items()))
+        return counts
+
+    def cve5_records(self, cve_ids: Sequence[str]) -> dict[str, bytes]:
+        """The stored bytes of those of `cve_ids` the store holds."""
+        found: dict[str, bytes] = {}
+        with self._cve5_reading("reading CVE 5 records") as run:
+            for chunk in _chunks(list(dict.fromkeys(cve_ids))):
+                for cve_id, record in run.rows(
+                    f"SELECT cve_id, record FROM cve5 WHERE cve_id IN {_in(len(chunk))}", chunk
+                ):
+                    found[str(cve_id)] = unpack(bytes(record))
+        return found
+
+    def cve5_lookup(self, keys: Sequence[str]) -> list[tuple[str, str]]:
+        """(key, CVE id) for every record with an `affected[]` entry found by one of `keys`
+        (`assay.cve5.index`)."""
+        found: list[tuple[str, str]] = []
+        with self._cve5_reading("looking up CVE 5 records") as run:
+            for chunk in _chunks(list(dict.fromkeys(keys))):
+                found.extend(
+                    (str(key), str(cve_id))
+                    for key, cve_id in run.rows(
+                        f"SELECT key, cve_id FROM cve5_key WHERE key IN {_in(len(chunk))}", chunk
+                    )
+                )
+        return found
+
+    def count_cve5(self) -> int:
+        with self._cve5_reading("counting CVE 5 records") as run:
+            return int(run.rows("SELECT count(*) FROM cve5")[0][0])
+
+    def replace_kev(
+        self, catalogue: KevCatalogue, *, meta: Mapping[str, str] | None = None
+    ) -> tuple[UpsertCounts, int]:
+        """The catalogue becomes the store's: (entries added, changed, unchanged), and
+        the number of entries no longer in it, removed."""
+        counts = UpsertCounts()
+        rows = [
+            (
+                e.cve_id,
+                e.date_added,
+                e.due_date,
+                e.ransomware,
+                e.vendor_project,
+                e.product,
+                orjson.dumps(e.to_dict(), option=orjson.OPT_SORT_KEYS),
+            )
+            for e in {entry.cve_id: entry for entry in catalogue.entries}.values()
+        ]
+        with self._cve5_writing("writing the KEV catalogue") as run:
+            stored = {str(row[0]) for row in run.rows("SELECT cve_id FROM kev")}
+            wanted = {str(row[0]) for row in rows}
+            gone = sorted(stored - wanted)
+            for chunk in _chunks(gone):
+                run.rows(f"DELETE FROM kev WHERE cve_id IN {_in(len(chunk))}", chunk)
+            changed = run.many(KEV_UPSERT, rows)
+            counts.added = len(wanted - stored)
+            counts.updated = changed - counts.added
+            counts.unchanged = len(rows) - changed
+            if changed or gone:
+                run.rows(BUMP)
+            if meta:
+                run.many(META, list(meta.items()))
+        return counts, len(gone)
+
+    def kev_entries(self, cve_ids: Sequence[str]) -> dict[str, KevEntry]:
+        found: dict[str, KevEntry] = {}
+        with self._cve5_reading("reading KEV entries") as run:
+            for chunk in _chunks(list(dict.fromkeys(cve_ids))):
+                for cve_id, entry in run.rows(
+                    f"SELECT cve_id, entry FROM kev WHERE cve_id IN {_in(len(chunk))}", chunk
+                ):
+                    value = orjson.loads(bytes(entry))
+                    found[str(cve_id)] = entry_from_value(value, f"stored KEV entry {cve_id}")
+        return found
+
+    def upsert_epss(
+        self, scores: EpssScores, *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
+        """Each score replaces a stored one of an earlier day (or of the same day, when
+        it differs); a score of an earlier day than the stored one is left out."""
+        counts = UpsertCounts()
+        rows = [
+            (s.cve_id, s.score, s.percentile, scores.score_date, scores.model_version)
+            for s in {score.cve_id: score for score in scores.scores}.values()
+        ]
+        with self._cve5_writing("writing EPSS scores") as run:
+            before = int(run.rows("SELECT count(*) FROM epss")[0][0])
+            changed = run.load("epss", EPSS_COLUMNS, rows, EPSS_CONFLICT)
+            after = int(run.rows("SELECT count(*) FROM epss")[0][0])
+            counts.added = after - before
+            counts.updated = changed - counts.added
+            counts.unchanged = len(rows) - changed
+            if changed:
+                run.rows(BUMP)
+            if meta:
+                run.many(META, list(meta.items()))
+        return counts
+
+    def epss_scores(self, cve_ids: Sequence[str]) -> dict[str, tuple[EpssScore, str, str]]:
+        found: dict[str, tuple[EpssScore, str, str]] = {}
+        with self._cve5_reading("reading EPSS scores") as run:
+            for chunk in _chunks(list(dict.fromkeys(cve_ids))):
+                for cve_id, score, percentile, day, model in run.rows(
+                    "SELECT cve_id, score, percentile, score_date, model_version FROM epss "
+                    f"WHERE cve_id IN {_in(len(chunk))}",
+                    chunk,
+                ):
+                    found[str(cve_id)] = (
+                        EpssScore(str(cve_id), float(score), float(percentile)),
+                        str(day),
+                        str(model),
+                    )
+        return found
+
+
+def cve5_store(store: object) -> Cve5Store:
+    """`store` as a `Cve5Store` (every backend's store is one)."""
+    if not hasattr(store, "upsert_cve5"):
+        raise StoreError(f"{type(store).__name__} keeps no CVE 5, KEV or EPSS data")
+    return cast(Cve5Store, store)
+
+
+# -- SQLite -----------------------------------------------------------------------------
+
+
+class _SqliteExecutor:
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+
+    def rows(self, statement: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        return self.connection.execute(statement, params).fetchall()
+
+    def many(self, statement: str, params: Sequence[Sequence[object]]) -> int:
+        if not params:
+            return 0
+        before = self.connection.total_changes
+        self.connection.executemany(statement, params)
+        return self.connection.total_changes - before
+
+    def load(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]], conflict: str
+    ) -> int:
+        statement = f"INSERT INTO {table} ({', '.join(columns)}) VALUES {_in(len(columns))} "
+        return self.many(statement + conflict, rows)
+
+
+class SqliteCve5(Cve5Tables):
+    """The SQLite store's CVE 5, KEV and EPSS tables (a `SqliteStore` mixin)."""
+
+    if TYPE_CHECKING:
+        path: Path
+
+        def _connection(self) -> sqlite3.Connection: ...
+
+        def _in_transaction(self) -> bool: ...
+
+    @contextmanager
+    def _cve5_writing(self, action: str) -> Iterator[Executor]:
+        connection = self._connection()
+        outer = self._in_transaction()
+        try:
+            if not outer:
+                connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield _SqliteExecutor(connection)
+            except BaseException:
+                if not outer and connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+            if not outer:
+                connection.execute("COMMIT")
+        except sqlite3.Error as error:
+            raise StoreError(f"{action}: the SQLite store at {self.path}: {error}") from error
+
+    @contextmanager
+    def _cve5_reading(self, action: str) -> Iterator[Executor]:
+        try:
+            yield _SqliteExecutor(self._connection())
+        except sqlite3.Error as error:
+            raise StoreError(f"{action}: the SQLite store at {self.path}: {error}") from error
