@@ -37,6 +37,8 @@ from assay.nvd.cve_query import CveQuery
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._distinct import RememberedIds
+from assay.nvd.storage._osv_sql import POSTGRES_OSV_SCHEMA
+from assay.nvd.storage._postgres_osv import OsvStoreMixin
 from assay.nvd.storage._postgres_products import ProductStoreMixin
 from assay.nvd.storage._postgres_rows import (
     BUMP_GENERATION,
@@ -148,7 +150,7 @@ def parse_url(url: str) -> Target:
     )
 
 
-class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
+class PostgresStore(ProductStoreMixin, ServiceStoreMixin, OsvStoreMixin):
     def __init__(self, url: str, *, timeout: float | None = None) -> None:
         """`timeout`: seconds to reach the server (unless the URL sets connect_timeout)
         and to wait for a pooled connection, for servers that must answer promptly
@@ -247,6 +249,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin):
                         )
                     # Tables added since (no rebuild needed): created where missing.
                     connection.execute(POSTGRES_SERVICE_SCHEMA)
+                    connection.execute(POSTGRES_OSV_SCHEMA)
             except BaseException as error:
                 self._criteria_ids.rolled_back()
                 self._vectors.rolled_back()
