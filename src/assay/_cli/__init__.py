@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.serve",
     "assay._cli.nvd",
     "assay._cli.nvd_sync",
+    "assay._cli.osv",
     "assay._cli.keys",
     "assay._cli.attest_signing",
     "assay._cli.verify",
