@@ -507,28 +507,31 @@ _METRICS: Final = (
 
 
 def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None]:
+    from assay.audit.severity import Rating, choose_severity, nvd_rater
+
     metrics = record.get("metrics")
     if not isinstance(metrics, Mapping):
         return None, None
+    ratings: list[Rating] = []
     for key, version in _METRICS:
-        entries = [e for e in _list(metrics.get(key)) if isinstance(e, Mapping)]
-        if not entries:
-            continue
-        entries.sort(key=lambda e: 0 if e.get("type") == "Primary" else 1)
-        entry = entries[0]
-        data = entry.get("cvssData")
-        if not isinstance(data, Mapping):
-            continue
-        score = data.get("baseScore")
-        vector = data.get("vectorString")
-        severity = data.get("baseSeverity") or entry.get("baseSeverity")
-        if not isinstance(score, int | float) or not isinstance(vector, str):
-            continue
-        return (
-            Cvss(version, float(score), vector),
-            severity.upper() if isinstance(severity, str) else None,
-        )
-    return None, None
+        for entry in _list(metrics.get(key)):
+            data = entry.get("cvssData") if isinstance(entry, Mapping) else None
+            if not isinstance(data, Mapping):
+                continue
+            score = data.get("baseScore")
+            vector = data.get("vectorString")
+            severity = data.get("baseSeverity") or entry.get("baseSeverity")
+            if not isinstance(score, int | float) or not isinstance(vector, str):
+                continue
+            ratings.append(
+                Rating(
+                    nvd_rater(entry.get("type"), entry.get("source")),
+                    severity.upper() if isinstance(severity, str) else None,
+                    Cvss(version, float(score), vector),
+                )
+            )
+    chosen = choose_severity(ratings)
+    return (None, None) if chosen is None else (chosen.cvss, chosen.severity)
 
 
 def _cwes(record: Mapping[str, Any]) -> tuple[str, ...]:

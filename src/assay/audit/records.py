@@ -29,6 +29,7 @@ from assay.audit.matching import (
     record_facts,
 )
 from assay.audit.model import Cvss
+from assay.audit.severity import Rating, choose_severity, nvd_rater
 from assay.errors import StoreError
 
 __all__ = ["RecordReader", "ScanRecord"]
@@ -73,6 +74,7 @@ class _CvssData(msgspec.Struct):
 
 class _Metric(msgspec.Struct):
     type: str | None = None
+    source: str | None = None
     cvssData: _CvssData | None = None
     baseSeverity: str | None = None
 
@@ -150,20 +152,23 @@ def _typed_facts(record: _Record) -> RecordFacts | None:
         weaknesses = _WEAKNESSES.decode(record.weaknesses) if len(record.weaknesses) else None
     except msgspec.ValidationError:
         return None
-    cvss: Cvss | None = None
-    severity: str | None = None
+    ratings: list[Rating] = []
     for key, version in _VERSIONS if metrics is not None else ():
-        entries = getattr(metrics, key)
-        if not entries:
-            continue
-        entry = min(entries, key=lambda e: 0 if e.type == "Primary" else 1)
-        data = entry.cvssData
-        if data is None or data.baseScore is None or data.vectorString is None:
-            continue
-        cvss = Cvss(version, data.baseScore, data.vectorString)
-        found = data.baseSeverity or entry.baseSeverity
-        severity = found.upper() if found is not None else None
-        break
+        for entry in getattr(metrics, key):
+            data = entry.cvssData
+            if data is None or data.baseScore is None or data.vectorString is None:
+                continue
+            found = data.baseSeverity or entry.baseSeverity
+            ratings.append(
+                Rating(
+                    nvd_rater(entry.type, entry.source),
+                    found.upper() if found is not None else None,
+                    Cvss(version, data.baseScore, data.vectorString),
+                )
+            )
+    chosen = choose_severity(ratings)
+    cvss = None if chosen is None else chosen.cvss
+    severity = None if chosen is None else chosen.severity
     cwes: list[str] = []
     for weakness in weaknesses or ():
         for description in weakness.description:
