@@ -85,6 +85,8 @@ def test_json_output_and_exit_codes_follow_the_verdict(
         "matchCriteriaId",
         "fixedIn",
         "conditional",
+        "aliases",
+        "sources",
     }
 
     # The library's verdict decides the exit code.

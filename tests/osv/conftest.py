@@ -24,3 +24,8 @@ def valid_record_files() -> list[Path]:
         for path in record_files()
         if not path.name.startswith(BROKEN) and "dependency-track" not in path.parts
     ]
+
+
+def osv_sample_paths() -> list[Path]:
+    """The sample's folders of valid records (the broken linter records left out)."""
+    return [OSV_ASSETS / name for name in ("pypa", "go", "rustsec", "ghsa")]

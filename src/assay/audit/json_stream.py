@@ -40,7 +40,7 @@ class _Findings:
 
     def __init__(self) -> None:
         self._heads: dict[tuple[object, ...], bytes] = {}
-        self._tails: dict[tuple[str | None, str | None, bool], bytes] = {}
+        self._tails: dict[tuple[object, ...], bytes] = {}
 
     def encoded(self, v: Vulnerability) -> bytes:
         cvss = v.cvss
@@ -60,7 +60,7 @@ class _Findings:
                 _FINDING_LEVEL,
             )
             head = self._heads[key] = whole[: -len(_FINDING_CLOSING)]
-        hit = (v.match_criteria_id, v.fixed_in, v.conditional)
+        hit = (v.match_criteria_id, v.fixed_in, v.conditional, v.aliases, v.sources)
         tail = self._tails.get(hit)
         if tail is None:
             inside = b",\n" + b"  " * (_FINDING_LEVEL + 1)
@@ -75,6 +75,12 @@ class _Findings:
                     inside,
                     b'"conditional": ',
                     b"true" if v.conditional else b"false",
+                    inside,
+                    b'"aliases": ',
+                    _dumps(list(v.aliases), _FINDING_LEVEL + 1),
+                    inside,
+                    b'"sources": ',
+                    _dumps([source.to_dict() for source in v.sources], _FINDING_LEVEL + 1),
                     _FINDING_CLOSING,
                 )
             )

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from assay.audit.model import Cvss, Vulnerability
+from assay.audit.model import Cvss, FindingSource, Vulnerability
 from assay.audit.versions import Comparator
 from assay.nvd.cpe import ANY, NA, Cpe, CriteriaRange, InvalidCpe, name_matches
 
@@ -506,12 +506,12 @@ _METRICS: Final = (
 )
 
 
-def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None]:
+def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None, str | None]:
     from assay.audit.severity import Rating, choose_severity, nvd_rater
 
     metrics = record.get("metrics")
     if not isinstance(metrics, Mapping):
-        return None, None
+        return None, None, None
     ratings: list[Rating] = []
     for key, version in _METRICS:
         for entry in _list(metrics.get(key)):
@@ -531,7 +531,7 @@ def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None]:
                 )
             )
     chosen = choose_severity(ratings)
-    return (None, None) if chosen is None else (chosen.cvss, chosen.severity)
+    return (None, None, None) if chosen is None else (chosen.cvss, chosen.severity, chosen.source)
 
 
 def _cwes(record: Mapping[str, Any]) -> tuple[str, ...]:
@@ -555,12 +555,18 @@ class RecordFacts:
     cvss: Cvss | None
     kev: bool
     cwes: tuple[str, ...]
+    rated_by: str | None = None
 
 
 def record_facts(record: Mapping[str, Any]) -> RecordFacts:
-    cvss, severity = _cvss(record)
+    cvss, severity, rated_by = _cvss(record)
     return RecordFacts(
-        str(record.get("id")), severity, cvss, bool(record.get("cisaExploitAdd")), _cwes(record)
+        str(record.get("id")),
+        severity,
+        cvss,
+        bool(record.get("cisaExploitAdd")),
+        _cwes(record),
+        rated_by,
     )
 
 
@@ -575,4 +581,6 @@ def vulnerability_facts(facts: RecordFacts, hit: Match, *, conditional: bool) ->
         match_criteria_id=hit.match_criteria_id,
         fixed_in=None if hit.criteria is None else hit.criteria.version_end_excluding,
         conditional=conditional,
+        sources=(FindingSource("nvd", facts.id, hit.match_criteria_id or ""),),
+        rated_by=facts.rated_by,
     )

@@ -63,6 +63,24 @@ class Identification:
     confidence: float
     """0 to 1: 1.0 for a CPE the input gives, less for inferred names (docs/scan.md)."""
     reason: str
+    osv_package: tuple[str, str] | None = None
+    """(ecosystem, name) of OSV records the purl names, when some do: the component is
+    then matched against them too (an exact match: confidence 1.0)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FindingSource:
+    """Where a finding comes from: a source, its record, and the rule that matched."""
+
+    source: str
+    """`nvd`, `osv`, `cve5` or `cisa-adp`."""
+    id: str
+    """The record's id in that source (CVE-..., GHSA-..., PYSEC-...)."""
+    rule: str
+    """What matched: NVD's match criteria id, the OSV range, the ADP entry."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "id": self.id, "rule": self.rule}
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +109,12 @@ class Vulnerability:
     conditional: bool
     """True when a configuration holds only with something the input does not list (an
     AND node's running-on platform): reported, not counted as affected."""
+    aliases: tuple[str, ...] = ()
+    """The vulnerability's other ids (GHSA, PYSEC, GO, RUSTSEC, ...): `id` is the CVE
+    where there is one."""
+    sources: tuple[FindingSource, ...] = ()
+    rated_by: str | None = None
+    """Whose rating `severity` and `cvss` are (`assay.audit.severity.RATING_SOURCES`)."""
 
     @property
     def severity_rank(self) -> int:
@@ -110,6 +134,8 @@ class Vulnerability:
             "matchCriteriaId": self.match_criteria_id,
             "fixedIn": self.fixed_in,
             "conditional": self.conditional,
+            "aliases": list(self.aliases),
+            "sources": [source.to_dict() for source in self.sources],
         }
 
 
@@ -135,10 +161,15 @@ class ComponentResult:
             "cpes": list(self.identification.cpes),
             "identifiedBy": self.identification.identified_by,
             "confidence": self.identification.confidence,
+            "osvPackage": _package(self.identification.osv_package),
         }
         if vulnerabilities:
             entry["vulnerabilities"] = [v.to_dict() for v in self.vulnerabilities]
         return entry
+
+
+def _package(package: tuple[str, str] | None) -> dict[str, str] | None:
+    return None if package is None else {"ecosystem": package[0], "name": package[1]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,9 +201,17 @@ class SourceStatus:
     """When a mirror last completed a sync (UTC, `...Z`), `None` if never (imported only)."""
     cve_count: int | None = None
     url: str = ""
+    osv_count: int | None = None
+    """OSV records the store holds (`None`: a source without OSV records)."""
+    sources: tuple[str, ...] = ()
+    """The sources a scan read (`nvd`, `osv`, ...)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"generation": self.generation, "lastSync": self.last_sync}
+        return {
+            "generation": self.generation,
+            "lastSync": self.last_sync,
+            "sources": list(self.sources),
+        }
 
 
 @dataclass(frozen=True, slots=True)

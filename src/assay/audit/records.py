@@ -175,7 +175,14 @@ def _typed_facts(record: _Record) -> RecordFacts | None:
             value = description.value
             if isinstance(value, str) and value.startswith("CWE-") and value not in cwes:
                 cwes.append(value)
-    return RecordFacts(str(record.id), severity, cvss, bool(record.cisaExploitAdd), tuple(cwes))
+    return RecordFacts(
+        str(record.id),
+        severity,
+        cvss,
+        bool(record.cisaExploitAdd),
+        tuple(cwes),
+        None if chosen is None else chosen.source,
+    )
 
 
 class RecordReader:

@@ -9,7 +9,7 @@ re-implements NVD's matching.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -49,7 +49,17 @@ class StoreSource:
             last_sync=last_sync(self.store.get_meta("sync.cves")),
             cve_count=self.store.count_cves(),
             url=_safe_url(self.store.url),
+            osv_count=self.store.count_osv(),
         )
+
+    def osv_for_packages(
+        self, packages: Sequence[tuple[str, str]]
+    ) -> Mapping[tuple[str, str], Sequence[bytes]]:
+        """OSV records by (ecosystem, name) (`assay.audit.osv_match.OsvLookup`)."""
+        return self.store.osv_for_packages(packages)
+
+    def count_osv(self) -> int:
+        return self.store.count_osv()
 
     def _pages(self, query: CveQuery) -> Iterator[bytes]:
         start = 0

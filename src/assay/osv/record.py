@@ -38,6 +38,7 @@ __all__ = [
     "Package",
     "Range",
     "read_record",
+    "stored_record",
     "timestamp_key",
 ]
 
@@ -192,7 +193,15 @@ def timestamp_key(text: str) -> str:
     if found is None:
         raise ValueError(f"expected an RFC 3339 time such as 2024-01-02T03:04:05Z, found {text!r}")
     fraction = (found.group(7) or ".0")[1:8].ljust(6, "0")[:6]
-    zone = found.group(8).upper().replace("Z", "+00:00")
+    zone = found.group(8).upper()
+    if zone in ("Z", "+00:00", "-00:00"):  # (most records: no arithmetic needed)
+        year, month, day, hour, minute, second = found.group(1, 2, 3, 4, 5, 6)
+        if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31 and int(hour) < 24):
+            raise ValueError(f"expected an RFC 3339 time, found {text!r}")
+        if int(minute) > 59 or int(second) > 60:
+            raise ValueError(f"expected an RFC 3339 time, found {text!r}")
+        return f"{year}-{month}-{day}T{hour}:{minute}:{second}.{fraction}Z"
+    zone = zone.replace("Z", "+00:00")
     moment = datetime.fromisoformat(
         f"{found.group(1)}-{found.group(2)}-{found.group(3)}T{found.group(4)}:"
         f"{found.group(5)}:{found.group(6)}.{fraction}{zone}"
@@ -319,7 +328,34 @@ def record_from_document(document: Any, source: str) -> OsvRecord:
         message = _MSGSPEC_PATH.sub("", text)
         raise IngestError(source, path, _lower_first(message)) from None
     try:
-        return _typed(parsed, document, source)
+        raw = orjson.dumps(document)
+    except (TypeError, orjson.JSONEncodeError) as error:
+        # YAML may hold values JSON has no form for (dates, non-string keys).
+        raise IngestError(source, "$", f"expected JSON values only: {error}") from None
+    try:
+        return _typed(parsed, raw)
+    except _Problem as problem:
+        raise IngestError(source, problem.path, problem.message) from None
+
+
+_STORED: Final = msgspec.json.Decoder(_Record)
+
+
+def stored_record(raw: bytes, source: str = "stored record") -> OsvRecord:
+    """A record as a store keeps it (compact JSON that `read_record` made): decoded
+    straight into its types, with the same checks."""
+    try:
+        parsed = _STORED.decode(raw)
+    except msgspec.ValidationError as error:
+        text = str(error)
+        found = _MSGSPEC_PATH.search(text)
+        raise IngestError(
+            source, found.group(1) if found else "$", _lower_first(_MSGSPEC_PATH.sub("", text))
+        ) from None
+    except msgspec.DecodeError as error:
+        raise IngestError(source, "", f"expected a JSON object: {error}") from None
+    try:
+        return _typed(parsed, raw)
     except _Problem as problem:
         raise IngestError(source, problem.path, problem.message) from None
 
@@ -331,7 +367,7 @@ class _Problem(Exception):
         self.message = message
 
 
-def _typed(parsed: _Record, document: dict[str, Any], source: str) -> OsvRecord:
+def _typed(parsed: _Record, raw: bytes) -> OsvRecord:
     if not parsed.id.strip() or len(parsed.id) > 256:
         raise _Problem("$.id", f"expected an id of 1 to 256 characters, found {parsed.id!r}")
     for field in ("modified", "published", "withdrawn"):
@@ -342,11 +378,6 @@ def _typed(parsed: _Record, document: dict[str, Any], source: str) -> OsvRecord:
             except ValueError as error:
                 raise _Problem(f"$.{field}", str(error)) from None
     affected = tuple(_affected(item, f"$.affected[{i}]") for i, item in enumerate(parsed.affected))
-    try:
-        raw = orjson.dumps(document)
-    except (TypeError, orjson.JSONEncodeError) as error:
-        # YAML may hold values JSON has no form for (dates, non-string keys).
-        raise _Problem("$", f"expected JSON values only: {error}") from None
     return OsvRecord(
         id=parsed.id,
         modified=parsed.modified,
