@@ -33,10 +33,9 @@ from assay.audit.severity import (
     severity_word,
 )
 from assay.errors import InputError
-from assay.osv.evaluate import affected_hit
-from assay.osv.names import PurlPackage, normalized_name, package_of_purl
-from assay.osv.record import OsvRecord, stored_record
-from assay.osv.versions import base_ecosystem
+from assay.osv.evaluate import record_hit
+from assay.osv.names import PurlPackage, package_of_purl
+from assay.osv.record import OsvRecord, matching_view, stored_record
 
 __all__ = ["OsvLookup", "OsvMatcher", "component_package", "merge_findings", "osv_findings"]
 
@@ -78,6 +77,7 @@ class OsvMatcher:
         self._lookup = lookup
         self._raw: dict[PackageKey, Sequence[bytes]] = {}
         self._decoded: dict[bytes, OsvRecord] = {}
+        self._views: dict[bytes, OsvRecord] = {}
 
     def load(self, packages: Sequence[PurlPackage]) -> set[PackageKey]:
         """Fetch the records of every package; the keys of those some record names."""
@@ -87,15 +87,19 @@ class OsvMatcher:
         return {key for key in keys if self._raw.get(key)}
 
     def findings(self, package: PurlPackage, version: str) -> list[Vulnerability]:
-        records = [
-            self._record(raw) for raw in self._raw.get((package.ecosystem, package.name), ())
-        ]
-        return osv_findings(records, package, version)
-
-    def _record(self, raw: bytes) -> OsvRecord:
-        found = self._decoded.get(raw)
-        if found is None:
-            found = self._decoded[raw] = stored_record(raw)
+        """A finding for each record that affects `version` of `package` (records are
+        first read for matching only, and in whole when they affect it)."""
+        found: list[Vulnerability] = []
+        for raw in self._raw.get((package.ecosystem, package.name), ()):
+            view = self._views.get(raw)
+            if view is None:
+                view = self._views[raw] = matching_view(raw)
+            if record_hit(view, package.ecosystem, package.name, version) is None:
+                continue
+            whole = self._decoded.get(raw)
+            if whole is None:
+                whole = self._decoded[raw] = stored_record(raw)
+            found.extend(osv_findings([whole], package, version))
         return found
 
 
@@ -103,24 +107,15 @@ def osv_findings(
     records: Sequence[OsvRecord], package: PurlPackage, version: str
 ) -> list[Vulnerability]:
     """A finding for each record that affects `version` of `package`."""
-    wanted = normalized_name(package.ecosystem, package.name)
-    base = base_ecosystem(package.ecosystem)
     found: list[Vulnerability] = []
     for record in records:
-        if record.is_withdrawn:
-            continue
-        for index, entry in enumerate(record.affected):
+        hit = record_hit(record, package.ecosystem, package.name, version)
+        if hit is not None:
+            index, entry, why = hit
             named = entry.package
-            if named is None or base_ecosystem(named.ecosystem) != base:
-                continue
-            if normalized_name(named.ecosystem, named.name) != wanted:
-                continue
-            hit = affected_hit(entry, version)
-            if hit is None:
-                continue
-            rule = f"affected[{index}] {named.ecosystem}/{named.name}: {hit.rule}"
-            found.append(_finding(record, rule, hit.fixed))
-            break
+            assert named is not None  # (`record_hit` matched it by package)
+            rule = f"affected[{index}] {named.ecosystem}/{named.name}: {why.rule}"
+            found.append(_finding(record, rule, why.fixed))
     return found
 
 

@@ -25,10 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from assay.osv.record import Affected, Event, Range
-from assay.osv.versions import SEMVER, version_key
+from assay.osv.names import normalized_name
+from assay.osv.record import Affected, Event, OsvRecord, Range
+from assay.osv.versions import SEMVER, base_ecosystem, version_key
 
-__all__ = ["Hit", "affected_hit", "commit_hits", "range_affects"]
+__all__ = ["Hit", "affected_hit", "commit_hits", "names_package", "range_affects", "record_hit"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,4 +161,33 @@ def commit_hits(entry: Affected, commit: str) -> str | None:
         for event in candidate.events:
             if event.kind in ("introduced", "last_affected") and event.value.lower() == wanted:
                 return f"GIT {candidate.repo} {event.kind} {event.value}"
+    return None
+
+
+def names_package(entry: Affected, ecosystem: str, name: str) -> bool:
+    """Whether `entry` is about the package: the same normalized name, in `ecosystem`
+    (`Debian:12` exactly; `Debian` any of its releases)."""
+    package = entry.package
+    if package is None:
+        return False
+    if ":" in ecosystem:
+        if package.ecosystem != ecosystem:
+            return False
+    elif base_ecosystem(package.ecosystem) != ecosystem:
+        return False
+    return normalized_name(package.ecosystem, package.name) == normalized_name(ecosystem, name)
+
+
+def record_hit(
+    record: OsvRecord, ecosystem: str, name: str, version: str
+) -> tuple[int, Affected, Hit] | None:
+    """The first `affected[]` entry of `record` about the package that `version` is in:
+    its index, the entry and the hit; `None` when none is (or the record is withdrawn)."""
+    if record.withdrawn is not None:
+        return None
+    for index, entry in enumerate(record.affected):
+        if names_package(entry, ecosystem, name):
+            hit = affected_hit(entry, version)
+            if hit is not None:
+                return index, entry, hit
     return None

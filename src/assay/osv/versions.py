@@ -20,6 +20,7 @@ version orders") has the measurements behind the choice of library.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, Final
@@ -71,12 +72,20 @@ def _pep440(text: str) -> Any:
         return None
 
 
+_SHORT: Final = re.compile(r"\d+(\.\d+)?")
+
+
 def _univers(class_name: str, drop_v: bool) -> Callable[[str], Any]:
+    semver = class_name == "SemverVersion"
+
     @lru_cache(maxsize=1 << 17)
     def parse(text: str) -> Any:
         from univers import versions
 
         candidate = text[1:] if drop_v and text[:1] in ("v", "V") else text
+        if semver and _SHORT.fullmatch(candidate):
+            # `1.19` (Go's own release names, npm's loose ranges) as 1.19.0, as osv.dev reads it.
+            candidate += ".0" * (2 - candidate.count("."))
         try:
             return getattr(versions, class_name)(candidate)
         except Exception:  # univers raises many kinds (ValueError, InvalidVersion, ...)
