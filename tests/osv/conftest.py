@@ -14,8 +14,10 @@ def record_files() -> list[Path]:
     """Every record file of the sample (the osv-linter's broken ones and the
     dependency-track fixtures without `modified` included)."""
     return sorted(
-        path for path in OSV_ASSETS.rglob("*") if path.suffix in (".json", ".yaml", ".yml")
-    )
+        path
+        for path in OSV_ASSETS.rglob("*")
+        if path.suffix in (".json", ".yaml", ".yml") and path.parent.name != "recorded"
+    )  # (recorded/*.yaml are osv.dev's recorded exchanges, not records)
 
 
 def valid_record_files() -> list[Path]:

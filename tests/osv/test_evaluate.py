@@ -151,3 +151,31 @@ def test_last_affected_is_the_inclusive_end(introduced: str, last: str, version:
     entry = Range("SEMVER", (Event("introduced", introduced), Event("last_affected", last)))
     expected = version_key(SEMVER, introduced) <= key <= version_key(SEMVER, last)
     assert (range_affects("npm", entry, version) is not None) is expected
+
+
+_identifier = st.one_of(
+    st.integers(0, 30).map(str),
+    st.text(alphabet="abcrx-", min_size=1, max_size=4),
+)
+_semver = st.builds(
+    lambda core, pre, build: (
+        ".".join(map(str, core))
+        + (f"-{'.'.join(pre)}" if pre else "")
+        + (f"+{build}" if build else "")
+    ),
+    st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)),
+    st.lists(_identifier, max_size=3),
+    st.sampled_from(["", "meta", "001"]),
+)
+
+
+@given(a=_semver, b=_semver)
+def test_semver_keys_order_as_python_semver_compares(a: str, b: str) -> None:
+    import semver
+
+    from assay.osv.versions import semver_key
+
+    expected = semver.Version.parse(a).compare(b)
+    key_a, key_b = semver_key(a), semver_key(b)
+    assert (key_a > key_b) - (key_a < key_b) == expected
+    assert semver_key("v" + a) == key_a  # Go's prefix

@@ -33,9 +33,9 @@ from assay.audit.severity import (
     severity_word,
 )
 from assay.errors import InputError
-from assay.osv.evaluate import record_hit
+from assay.osv.evaluate import Hit, record_hit
 from assay.osv.names import PurlPackage, package_of_purl
-from assay.osv.record import OsvRecord, matching_view, stored_record
+from assay.osv.record import Affected, OsvRecord, matching_view, stored_record
 
 __all__ = ["OsvLookup", "OsvMatcher", "component_package", "merge_findings", "osv_findings"]
 
@@ -94,12 +94,13 @@ class OsvMatcher:
             view = self._views.get(raw)
             if view is None:
                 view = self._views[raw] = matching_view(raw)
-            if record_hit(view, package.ecosystem, package.name, version) is None:
+            hit = record_hit(view, package.ecosystem, package.name, version)
+            if hit is None:
                 continue
             whole = self._decoded.get(raw)
             if whole is None:
                 whole = self._decoded[raw] = stored_record(raw)
-            found.extend(osv_findings([whole], package, version))
+            found.append(_finding(whole, _rule(hit), hit[2].fixed))
         return found
 
 
@@ -111,12 +112,15 @@ def osv_findings(
     for record in records:
         hit = record_hit(record, package.ecosystem, package.name, version)
         if hit is not None:
-            index, entry, why = hit
-            named = entry.package
-            assert named is not None  # (`record_hit` matched it by package)
-            rule = f"affected[{index}] {named.ecosystem}/{named.name}: {why.rule}"
-            found.append(_finding(record, rule, why.fixed))
+            found.append(_finding(record, _rule(hit), hit[2].fixed))
     return found
+
+
+def _rule(hit: tuple[int, Affected, Hit]) -> str:
+    index, entry, why = hit
+    named = entry.package
+    assert named is not None  # (`record_hit` matched it by package)
+    return f"affected[{index}] {named.ecosystem}/{named.name}: {why.rule}"
 
 
 def _finding(record: OsvRecord, rule: str, fixed: str | None) -> Vulnerability:

@@ -23,6 +23,7 @@ events; without the repositories, a commit is affected here when it is named by 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from assay.osv.names import normalized_name
@@ -42,7 +43,8 @@ class Hit:
     """The first `fixed` event above the version, if any."""
 
 
-def _sorted_events(order: str, events: tuple[Event, ...]) -> list[tuple[Any, Event]]:
+@lru_cache(maxsize=1 << 16)
+def _sorted_events(order: str, events: tuple[Event, ...]) -> tuple[tuple[Any, Event], ...]:
     keyed: list[tuple[int, Any, int, Event]] = []
     for position, event in enumerate(events):
         if event.kind == "limit":
@@ -54,7 +56,7 @@ def _sorted_events(order: str, events: tuple[Event, ...]) -> list[tuple[Any, Eve
         if key is not None:
             keyed.append((1, key, position, event))
     keyed.sort(key=_sort_key)
-    return [(key, event) for _, key, _, event in keyed]
+    return tuple((key, event) for _, key, _, event in keyed)
 
 
 class _Sortable:

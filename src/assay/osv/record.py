@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal, NamedTuple
 
 import msgspec
 import orjson
@@ -126,9 +126,9 @@ class _SlimRecord(msgspec.Struct):
     affected: list[_SlimAffected] = []
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One event of a range: `kind` is one of `EVENT_KINDS`."""
+class Event(NamedTuple):
+    """One event of a range: `kind` is one of `EVENT_KINDS` (a tuple: hashed and
+    compared in C, as evaluation caches each range's sorted events)."""
 
     kind: Literal["introduced", "fixed", "last_affected", "limit"]
     value: str
