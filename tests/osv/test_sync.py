@@ -198,4 +198,8 @@ def test_an_upstream_that_cannot_be_used_exits_2(
     store = f"sqlite:///{tmp_path / 'store.db'}"
     assert _run(cli, store, upstream) == 2
     assert "PyPI/all.zip: HTTP 404" in capsys.readouterr().err
+    assert _run(cli, store, upstream, "--json") == 2
+    document = json.loads(capsys.readouterr().out)
+    assert document["ok"] is False
+    assert document["error"].endswith("/PyPI/all.zip: HTTP 404")
     assert _run(cli, store, "ftp://example") == 2

@@ -66,6 +66,34 @@ def register(tree: CommandTree) -> None:
     _json_option(sync)
     sync.set_defaults(handler=sync_ecosystems)
 
+    export = group.add_parser(
+        "export",
+        help="Write the store's OSV records as osv.dev's bucket layout or Renovate's database.",
+        description="Write the store's OSV records into FOLDER, per ecosystem: with --layout "
+        "bucket (the default) osv.dev's bucket layout, ECOSYSTEM/all.zip, "
+        "ECOSYSTEM/modified_id.csv and ECOSYSTEM/ID.json (what osv-scanner's offline mode "
+        "and `assay osv sync --upstream` read); with --layout renovate one ecosystem.nedb "
+        "file per ecosystem (@renovatebot/osv-offline). docs/client.md says how to point "
+        "each tool at it. Exit 0 when written, 2 when the store or the folder is unusable.",
+    )
+    export.add_argument("folder", type=Path, metavar="FOLDER", help="where to write")
+    add_list_option(
+        export,
+        "--ecosystem",
+        dest="ecosystems",
+        metavar="NAME",
+        help="ecosystems to write (default: every one the store holds)",
+    )
+    export.add_argument(
+        "--layout",
+        choices=("bucket", "renovate"),
+        default="bucket",
+        help="bucket (osv.dev's, the default) or renovate",
+    )
+    _store_option(export)
+    _json_option(export)
+    export.set_defaults(handler=export_records)
+
 
 def _store_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -135,6 +163,7 @@ def sync_ecosystems(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
+    from assay.errors import ClientError, StoreError
     from assay.nvd.storage import open_store
     from assay.osv.sync import DEFAULT_UPSTREAM, OsvSync
 
@@ -142,6 +171,7 @@ def sync_ecosystems(args: argparse.Namespace) -> int:
     ecosystems: list[str] = list(dict.fromkeys(args.ecosystems or DEFAULT_ECOSYSTEMS))
     store = open_store(args.store or default_store_url())
     reports: dict[str, ImportReport] = {}
+    error: str | None = None
     try:
         with store.exclusive("osv-sync"):
             syncer = OsvSync(
@@ -164,21 +194,55 @@ def sync_ecosystems(args: argparse.Namespace) -> int:
             try:
                 for ecosystem in ecosystems:
                     reports[ecosystem] = syncer.sync(ecosystem)
+            except (ClientError, StoreError) as failure:
+                # What was done until then is kept (and said); the rest is unusable.
+                error = f"{failure}"
             finally:
                 syncer.close()
     finally:
         store.close()
-    ok = all(report.ok for report in reports.values())
+    ok = error is None and all(report.ok for report in reports.values())
     if args.json:
         import json
 
-        document = {"ok": ok, "ecosystems": {name: r.to_dict() for name, r in reports.items()}}
+        document = {
+            "ok": ok,
+            "error": error,
+            "ecosystems": {name: r.to_dict() for name, r in reports.items()},
+        }
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         for name, report in reports.items():
             console.print(f"[bold]{escape(name)}[/bold]", highlight=False)
             _print(report, False, console)
+    if error is not None:
+        print(f"assay: error: {error}", file=sys.stderr)
+        return EXIT_UNUSABLE
     return EXIT_OK if ok else EXIT_FAILED
+
+
+def export_records(args: argparse.Namespace) -> int:
+    from assay.nvd.storage import open_store
+    from assay.osv.export import export
+
+    store = open_store(args.store or default_store_url())
+    try:
+        try:
+            written = export(store, args.folder, ecosystems=args.ecosystems, layout=args.layout)
+        except OSError as error:
+            print(f"assay: error: {args.folder}: cannot write: {error.strerror}", file=sys.stderr)
+            return EXIT_UNUSABLE
+    finally:
+        store.close()
+    if args.json:
+        import json
+
+        document = {"folder": str(args.folder), "layout": args.layout, "records": written}
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    else:
+        for name, count in written.items():
+            print(f"{name}: {count} records")
+    return EXIT_OK
 
 
 def _print(report: ImportReport, as_json: bool, console: Console) -> None:

@@ -134,6 +134,37 @@ class OsvStoreMixin:
     def osv_for_package(self, ecosystem: str, name: str) -> list[bytes]:
         return self.osv_for_packages([(ecosystem, name)])[(ecosystem, name)]
 
+    def osv_ecosystems(self) -> list[str]:
+        with self._using("listing OSV ecosystems") as connection:
+            rows = connection.execute(
+                "SELECT DISTINCT ecosystem FROM osv_package WHERE strpos(ecosystem, ':') = 0 "
+                "ORDER BY ecosystem"
+            ).fetchall()
+        return [str(ecosystem) for (ecosystem,) in rows]
+
+    def iter_osv(self, ecosystem: str | None = None) -> Iterator[bytes]:
+        last = ""
+        while True:
+            with self._using("reading OSV records") as connection:
+                if ecosystem is None:
+                    rows = connection.execute(
+                        "SELECT osv_id, record FROM osv WHERE osv_id > %s ORDER BY osv_id "
+                        "LIMIT 500",
+                        (last,),
+                    ).fetchall()
+                else:
+                    rows = connection.execute(
+                        "SELECT o.osv_id, o.record FROM osv o WHERE o.osv_id > %s AND EXISTS "
+                        "(SELECT 1 FROM osv_package p WHERE p.osv = o.id AND p.ecosystem = %s) "
+                        "ORDER BY o.osv_id LIMIT 500",
+                        (last, text(ecosystem)),
+                    ).fetchall()
+            if not rows:
+                return
+            for _, record in rows:
+                yield bytes(record)
+            last = str(rows[-1][0])
+
     def osv_by_alias(self, alias: str) -> list[bytes]:
         return list(self._joined("osv_alias", "alias", alias))
 

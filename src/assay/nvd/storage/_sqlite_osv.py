@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from assay.errors import StoreError
@@ -146,6 +146,39 @@ class OsvStoreMixin:
 
     def osv_for_package(self, ecosystem: str, name: str) -> list[bytes]:
         return self.osv_for_packages([(ecosystem, name)])[(ecosystem, name)]
+
+    @_store_errors
+    def osv_ecosystems(self) -> list[str]:
+        rows = self._connection().execute(
+            "SELECT DISTINCT ecosystem FROM osv_package WHERE instr(ecosystem, ':') = 0 "
+            "ORDER BY ecosystem"
+        )
+        return [str(ecosystem) for (ecosystem,) in rows]
+
+    def iter_osv(self, ecosystem: str | None = None) -> Iterator[bytes]:
+        connection = self._connection()
+        last = ""
+        while True:
+            try:
+                if ecosystem is None:
+                    rows = connection.execute(
+                        "SELECT osv_id, record FROM osv WHERE osv_id > ? ORDER BY osv_id LIMIT ?",
+                        (last, _CHUNK),
+                    ).fetchall()
+                else:
+                    rows = connection.execute(
+                        "SELECT o.osv_id, o.record FROM osv o WHERE o.osv_id > ? AND EXISTS "
+                        "(SELECT 1 FROM osv_package p WHERE p.osv = o.id AND p.ecosystem = ?) "
+                        "ORDER BY o.osv_id LIMIT ?",
+                        (last, ecosystem, _CHUNK),
+                    ).fetchall()
+            except sqlite3.Error as error:
+                raise StoreError(f"the SQLite store: {error}") from error
+            if not rows:
+                return
+            for _, stored in rows:
+                yield unpack(stored)
+            last = str(rows[-1][0])
 
     @_store_errors
     def osv_by_alias(self, alias: str) -> list[bytes]:

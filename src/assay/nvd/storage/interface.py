@@ -171,6 +171,15 @@ class Store(Protocol):
         """Records not withdrawn with a GIT range naming `commit` as affected."""
         ...
 
+    def osv_ecosystems(self) -> list[str]:
+        """The ecosystems (without release suffixes) the stored records name, sorted."""
+        ...
+
+    def iter_osv(self, ecosystem: str | None = None) -> Iterator[bytes]:
+        """Every stored record (withdrawn ones too), or those naming a package of
+        `ecosystem` (without its release suffix), ordered by id, read in batches."""
+        ...
+
     def get_meta(self, key: str) -> str | None:
         """A small named value (sync checkpoints, data generation)."""
         ...
