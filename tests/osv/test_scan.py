@@ -242,3 +242,26 @@ def test_the_severity_order() -> None:
         ("osv-word", "LOW"),
     ]
     assert choose_severity([Rating("osv-word", None)]) is None
+
+
+def test_post_api_scan_answers_from_osv_records_alone(
+    tmp_path: Path, cli: Callable[..., int]
+) -> None:
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from assay.audit.http import scan_routes
+    from assay.nvd.storage import open_store
+
+    url = f"sqlite:///{tmp_path / 'osv-only.db'}"
+    assert cli("osv", "import", "--store", url, "--json", *map(str, osv_sample_paths())) == 0
+    store = open_store(url)
+    try:
+        with TestClient(Starlette(routes=scan_routes(store))) as client:
+            answer = client.post("/api/scan?purl=pkg:pypi/requests@2.19.0")
+        assert answer.status_code == 200, answer.text
+        result = answer.json()
+        assert result["store"]["sources"] == ["osv"]
+        assert set(_findings(result, "requests@2.19.0")) == {"CVE-2018-18074", "CVE-2023-32681"}
+    finally:
+        store.close()

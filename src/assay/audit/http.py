@@ -6,7 +6,8 @@ between lock-file kinds and appears in the answer), `?minConfidence=` is
 `--min-confidence`, and `?purl=` (repeatable, up to 1000) adds packages, with or instead
 of a body. The answer is the JSON contract of `assay scan --format json` without the
 verdict: 200 with `ScanResult.to_dict()`; 400 with `{"error": "..."}` naming what is
-wrong for unusable input; 413 for a body over the limit; 503 when the store holds no CVEs.
+wrong for unusable input; 413 for a body over the limit; 503 when the store holds no CVEs and no OSV
+records.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def scan_routes(store: Store) -> list[BaseRoute]:
     source = StoreSource(store)
 
     def run(inventories: list[Inventory], min_confidence: float) -> ScanResult | None:
-        if store.count_cves() == 0:
+        if store.count_cves() == 0 and store.count_osv() == 0:
             return None
         return scan(inventories, source, min_confidence=min_confidence)
 
@@ -115,7 +116,7 @@ def scan_routes(store: Store) -> list[BaseRoute]:
         except AssayError as error:
             return _error(503, error.diagnostics())
         if result is None:
-            return _error(503, "the vulnerability store holds no CVEs")
+            return _error(503, "the vulnerability store holds no CVEs and no OSV records")
         return _json(200, result.to_dict())
 
     return [Route("/api/scan", endpoint, methods=["POST"])]
