@@ -90,6 +90,11 @@ def run(argv: list[str]) -> None:
         help="first import the NVD corpus of bench/nvd_corpus.py (COUNT CVEs, e.g. 340000) "
         "into the store, so that the scan reads both sources",
     )
+    parser.add_argument(
+        "--reuse-store",
+        action="store_true",
+        help="with --store naming a SQLite file that exists: measure again without importing",
+    )
     args = parser.parse_args(argv)
     folders = [args.data / folder for folder in FOLDERS if (args.data / folder).exists()]
     if not folders:
@@ -98,7 +103,8 @@ def run(argv: list[str]) -> None:
     python = sys.executable
     with tempfile.TemporaryDirectory(prefix="assay-bench-osv-") as scratch:
         store = args.store or f"sqlite:///{Path(scratch) / 'osv.db'}"
-        if args.with_nvd:
+        reuse = args.reuse_store and Path(store.removeprefix("sqlite://")).exists()
+        if args.with_nvd and not reuse:
             from bench.nvd_corpus import generate
 
             folder = generate(count=args.with_nvd, source=args.data.parent / "nvd")
@@ -107,15 +113,17 @@ def run(argv: list[str]) -> None:
                  *map(str, sorted(folder.glob("cves-*.jsonl.gz")))]
             )  # fmt: skip
             print(f"nvd import of {args.with_nvd} CVEs: {took:.1f} s, exit {done.returncode}")
-        took, done = _timed(
-            [python, "-m", "assay", "osv", "import", "--store", store, "--json", *map(str, folders)]
-        )
-        summary = json.loads(done.stdout or b"{}")
-        print(
-            f"osv import: {took:.1f} s (target {TARGETS['import']:g} s), "
-            f"{summary.get('records')}, rejected {summary.get('rejected')}, "
-            f"skipped {summary.get('skipped')}, exit {done.returncode}"
-        )
+        if not reuse:
+            took, done = _timed(
+                [python, "-m", "assay", "osv", "import", "--store", store, "--json",
+                 *map(str, folders)]
+            )  # fmt: skip
+            summary = json.loads(done.stdout or b"{}")
+            print(
+                f"osv import: {took:.1f} s (target {TARGETS['import']:g} s), "
+                f"{summary.get('records')}, rejected {summary.get('rejected')}, "
+                f"skipped {summary.get('skipped')}, exit {done.returncode}"
+            )
 
         records = []
         for folder in MATCHED:
