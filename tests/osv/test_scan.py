@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.conftest import backends, make_store_url
 from tests.osv.conftest import osv_sample_paths
 
@@ -265,3 +267,33 @@ def test_post_api_scan_answers_from_osv_records_alone(
         assert set(_findings(result, "requests@2.19.0")) == {"CVE-2018-18074", "CVE-2023-32681"}
     finally:
         store.close()
+
+
+_ids = st.sampled_from(
+    ["CVE-2020-1", "CVE-2020-2", "GHSA-a", "GHSA-b", "PYSEC-1", "PYSEC-2", "GO-1", "RUSTSEC-1"]
+)
+
+
+@given(
+    st.lists(
+        st.tuples(_ids, st.lists(_ids, max_size=3), st.sampled_from(["nvd", "osv"])),
+        max_size=8,
+    )
+)
+def test_merged_findings_partition_the_ids(parts: list[tuple[str, list[str], str]]) -> None:
+    findings = [
+        _finding(id_, source, aliases=tuple(a for a in aliases if a != id_))
+        for id_, aliases, source in parts
+    ]
+    merged = merge_findings([findings])
+    names = [{v.id, *v.aliases} for v in merged]
+    every = [i for group in names for i in group]
+    assert len(every) == len(set(every))  # each id in one finding only
+    assert set(every) == {i for f in findings for i in (f.id, *f.aliases)}
+    for finding, group in zip(merged, names, strict=True):
+        cves = sorted(i for i in group if i.startswith("CVE-"))
+        if cves:
+            assert finding.id.startswith("CVE-")
+        assert finding.id not in finding.aliases
+    distinct = {s for f in findings for s in f.sources}
+    assert sum(len(v.sources) for v in merged) == len(distinct)
