@@ -12,6 +12,8 @@ from typing import Any
 import orjson
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from tests.conftest import backends, make_store_url
 from tests.osv.conftest import OSV_ASSETS, osv_sample_paths
@@ -252,3 +254,44 @@ def test_modified_is_the_record_s(client: TestClient) -> None:
         json={"queries": [{"package": {"ecosystem": "Go", "name": "github.com/treeverse/lakefs"}}]},
     ).json()
     assert answer["results"][0]["vulns"] == [{"id": "GO-2022-0375", "modified": record["modified"]}]
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_queries = st.fixed_dictionaries(
+    {},
+    optional={
+        "package": st.fixed_dictionaries(
+            {},
+            optional={
+                "ecosystem": st.sampled_from(["PyPI", "Go", "npm", "Debian:12", ""]) | _json_values,
+                "name": st.sampled_from(["urllib3", "x", ""]) | _json_values,
+                "purl": st.sampled_from(["pkg:pypi/urllib3@1.0", "pkg:x/y", "nope"]) | _json_values,
+            },
+        ),
+        "version": st.sampled_from(["1.0", "", "v1", "2.0.0-rc.1"]) | _json_values,
+        "commit": st.text(max_size=41) | _json_values,
+        "page_token": st.text(max_size=12) | _json_values,
+    },
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=_queries | _json_values, batch=st.booleans())
+def test_any_json_body_is_answered_or_refused_never_a_500(
+    client: TestClient, body: object, batch: bool
+) -> None:
+    if batch:
+        answer = client.post("/v1/querybatch", content=json.dumps({"queries": [body]}))
+    else:
+        answer = client.post("/v1/query", content=json.dumps(body))
+    assert answer.status_code in (200, 400), answer.text
+    document = answer.json()
+    if answer.status_code == 400:
+        assert document["code"] == 3
+        assert document["message"]
