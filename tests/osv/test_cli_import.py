@@ -101,3 +101,21 @@ def test_a_broken_archive_exits_2(
     assert cli("osv", "import", "--store", store, str(archive)) == 2
     err = " ".join(capsys.readouterr().err.split())  # (rich wraps long lines)
     assert "all.zip: cannot read it: File is not a zip file" in err
+
+
+def test_an_archive_member_past_the_record_limit_is_refused_unread(
+    cli: Callable[..., int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assay.osv.record import MAX_RECORD_BYTES
+
+    archive = tmp_path / "all.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        out.writestr("BOMB-1.json", b" " * (MAX_RECORD_BYTES + 4096))  # ~16 KiB compressed
+        path = OSV_ASSETS / "go" / "GO-2022-0375.json"
+        out.write(path, path.name)
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    assert cli("osv", "import", "--store", store, "--json", str(archive)) == 1
+    summary = _summary(capsys)
+    assert summary["records"] == {"added": 1, "updated": 0, "unchanged": 0}
+    (problem,) = summary["problems"]  # type: ignore[misc]
+    assert problem.startswith(f"{archive}:BOMB-1.json: expected a record of at most")

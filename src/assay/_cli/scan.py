@@ -41,7 +41,8 @@ def register(tree: CommandTree) -> None:
         "tag-value, SPDX 3.0 JSON-LD, in-toto statements / DSSE envelopes / Sigstore bundles "
         "of those or of SLSA provenance, requirements.txt, poetry.lock, uv.lock, "
         "package-lock.json; '-' reads standard input) as CPE names and list the CVEs that "
-        "affect them, with NVD's matching rules. Exit 0 when no non-ignored finding meets a "
+        "affect them, with NVD's matching rules, and match their purls against the OSV "
+        "records the store holds (one finding per vulnerability, named by its CVE). Exit 0 when no non-ignored finding meets a "
         "--fail-on rule, 1 when one does, 2 when an input or the store is unusable. "
         "docs/scan.md describes identification, output shapes and file formats."
     )
