@@ -104,13 +104,19 @@ def test_a_broken_archive_exits_2(
 
 
 def test_an_archive_member_past_the_record_limit_is_refused_unread(
-    cli: Callable[..., int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cli: Callable[..., int],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from assay.osv.record import MAX_RECORD_BYTES
+    from assay.osv import importer, record
 
+    limit = 64 * 1024  # (the limit made small: the test stays fast)
+    monkeypatch.setattr(record, "MAX_RECORD_BYTES", limit)
+    monkeypatch.setattr(importer, "MAX_RECORD_BYTES", limit)
     archive = tmp_path / "all.zip"
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as out:
-        out.writestr("BOMB-1.json", b" " * (MAX_RECORD_BYTES + 4096))  # ~16 KiB compressed
+        out.writestr("BOMB-1.json", b" " * (1024 * limit))  # 64 MiB, ~64 KiB compressed
         path = OSV_ASSETS / "go" / "GO-2022-0375.json"
         out.write(path, path.name)
     store = f"sqlite:///{tmp_path / 'store.db'}"
