@@ -112,9 +112,15 @@ class _Record(msgspec.Struct):
     database_specific: dict[str, Any] | None = None
 
 
+class _SlimRange(msgspec.Struct):
+    type: str
+    events: list[dict[str, str]]
+    repo: str | None = None
+
+
 class _SlimAffected(msgspec.Struct):
     package: _Package | None = None
-    ranges: list[_Range] = []
+    ranges: list[_SlimRange] = []
     versions: list[str] = []
 
 
@@ -403,10 +409,9 @@ def matching_view(raw: bytes) -> OsvRecord:
                 Range(
                     entry.type,
                     tuple(
-                        Event(kind, value)
+                        Event(kind, value)  # type: ignore[arg-type]
                         for event in entry.events
-                        for kind in EVENT_KINDS
-                        if (value := getattr(event, kind)) is not None
+                        for kind, value in event.items()  # (one each: checked on import)
                     ),
                     entry.repo,
                 )
