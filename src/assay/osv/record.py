@@ -18,11 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 import msgspec
 import orjson
-import yaml
 
 from assay._json_strict import parse_checked, problem_reason
 from assay.errors import IngestError
@@ -230,71 +229,6 @@ def timestamp_key(text: str) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-class _NoAliasLoader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-    """YAML's safe loader that refuses aliases, repeated keys and deep nesting before
-    building anything (the node graph is walked first)."""
-
-    # Times stay text, as in JSON: YAML 1.1 would make `2021-07-30T22:15:00Z` a datetime.
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {
-        first: [
-            (tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"
-        ]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-
-    def construct_document(self, node: yaml.Node) -> Any:
-        _check_nodes(node)
-        return super().construct_document(node)
-
-
-class _YamlProblem(Exception):
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(message)
-        self.line = line
-        self.message = message
-
-
-def _check_nodes(root: yaml.Node) -> None:
-    seen: set[int] = set()
-    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if id(node) in seen:
-            raise _YamlProblem(
-                node.start_mark.line + 1,
-                "expected no YAML aliases (`*name`), found one to the value here",
-            )
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            if depth > MAX_DEPTH:
-                raise _YamlProblem(
-                    node.start_mark.line + 1, f"expected nesting at most {MAX_DEPTH} deep"
-                )
-            keys: set[str] = set()
-            pairs: list[tuple[yaml.Node, int]] = []
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode):
-                    if key.value == "<<":
-                        raise _YamlProblem(
-                            key.start_mark.line + 1, "expected no YAML merge keys (`<<`)"
-                        )
-                    if key.value in keys:
-                        raise _YamlProblem(
-                            key.start_mark.line + 1,
-                            f"expected each key once, found {key.value!r} twice",
-                        )
-                    keys.add(key.value)
-                pairs.append((key, depth + 1))
-                pairs.append((value, depth + 1))
-            stack.extend(reversed(pairs))  # document order
-        elif isinstance(node, yaml.SequenceNode):
-            if depth > MAX_DEPTH:
-                raise _YamlProblem(
-                    node.start_mark.line + 1, f"expected nesting at most {MAX_DEPTH} deep"
-                )
-            stack.extend((child, depth + 1) for child in reversed(node.value))
-
-
 def _is_json(data: bytes, source: str) -> bool:
     if source.lower().endswith((".yaml", ".yml")):
         return False
@@ -317,9 +251,13 @@ def _parse(data: bytes, source: str) -> Any:
             path, kind = problem
             raise IngestError(source, path, problem_reason(kind, MAX_DEPTH))
         return value
+    import yaml  # (only for YAML records: pages that read no record never import it)
+
+    from assay.osv._yaml import YamlProblem, load
+
     try:
-        return yaml.load(data, Loader=_NoAliasLoader)  # noqa: S506 (a SafeLoader)
-    except _YamlProblem as problem:
+        return load(data, MAX_DEPTH)
+    except YamlProblem as problem:
         raise IngestError(source, f"line {problem.line}", problem.message) from None
     except (yaml.YAMLError, ValueError, RecursionError) as error:
         raise IngestError(
