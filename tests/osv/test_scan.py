@@ -297,3 +297,32 @@ def test_merged_findings_partition_the_ids(parts: list[tuple[str, list[str], str
         assert finding.id not in finding.aliases
     distinct = {s for f in findings for s in f.sources}
     assert sum(len(v.sources) for v in merged) == len(distinct)
+
+
+def test_vdr_and_sarif_name_osv_advisories_and_aliases(
+    osv_store_url: str, cli: Callable[..., int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cyclonedx.schema import SchemaVersion
+    from cyclonedx.validation.json import JsonStrictValidator
+
+    purls = ("pkg:pypi/urllib3@1.26.5", "pkg:golang/github.com/treeverse/lakefs@v0.50.0")
+    capsys.readouterr()
+    assert cli("scan", "--store", osv_store_url, "--format", "cyclonedx", "--purl", *purls) == 0
+    vdr = capsys.readouterr().out
+    assert JsonStrictValidator(SchemaVersion.V1_5).validate_str(vdr) is None
+    entries = {v["id"]: v for v in json.loads(vdr)["vulnerabilities"]}
+    assert entries["GO-2022-0375"]["source"] == {
+        "name": "OSV",
+        "url": "https://osv.dev/vulnerability/GO-2022-0375",
+    }
+    assert entries["CVE-2023-45803"]["source"]["name"] == "NVD"
+    assert [r["id"] for r in entries["CVE-2023-45803"]["references"]] == [
+        "GHSA-g4mx-q9vg-27p4",
+        "PYSEC-2023-212",
+    ]
+    assert cli("scan", "--store", osv_store_url, "--format", "sarif", "--purl", *purls) == 0
+    rules = {
+        r["id"]: r
+        for r in json.loads(capsys.readouterr().out)["runs"][0]["tool"]["driver"]["rules"]
+    }
+    assert rules["GO-2022-0375"]["helpUri"] == "https://osv.dev/vulnerability/GO-2022-0375"
