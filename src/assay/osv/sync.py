@@ -169,12 +169,14 @@ class OsvSync:
                     return None
                 if response.status_code != 200:
                     raise ClientError(f"GET {url}: HTTP {response.status_code}")
-                data = b""
+                chunks: list[bytes] = []
+                size = 0
                 for chunk in response.iter_bytes():
-                    data += chunk
-                    if len(data) > MAX_RECORD_BYTES:
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > MAX_RECORD_BYTES:
                         break  # (the reader refuses it, naming the limit)
-                return data
+                return b"".join(chunks)
         except httpx.HTTPError as error:
             raise ClientError(f"GET {url}: {error}") from error
 
