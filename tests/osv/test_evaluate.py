@@ -179,3 +179,54 @@ def test_semver_keys_order_as_python_semver_compares(a: str, b: str) -> None:
     key_a, key_b = semver_key(a), semver_key(b)
     assert (key_a > key_b) - (key_a < key_b) == expected
     assert semver_key("v" + a) == key_a  # Go's prefix
+
+
+@pytest.mark.parametrize(
+    ("ecosystem", "version", "affected"),
+    [
+        ("Alpine", "1.0.2p-r0", True),
+        ("Alpine", "1.0.2q-r0", False),
+        ("Alpine:v3.5", "1.0.2p-r0", True),
+        ("Alpine:v3.5", "1.0.2q-r0", False),
+        ("Alpine:v9.9", "1.0.2p-r0", False),  # a release the record does not name
+        ("Debian", "1.0.2p-r0", False),
+    ],
+)
+def test_distribution_ecosystems_with_and_without_their_release(
+    ecosystem: str, version: str, affected: bool
+) -> None:
+    from assay.osv.evaluate import record_hit
+
+    record = _record("misc/osv-linter/CVE-2018-5407.json")  # openssl, Alpine v3.3-v3.8
+    assert (record_hit(record, ecosystem, "openssl", version) is not None) is affected
+
+
+def test_purls_name_osv_packages() -> None:
+    from assay.osv.names import normalized_name, package_of_purl
+
+    def named(purl: str) -> tuple[str, str, str | None] | None:
+        found = package_of_purl(purl)
+        return None if found is None else (found.ecosystem, found.name, found.version)
+
+    assert named("pkg:pypi/Django@4.2") == ("PyPI", "django", "4.2")  # (purl lowercases it)
+    assert normalized_name("PyPI", "Zope.Interface_x") == "zope-interface-x"
+    assert named("pkg:npm/%40babel/core@7.0.0") == ("npm", "@babel/core", "7.0.0")
+    assert named("pkg:maven/org.apache.commons/commons-text@1.9") == (
+        "Maven",
+        "org.apache.commons:commons-text",
+        "1.9",
+    )
+    assert named("pkg:golang/golang.org/x/net@v0.1.0") == ("Go", "golang.org/x/net", "v0.1.0")
+    assert named("pkg:cargo/smallvec@1.6.0") == ("crates.io", "smallvec", "1.6.0")
+    assert named("pkg:composer/laravel/framework@8.0.0") == (
+        "Packagist",
+        "laravel/framework",
+        "8.0.0",
+    )
+    assert named("pkg:deb/debian/openssl@1.1.1n-0%2Bdeb11u3?distro=debian-11") == (
+        "Debian",
+        "openssl",
+        "1.1.1n-0+deb11u3",
+    )
+    assert named("pkg:apk/alpine/openssl@1.0.2p-r0") == ("Alpine", "openssl", "1.0.2p-r0")
+    assert named("pkg:generic/thing@1") is None
