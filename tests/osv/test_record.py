@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.osv.conftest import OSV_ASSETS, valid_record_files
 
 from assay.errors import IngestError
@@ -135,3 +137,70 @@ def test_a_record_over_the_size_limit_is_refused_before_parsing() -> None:
 def test_modified_orders_as_text_in_utc() -> None:
     assert timestamp_key("2021-09-26T23:32:08Z") < timestamp_key("2021-09-26T23:32:08.5Z")
     assert timestamp_key("2021-09-27T01:00:00+02:00") == "2021-09-26T23:00:00.000000Z"
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+_shaped = st.fixed_dictionaries(
+    {
+        "id": st.text(max_size=5) | _values,
+        "modified": st.sampled_from(["2024-01-02T03:04:05Z", "x"]),
+    },
+    optional={
+        "affected": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "package": st.fixed_dictionaries(
+                        {"ecosystem": st.sampled_from(["PyPI", ""]), "name": st.text(max_size=4)}
+                    )
+                    | _values,
+                    "ranges": st.lists(
+                        st.fixed_dictionaries(
+                            {
+                                "type": st.sampled_from(["ECOSYSTEM", "GIT", "SEMVER", "X"]),
+                                "events": st.lists(
+                                    st.dictionaries(
+                                        st.sampled_from(["introduced", "fixed", "limit", "x"]),
+                                        st.sampled_from(["0", "1.0", ""]) | _values,
+                                        max_size=2,
+                                    ),
+                                    max_size=3,
+                                ),
+                            },
+                            optional={"repo": _values},
+                        ),
+                        max_size=2,
+                    ),
+                    "versions": _values,
+                },
+            ),
+            max_size=2,
+        ),
+        "aliases": _values,
+        "withdrawn": _values,
+    },
+)
+
+
+@given(document=_shaped | _values)
+def test_any_document_is_read_or_refused_with_its_path(document: object) -> None:
+    import json
+
+    from assay.osv.evaluate import affected_hit
+
+    data = json.dumps(document).encode()
+    try:
+        record = read_record(data, "x.json")
+    except IngestError as error:
+        refusal = str(error)
+        assert refusal.startswith("x.json"), refusal
+        return
+    for entry in record.affected:  # a record that reads can be evaluated
+        affected_hit(entry, "1.0")
+    assert read_record(record.raw, "again.json").raw == record.raw
