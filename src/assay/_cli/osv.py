@@ -172,8 +172,23 @@ def sync_ecosystems(args: argparse.Namespace) -> int:
     store = open_store(args.store or default_store_url())
     reports: dict[str, ImportReport] = {}
     error: str | None = None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        disable=not console.is_terminal,
+        transient=True,
+    )
+    task = progress.add_task("osv sync", total=None)
+
+    def step(what: str, done: int, total: int) -> None:
+        progress.update(task, description=what, completed=done, total=total or None)
+
     try:
-        with store.exclusive("osv-sync"):
+        with store.exclusive("osv-sync"), progress:
             syncer = OsvSync(
                 store,
                 upstream=args.upstream or DEFAULT_UPSTREAM,
@@ -181,18 +196,11 @@ def sync_ecosystems(args: argparse.Namespace) -> int:
                 on_problem=lambda text: console.print(
                     f"[red]rejected[/red] {escape(text)}", highlight=False
                 ),
-                on_step=(
-                    (
-                        lambda step, done, total: console.print(
-                            f"{step}: {done}/{total}", highlight=False
-                        )
-                    )
-                    if console.is_terminal
-                    else None
-                ),
+                on_step=step,
             )
             try:
                 for ecosystem in ecosystems:
+                    progress.update(task, description=f"{ecosystem}: all.zip or changes")
                     reports[ecosystem] = syncer.sync(ecosystem)
             except (ClientError, StoreError) as failure:
                 # What was done until then is kept (and said); the rest is unusable.

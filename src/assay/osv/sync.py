@@ -117,7 +117,7 @@ class OsvSync:
             importer.import_path(path)
             importer.report.files -= 1  # (a download, not a path named by the user)
             if self._on_step is not None:
-                self._on_step("all.zip", importer.report.records - before, 0)
+                self._on_step(f"{ecosystem}/all.zip", importer.report.records - before, 0)
         since = importer.report.newest_modified or "0001-01-01T00:00:00.000000Z"
         importer.flush(meta={checkpoint_key(ecosystem): _checkpoint_value(since)})
         return since
@@ -139,7 +139,7 @@ class OsvSync:
             else:
                 importer.add(data, f"{ecosystem}/{change.osv_id}.json")
             if self._on_step is not None:
-                self._on_step("modified", done, len(changes))
+                self._on_step(f"{ecosystem}: modified records", done, len(changes))
             if done % self._batch == 0 or done == len(changes):
                 importer.flush(meta={checkpoint_key(ecosystem): _checkpoint_value(change.key)})
 
