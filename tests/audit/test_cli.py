@@ -87,6 +87,7 @@ def test_json_output_and_exit_codes_follow_the_verdict(
         "conditional",
         "kevDetail",
         "epss",
+        "aliases",
         "sources",
     }
     assert found[0]["sources"] == [

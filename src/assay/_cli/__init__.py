@@ -36,6 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "assay._cli.nvd",
     "assay._cli.nvd_sync",
     "assay._cli.sources",
+    "assay._cli.osv",
     "assay._cli.keys",
     "assay._cli.attest_signing",
     "assay._cli.verify",

@@ -41,7 +41,8 @@ def register(tree: CommandTree) -> None:
         "tag-value, SPDX 3.0 JSON-LD, in-toto statements / DSSE envelopes / Sigstore bundles "
         "of those or of SLSA provenance, requirements.txt, poetry.lock, uv.lock, "
         "package-lock.json; '-' reads standard input) as CPE names and list the CVEs that "
-        "affect them, with NVD's matching rules. Exit 0 when no non-ignored finding meets a "
+        "affect them, with NVD's matching rules, and match their purls against the OSV "
+        "records the store holds (one finding per vulnerability, named by its CVE). Exit 0 when no non-ignored finding meets a "
         "--fail-on rule, 1 when one does, 2 when an input or the store is unusable. "
         "docs/scan.md describes identification, output shapes and file formats."
     )
@@ -81,6 +82,12 @@ def register(tree: CommandTree) -> None:
         "fail the scan too; by default they are reported and counted apart",
     )
     parser.add_argument("--ignore", metavar="FILE", help="ignore file (YAML or JSON)")
+    parser.add_argument(
+        "--sources",
+        metavar="LIST",
+        help="vulnerability sources to read, comma-separated: nvd, osv "
+        "(default: every one the store holds)",
+    )
     parser.add_argument(
         "--min-confidence",
         type=float,
@@ -202,14 +209,15 @@ def _source(args: argparse.Namespace) -> Any:
 
 
 def _run(inventories: list[Inventory], source: Any, args: argparse.Namespace) -> ScanResult:
-    from assay.audit.scan import scan
+    from assay.audit.scan import SOURCES, available_sources, scan
 
     status = source.status()
-    if status.cve_count == 0:
+    sources = _sources(args.sources, SOURCES)
+    if not available_sources(source, status):
         raise InputError(
             status.url or "store",
-            "the vulnerability store holds no CVEs: load it with `assay nvd import` or "
-            "`assay nvd sync` first",
+            "the vulnerability store holds no CVEs and no OSV records: load it with "
+            "`assay nvd import`, `assay nvd sync`, `assay osv import` or `assay osv sync` first",
         )
     age = _age_days(status)
     if age is not None and age > args.max_age:
@@ -235,8 +243,22 @@ def _run(inventories: list[Inventory], source: Any, args: argparse.Namespace) ->
                 source,
                 min_confidence=args.min_confidence,
                 progress=lambda done, steps: bar.update(task, completed=done, total=steps),
+                sources=sources,
             )
-    return scan(inventories, source, min_confidence=args.min_confidence)
+    return scan(inventories, source, min_confidence=args.min_confidence, sources=sources)
+
+
+def _sources(text: str | None, known: tuple[str, ...]) -> tuple[str, ...] | None:
+    """`--sources nvd,osv` as names (None: every source the store holds)."""
+    if text is None:
+        return None
+    names = tuple(dict.fromkeys(name.strip().lower() for name in text.split(",") if name.strip()))
+    for name in names:
+        if name not in known:
+            raise InputError("--sources", f"expected some of {', '.join(known)}, found {name!r}")
+    if not names:
+        raise InputError("--sources", f"expected some of {', '.join(known)}, found nothing")
+    return names
 
 
 def _write(

@@ -42,7 +42,13 @@ from assay.audit.model import (
     Unidentified,
     Vulnerability,
 )
-from assay.audit.severity import CISA_ADP_ORG_ID, Rating, choose_severity, nvd_ratings
+from assay.audit.severity import (
+    CISA_ADP_ORG_ID,
+    Rating,
+    choose_severity,
+    nvd_ratings,
+    severity_of_score,
+)
 from assay.audit.versions import compare_in
 from assay.cve5.index import (
     affected_keys,
@@ -123,9 +129,8 @@ def _ratings(record: CveRecord) -> list[Rating]:
     for container in record.containers:
         origin = "cna" if container.kind == "cna" else "adp"
         for cvss in container.cvss:
-            found.extend(
-                [Rating(origin, cvss.version, cvss.base_score, cvss.severity, cvss.vector)]
-            )
+            severity = cvss.severity or severity_of_score(cvss.base_score, cvss.version)
+            found.append(Rating(origin, severity, Cvss(cvss.version, cvss.base_score, cvss.vector)))
     return found
 
 
@@ -205,7 +210,8 @@ def _finding(
     return Vulnerability(
         id=record.cve_id,
         severity=None if chosen is None else chosen.severity,
-        cvss=None if chosen is None else Cvss(chosen.version, chosen.base_score, chosen.vector),
+        cvss=None if chosen is None else chosen.cvss,
+        rated_by=None if chosen is None else chosen.source,
         kev=bool((nvd or {}).get("cisaExploitAdd")) or marked is not None,
         kev_detail=KevDetail(marked or None) if marked is not None else None,
         cwes=_cwes(record, nvd),

@@ -26,6 +26,17 @@ __all__ = ["to_sarif", "to_vdr"]
 
 SARIF_SCHEMA: Final = "https://json.schemastore.org/sarif-2.1.0.json"
 NVD_DETAIL: Final = "https://nvd.nist.gov/vuln/detail/"
+OSV_DETAIL: Final = "https://osv.dev/vulnerability/"
+
+
+def advisory(vulnerability_id: str) -> dict[str, str]:
+    """Where a vulnerability id is described: NVD for a CVE, osv.dev for the others
+    (GHSA, PYSEC, GO, RUSTSEC, ...)."""
+    if vulnerability_id.startswith("CVE-"):
+        return {"name": "NVD", "url": NVD_DETAIL + vulnerability_id}
+    return {"name": "OSV", "url": OSV_DETAIL + vulnerability_id}
+
+
 CONDITIONAL_DETAIL: Final = (
     "affected only together with a platform the input does not list (a configuration's AND node)"
 )
@@ -93,7 +104,7 @@ def to_sarif(
                     descriptions.get(vulnerability.id),
                     fixes[vulnerability.id],
                 ),
-                "helpUri": NVD_DETAIL + vulnerability.id,
+                "helpUri": advisory(vulnerability.id)["url"],
                 "properties": {"tags": ["security", "vulnerability", *vulnerability.cwes]},
             }
             if vulnerability.cvss is not None:
@@ -160,7 +171,12 @@ def to_sarif(
 
 
 def _rating(vulnerability: Vulnerability) -> dict[str, Any]:
-    rating: dict[str, Any] = {"source": {"name": "NVD", "url": NVD_DETAIL + vulnerability.id}}
+    rater = vulnerability.rated_by or "nvd"
+    osv_ids = [s.id for s in vulnerability.sources if s.source == "osv"]
+    source = (
+        advisory(osv_ids[0]) if rater.startswith("osv") and osv_ids else advisory(vulnerability.id)
+    )
+    rating: dict[str, Any] = {"source": source}
     if vulnerability.cvss is not None:
         rating["score"] = vulnerability.cvss.base_score
         rating["method"] = _METHODS.get(vulnerability.cvss.version, "other")
@@ -240,7 +256,7 @@ def to_vdr(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, An
         vulnerability, components = by_id[key]
         item: dict[str, Any] = {
             "id": vulnerability_id,
-            "source": {"name": "NVD", "url": NVD_DETAIL + vulnerability_id},
+            "source": advisory(vulnerability_id),
             "ratings": [_rating(vulnerability)],
             "affects": [
                 {
@@ -254,6 +270,10 @@ def to_vdr(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, An
                 for c in components
             ],
         }
+        if vulnerability.aliases:
+            item["references"] = [
+                {"id": alias, "source": advisory(alias)} for alias in vulnerability.aliases
+            ]
         cwes = [int(cwe[4:]) for cwe in vulnerability.cwes if cwe[4:].isdigit()]
         if cwes:
             item["cwes"] = cwes

@@ -8,7 +8,7 @@ of a body. The answer is the JSON contract of `assay scan --format json` without
 verdict: 200 with `ScanResult.to_dict()`; 400 with `{"error": "..."}` naming what is
 wrong for unusable input (more than `MAX_UPLOAD_COMPONENTS` components included); 413 for
 a body over the limit; 403 for a post a browser sent from another site; 422 when the scan needs more than the upload time budget; 503 when
-the store holds no CVEs, or with `Retry-After` when the server is busy with other uploads.
+the store holds no CVEs and no OSV records, or with `Retry-After` when the server is busy with other uploads.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def scan_routes(store: Store, uploads: UploadPool | None = None) -> list[BaseRou
             raise InputError("request body", "expected an input file, or purl parameters")
         check_component_count(sum(len(i.components) for i in inventories), "request body")
         budget.check()
-        if store.count_cves() == 0:
+        if store.count_cves() == 0 and store.count_osv() == 0:
             return None
         return scan(inventories, BudgetedSource(source, budget), min_confidence=min_confidence)
 
@@ -147,7 +147,7 @@ def scan_routes(store: Store, uploads: UploadPool | None = None) -> list[BaseRou
         except AssayError as error:
             return _error(503, error.diagnostics())
         if result is None:
-            return _error(503, "the vulnerability store holds no CVEs")
+            return _error(503, "the vulnerability store holds no CVEs and no OSV records")
         return _json(200, result.to_dict())
 
     return [Route("/api/scan", endpoint, methods=["POST"])]

@@ -500,12 +500,13 @@ def _preferred(hits: list[Match]) -> Match:
 # -- record facts ----------------------------------------------------------------------
 
 
-def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None]:
-    """The rating that gives the severity, in `assay.audit.severity`'s order."""
+def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None, str | None]:
+    """The rating that gives the severity, in `assay.audit.severity`'s order: its CVSS,
+    its severity and who gave it."""
     chosen = choose_severity(nvd_ratings(record))
     if chosen is None:
-        return None, None
-    return Cvss(chosen.version, chosen.base_score, chosen.vector), chosen.severity
+        return None, None, None
+    return chosen.cvss, chosen.severity, chosen.source
 
 
 def _cwes(record: Mapping[str, Any]) -> tuple[str, ...]:
@@ -529,12 +530,18 @@ class RecordFacts:
     cvss: Cvss | None
     kev: bool
     cwes: tuple[str, ...]
+    rated_by: str | None = None
 
 
 def record_facts(record: Mapping[str, Any]) -> RecordFacts:
-    cvss, severity = _cvss(record)
+    cvss, severity, rated_by = _cvss(record)
     return RecordFacts(
-        str(record.get("id")), severity, cvss, bool(record.get("cisaExploitAdd")), _cwes(record)
+        str(record.get("id")),
+        severity,
+        cvss,
+        bool(record.get("cisaExploitAdd")),
+        _cwes(record),
+        rated_by,
     )
 
 
@@ -550,4 +557,5 @@ def vulnerability_facts(facts: RecordFacts, hit: Match, *, conditional: bool) ->
         fixed_in=None if hit.criteria is None else hit.criteria.version_end_excluding,
         conditional=conditional,
         sources=(FindingSource("nvd", facts.id, hit.match_criteria_id or ""),),
+        rated_by=facts.rated_by,
     )

@@ -64,6 +64,25 @@ class Identification:
     confidence: float
     """0 to 1: 1.0 for a CPE the input gives, less for inferred names (docs/scan.md)."""
     reason: str
+    osv_package: tuple[str, str] | None = None
+    """(ecosystem, name) of OSV records the purl names, when some do: the component is
+    then matched against them too (an exact match: confidence 1.0)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FindingSource:
+    """Where a finding comes from: a source, its record, and the rule that matched."""
+
+    source: str
+    """`nvd`, `osv`, `cve5` (a CNA's CVE 5 record) or `cisa-adp` (CISA's ADP container)."""
+    id: str
+    """The record's id in that source (CVE-..., GHSA-..., PYSEC-...)."""
+    rule: str
+    """What matched: NVD's match criteria id, the OSV range, the JSON path of a CVE 5
+    `affected[]` entry."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "id": self.id, "rule": self.rule}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,20 +93,6 @@ class Cvss:
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": self.version, "baseScore": self.base_score, "vector": self.vector}
-
-
-@dataclass(frozen=True, slots=True)
-class FindingSource:
-    """Where a finding comes from: the data source, the record and the rule that matched
-    (the NVD criteria id, the OSV range, the JSON path of a CVE 5 `affected[]` entry)."""
-
-    source: str
-    """`nvd`, `osv`, `cve5` (a CNA's CVE 5 record) or `cisa-adp` (CISA's ADP container)."""
-    id: str
-    rule: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "id": self.id, "rule": self.rule}
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +144,12 @@ class Vulnerability:
     """What VEX says of it (`assay.audit.vex`): `not_affected` and `fixed` fail no rule."""
     epss: Epss | None = None
     kev_detail: KevDetail | None = None
+    aliases: tuple[str, ...] = ()
+    """The vulnerability's other ids (GHSA, PYSEC, GO, RUSTSEC, ...): `id` is the CVE
+    where there is one."""
     sources: tuple[FindingSource, ...] = ()
+    rated_by: str | None = None
+    """Whose rating `severity` and `cvss` are (`assay.audit.severity.RATING_SOURCES`)."""
 
     @property
     def epss_score(self) -> float | None:
@@ -170,6 +180,7 @@ class Vulnerability:
             **({"vex": self.vex.to_dict()} if self.vex is not None else {}),
             "kevDetail": None if self.kev_detail is None else self.kev_detail.to_dict(),
             "epss": None if self.epss is None else self.epss.to_dict(),
+            "aliases": list(self.aliases),
             "sources": [source.to_dict() for source in self.sources],
         }
 
@@ -196,10 +207,15 @@ class ComponentResult:
             "cpes": list(self.identification.cpes),
             "identifiedBy": self.identification.identified_by,
             "confidence": self.identification.confidence,
+            "osvPackage": _package(self.identification.osv_package),
         }
         if vulnerabilities:
             entry["vulnerabilities"] = [v.to_dict() for v in self.vulnerabilities]
         return entry
+
+
+def _package(package: tuple[str, str] | None) -> dict[str, str] | None:
+    return None if package is None else {"ecosystem": package[0], "name": package[1]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,9 +249,17 @@ class SourceStatus:
     url: str = ""
     last_import: str | None = None
     """When an import into the store last finished (UTC, `...Z`), `None` if unknown."""
+    osv_count: int | None = None
+    """OSV records the store holds (`None`: a source without OSV records)."""
+    sources: tuple[str, ...] = ()
+    """The sources a scan read (`nvd`, `osv`, ...)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"generation": self.generation, "lastSync": self.last_sync}
+        return {
+            "generation": self.generation,
+            "lastSync": self.last_sync,
+            "sources": list(self.sources),
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,6 @@ from assay.audit.matching import (
     bounds_well_formed,
     record_facts,
 )
-from assay.audit.model import Cvss
 from assay.audit.severity import Rating, choose_severity, nvd_rating
 from assay.errors import StoreError
 
@@ -169,7 +168,7 @@ def _typed_facts(record: _Record) -> RecordFacts | None:
                 )
             )
     chosen = choose_severity(ratings)
-    cvss = None if chosen is None else Cvss(chosen.version, chosen.base_score, chosen.vector)
+    cvss = None if chosen is None else chosen.cvss
     severity = None if chosen is None else chosen.severity
     cwes: list[str] = []
     for weakness in weaknesses or ():
@@ -177,7 +176,14 @@ def _typed_facts(record: _Record) -> RecordFacts | None:
             value = description.value
             if isinstance(value, str) and value.startswith("CWE-") and value not in cwes:
                 cwes.append(value)
-    return RecordFacts(str(record.id), severity, cvss, bool(record.cisaExploitAdd), tuple(cwes))
+    return RecordFacts(
+        str(record.id),
+        severity,
+        cvss,
+        bool(record.cisaExploitAdd),
+        tuple(cwes),
+        None if chosen is None else chosen.source,
+    )
 
 
 class RecordReader:

@@ -18,8 +18,9 @@ are judged one by one (`evaluate_record`). Only the findings are kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Final
 
 from assay.audit.cve5_match import supplement
 from assay.audit.identify import Identifier, parse_purl
@@ -33,22 +34,26 @@ from assay.audit.matching import (
     vulnerability_facts,
 )
 from assay.audit.model import (
+    Component,
     ComponentResult,
     Identification,
     InputSummary,
     Inventory,
     ScanResult,
+    SourceStatus,
     Unidentified,
     Vulnerability,
 )
+from assay.audit.osv_match import OsvLookup, OsvMatcher, component_package, merge_findings
 from assay.audit.read_ahead import read_ahead
 from assay.audit.records import RecordReader, ScanRecord
 from assay.audit.source import Lookup, VulnerabilitySource
 from assay.audit.versions import Comparator, comparator_for
 from assay.errors import InputError
 from assay.nvd.cpe import Cpe, parse_cpe
+from assay.osv.names import PurlPackage
 
-__all__ = ["Progress", "scan", "scan_bytes"]
+__all__ = ["SOURCES", "Progress", "available_sources", "scan", "scan_bytes"]
 
 Progress = Callable[[int, int], None]
 """Called with (steps done, steps in all) as a scan goes: a step per component
@@ -145,14 +150,18 @@ def _match(
                     judged.found.append(findings.of(hit, conditional))
 
 
-def _merge(groups: Sequence[Sequence[Vulnerability]]) -> tuple[Vulnerability, ...]:
-    by_id: dict[str, Vulnerability] = {}
-    for group in groups:
-        for vulnerability in group:
-            known = by_id.get(vulnerability.id)
-            if known is None or (known.conditional and not vulnerability.conditional):
-                by_id[vulnerability.id] = vulnerability
-    return tuple(sorted(by_id.values(), key=lambda v: v.id))
+SOURCES: Final = ("nvd", "osv")
+"""The sources a scan can read here (`--sources`); `assay.audit.osv_match` merges them."""
+
+
+def available_sources(source: VulnerabilitySource, status: SourceStatus) -> tuple[str, ...]:
+    """The sources `source` holds data of: NVD's CVEs, OSV records."""
+    found: list[str] = []
+    if status.cve_count is None or status.cve_count > 0:
+        found.append("nvd")
+    if status.osv_count:
+        found.append("osv")
+    return tuple(found)
 
 
 def scan(
@@ -161,33 +170,49 @@ def scan(
     *,
     min_confidence: float = 0.0,
     progress: Progress | None = None,
+    sources: Collection[str] | None = None,
 ) -> ScanResult:
-    """Identify every component and find what affects it (see the module docstring)."""
+    """Identify every component and find what affects it (see the module docstring).
+    `sources`: which of `SOURCES` to read (default: every one `source` holds)."""
     if not 0.0 <= min_confidence <= 1.0:
         raise InputError("min_confidence", f"expected 0 to 1, found {min_confidence}")
     status = source.status()
+    used = tuple(available_sources(source, status) if sources is None else dict.fromkeys(sources))
+    unknown = [name for name in used if name not in SOURCES]
+    if unknown:
+        raise InputError("sources", f"expected some of {', '.join(SOURCES)}, found {unknown[0]!r}")
+    if "osv" in used and not isinstance(source, OsvLookup):
+        raise InputError("sources", "osv: this vulnerability source holds no OSV records")
+    status = replace(status, sources=used)
+    matcher = OsvMatcher(source) if "osv" in used and isinstance(source, OsvLookup) else None
+    packages = [[component_package(c) for c in inventory.components] for inventory in inventories]
+    known: set[tuple[str, str]] = set()
+    if matcher is not None:
+        known = matcher.load([p for row in packages for p in row if p is not None and p.version])
     identifier = Identifier(source)
     total = sum(len(inventory.components) for inventory in inventories)
     identified: list[tuple[Inventory, int, Identification]] = []
+    identified_packages: list[PurlPackage | None] = []
     unidentified: list[Unidentified] = []
     done = 0
-    for inventory in inventories:
+    for inventory, row in zip(inventories, packages, strict=True):
         for index, component in enumerate(inventory.components):
-            outcome = identifier.identify(component)
+            package = row[index]
+            in_osv = (
+                package is not None
+                and bool(package.version)
+                and (package.ecosystem, package.name) in known
+            )
+            outcome = _identify(identifier, component, min_confidence, "nvd" in used)
+            if in_osv and package is not None:
+                outcome = _with_osv(outcome, package)
             if isinstance(outcome, str):
+                if package is not None and matcher is not None and package.version:
+                    outcome += f"; no OSV record names {package.ecosystem} package {package.name!r}"
                 unidentified.append(Unidentified(component, outcome, inventory.source))
-            elif outcome.confidence < min_confidence:
-                unidentified.append(
-                    Unidentified(
-                        component,
-                        f"identified as {', '.join(outcome.cpes)} by {outcome.identified_by} "
-                        f"with confidence {outcome.confidence}, below the minimum "
-                        f"{min_confidence}",
-                        inventory.source,
-                    )
-                )
             else:
                 identified.append((inventory, index, outcome))
+                identified_packages.append(package)
             done += 1
             if progress is not None and (done % 50 == 0 or done == total):
                 progress(done, total)
@@ -204,17 +229,25 @@ def scan(
             plan.add(name, ecosystem, compare)
     steps = total + len(plan.lookups)
     report = None if progress is None else (lambda looked: progress(total + looked, steps))
-    _match(plan, source, NameSet(names), report)
+    if plan.lookups:
+        _match(plan, source, NameSet(names), report)
     if progress is not None:
         progress(steps, steps)
     results: list[ComponentResult] = []
-    for (inventory, index, identification), ecosystem in zip(identified, ecosystems, strict=True):
+    for (inventory, index, identification), ecosystem, package in zip(
+        identified, ecosystems, identified_packages, strict=True
+    ):
         groups = [
             plan.findings(parse_cpe(text, partial=True), ecosystem) for text in identification.cpes
         ]
+        if matcher is not None and identification.osv_package is not None and package is not None:
+            groups.append(matcher.findings(package, package.version or ""))
         results.append(
             ComponentResult(
-                inventory.components[index], identification, _merge(groups), inventory.source
+                inventory.components[index],
+                identification,
+                merge_findings(groups),
+                inventory.source,
             )
         )
     summaries = tuple(
@@ -224,6 +257,31 @@ def scan(
     found = ScanResult(tuple(results), tuple(unidentified), status, summaries)
     # CVEs NVD has not analysed, KEV details, EPSS and sources (`assay.audit.cve5_match`).
     return supplement(found, source, min_confidence=min_confidence)
+
+
+def _identify(
+    identifier: Identifier, component: Component, min_confidence: float, use_nvd: bool
+) -> Identification | str:
+    """The component's CPE identification, or why it has none."""
+    if not use_nvd:
+        return "CPE names not looked up (NVD is not among the scan's sources)"
+    outcome = identifier.identify(component)
+    if isinstance(outcome, str) or outcome.confidence >= min_confidence:
+        return outcome
+    return (
+        f"identified as {', '.join(outcome.cpes)} by {outcome.identified_by} "
+        f"with confidence {outcome.confidence}, below the minimum {min_confidence}"
+    )
+
+
+def _with_osv(outcome: Identification | str, package: PurlPackage) -> Identification:
+    """An identification that also names the OSV package of the purl (an exact match of
+    ecosystem and name: confidence 1.0, whatever the CPE names' confidence)."""
+    key = (package.ecosystem, package.name)
+    why = f"OSV records name {package.ecosystem} package {package.name!r}"
+    if isinstance(outcome, str):
+        return Identification((), "purl", 1.0, f"{why}; no CPE name: {outcome}", key)
+    return replace(outcome, confidence=1.0, reason=f"{outcome.reason}; {why}", osv_package=key)
 
 
 def scan_bytes(

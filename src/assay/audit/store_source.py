@@ -9,7 +9,7 @@ re-implements NVD's matching.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -53,7 +53,17 @@ class StoreSource:
             cve_count=self.store.count_cves() or _count_cve5(self.store),
             url=redact_url(self.store.url),
             last_import=self.store.get_meta(LAST_IMPORT_KEY),
+            osv_count=self.store.count_osv(),
         )
+
+    def osv_for_packages(
+        self, packages: Sequence[tuple[str, str]]
+    ) -> Mapping[tuple[str, str], Sequence[bytes]]:
+        """OSV records by (ecosystem, name) (`assay.audit.osv_match.OsvLookup`)."""
+        return self.store.osv_for_packages(packages)
+
+    def count_osv(self) -> int:
+        return self.store.count_osv()
 
     def _pages(self, query: CveQuery) -> Iterator[bytes]:
         start = 0

@@ -206,14 +206,15 @@ def cve_view(record: dict[str, Any]) -> CveView:
     for key, label in METRIC_KEYS:
         view.metrics.extend(_metric(label, _dict(entry)) for entry in _list(metrics.get(key)))
     chosen = choose_severity(nvd_ratings(record))
-    if chosen is not None:
+    if chosen is not None and chosen.cvss is not None:
+        cvss = chosen.cvss
         view.headline_index = next(
             (
                 index
                 for index, metric in enumerate(view.metrics)
-                if metric.label == f"CVSS {chosen.version}"
-                and metric.vector == chosen.vector
-                and metric.source == chosen.source
+                if metric.label == f"CVSS {cvss.version}"
+                and metric.vector == cvss.vector
+                and metric.source == chosen.rater
             ),
             None,
         )
@@ -451,7 +452,8 @@ def osv_advisories(found: Iterable[Any]) -> list[OsvAdvisory]:
 
 def cve5_cve_view(record: Any, sources: SourcesView) -> CveView:
     """The page of a CVE NVD's data does not hold: from its CVE 5 record (`CveRecord`)."""
-    from assay.audit.severity import Rating
+    from assay.audit.model import Cvss
+    from assay.audit.severity import Rating, severity_of_score
 
     view = CveView(
         id=record.cve_id,
@@ -466,7 +468,12 @@ def cve5_cve_view(record: Any, sources: SourcesView) -> CveView:
         view.metrics.extend(shown.metrics)
         origin = "cna" if container.kind == "cna" else "adp"
         ratings.extend(
-            Rating(origin, c.version, c.base_score, c.severity, c.vector, shown.name)
+            Rating(
+                origin,
+                c.severity or severity_of_score(c.base_score, c.version),
+                Cvss(c.version, c.base_score, c.vector),
+                shown.name,
+            )
             for c in container.cvss
         )
         view.weaknesses.extend((cwe, shown.name, shown.role) for cwe, _ in shown.weaknesses)
@@ -475,12 +482,13 @@ def cve5_cve_view(record: Any, sources: SourcesView) -> CveView:
         for url in record.cna.references
     ]
     chosen = choose_severity(ratings)
-    if chosen is not None:
+    if chosen is not None and chosen.cvss is not None:
+        vector = chosen.cvss.vector
         view.headline_index = next(
             (
                 index
                 for index, metric in enumerate(view.metrics)
-                if metric.vector == chosen.vector and metric.source == chosen.source
+                if metric.vector == vector and metric.source == chosen.rater
             ),
             None,
         )

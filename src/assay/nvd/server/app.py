@@ -26,6 +26,7 @@ from assay.nvd.cve_query import parse_cve_query
 from assay.nvd.server.bounds import LargeAnswers
 from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY, SOURCES, Listing, Q
 from assay.nvd.server.openapi import docs_page, openapi_document
+from assay.nvd.server.osv_api import osv_routes
 from assay.nvd.server.responses import (
     CORS_PREFLIGHT,
     GENERATION_HEADER,
@@ -213,6 +214,7 @@ def create_app(
         *api_routes(CPEMATCH.path, lambda legacy: api.listing(CPEMATCH, legacy=legacy)),
         *api_routes(SOURCES.path, lambda legacy: api.listing(SOURCES, legacy=legacy)),
         Route(STATISTICS_PATH, statistics_endpoint(store), methods=["GET", "HEAD", "OPTIONS"]),
+        *osv_routes(store),  # osv.dev's API v1
         Route("/openapi.json", _openapi, methods=["GET", "HEAD"]),
         Route("/docs", _docs, methods=["GET", "HEAD"]),
         # Relative redirects: the Host header (whatever a client or proxy sent) is not

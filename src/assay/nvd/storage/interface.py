@@ -25,6 +25,7 @@ from assay.nvd.cve_record import CveFacts
 from assay.nvd.history_query import HistoryQuery
 from assay.nvd.source_query import SourceQuery
 from assay.nvd.source_record import SourceFacts
+from assay.osv.record import OsvRecord
 
 LOCK_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
@@ -135,6 +136,48 @@ class Store(Protocol):
 
     def search_sources(self, query: SourceQuery) -> Page:
         """The page of matching sources, ordered by created then first identifier."""
+        ...
+
+    # -- OSV records (see storage/_osv_sql.py) -------------------------------------------
+
+    def upsert_osv(
+        self, batch: Sequence[OsvRecord], *, meta: Mapping[str, str] | None = None
+    ) -> UpsertCounts:
+        """Insert or update by OSV id; a record with an earlier `modified` never replaces
+        the stored one."""
+        ...
+
+    def count_osv(self) -> int: ...
+
+    def osv_by_id(self, osv_id: str) -> bytes | None:
+        """The record (compact JSON) with this id, withdrawn or not."""
+        ...
+
+    def osv_for_packages(
+        self, packages: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[bytes]]:
+        """For each (ecosystem, name) asked, the records not withdrawn whose `affected[]`
+        names that package (names compared as `assay.osv.names.normalized_name` gives
+        them; `Debian` also finds `Debian:12`), ordered by id. One snapshot."""
+        ...
+
+    def osv_for_package(self, ecosystem: str, name: str) -> list[bytes]: ...
+
+    def osv_by_alias(self, alias: str) -> list[bytes]:
+        """Records not withdrawn that list `alias` among their aliases, ordered by id."""
+        ...
+
+    def osv_for_commit(self, commit: str) -> list[bytes]:
+        """Records not withdrawn with a GIT range naming `commit` as affected."""
+        ...
+
+    def osv_ecosystems(self) -> list[str]:
+        """The ecosystems (without release suffixes) the stored records name, sorted."""
+        ...
+
+    def iter_osv(self, ecosystem: str | None = None) -> Iterator[bytes]:
+        """Every stored record (withdrawn ones too), or those naming a package of
+        `ecosystem` (without its release suffix), ordered by id, read in batches."""
         ...
 
     def get_meta(self, key: str) -> str | None:

@@ -38,7 +38,9 @@ from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._cve5_sql import POSTGRES_CVE5_SCHEMA
 from assay.nvd.storage._distinct import RememberedIds
+from assay.nvd.storage._osv_sql import POSTGRES_OSV_SCHEMA
 from assay.nvd.storage._postgres_cve5 import PostgresCve5
+from assay.nvd.storage._postgres_osv import OsvStoreMixin
 from assay.nvd.storage._postgres_products import ProductStoreMixin
 from assay.nvd.storage._postgres_rows import (
     BUMP_GENERATION,
@@ -166,7 +168,7 @@ def parse_url(url: str) -> Target:
     )
 
 
-class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5):
+class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStoreMixin):
     def __init__(self, url: str, *, timeout: float | None = None) -> None:
         """`timeout`: seconds to reach the server (unless the URL sets connect_timeout)
         and to wait for a pooled connection, for servers that must answer promptly
@@ -276,6 +278,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5):
                     # Tables added since (no rebuild needed): created where missing.
                     connection.execute(POSTGRES_SERVICE_SCHEMA)
                     connection.execute(POSTGRES_CVE5_SCHEMA)
+                    connection.execute(POSTGRES_OSV_SCHEMA)
             except BaseException as error:
                 self._criteria_ids.rolled_back()
                 self._vectors.rolled_back()

@@ -23,9 +23,11 @@ from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._cve5_sql import SQLITE_CVE5_SCHEMA, SqliteCve5
 from assay.nvd.storage._decoded import DecodedRecords
 from assay.nvd.storage._distinct import RememberedIds
+from assay.nvd.storage._osv_sql import SQLITE_OSV_SCHEMA
 from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._service_rows import SQLITE_SERVICE_SCHEMA
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_ids_select, cve_where
+from assay.nvd.storage._sqlite_osv import OsvStoreMixin
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
 from assay.nvd.storage._sqlite_service import ServiceStoreMixin
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
@@ -139,7 +141,12 @@ BULK_DEFERRED_INDEXES = ("cve_by_last_modified", "criteria_by_product", "criteri
 _SCHEMA_OBJECTS = frozenset(
     re.findall(
         r"CREATE (?:VIRTUAL )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)",
-        SCHEMA + DERIVED_SCHEMA + PRODUCT_SCHEMA + SQLITE_SERVICE_SCHEMA + SQLITE_CVE5_SCHEMA,
+        SCHEMA
+        + DERIVED_SCHEMA
+        + PRODUCT_SCHEMA
+        + SQLITE_SERVICE_SCHEMA
+        + SQLITE_CVE5_SCHEMA
+        + SQLITE_OSV_SCHEMA,
     )
 )
 
@@ -153,7 +160,7 @@ def path_from_url(url: str) -> Path:
     return Path(url)
 
 
-class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5):
+class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixin):
     # A single-row read takes microseconds: the server may run it on its event loop.
     inline_reads = True
 
@@ -205,6 +212,7 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5):
                 + PRODUCT_SCHEMA
                 + SQLITE_SERVICE_SCHEMA
                 + SQLITE_CVE5_SCHEMA
+                + SQLITE_OSV_SCHEMA
             ):
                 connection.execute(statement)
             connection.execute(

@@ -1,0 +1,263 @@
+"""Components with a purl against OSV records, and findings of several sources as one.
+
+    lookup = OsvMatcher(source)              # a source that holds OSV records
+    known = lookup.load([package, ...])      # one query for every package of the scan
+    found = lookup.findings(package, "2.0.1")
+
+A purl names an OSV package (`assay.osv.names.package_of_purl`: `pkg:pypi/URLLib3` is
+PyPI `urllib3`, `pkg:maven/org.x/y` is Maven `org.x:y`); each record whose `affected[]`
+names that package (same ecosystem, same normalized name) is evaluated as the OSV schema
+says (`assay.osv.evaluate`), and each record that affects the version is a finding
+whose rule names the `affected[]` entry and its range.
+
+`merge_findings` makes one finding of all those about one vulnerability: findings are
+the same vulnerability when their ids or aliases meet (a GHSA and a PYSEC record that
+both alias CVE-2023-43804, and NVD's CVE-2023-43804). The merged finding's `id` is the
+CVE where there is one, its `aliases` every other id, its severity the one
+`assay.audit.severity.choose_severity` takes from all of them, its `sources` all of
+theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, runtime_checkable
+
+from assay.audit.model import Component, Cvss, FindingSource, Vulnerability
+from assay.audit.severity import (
+    Rating,
+    choose_severity,
+    cvss3_base_score,
+    severity_of_score,
+    severity_word,
+)
+from assay.errors import InputError
+from assay.osv.evaluate import Hit, record_hit
+from assay.osv.names import PurlPackage, package_of_purl
+from assay.osv.record import Affected, OsvRecord, matching_view, stored_record
+
+__all__ = ["OsvLookup", "OsvMatcher", "component_package", "merge_findings", "osv_findings"]
+
+PackageKey = tuple[str, str]
+_CVSS_TYPES: Final = {"CVSS_V3": "3.1", "CVSS_V4": "4.0", "CVSS_V2": "2.0"}
+_SOURCE_ORDER: Final = ("nvd", "cve5", "cisa-adp", "osv")
+
+
+@runtime_checkable
+class OsvLookup(Protocol):
+    """A source that holds OSV records (a store: `assay.nvd.storage.Store`)."""
+
+    def osv_for_packages(
+        self, packages: Sequence[tuple[str, str]]
+    ) -> Mapping[tuple[str, str], Sequence[bytes]]: ...
+
+    def count_osv(self) -> int: ...
+
+
+def component_package(component: Component) -> PurlPackage | None:
+    """The OSV package (and version) a component's purl names, if its type has an OSV
+    ecosystem; the component's own version wins over the purl's."""
+    if not component.purl:
+        return None
+    try:
+        package = package_of_purl(component.purl)
+    except InputError:
+        return None
+    if package is None:
+        return None
+    version = component.version or package.version
+    return PurlPackage(package.ecosystem, package.name, version)
+
+
+class OsvMatcher:
+    """The OSV records of a scan's packages, read once, each record decoded once."""
+
+    def __init__(self, lookup: OsvLookup) -> None:
+        self._lookup = lookup
+        self._raw: dict[PackageKey, Sequence[bytes]] = {}
+        self._decoded: dict[bytes, OsvRecord] = {}
+        self._views: dict[bytes, OsvRecord] = {}
+
+    def load(self, packages: Sequence[PurlPackage]) -> set[PackageKey]:
+        """Fetch the records of every package; the keys of those some record names."""
+        keys = list(dict.fromkeys((p.ecosystem, p.name) for p in packages))
+        if keys:
+            self._raw.update(self._lookup.osv_for_packages(keys))
+        return {key for key in keys if self._raw.get(key)}
+
+    def findings(self, package: PurlPackage, version: str) -> list[Vulnerability]:
+        """A finding for each record that affects `version` of `package` (records are
+        first read for matching only, and in whole when they affect it)."""
+        found: list[Vulnerability] = []
+        for raw in self._raw.get((package.ecosystem, package.name), ()):
+            view = self._views.get(raw)
+            if view is None:
+                view = self._views[raw] = matching_view(raw)
+            hit = record_hit(view, package.ecosystem, package.name, version)
+            if hit is None:
+                continue
+            whole = self._decoded.get(raw)
+            if whole is None:
+                whole = self._decoded[raw] = stored_record(raw)
+            found.append(_finding(whole, _rule(hit), hit[2].fixed))
+        return found
+
+
+def osv_findings(
+    records: Sequence[OsvRecord], package: PurlPackage, version: str
+) -> list[Vulnerability]:
+    """A finding for each record that affects `version` of `package`."""
+    found: list[Vulnerability] = []
+    for record in records:
+        hit = record_hit(record, package.ecosystem, package.name, version)
+        if hit is not None:
+            found.append(_finding(record, _rule(hit), hit[2].fixed))
+    return found
+
+
+def _rule(hit: tuple[int, Affected, Hit]) -> str:
+    index, entry, why = hit
+    named = entry.package
+    assert named is not None  # (`record_hit` matched it by package)
+    return f"affected[{index}] {named.ecosystem}/{named.name}: {why.rule}"
+
+
+def _finding(record: OsvRecord, rule: str, fixed: str | None) -> Vulnerability:
+    rating = choose_severity(_ratings(record))
+    return Vulnerability(
+        id=record.id,
+        severity=None if rating is None else rating.severity,
+        cvss=None if rating is None else rating.cvss,
+        kev=False,
+        cwes=_cwes(record.database_specific),
+        match_criteria_id=None,
+        fixed_in=fixed,
+        conditional=False,
+        aliases=tuple(alias for alias in record.aliases if alias != record.id),
+        sources=(FindingSource("osv", record.id, rule),),
+        rated_by=None if rating is None else rating.source,
+    )
+
+
+def _ratings(record: OsvRecord) -> list[Rating]:
+    ratings: list[Rating] = []
+    severities = [*record.severity, *(s for entry in record.affected for s in entry.severity)]
+    for severity in severities:
+        version = _CVSS_TYPES.get(severity.type)
+        if version is None:
+            word = severity_word(severity.score)
+            if word is not None:
+                ratings.append(Rating("osv-word", word))
+            continue
+        vector = severity.score
+        if version == "3.1" and vector.startswith("CVSS:3.0/"):
+            version = "3.0"
+        score = cvss3_base_score(vector) if version in ("3.0", "3.1") else None
+        if score is not None:
+            ratings.append(Rating("osv", severity_of_score(score), Cvss(version, score, vector)))
+    words: list[Any] = [(record.database_specific or {}).get("severity")]
+    for entry in record.affected:
+        words.append((entry.ecosystem_specific or {}).get("severity"))
+        words.append((entry.database_specific or {}).get("severity"))
+    for text in words:
+        word = severity_word(text)
+        if word is not None:
+            ratings.append(Rating("osv-word", word))
+    return ratings
+
+
+def _cwes(database_specific: Mapping[str, Any] | None) -> tuple[str, ...]:
+    values = (database_specific or {}).get("cwe_ids")
+    if not isinstance(values, list):
+        return ()
+    return tuple(v for v in dict.fromkeys(values) if isinstance(v, str) and v.startswith("CWE-"))
+
+
+@dataclass(slots=True)
+class _Group:
+    parts: list[Vulnerability]
+    ids: dict[str, None]
+
+
+def merge_findings(groups: Sequence[Sequence[Vulnerability]]) -> tuple[Vulnerability, ...]:
+    """One finding per vulnerability (see the module docstring), ordered by id."""
+    parent: dict[str, str] = {}
+
+    def find(key: str) -> str:
+        root = key
+        while parent.setdefault(root, root) != root:
+            root = parent[root]
+        while parent[key] != root:
+            parent[key], key = root, parent[key]
+        return root
+
+    findings = [v for group in groups for v in group]
+    for finding in findings:
+        first = find(finding.id)
+        for alias in finding.aliases:
+            parent[find(alias)] = first
+    merged: dict[str, _Group] = {}
+    for finding in findings:
+        group = merged.setdefault(find(finding.id), _Group([], {}))
+        group.parts.append(finding)
+        group.ids.update(dict.fromkeys((finding.id, *finding.aliases)))
+    return tuple(sorted((_merged(g) for g in merged.values()), key=lambda v: v.id))
+
+
+def _merged(group: _Group) -> Vulnerability:
+    parts = group.parts
+    if len(parts) == 1 and not (set(group.ids) - {parts[0].id, *parts[0].aliases}):
+        return _named(parts[0], group)
+    # NVD's (unconditional first) finding leads where there is one.
+    parts = sorted(parts, key=_lead)
+    lead = _named(parts[0], group)
+    rating = choose_severity(
+        Rating(p.rated_by or "nvd", p.severity, p.cvss) for p in parts if p.severity or p.cvss
+    )
+    sources: dict[FindingSource, None] = {}
+    cwes: dict[str, None] = {}
+    for part in parts:
+        sources.update(dict.fromkeys(part.sources))
+        cwes.update(dict.fromkeys(part.cwes))
+    return Vulnerability(
+        id=lead.id,
+        severity=None if rating is None else rating.severity,
+        cvss=None if rating is None else rating.cvss,
+        kev=any(p.kev for p in parts),
+        cwes=tuple(cwes),
+        match_criteria_id=next((p.match_criteria_id for p in parts if p.match_criteria_id), None),
+        fixed_in=next((p.fixed_in for p in parts if p.fixed_in), None),
+        conditional=all(p.conditional for p in parts),
+        aliases=lead.aliases,
+        sources=tuple(sources),
+        rated_by=None if rating is None else rating.source,
+    )
+
+
+def _lead(part: Vulnerability) -> tuple[int, int, str]:
+    kind = part.sources[0].source if part.sources else "nvd"
+    rank = _SOURCE_ORDER.index(kind) if kind in _SOURCE_ORDER else len(_SOURCE_ORDER)
+    return (int(part.conditional), rank, part.id)
+
+
+def _named(part: Vulnerability, group: _Group) -> Vulnerability:
+    """`part` under the group's id (the CVE where there is one) with the others as aliases."""
+    cves = sorted(i for i in group.ids if i.startswith("CVE-"))
+    name = part.id if part.id.startswith("CVE-") or not cves else cves[0]
+    aliases = tuple(sorted(i for i in group.ids if i != name))
+    if name == part.id and aliases == part.aliases:
+        return part
+    return Vulnerability(
+        id=name,
+        severity=part.severity,
+        cvss=part.cvss,
+        kev=part.kev,
+        cwes=part.cwes,
+        match_criteria_id=part.match_criteria_id,
+        fixed_in=part.fixed_in,
+        conditional=part.conditional,
+        aliases=aliases,
+        sources=part.sources,
+        rated_by=part.rated_by,
+    )
