@@ -89,6 +89,30 @@ def test_cisa_adp_cpe_ranges_match_unanalysed_cves(
     assert finding["fixedIn"] == "0.12.2"
 
 
+def test_sources_choose_whether_cve5_records_are_read(
+    loaded: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bom = tmp_path / "bom.json"
+    bom.write_text(
+        json.dumps(
+            {
+                "bomFormat": "CycloneDX",
+                "specVersion": "1.5",
+                "components": [_cpe("appwrite", "appwrite", "0.12.1")],
+            }
+        )
+    )
+    found = {}
+    for sources in ("nvd", "nvd,cve5", None):
+        extra = ["--sources", sources] if sources else []
+        main(["scan", str(bom), "--store", loaded, "--format", "json", *extra])
+        document = json.loads(capsys.readouterr().out)
+        found[sources] = (_ids(document), document["store"]["sources"])
+    assert found["nvd"] == ([[]], ["nvd"])  # NVD has not analysed it: nothing without cve5
+    assert found["nvd,cve5"] == ([["CVE-2022-25377"]], ["nvd", "cve5"])
+    assert found[None] == found["nvd,cve5"]  # by default, every source the store holds
+
+
 def test_the_cna_range_matches_and_kev_and_epss_are_attached(
     loaded: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,6 +10,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from assay._cli import main
+from assay.audit.model import Cvss
 from assay.audit.severity import Rating, choose_severity
 from assay.nvd.storage import open_store
 from assay.web.app import create_web_app
@@ -57,19 +58,21 @@ def test_the_cve_page_and_the_scan_agree_on_cve_2025_4565(
 
 def test_the_order_of_sources_and_versions() -> None:
     ratings = [
-        Rating("osv", "3.1", 9.8, "CRITICAL", "v-osv"),
-        Rating("adp", "3.1", 7.5, "HIGH", "v-adp"),
-        Rating("cna", "4.0", 8.2, "HIGH", "v-cna4"),
-        Rating("cna", "3.1", 6.5, "MEDIUM", "v-cna3"),
-        Rating("nvd", "2.0", 5.0, "MEDIUM", "v-nvd2"),
+        Rating("osv", "CRITICAL", Cvss("3.1", 9.8, "v-osv")),
+        Rating("adp", "HIGH", Cvss("3.1", 7.5, "v-adp")),
+        Rating("cna", "HIGH", Cvss("4.0", 8.2, "v-cna4")),
+        Rating("cna", "MEDIUM", Cvss("3.1", 6.5, "v-cna3")),
+        Rating("nvd", "MEDIUM", Cvss("2.0", 5.0, "v-nvd2")),
     ]
     chosen = [choose_severity(ratings[i:]) for i in range(len(ratings))]
-    assert [c.vector if c else None for c in chosen] == [
+    assert [c.cvss.vector if c and c.cvss else None for c in chosen] == [
         "v-cna4",
         "v-cna4",
         "v-cna4",
         "v-cna3",
         "v-nvd2",
     ]
-    assert choose_severity([Rating("nvd", "3.0", 5.0, "MEDIUM", "n"), *ratings]).vector == "n"  # type: ignore[union-attr]
+    first = choose_severity([Rating("nvd", "MEDIUM", Cvss("3.0", 5.0, "n")), *ratings])
+    assert first is not None
+    assert first.cvss == Cvss("3.0", 5.0, "n")
     assert choose_severity([]) is None

@@ -236,12 +236,12 @@ def test_the_severity_order() -> None:
         ratings.remove(chosen)
     assert order == [
         ("nvd", "LOW"),  # NVD first; its newest CVSS version first
-        ("nvd", "MEDIUM"),
         ("cna", "HIGH"),  # CVSS 4.0 before 3.1
         ("cna", "CRITICAL"),
         ("adp", "HIGH"),
         ("osv", "MEDIUM"),
         ("osv-word", "LOW"),
+        ("nvd", "MEDIUM"),  # CVSS 2.0 last, whoever gave it (records from before 2016)
     ]
     assert choose_severity([Rating("osv-word", None)]) is None
 

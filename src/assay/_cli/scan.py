@@ -85,7 +85,8 @@ def register(tree: CommandTree) -> None:
     parser.add_argument(
         "--sources",
         metavar="LIST",
-        help="vulnerability sources to read, comma-separated: nvd, osv "
+        help="vulnerability sources to read, comma-separated: nvd, osv, cve5 (CVE 5 records "
+        "of CVEs NVD has not analysed: the CNA's and CISA-ADP's) "
         "(default: every one the store holds)",
     )
     parser.add_argument(

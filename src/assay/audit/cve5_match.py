@@ -246,13 +246,22 @@ def _analysed(record: Mapping[str, Any] | None) -> bool:
     return bool(record and record.get("configurations"))
 
 
-def supplement(result: ScanResult, source: object, *, min_confidence: float = 0.0) -> ScanResult:
-    """`result` with the CVE 5 findings, KEV details, EPSS scores and sources added (see
-    the module docstring); as it is, but for `sources`, when `source` has no store."""
+def holds_cve5(source: object) -> bool:
+    """Whether `source` is a store holding CVE 5 records (`--sources cve5` is possible)."""
+    store = _store_of(source)
+    return store is not None and bool(store.count_cve5())
+
+
+def supplement(
+    result: ScanResult, source: object, *, min_confidence: float = 0.0, cve5: bool = True
+) -> ScanResult:
+    """`result` with the CVE 5 findings (unless `cve5` is False), KEV details, EPSS scores
+    and sources added (see the module docstring); as it is, but for `sources`, when
+    `source` has no store."""
     store = _store_of(source)
     components = list(result.components)
     unidentified = list(result.unidentified)
-    if store is not None and store.count_cve5():
+    if cve5 and store is not None and store.count_cve5():
         components, unidentified = _match(store, components, unidentified, min_confidence)
     ids = sorted({v.id for c in components for v in c.vulnerabilities})
     kev = store.kev_entries(ids) if store is not None and ids else {}

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-from assay.audit.cve5_match import supplement
+from assay.audit.cve5_match import holds_cve5, supplement
 from assay.audit.identify import Identifier, parse_purl
 from assay.audit.matching import (
     Compiler,
@@ -150,17 +150,21 @@ def _match(
                     judged.found.append(findings.of(hit, conditional))
 
 
-SOURCES: Final = ("nvd", "osv")
-"""The sources a scan can read here (`--sources`); `assay.audit.osv_match` merges them."""
+SOURCES: Final = ("nvd", "osv", "cve5")
+"""The sources a scan can read here (`--sources`): NVD's analysed CVEs, OSV records, and
+the CVE 5 records (the CNA's and CISA-ADP's `affected[]`) of CVEs NVD has not analysed.
+`assay.audit.osv_match` merges what they find."""
 
 
 def available_sources(source: VulnerabilitySource, status: SourceStatus) -> tuple[str, ...]:
-    """The sources `source` holds data of: NVD's CVEs, OSV records."""
+    """The sources `source` holds data of: NVD's CVEs, OSV records, CVE 5 records."""
     found: list[str] = []
     if status.cve_count is None or status.cve_count > 0:
         found.append("nvd")
     if status.osv_count:
         found.append("osv")
+    if holds_cve5(source):
+        found.append("cve5")
     return tuple(found)
 
 
@@ -256,7 +260,7 @@ def scan(
     )
     found = ScanResult(tuple(results), tuple(unidentified), status, summaries)
     # CVEs NVD has not analysed, KEV details, EPSS and sources (`assay.audit.cve5_match`).
-    return supplement(found, source, min_confidence=min_confidence)
+    return supplement(found, source, min_confidence=min_confidence, cve5="cve5" in used)
 
 
 def _identify(

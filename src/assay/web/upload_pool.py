@@ -216,3 +216,17 @@ class BudgetedSource:
 
     def close(self) -> None:
         """The store stays open: the server owns it."""
+
+    def __getattr__(self, name: str) -> Any:
+        # The look-ups of other sources the inner one may offer (OSV records by package,
+        # CVE 5 records, KEV and EPSS): each checks the budget too, and one the inner source
+        # lacks is missing here as well, so protocol checks see what the inner source is.
+        found = getattr(self._inner, name)
+        if not callable(found):
+            return found
+
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            self._budget.check()
+            return found(*args, **kwargs)
+
+        return checked
