@@ -154,7 +154,7 @@ def test_an_empty_stored_expansion_matches_nothing(tmp_path: Any) -> None:
         store.upsert_match_strings([match_facts({k: v for k, v in lts.items() if k != "matches"})])
         assert hits(client, name) == []
         store.upsert_match_strings(
-            [match_facts({**lts, "lastModified": "2030-01-01T00:00:00.000"})]
+            [match_facts({**lts, "lastModified": "2026-06-01T00:00:00.000"})]
         )
         assert hits(client, name) == ["CVE-2022-32223"]
     store.close()

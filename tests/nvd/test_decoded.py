@@ -57,7 +57,7 @@ def test_the_store_serves_a_replaced_record_anew(tmp_path: Path) -> None:
         everything = parse_cve_query([])
         before = store.search_cves(everything).records  # now decoded and kept
         target = SAMPLE[10]
-        store.upsert_cves(facts([revised(target, "2031-01-01T00:00:00.000", "REPLACED text")]))
+        store.upsert_cves(facts([revised(target, "2026-07-01T00:00:00.000", "REPLACED text")]))
         after = store.search_cves(everything).records
         changed = [json.loads(record) for record in after if record not in before]
         assert [record["id"] for record in changed] == [target["id"]]

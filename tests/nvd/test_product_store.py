@@ -74,7 +74,7 @@ def test_product_upserts_count_and_respect_last_modified(store: Store) -> None:
     older = revised_cpe(first, "2001-01-01T00:00:00.000", "older title")
     assert store.upsert_cpes([cpe_facts(older)]) == counts(unchanged=1)
     assert cpes(store, "keywordSearch=older") == []
-    newer = revised_cpe(first, "2030-01-01T00:00:00.000", "zanzibar gadget")
+    newer = revised_cpe(first, "2026-06-01T00:00:00.000", "zanzibar gadget")
     assert store.upsert_cpes([cpe_facts(newer)]) == counts(updated=1)
     assert cpes(store, "keywordSearch=zanzibar") == [newer]
     # The old title's words left the index with the old revision.
@@ -92,7 +92,7 @@ def test_product_upserts_count_and_respect_last_modified(store: Store) -> None:
 
 def test_within_a_batch_the_latest_revision_wins(store: Store) -> None:
     first = PRODUCTS[0]
-    newest = revised_cpe(first, "2030-01-01T00:00:00.000", "newest")
+    newest = revised_cpe(first, "2026-06-01T00:00:00.000", "newest")
     batch = [
         cpe_facts(newest),
         cpe_facts(first),
@@ -110,7 +110,7 @@ def test_match_string_updates_replace_the_expansion(store: Store) -> None:
         "cpe:2.3:o:microsoft:windows:-:*:*:*:*:*:*:*"
     ]
     narrowed = copy.deepcopy(windows)
-    narrowed["lastModified"] = "2030-01-01T00:00:00.000"
+    narrowed["lastModified"] = "2026-06-01T00:00:00.000"
     narrowed["matches"] = [m for m in windows["matches"] if ":x64:" in m["cpeName"]]
     assert store.upsert_match_strings([match_facts(narrowed)]) == counts(updated=1)
     assert cpes(store, f"matchCriteriaId={WINDOWS}") == []
@@ -119,7 +119,7 @@ def test_match_string_updates_replace_the_expansion(store: Store) -> None:
     assert store.upsert_match_strings([match_facts(older)]) == counts(unchanged=1)
     page = store.search_match_strings(parse_cpematch_query([("matchCriteriaId", WINDOWS)]))
     assert page.total == 1
-    assert b"2030-01-01T00:00:00.000" in page.records[0]
+    assert b"2026-06-01T00:00:00.000" in page.records[0]
 
 
 def test_change_upserts_are_keyed_by_change_id(store: Store) -> None:

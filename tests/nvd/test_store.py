@@ -105,7 +105,7 @@ def test_upsert_counts_added_updated_unchanged(store: Store) -> None:
     assert store.count_cves() == 40
     assert dataclasses.astuple(store.upsert_cves(facts(first))) == (0, 0, 40)
 
-    later = [revised(r, "2030-01-01T00:00:00.000", "REVISED text") for r in first[:5]]
+    later = [revised(r, "2026-06-01T00:00:00.000", "REVISED text") for r in first[:5]]
     counts = store.upsert_cves(facts([*later, *first[5:], *SAMPLE[40:50]]))
     assert dataclasses.astuple(counts) == (10, 5, 35)
     assert store.count_cves() == 50
@@ -115,7 +115,7 @@ def test_upsert_counts_added_updated_unchanged(store: Store) -> None:
 
 def test_an_older_last_modified_never_overwrites_a_newer_one(store: Store) -> None:
     record = SAMPLE[0]
-    newer = revised(record, "2030-01-01T00:00:00.000", "the newer text")
+    newer = revised(record, "2026-06-01T00:00:00.000", "the newer text")
     older = revised(record, "2001-01-01T00:00:00.000", "the older text")
     assert store.upsert_cves(facts([newer])).added == 1
     assert dataclasses.astuple(store.upsert_cves(facts([older]))) == (0, 0, 1)
@@ -126,7 +126,7 @@ def test_an_older_last_modified_never_overwrites_a_newer_one(store: Store) -> No
 
 def test_within_a_batch_the_latest_revision_wins(store: Store) -> None:
     record = SAMPLE[1]
-    newer = revised(record, "2030-01-01T00:00:00.000", "the newer text")
+    newer = revised(record, "2026-06-01T00:00:00.000", "the newer text")
     older = revised(record, "2001-01-01T00:00:00.000", "the older text")
     assert dataclasses.astuple(store.upsert_cves(facts([newer, older]))) == (1, 0, 1)
     assert everything(store) == [cve_facts(newer).record]
@@ -144,7 +144,7 @@ def test_an_update_replaces_every_derived_row(store: Store) -> None:
     record = next(r for r in SAMPLE if r["id"] == "CVE-1999-0019")
     store.upsert_cves(facts([record]))
     assert store.search_cves(query(("keywordSearch", "rpc.statd"))).total == 1
-    changed = revised(record, "2030-01-01T00:00:00.000", "something else entirely")
+    changed = revised(record, "2026-06-01T00:00:00.000", "something else entirely")
     changed["configurations"] = []
     changed["metrics"] = {}
     changed["weaknesses"] = []
@@ -206,7 +206,7 @@ def test_a_failing_batch_leaves_the_store_exactly_as_before(store: Store, spoil:
     store.upsert_cves(facts(SAMPLE[:60]))
     before = state(store)
     # Updates of stored records, new records, then one row the database refuses.
-    updates = [revised(r, "2030-01-01T00:00:00.000", "REVISED overflow") for r in SAMPLE[:20]]
+    updates = [revised(r, "2026-06-01T00:00:00.000", "REVISED overflow") for r in SAMPLE[:20]]
     batch = spoil(facts([*updates, *SAMPLE[60:100]]))
     store.set_meta("sync.cves", "before")
     # (a criteria that cannot be named fails before the database sees it: TypeError)
@@ -235,7 +235,7 @@ def test_generation_moves_only_when_something_changed(store: Store) -> None:
     assert store.get_meta("generation") == "1"
     store.upsert_cves([])
     assert store.get_meta("generation") == "1"
-    store.upsert_cves(facts([revised(SAMPLE[0], "2030-01-01T00:00:00.000", "new")]))
+    store.upsert_cves(facts([revised(SAMPLE[0], "2026-06-01T00:00:00.000", "new")]))
     assert store.get_meta("generation") == "2"
     with pytest.raises(WRITE_FAILURES):
         store.upsert_cves(_bad_cve_row(facts(SAMPLE[5:8])))
@@ -263,6 +263,21 @@ def test_meta_is_written_in_the_batch_transaction(store: Store) -> None:
     store.upsert_cves([], meta={"sync.cves": "page 3"})
     assert store.get_meta("sync.cves") == "page 3"
     assert store.get_meta("generation") == "1"  # meta alone is no change of the data
+
+
+def test_a_stored_record_from_the_future_is_replaced_by_an_honest_copy(store: Store) -> None:
+    # A store written before records from the future were refused may hold one dated
+    # 9999: as the newest copy by the write rule, nothing could ever replace it.
+    honest = SAMPLE[0]
+    future = revised(honest, "9999-12-31T23:59:59.999", "FUTURE")
+    assert store.upsert_cves(facts([future])).added == 1
+    assert store.upsert_cves(facts([honest])).updated == 1
+    [stored] = store.search_cves(query(("cveId", honest["id"]))).records
+    assert orjson.loads(stored)["lastModified"] == honest["lastModified"]
+    # An honest older copy still never replaces an honest newer one.
+    newer = revised(honest, "2025-01-01T00:00:00.000", "REVISED")
+    assert store.upsert_cves(facts([newer])).updated == 1
+    assert store.upsert_cves(facts([honest])).unchanged == 1
 
 
 def test_set_meta_inside_a_transaction_is_part_of_it(store: Store) -> None:
@@ -335,7 +350,7 @@ def test_cached_result_lists_follow_writes(store: Store, monkeypatch: pytest.Mon
 
 
 def test_text_with_nul_and_unusual_characters_round_trips(store: Store) -> None:
-    record = revised(SAMPLE[3], "2030-01-01T00:00:00.000", "Naïve CAFÉ\x00 über-Straße 1.2.3")
+    record = revised(SAMPLE[3], "2026-06-01T00:00:00.000", "Naïve CAFÉ\x00 über-Straße 1.2.3")
     record["sourceIdentifier"] = "odd\x00source"
     store.upsert_cves(facts([record]))
     assert everything(store) == [cve_facts(record).record]

@@ -40,6 +40,7 @@ from assay.nvd.storage._sql_products import (
     source_where,
 )
 from assay.nvd.storage.interface import Page, UpsertCounts
+from assay.nvd.storage.write_rule import stored_stays
 
 
 class _Facts(Protocol):
@@ -474,7 +475,7 @@ class ProductStoreMixin:
                     written.append(item_key)
                     continue
                 row_id, current_order, record = current
-                if order(facts) < current_order or facts.record == record:
+                if stored_stays(order(facts), current_order, same=facts.record == record):
                     counts.unchanged += 1
                     continue
                 replace(connection, row_id, facts)

@@ -76,6 +76,7 @@ from assay.nvd.storage._sql import (
     tsvector_literal,
 )
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
+from assay.nvd.storage.write_rule import stored_stays
 
 REDERIVE_BATCH = 2000
 FIND_PIPELINE = 500  # look-ups `find_cves` sends before reading their answers
@@ -653,7 +654,8 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                             added.append(facts)
                             continue
                         row_id, current_order, digest = current
-                        if order(facts) < current_order or _digest(facts.record) == digest:
+                        same = _digest(facts.record) == digest
+                        if stored_stays(order(facts), current_order, same=same):
                             counts.unchanged += 1
                             continue
                         replaced.append((row_id, facts))

@@ -31,6 +31,7 @@ from assay.nvd.storage._sqlite_osv import OsvStoreMixin
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
 from assay.nvd.storage._sqlite_service import ServiceStoreMixin
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
+from assay.nvd.storage.write_rule import stored_stays
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -456,7 +457,8 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
                     counts.added += 1
                 else:
                     row_id, last_modified, record = current
-                    if facts.last_modified < last_modified or facts.record == unpack(record):
+                    same = facts.record == unpack(record)
+                    if stored_stays(facts.last_modified, last_modified, same=same):
                         counts.unchanged += 1
                         continue
                     self._replace_cve(connection, row_id, facts)
