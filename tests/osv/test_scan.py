@@ -180,7 +180,7 @@ def test_sources_choose_what_is_read(
         cli("scan", "--store", osv_store_url, "--sources", "nvd,ghsa", "--purl", "pkg:pypi/x@1")
         == 2
     )
-    assert "--sources: expected some of nvd, osv, found 'ghsa'" in capsys.readouterr().err
+    assert "--sources: expected some of nvd, osv, cve5, found 'ghsa'" in capsys.readouterr().err
 
 
 # -- the merge and the severity order, as pure functions ----------------------------------
