@@ -164,3 +164,27 @@ def test_a_deeply_nested_lock_file_is_a_400_not_a_500(served: Served) -> None:
             served.base + "/scan", files={"input": (name, body)}, data={"format": "json"}
         )
         assert form.status_code == 400, (name, form.text[:200])
+
+
+def test_verify_posts_share_the_upload_pool_and_its_busy_answer(served: Served) -> None:
+    # /verify used the general thread pool: verifications piled up behind nothing and
+    # ran on after their client left. Now it waits for, and is refused by, the upload pool.
+    from tests.conftest import ASSETS
+
+    provenance = ASSETS / "verify/slsa-verifier/cli/gcb_container/v0.2/gcloud-container-github.json"
+    form = {"files": [("attestation", (provenance.name, provenance.read_bytes()))]}
+    data = {"policy": "gcb", "format": "json"}
+    alone = httpx.post(served.base + "/verify", **form, data=data, timeout=60)
+    assert alone.status_code == 200, alone.text
+    body = requirements(3000)
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        scans = [
+            pool.submit(httpx.post, served.base + SCAN, content=body, timeout=60) for _ in range(6)
+        ]
+        time.sleep(0.8)  # the one upload thread and its waiting line are taken
+        busy = httpx.post(served.base + "/verify", **form, data=data, timeout=60)
+        for scan in scans:
+            scan.result()
+    assert busy.status_code == 503, busy.text
+    assert int(busy.headers["retry-after"]) >= 1
+    assert "busy" in busy.json()["error"]

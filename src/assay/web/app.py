@@ -15,7 +15,7 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +36,7 @@ from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Store, open_store
 from assay.web.accesslog import AccessLog, LogFormat
 from assay.web.store_state import STORE_UNAVAILABLE, StateCache, generation_of, log_store_error
-from assay.web.upload_pool import UploadPool, UploadsBusy
+from assay.web.upload_pool import UploadPool
 
 ACCESS_LOG_ENV = "ASSAY_ACCESS_LOG"  # "common" or "json"; unset: no access log
 EMPTY_RECHECK_SECONDS = 2.0
@@ -186,7 +186,7 @@ def create_web_app(
     empty = EmptyFlag(state)
     pages = WebPages(store, state)
     tools = ToolPages(store)
-    verify = VerifyPages(store)
+    verify = VerifyPages(store, uploads)
     scan_enabled = audit_available()
     static = StaticFiles(packages=[("assay.web", "static")])
 
@@ -212,7 +212,7 @@ def create_web_app(
         Route("/docs", tools.docs, methods=["GET", "HEAD"]),
         Route("/docs/try", tools.try_it, methods=["GET"]),
         Route("/verify", verify.form, methods=["GET", "HEAD"]),
-        Route("/verify", _admitted(uploads, verify.submit), methods=["POST"]),
+        Route("/verify", verify.submit, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/readyz", readyz, methods=["GET", "HEAD"]),
         Mount("/static", app=static, name="static"),
@@ -236,27 +236,6 @@ def create_web_app(
     app.state.scan_enabled = scan_enabled
     app.state.verify_enabled = True
     return app
-
-
-def _admitted(
-    uploads: UploadPool, handler: Callable[[Request], Awaitable[Response]]
-) -> Callable[[Request], Awaitable[Response]]:
-    """An upload handler that runs only when the upload pool admits it (503 otherwise)."""
-
-    async def endpoint(request: Request) -> Response:
-        try:
-            answer: Response = await uploads.admitted(request, handler)
-        except UploadsBusy as busy:
-            from assay.web.templating import render
-
-            page = render(
-                request, "error.html", {"title": "Busy", "message": str(busy)}, status=503
-            )
-            page.headers["retry-after"] = str(busy.retry_after)
-            return page
-        return answer
-
-    return endpoint
 
 
 def _inner_lifespan(api: Starlette) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:

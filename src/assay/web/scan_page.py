@@ -24,9 +24,8 @@ from assay.web.upload_pool import (
     Budget,
     BudgetedSource,
     UploadPool,
-    UploadsBusy,
-    UploadStopped,
     check_component_count,
+    upload_failure,
 )
 from assay.web.uploads import Form, human_bytes, posted_form
 
@@ -148,18 +147,11 @@ class ScanPages:
         try:
             result = await self.uploads.run(request, partial(self._run, form))
         except (AssayError, EmptyStore) as error:
-            headers: dict[str, str] = {}
-            if isinstance(error, InputError):
-                status, message = 400, str(error)
-            elif isinstance(error, EmptyStore):
-                status, message = 503, "the vulnerability store holds no CVEs"
-            elif isinstance(error, UploadsBusy):
-                status, message = 503, str(error)
-                headers["retry-after"] = str(error.retry_after)
-            elif isinstance(error, UploadStopped):
-                status, message = (422 if error.over_budget else 499), str(error)
+            headers: dict[str, str]
+            if isinstance(error, EmptyStore):
+                status, message, headers = 503, "the vulnerability store holds no CVEs", {}
             else:
-                status, message = 503, error.diagnostics()
+                status, message, headers = upload_failure(error)
             if as_json:
                 return Response(
                     orjson.dumps({"error": message}),

@@ -58,6 +58,21 @@ class UploadStopped(AssayError):
         self.over_budget = over_budget
 
 
+def upload_failure(error: AssayError) -> tuple[int, str, dict[str, str]]:
+    """The HTTP status, message and headers of an upload that failed with `error`: 400
+    for unusable input, 503 with `Retry-After` when the pool is full, 422 when the budget
+    ran out, 499 when the client left, 503 for the store."""
+    from assay.errors import InputError
+
+    if isinstance(error, InputError):
+        return 400, str(error), {}
+    if isinstance(error, UploadsBusy):
+        return 503, str(error), {"retry-after": str(error.retry_after)}
+    if isinstance(error, UploadStopped):
+        return (422 if error.over_budget else 499), str(error), {}
+    return 503, error.diagnostics(), {}
+
+
 class Budget:
     """What one upload may still spend: time until `deadline`, while its client stays."""
 

@@ -9,17 +9,17 @@ post, not when the server starts.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Final
 
 import orjson
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
 from assay.errors import AssayError, InputError
 from assay.nvd.storage import Store
 from assay.web.templating import render
+from assay.web.upload_pool import UploadPool, upload_failure
 from assay.web.uploads import Form, UploadedFile, human_bytes, posted_form
 
 VERIFY_FORM_BYTES: Final = 4 * 1024 * 1024
@@ -55,8 +55,9 @@ def _named(files: list[UploadedFile], fallback: str) -> list[tuple[str, bytes]]:
 
 
 class VerifyPages:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, uploads: UploadPool | None = None) -> None:
         self.store = store
+        self.uploads = uploads or UploadPool.default()
 
     def _context(self, form: Form | None = None) -> dict[str, Any]:
         return {
@@ -78,17 +79,24 @@ class VerifyPages:
             verify_request = self._request(form)
             from assay.web.verify_run import run_verification
 
-            outcome = await run_in_threadpool(run_verification, verify_request, self.store)
-        except (InputError, AssayError) as error:
-            status = 400 if isinstance(error, InputError) else 503
+            # In an upload thread of its own pool, within the upload's time budget, and
+            # abandoned when the client leaves (assay.web.upload_pool).
+            outcome = await self.uploads.run(
+                request, partial(run_verification, verify_request, self.store)
+            )
+        except AssayError as error:
+            status, message, headers = upload_failure(error)
             if as_json:
                 return Response(
-                    orjson.dumps({"error": str(error)}),
+                    orjson.dumps({"error": message}),
                     status_code=status,
                     media_type="application/json",
+                    headers=headers,
                 )
-            context["error"] = str(error)
-            return render(request, "verify.html", context, status=status)
+            context["error"] = message
+            page = render(request, "verify.html", context, status=status)
+            page.headers.update(headers)
+            return page
         if as_json:
             return Response(
                 orjson.dumps(outcome.to_dict(), default=str, option=orjson.OPT_INDENT_2),

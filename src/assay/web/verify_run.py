@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from assay.policy.model import Policy
     from assay.verify.model import Artifact, Attestation
     from assay.verify.verifier import VerificationReport
+    from assay.web.upload_pool import Budget
 
 MAX_ARTIFACTS: Final = 1000
 _DIGEST: Final = re.compile(r"^(sha256|sha384|sha512):([0-9a-fA-F]+)$")
@@ -217,8 +218,12 @@ def bundle_notes(report: VerificationReport) -> tuple[BundleNote, ...]:
     return tuple(notes)
 
 
-def run_verification(request: VerifyRequest, store: Store | None) -> VerifyOutcome:
-    """Validate, read the policy, verify: the outcome the page renders."""
+def run_verification(
+    request: VerifyRequest, store: Store | None, budget: Budget | None = None
+) -> VerifyOutcome:
+    """Validate, read the policy, verify: the outcome the page renders. With `budget` (an
+    upload's), each step and each store look-up first checks that time is left and the
+    client is still there."""
     from assay.sigstore.roots import SHIPPED, shipped_root
     from assay.verify.certificates import SigstoreTrust
     from assay.verify.inputs import read_attestations
@@ -227,8 +232,11 @@ def run_verification(request: VerifyRequest, store: Store | None) -> VerifyOutco
 
     if not request.attestations:
         raise InputError("attestation", "expected an uploaded or pasted attestation")
+    check = budget.check if budget is not None else lambda: None
     validations = tuple(validate_file(item) for item in request.attestations)
+    check()
     policy, policy_name = read_policy(request)
+    check()
     attestations: list[Attestation] = []
     for item in request.attestations:
         attestations.extend(read_attestations(item.data, item.name))
@@ -240,7 +248,12 @@ def run_verification(request: VerifyRequest, store: Store | None) -> VerifyOutco
         from assay.audit import VulnerabilityCheck
         from assay.audit.store_source import StoreSource
 
-        checks.append(VulnerabilityCheck(StoreSource(store)))
+        source: Any = StoreSource(store)
+        if budget is not None:
+            from assay.web.upload_pool import BudgetedSource
+
+            source = BudgetedSource(source, budget)
+        checks.append(VulnerabilityCheck(source))
     # Offline: the shipped trusted roots; a legacy envelope without its log entry fails.
     report = Verifier(
         policy=policy,
