@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from assay.errors import VerificationError
+from assay.urls import redact_url
 from assay.sigstore import validity
 from assay.sigstore.legacy import envelope_parts
 from assay.sigstore.roots import Root
@@ -76,10 +77,10 @@ class RekorClient:
                 status = response.status_code
         except httpx.HTTPError as error:
             raise VerificationError(
-                f"{where}: Rekor search at {self.url} failed: {error}"
+                f"{where}: Rekor search at {redact_url(self.url)} failed: {error}"
             ) from None
         if status != 200:
-            raise VerificationError(f"{where}: Rekor search at {self.url} answered HTTP {status}")
+            raise VerificationError(f"{where}: Rekor search at {redact_url(self.url)} answered HTTP {status}")
         try:
             return json.loads(body)
         except ValueError:
