@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from assay.errors import VerificationError
-from assay.urls import redact_url
 from assay.sigstore import validity
 from assay.sigstore.legacy import envelope_parts
 from assay.sigstore.roots import Root
+from assay.urls import redact_url
 
 MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
 SEARCH_PATH: Final = "/api/v1/log/entries/retrieve"
