@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from tests.conftest import backends, make_store_url
 
 from assay.nvd.server.ratelimit import BUCKETS, Limiter, RatePolicy, RateRule, next_grant_at
-from assay.nvd.storage import open_store
-from assay.nvd.storage._service_rows import service_store
+from assay.nvd.storage import open_store, service_store
 
 RULE = RateRule(5, 30)
 POLICY = RatePolicy("nvd", RULE, RateRule(50, 30))

@@ -10,8 +10,7 @@ from assay._cli import EXIT_OK, CommandTree
 from assay.config import STORE_ENV
 
 if TYPE_CHECKING:
-    from assay.nvd.storage import Store
-    from assay.nvd.storage._service_rows import ServiceStore
+    from assay.nvd.storage import ServiceStore, Store
 
 
 def register(tree: CommandTree) -> None:
@@ -58,8 +57,7 @@ def _store_option(parser: argparse.ArgumentParser) -> None:
 
 def _open(args: argparse.Namespace) -> tuple[Store, ServiceStore]:
     from assay.config import default_store_url
-    from assay.nvd.storage import open_store
-    from assay.nvd.storage._service_rows import service_store
+    from assay.nvd.storage import open_store, service_store
 
     store = open_store(args.store or default_store_url(), create=args.create)
     return store, service_store(store)

@@ -15,7 +15,7 @@ from assay._cli.keys import read_passphrase
 from assay.errors import InputError
 
 if TYPE_CHECKING:
-    from assay.verify.checks import Check
+    from assay.results import Check
     from assay.verify.model import Artifact, Attestation
     from assay.verify.verifier import VerificationReport
 
@@ -547,8 +547,8 @@ def _keyless_vsa(args: argparse.Namespace, attestation: Any, digests: list[Any])
     from assay._cli.scan_vex import identity_matcher
     from assay._cli.verify_artifact import verifier_for
     from assay.errors import AttestationError, VerificationError
+    from assay.results import Check
     from assay.verify import vsa
-    from assay.verify.checks import Check
 
     expected = f"{args.certificate_identity} ({args.certificate_oidc_issuer})"
     try:

@@ -75,14 +75,15 @@ from assay.attestation.provenance import (
     RunDetails,
 )
 from assay.attestation.schema import SCHEMA_NAMES, json_schema
-from assay.attestation.statement import DigestSet, ResourceDescriptor, Statement, parse_statement
-from assay.attestation.validate import InvalidAttestation, require_valid, validate
-from assay.attestation.vsa import (
-    VerificationSummaryV1,
-    Verifier,
+from assay.attestation.statement import (
+    DigestSet,
+    ResourceDescriptor,
+    Statement,
     build_vsa_statement,
-    format_timestamp,
+    parse_statement,
 )
+from assay.attestation.validate import InvalidAttestation, require_valid, validate
+from assay.attestation.vsa import VerificationSummaryV1, Verifier, format_timestamp
 
 __all__ = [
     "CODES",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from assay.attestation.statement import (
+from assay.attestation.views import (
     DigestSet,
     JSONView,
     ResourceDescriptor,

@@ -10,14 +10,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from assay.attestation.constants import VSA_V1
-from assay.attestation.statement import (
-    JSONView,
-    ResourceDescriptor,
-    Statement,
-    _put,
-    digest_set,
-)
+from assay.attestation.views import JSONView, ResourceDescriptor, _put, digest_set
 
 VerificationResult = Literal["PASSED", "FAILED"]
 
@@ -136,11 +129,3 @@ class VerificationSummaryV1(JSONView):
     @property
     def slsa_version(self) -> str | None:
         return self._str("slsaVersion")
-
-
-def build_vsa_statement(
-    subject: Iterable[ResourceDescriptor | Mapping[str, Any]],
-    summary: VerificationSummaryV1,
-) -> Statement:
-    """A Statement v1 carrying `summary`; serialize it with `.to_json()` before signing."""
-    return Statement(subject=subject, predicate_type=VSA_V1, predicate=summary)

@@ -53,7 +53,7 @@ from assay.policy.vulnerabilities import (
     VulnerabilityRule,
     scanned_level,
 )
-from assay.verify.checks import Check
+from assay.results import Check
 from assay.verify.dependency_check import (
     DependencyCheckInput,
     DependencyCheckResult,

@@ -18,26 +18,14 @@ from typing import TYPE_CHECKING
 
 from assay.errors import InputError
 from assay.nvd.dates import format_nvd_timestamp
+from assay.nvd.storage.interface import ApiKey
 
 if TYPE_CHECKING:
-    from assay.nvd.storage._service_rows import ServiceStore
+    from assay.nvd.storage.interface import ServiceStore
 
 KEY_BYTES = 32
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 MAX_PRESENTED_LENGTH = 256  # a longer `apiKey` header is not a key of ours
-
-
-@dataclass(frozen=True, slots=True)
-class ApiKey:
-    """A stored key, without the key: its name, creation and last-use times (NVD-style
-    UTC timestamps; `last_used` None until first used)."""
-
-    name: str
-    created: str
-    last_used: str | None
-
-    def to_dict(self) -> dict[str, str | None]:
-        return {"name": self.name, "created": self.created, "lastUsed": self.last_used}
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,9 +23,9 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from assay.errors import AttestationError, VerificationError
+from assay.results import Check
 from assay.sigstore import _json
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
-from assay.verify.checks import Check
 
 DEFAULT_INDEX: Final = "https://pypi.org"
 PUBLISH_V1: Final = "https://docs.pypi.org/attestations/publish/v1"

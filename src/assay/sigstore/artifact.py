@@ -21,6 +21,7 @@ from typing import Any
 
 from assay.errors import AttestationError
 from assay.policy.refs import is_release_tag, normalize_repository, parse_semver, split_ref
+from assay.results import Check
 from assay.sigstore.legacy import is_legacy_envelope
 from assay.sigstore.signature import RekorLookup, verify_signed_document
 from assay.sigstore.slsa_rules import (
@@ -31,7 +32,7 @@ from assay.sigstore.slsa_rules import (
     testing_mode,
 )
 from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, BundleVerifier, VerifiedSignature
-from assay.verify.checks import Check, check_subject
+from assay.verify.checks import check_subject
 from assay.verify.claims import STATEMENT_TYPES, Claims, parse_statement, read_claims
 from assay.verify.verifier import Artifact, claim_checks
 

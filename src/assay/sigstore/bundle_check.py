@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay.errors import AttestationError, VerificationError
+from assay.results import Check
 from assay.sigstore import _json
 from assay.sigstore.identity import CertificateIdentity
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
-from assay.verify.checks import Check
 
 DEFAULT_PREDICATE_TYPE: Final = "https://slsa.dev/provenance/v1"
 DEFAULT_ISSUER: Final = "https://token.actions.githubusercontent.com"

@@ -26,7 +26,7 @@ from assay.errors import AttestationError
 from assay.sigstore.identity import CertificateIdentity
 
 if TYPE_CHECKING:
-    from assay.verify.checks import Check
+    from assay.results import Check
 
 EXTENSIONS: Final = {
     "sourceRepository": "source_repository_uri",
@@ -113,7 +113,7 @@ class IdentityRule:
         return f"certificate from {self.issuer} for {san}{pins}"
 
     def checks(self, identity: CertificateIdentity) -> list[Check]:
-        from assay.verify.checks import Check
+        from assay.results import Check
 
         result = [
             Check("identity.issuer", identity.issuer == self.issuer, self.issuer, identity.issuer)

@@ -80,7 +80,9 @@ class RekorClient:
                 f"{where}: Rekor search at {redact_url(self.url)} failed: {error}"
             ) from None
         if status != 200:
-            raise VerificationError(f"{where}: Rekor search at {redact_url(self.url)} answered HTTP {status}")
+            raise VerificationError(
+                f"{where}: Rekor search at {redact_url(self.url)} answered HTTP {status}"
+            )
         try:
             return json.loads(body)
         except ValueError:

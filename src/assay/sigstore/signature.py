@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from assay.errors import VerificationError
+from assay.results import Check
 from assay.sigstore.legacy import is_legacy_envelope, verify_legacy
 from assay.sigstore.verifier import BundleVerifier, LogProof, VerifiedSignature
-from assay.verify.checks import Check
 
 RekorLookup = Callable[[dict[str, Any], str], tuple[Any, int]]
 """Finds a legacy envelope's Rekor entry: returns (integrated time, log index) or raises."""

@@ -19,8 +19,8 @@ and only verified payloads are parsed. Nothing here touches the network unless a
 `SigstoreTrust.rekor` look-up is given: inputs are bytes and objects.
 """
 
+from assay.results import Check
 from assay.verify.certificates import CertificateResult, LogResult, SigstoreTrust
-from assay.verify.checks import Check
 from assay.verify.dependency_check import (
     DependencyCheck,
     DependencyCheckInput,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError
-from assay.verify.checks import Check
+from assay.results import Check
 from assay.verify.model import Attestation
 
 if TYPE_CHECKING:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from assay.policy.model import BuilderRule, ParameterRules, Policy, Signer, SourceRule
@@ -18,6 +17,7 @@ from assay.policy.refs import (
     tag_name,
     versioned_tag_matches,
 )
+from assay.results import Check
 from assay.verify.claims import Claims
 from assay.verify.model import GcbMetadata
 
@@ -33,31 +33,6 @@ ACCEPTED_DIGESTS: Final = {
     "sha3_512": 128,
 }
 """Subject digest algorithms accepted for matching: all at least 256 bits."""
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One check's outcome, for people (`detail`) and for machines (`expected`/`found`)."""
-
-    name: str
-    passed: bool
-    expected: Any
-    found: Any
-    detail: str = ""
-    subject: str | None = None
-    """What the check is about when it is repeated per item: the artifact for `subject`,
-    the dependency for `dependency`, the level for `verifiedLevels`. None for checks of
-    the whole attestation."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "check": self.name,
-            **({"subject": self.subject} if self.subject is not None else {}),
-            "passed": self.passed,
-            "expected": self.expected,
-            "found": self.found,
-            **({"detail": self.detail} if self.detail else {}),
-        }
 
 
 def _empty(value: object) -> bool:

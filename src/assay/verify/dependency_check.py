@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from assay.policy.model import Policy
-from assay.verify.checks import Check
+from assay.results import Check
 from assay.verify.claims import Dependency, Subject
 
 

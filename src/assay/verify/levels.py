@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay.policy.model import DependencyRule
-from assay.verify.checks import Check
+from assay.results import Check
 from assay.verify.claims import Dependency
 
 MAX_DEPTH: Final = 64

@@ -24,6 +24,7 @@ from assay import attestation as formats
 from assay import dsse
 from assay.errors import AttestationError, VerificationError
 from assay.policy.model import Policy, Signer
+from assay.results import Check
 from assay.verify import checks as c
 from assay.verify.certificates import (
     CertificateResult,
@@ -67,7 +68,7 @@ transparency-log entry (`insecure_ignore_tlog`): a VSA never hides the waiver.""
 class AttestationReport:
     name: str
     digest: dict[str, str]
-    checks: list[c.Check]
+    checks: list[Check]
     claims: Claims | None = None
     level: int | None = None
     signed_by: list[str] = field(default_factory=list)
@@ -132,7 +133,7 @@ class VerificationReport:
     policy: Policy
     artifacts: list[ArtifactResult]
     attestations: list[AttestationReport]
-    extra_checks: list[c.Check] = field(default_factory=list)
+    extra_checks: list[Check] = field(default_factory=list)
     dependencies: DependencyResult | None = None
     """Dependency levels, when something passed (None: nothing was verified)."""
     dependency_checks: list[DependencyCheckResult] = field(default_factory=list)
@@ -181,7 +182,7 @@ class VerificationReport:
             extra.append(TLOG_WAIVED_LEVEL)
         return [build_level_name(self.level), *dict.fromkeys(extra)]
 
-    def all_checks(self) -> list[c.Check]:
+    def all_checks(self) -> list[Check]:
         """Every check made, attestation checks first."""
         found = [check for a in self.attestations for check in a.checks]
         found += self.extra_checks
@@ -190,7 +191,7 @@ class VerificationReport:
         found += [check for result in self.dependency_checks for check in result.checks]
         return found
 
-    def failures(self) -> list[c.Check]:
+    def failures(self) -> list[Check]:
         return [check for check in self.all_checks() if not check.passed]
 
     def to_dict(self) -> dict[str, Any]:
@@ -410,10 +411,10 @@ def _unsigned_detail(
     return "; ".join(parts) or "no trusted signer signed the envelope"
 
 
-def _validation(statement: dict[str, Any]) -> c.Check:
+def _validation(statement: dict[str, Any]) -> Check:
     """The validator of `assay attest validate`: its errors fail the statement."""
     errors = [f for f in formats.validate(statement) if f.severity is formats.Severity.ERROR]
-    return c.Check(
+    return Check(
         "statement.valid",
         not errors,
         "no error from the attestation validator",
@@ -441,7 +442,7 @@ def evaluate_attestation(
     signed = signers_that_signed(attestation, policy.signers)
     report.signed_by = [s.name for s in signed]
     report.checks.append(
-        c.Check(
+        Check(
             "signature",
             bool(signed),
             [s.name for s in policy.signers],
@@ -457,7 +458,7 @@ def evaluate_attestation(
         signature = certificate.signature
         assert signature is not None  # an identity is only set from a verified certificate
         report.checks.append(
-            c.Check(
+            Check(
                 "transparencyLog",
                 True,
                 "an inclusion proof or promise, or the envelope's Rekor entry",
@@ -468,7 +469,7 @@ def evaluate_attestation(
             )
         )
     report.checks.append(
-        c.Check(
+        Check(
             "payloadType",
             envelope.payload_type == dsse.INTOTO_PAYLOAD_TYPE,
             dsse.INTOTO_PAYLOAD_TYPE,
@@ -479,12 +480,12 @@ def evaluate_attestation(
         statement = parse_statement(envelope.payload, where=attestation.name)
         claims = read_claims(statement)
     except AttestationError as error:
-        report.checks.append(c.Check("statement", False, "an in-toto statement", None, str(error)))
+        report.checks.append(Check("statement", False, "an in-toto statement", None, str(error)))
         return report
     report.statement = statement
     report.claims = claims
     report.checks.append(
-        c.Check(
+        Check(
             "statement",
             claims.statement_type in STATEMENT_TYPES,
             list(STATEMENT_TYPES),
@@ -502,7 +503,7 @@ def evaluate_attestation(
 
 def claim_checks(
     claims: Claims, policy: Policy, signed: Sequence[Signer]
-) -> tuple[list[c.Check], int | None]:
+) -> tuple[list[Check], int | None]:
     """Every check of the claims against the policy, given the signers that signed,
     and the build level the trusted builder reaches."""
     builder, level = c.check_builder(claims, signed)
@@ -519,14 +520,14 @@ def claim_checks(
     return result, level
 
 
-def evaluate_unverified_claims(claims: Claims, policy: Policy) -> list[c.Check]:
+def evaluate_unverified_claims(claims: Claims, policy: Policy) -> list[Check]:
     """The claim checks as if every policy signer had signed: for comparing rule sets only.
 
     The result never includes a passing signature check, so it can never be taken for
     a verified result; `Verifier` does not use it.
     """
     unsafe, _ = claim_checks(claims, policy, policy.signers)
-    return [c.Check("signature", False, "not checked", None, "unverified claims"), *unsafe]
+    return [Check("signature", False, "not checked", None, "unverified claims"), *unsafe]
 
 
 def _evaluate(

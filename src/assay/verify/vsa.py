@@ -30,7 +30,7 @@ from assay.attestation.constants import VERIFIED_PROPERTIES
 from assay.errors import AttestationError, InputError
 from assay.policy.model import VSA_V1
 from assay.policy.vulnerabilities import parse_scanned_level
-from assay.verify.checks import Check
+from assay.results import Check
 from assay.verify.claims import parse_statement
 from assay.verify.levels import parse_build_level
 

@@ -27,7 +27,7 @@ from assay.nvd.apikeys import key_name
 from assay.nvd.dates import format_nvd_timestamp
 from assay.nvd.server.responses import nvd_error
 from assay.nvd.server.store_calls import in_store_thread
-from assay.nvd.storage._service_rows import ServiceStore
+from assay.nvd.storage import ServiceStore
 
 KeyMode = Literal["off", "optional", "required"]
 KEY_MODES: tuple[KeyMode, ...] = ("off", "optional", "required")

@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assay.errors import AssayError, StoreError
 from assay.nvd.server.store_calls import in_store_thread
-from assay.nvd.storage._service_rows import ServiceStore
+from assay.nvd.storage import ServiceStore
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 METRICS_PATH = "/metrics"

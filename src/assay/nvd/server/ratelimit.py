@@ -37,7 +37,7 @@ from assay.errors import InputError, StoreError
 from assay.nvd.server.access import API_PREFIXES, SCOPE_KEY
 from assay.nvd.server.responses import nvd_error
 from assay.nvd.server.store_calls import in_store_thread
-from assay.nvd.storage._service_rows import ServiceStore
+from assay.nvd.storage import ServiceStore
 
 V = TypeVar("V")
 BUCKETS = 10

@@ -28,8 +28,7 @@ from assay.nvd.server.compression import Compression
 from assay.nvd.server.httpcache import DEFAULT_CACHE_CONTROL, HttpCaching
 from assay.nvd.server.metrics import Metrics
 from assay.nvd.server.ratelimit import Limiter, RateLimit, counter_for, parse_policy
-from assay.nvd.storage import Store
-from assay.nvd.storage._service_rows import service_store
+from assay.nvd.storage import Store, service_store
 
 SERVICE_ENV = "ASSAY_SERVICE"
 

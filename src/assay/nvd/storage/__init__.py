@@ -7,10 +7,26 @@ postgresql://user@host/db        PostgreSQL (`?schema=NAME` selects a schema)
 from __future__ import annotations
 
 from assay.errors import StoreError
-from assay.nvd.storage.interface import Page, Store, UpsertCounts
+from assay.nvd.storage.interface import (
+    ApiKey,
+    Page,
+    ServiceStore,
+    Store,
+    UpsertCounts,
+    service_store,
+)
 from assay.urls import redact_url
 
-__all__ = ["Page", "Store", "UpsertCounts", "open_store", "store_exists"]
+__all__ = [
+    "ApiKey",
+    "Page",
+    "ServiceStore",
+    "Store",
+    "UpsertCounts",
+    "open_store",
+    "service_store",
+    "store_exists",
+]
 
 
 def open_store(url: str, *, timeout: float | None = None, create: bool = True) -> Store:

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import psycopg
 
 from assay.errors import StoreError
-from assay.nvd.apikeys import ApiKey
 from assay.nvd.storage._postgres_rows import Connection
 from assay.nvd.storage._service_rows import COUNTED_TABLES
+from assay.nvd.storage.interface import ApiKey
 
 
 class ServiceStoreMixin:

@@ -6,8 +6,8 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from assay.errors import StoreError
-from assay.nvd.apikeys import ApiKey
 from assay.nvd.storage._service_rows import COUNTED_TABLES
+from assay.nvd.storage.interface import ApiKey
 
 
 class ServiceStoreMixin:

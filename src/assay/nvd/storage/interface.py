@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 from assay.errors import StoreError
 from assay.nvd.change_record import ChangeFacts
@@ -206,3 +206,54 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+# -- the service's part: API keys and rate-limit counts (tables in _service_rows.py) --
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A stored key, without the key: its name, creation and last-use times (NVD-style
+    UTC timestamps; `last_used` None until first used)."""
+
+    name: str
+    created: str
+    last_used: str | None
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"name": self.name, "created": self.created, "lastUsed": self.last_used}
+
+
+class ServiceStore(Protocol):
+    """What the service asks of a store besides the NVD data (both backends have it)."""
+
+    def add_api_key(self, name: str, key_digest: bytes, created: str) -> None: ...
+
+    def api_keys(self) -> list[ApiKey]: ...
+
+    def revoke_api_key(self, name: str) -> bool: ...
+
+    def api_key_named_by(self, key_digest: bytes) -> tuple[str, bytes] | None:
+        """The name and stored digest of the key with this digest."""
+        ...
+
+    def note_api_key_use(self, name: str, when: str) -> None: ...
+
+    def take_hits(
+        self, client: str, bucket: int, *, window_start: int, want: int, limit: int, expires: int
+    ) -> tuple[int, int]: ...
+
+    def hits_in_window(
+        self, client: str, window_start: int, bucket: int
+    ) -> list[tuple[int, int]]: ...
+
+    def prune_hits(self, now: int) -> None: ...
+
+    def table_rows(self) -> dict[str, int]: ...
+
+    def get_meta(self, key: str) -> str | None: ...
+
+
+def service_store(store: object) -> ServiceStore:
+    """`store` as a `ServiceStore` (every backend's store is one)."""
+    return cast(ServiceStore, store)

@@ -1,0 +1,35 @@
+"""The typed result pieces every layer uses (a check's outcome); imports nothing of assay,
+so that transport adapters (`assay.sigstore`), policy and verification can all produce
+and read them without importing each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Check"]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One check's outcome, for people (`detail`) and for machines (`expected`/`found`)."""
+
+    name: str
+    passed: bool
+    expected: Any
+    found: Any
+    detail: str = ""
+    subject: str | None = None
+    """What the check is about when it is repeated per item: the artifact for `subject`,
+    the dependency for `dependency`, the level for `verifiedLevels`. None for checks of
+    the whole attestation."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.name,
+            **({"subject": self.subject} if self.subject is not None else {}),
+            "passed": self.passed,
+            "expected": self.expected,
+            "found": self.found,
+            **({"detail": self.detail} if self.detail else {}),
+        }
