@@ -76,12 +76,12 @@ def _push(host: str) -> str:
 def _in_process(image: str, root: Path, runs: int) -> None:
     """Fetching vs cached verification in one warm process: the difference is what the
     first verification adds, to be compared with the time its requests took."""
+    from assay.policy.slsa_github import Options
     from assay.registry.cache import Cache, CachingClient, OfflineClient
     from assay.registry.client import RegistryClient
     from assay.registry.image import verify_image
     from assay.registry.reference import parse_reference
     from assay.sigstore import BundleVerifier, default_roots
-    from assay.sigstore.slsa_rules import Options
 
     verifier = BundleVerifier(default_roots())
     options = Options(source_uri=SOURCE, image=True)

@@ -48,8 +48,8 @@ def _library_exit(argv: tuple[str, ...]) -> int:
 
 def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
     from assay._cli.verify_artifact import read_artifact, read_file, verifier_for
-    from assay.sigstore.artifact import verify_artifacts
-    from assay.sigstore.slsa_rules import Options
+    from assay.policy.slsa_github import Options
+    from assay.verify.artifact import verify_artifacts
 
     options = Options(
         source_uri=args.source_uri,
@@ -72,7 +72,7 @@ def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
 
 def _bundle_verdict(cli: object, args: argparse.Namespace) -> int:
     from assay._cli.verify_artifact import read_artifact, read_file, verifier_for
-    from assay.sigstore.bundle_check import GhPolicy, parse_regex, verify_bundles
+    from assay.verify.bundle_check import GhPolicy, parse_regex, verify_bundles
 
     artifact = read_artifact(args.artifact)
     algorithm = (

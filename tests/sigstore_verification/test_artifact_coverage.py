@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from assay._cli import main
+from assay.policy.slsa_github import Options
 from assay.sigstore import BundleVerifier, default_roots
-from assay.sigstore.artifact import verify_artifacts
-from assay.sigstore.slsa_rules import Options
+from assay.verify.artifact import verify_artifacts
 from assay.verify.model import Artifact
 
 CLI = Path(__file__).resolve().parents[1] / "assets" / "verify" / "slsa-verifier" / "cli"

@@ -100,10 +100,21 @@ def _read_on_purpose(document: dict[str, Any]) -> bool:
     return not entries and bool(stamps)
 
 
+def _refused_on_purpose(document: dict[str, Any], got: tuple[str, Any]) -> bool:
+    """A bundle `sigstore` reads and assay refuses, naming the path: a v0.1 bundle whose
+    one log entry lacks the signed promise or its integrated time, the only evidence of
+    inclusion a v0.1 bundle may carry (slsa-verifier verifies by it)."""
+    return (
+        got[0] == "error"
+        and document.get("mediaType", "").endswith("version=0.1")
+        and ".tlogEntries[0].inclusionPromise: expected the log's signed promise" in got[1]
+    )
+
+
 def _assert_read_alike(document: dict[str, Any]) -> None:
     expected = _outcome(lambda: Bundle.from_json(json.dumps(document)))
     got = _read_by_assay(document)
-    if expected[0] == "bundle":
+    if expected[0] == "bundle" and not _refused_on_purpose(document, got):
         assert got == expected
     elif got[0] == "bundle":
         assert _read_on_purpose(document), expected

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.errors import AttestationError
+from assay.policy.identity import IdentityRule
 from assay.sigstore.identity import CertificateIdentity
-from assay.sigstore.identity_rules import IdentityRule
 
 ISSUER = "https://token.actions.githubusercontent.com"
 SAN = "https://github.com/acme/widget/.github/workflows/release.yml@refs/tags/v1.2.3"

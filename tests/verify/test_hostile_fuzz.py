@@ -169,7 +169,7 @@ BUNDLES = [
 @given(st.sampled_from(BUNDLES).flatmap(lambda p: mutations(p.read_bytes())))
 def test_mutated_sigstore_bundles(data: bytes) -> None:
     from assay.sigstore import BundleVerifier, default_roots
-    from assay.sigstore.artifact import read_envelopes
+    from assay.verify.artifact import read_envelopes
 
     def verify() -> None:
         for label, document in read_envelopes(data, "fuzz.sigstore.json"):

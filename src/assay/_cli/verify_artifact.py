@@ -1,7 +1,7 @@
 """`assay verify-artifact` (slsa-verifier's command) and `assay verify-bundle` (gh's).
 
 Both read files and format the library's typed result: the verdict is
-`assay.sigstore.artifact.verify_artifacts`'s and `assay.sigstore.bundle_check`'s. Heavy
+`assay.verify.artifact.verify_artifacts`'s and `assay.verify.bundle_check`'s. Heavy
 modules are imported inside the handlers, so `assay --help` stays fast.
 """
 
@@ -17,7 +17,7 @@ from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay.errors import InputError
 
 if TYPE_CHECKING:
-    from assay.sigstore.artifact import ArtifactVerification
+    from assay.verify.artifact import ArtifactVerification
     from assay.verify.verifier import Artifact
 
 MAX_ARTIFACTS: Final = 1000
@@ -156,8 +156,8 @@ def verifier_for(args: argparse.Namespace) -> Any:
 
 
 def _verify_artifact(args: argparse.Namespace) -> int:
-    from assay.sigstore.artifact import verify_artifacts
-    from assay.sigstore.slsa_rules import Options
+    from assay.policy.slsa_github import Options
+    from assay.verify.artifact import verify_artifacts
 
     if len(args.artifacts) > MAX_ARTIFACTS:
         raise InputError("ARTIFACT", f"expected at most {MAX_ARTIFACTS} artifacts")
@@ -191,7 +191,7 @@ def _verify_artifact(args: argparse.Namespace) -> int:
 
 
 def _print(result: ArtifactVerification, args: argparse.Namespace) -> None:
-    from assay.sigstore.slsa_rules import TESTING_ENV, testing_mode
+    from assay.policy.slsa_github import TESTING_ENV, testing_mode
 
     if testing_mode():
         print(f"WARNING: Insecure {TESTING_ENV} is enabled.", file=sys.stderr)
@@ -357,7 +357,7 @@ def _bundles_from_oci(args: argparse.Namespace, image: Any) -> bytes:
 
 
 def _verify_bundle(args: argparse.Namespace) -> int:
-    from assay.sigstore.bundle_check import (
+    from assay.verify.bundle_check import (
         DEFAULT_ISSUER,
         DEFAULT_PREDICATE_TYPE,
         GhPolicy,

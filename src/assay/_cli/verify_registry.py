@@ -87,9 +87,9 @@ def register(tree: CommandTree) -> None:
 
 def _verify_image(args: argparse.Namespace) -> int:
     from assay._cli.verify_artifact import _inputs, verifier_for
+    from assay.policy.slsa_github import Options
     from assay.registry.image import verify_image
     from assay.registry.reference import parse_reference
-    from assay.sigstore.slsa_rules import Options
 
     reference = parse_reference(args.image)
     options = Options(

@@ -35,7 +35,7 @@ from assay.policy.vulnerabilities import (
 )
 
 if TYPE_CHECKING:
-    from assay.sigstore.identity_rules import IdentityRule
+    from assay.policy.identity import IdentityRule
 
 MAX_POLICY_BYTES: Final = 1024 * 1024
 MAX_POLICY_DEPTH: Final = 32
@@ -224,7 +224,7 @@ class _Reader:
         return Signer(name, keys, builders, threshold, raw, identity)
 
     def identity(self, value: object, path: str) -> IdentityRule | None:
-        from assay.sigstore.identity_rules import IdentityRule
+        from assay.policy.identity import IdentityRule
 
         if value is None:
             return None

@@ -15,7 +15,7 @@ from assay.keys import PublicKey
 from assay.policy.vulnerabilities import VulnerabilityRule
 
 if TYPE_CHECKING:
-    from assay.sigstore.identity_rules import IdentityRule
+    from assay.policy.identity import IdentityRule
 
 PROVENANCE_V1: Final = "https://slsa.dev/provenance/v1"
 PROVENANCE_V02: Final = "https://slsa.dev/provenance/v0.2"

@@ -19,7 +19,7 @@ from assay.registry.reference import Reference
 
 if TYPE_CHECKING:
     from assay.policy import BuilderRule, Policy
-    from assay.sigstore.slsa_rules import Options
+    from assay.policy.slsa_github import Options
     from assay.verify.verifier import VerificationReport
 
 POLICY = "builtin:gcb"

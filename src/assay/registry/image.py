@@ -7,7 +7,7 @@ the registry (or the cache) where it is attached.
 
 The image digest is the artifact (for a multi-platform image, the index's digest, which
 is what the provenance names). Every attestation found (cosign `.att` layers, attached
-bundles) is verified with `assay.sigstore.artifact.verify_artifacts` and the rules of
+bundles) is verified with `assay.verify.artifact.verify_artifacts` and the rules of
 slsa-github-generator's container workflows (`Options(image=True)`).
 """
 
@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assay.errors import InputError
+from assay.policy.slsa_github import Options
 from assay.registry.attestations import ImageAttestations, ImageSource, image_attestations
 from assay.registry.reference import Reference
-from assay.sigstore.artifact import ArtifactVerification, verify_artifacts
-from assay.sigstore.slsa_rules import Options
 from assay.sigstore.verifier import BundleVerifier
+from assay.verify.artifact import ArtifactVerification, verify_artifacts
 from assay.verify.verifier import Artifact
 
 

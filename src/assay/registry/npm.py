@@ -32,11 +32,11 @@ from urllib.parse import quote
 from assay.errors import AttestationError, VerificationError
 from assay.keys import PublicKey, load_public_key
 from assay.policy.refs import is_release_tag, normalize_repository, split_ref
+from assay.policy.slsa_github import GENERATOR, GITHUB_ISSUER, Options, testing_mode
 from assay.results import Check
 from assay.sigstore import _json
-from assay.sigstore.artifact import check_options
-from assay.sigstore.slsa_rules import GENERATOR, GITHUB_ISSUER, Options, testing_mode
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
+from assay.verify.artifact import check_options
 
 DEFAULT_REGISTRY: Final = "https://registry.npmjs.org"
 PUBLISH_PREDICATE: Final = "https://github.com/npm/attestation/tree/main/specs/publish/v0.1"

@@ -21,7 +21,7 @@ from assay.policy.model import Signer
 from assay.verify.model import Attestation, CertificateIdentity
 
 if TYPE_CHECKING:
-    from assay.sigstore.identity_rules import IdentityRule
+    from assay.policy.identity import IdentityRule
     from assay.sigstore.keyed import LoggedSignatures
 
 

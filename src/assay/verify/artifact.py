@@ -7,7 +7,7 @@
 
 Each envelope of the provenance file is verified (Sigstore bundle, or a legacy envelope
 with its certificate), then its certificate identity and its verified statement are
-checked against the built-in policy (`assay.sigstore.slsa_rules`) with
+checked against the built-in policy (`assay.policy.slsa_github`) with
 `assay.verify`'s checks. Each artifact is judged on its own (`ArtifactCoverage`): it
 passes only when a passing envelope's verified statement names one of its digests as a
 subject (its name is never compared), and all artifacts must resolve to one builder.
@@ -21,16 +21,16 @@ from typing import Any
 
 from assay.errors import AttestationError
 from assay.policy.refs import is_release_tag, normalize_repository, parse_semver, split_ref
-from assay.results import Check
-from assay.sigstore.legacy import is_legacy_envelope
-from assay.sigstore.signature import RekorLookup, verify_signed_document
-from assay.sigstore.slsa_rules import (
+from assay.policy.slsa_github import (
     GITHUB_ISSUER,
     Options,
     builtin_policy,
     family_for,
     testing_mode,
 )
+from assay.results import Check
+from assay.sigstore.legacy import is_legacy_envelope
+from assay.sigstore.signature import RekorLookup, verify_signed_document
 from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, BundleVerifier, VerifiedSignature
 from assay.verify.checks import check_subject
 from assay.verify.claims import STATEMENT_TYPES, Claims, parse_statement, read_claims

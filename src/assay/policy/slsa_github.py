@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Final
 
+from assay.policy.identity import IdentityRule
 from assay.policy.model import (
     PROVENANCE_V02,
     PROVENANCE_V1,
@@ -23,7 +24,6 @@ from assay.policy.model import (
     SourceRule,
 )
 from assay.policy.refs import split_ref
-from assay.sigstore.identity_rules import IdentityRule
 
 GITHUB_ISSUER: Final = "https://token.actions.githubusercontent.com"
 GENERATOR: Final = "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/"
