@@ -444,3 +444,18 @@ def test_a_symlink_inside_the_working_directory_is_a_subject(
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert orjson.loads(captured.out)["subject"][0]["name"] == "latest.tgz"
+
+
+def test_external_parameters_are_required_as_the_help_says(
+    workspace: Path, cli: Callable[..., int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It was shown as optional and then failed with "expected a non-empty object".
+    code = cli(
+        "attest", "provenance", "--subject", "README", "--builder-id", "https://e.org/b",
+        "--build-type", "https://e.org/t",
+    )  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--external-parameter" in err
+    assert "required" in err
+    assert "Traceback" not in err

@@ -64,9 +64,10 @@ def register(tree: CommandTree) -> None:
     add_list_option(
         provenance,
         "--external-parameter",
-        default=[],
+        required=True,  # SLSA v1 requires a non-empty externalParameters: say so up front
         metavar="K=V",
-        help="an externalParameters entry; a dotted key nests (repeatable)",
+        help="an externalParameters entry, at least one (SLSA v1 requires the build's "
+        "external parameters); a dotted key nests (repeatable)",
     )
     _add_outside_option(provenance)
     _add_dependency_options(provenance)
