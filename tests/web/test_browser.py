@@ -187,6 +187,24 @@ def test_upload_an_attestation_and_verify_it(page: object, base_url: str) -> Non
     expect(page.get_by_label("A shipped policy")).to_have_value("gcb")
 
 
+def test_the_verdict_heads_the_page_and_long_digests_wrap(page: object, base_url: str) -> None:
+    # A sha512 digest made the checks table 4,484 px wide in a 1,120 px box, and a wrong
+    # digest's page said "passed, level 2" in a heading while the verdict was FAILED.
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    page.goto("/verify")
+    page.get_by_label("Attestation files").set_input_files(str(GCB_PROVENANCE))
+    page.get_by_label("A shipped policy").select_option("gcb")
+    page.get_by_label("Artifact digests").fill("sha512:" + "ab" * 64)
+    page.get_by_role("button", name="Verify", exact=True).click()
+    expect(page.get_by_role("heading", name="Verdict: FAILED")).to_be_visible()
+    expect(page.get_by_role("heading", name="passed")).to_have_count(0)
+    for table in page.locator("table.checks").all():
+        box = table.evaluate("t => [t.scrollWidth, t.parentElement.clientWidth]")
+        assert box[0] <= box[1], f"a checks table is {box[0]} px wide in {box[1]} px"
+
+
 def test_upload_an_sbom_and_scan_it(page: object, base_url: str, tmp_path: object) -> None:
     import json
     from pathlib import Path
