@@ -61,6 +61,14 @@ def register(tree: CommandTree) -> None:
         metavar="FILE",
         help="the verification policy (YAML or JSON; see docs/verification.md)",
     )
+    add_list_option(
+        verify,
+        "--param",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a value for a parameter the policy declares, e.g. repository=github.com/ORG/REPO "
+        "for the shipped slsa-github-generator policies (repeatable; `assay policies show`)",
+    )
     verify.add_argument("--resource-uri", metavar="URI", help="resource URI (for the VSA)")
     verify.add_argument(
         "--attestation-dir",
@@ -315,7 +323,9 @@ def _verify(args: argparse.Namespace) -> int:
         raise InputError("--verifier-id", "required with --vsa-out")
     if (args.vsa_key or args.verifier_id) and not args.vsa_out:
         raise InputError("--vsa-out", "required with --vsa-key and --verifier-id")
-    policy = load_policy(args.policy)
+    from assay.policy.parameters import parse_assignments
+
+    policy = load_policy(args.policy, parse_assignments(args.param, "--param"))
     resource_uri = args.resource_uri or policy.resource_uri
     if args.vsa_out and not resource_uri:
         raise InputError(

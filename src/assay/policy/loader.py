@@ -27,6 +27,7 @@ from assay.policy.model import (
     SourceRule,
     VsaSigner,
 )
+from assay.policy.parameters import apply_parameters
 from assay.policy.refs import is_commit_digest, parse_semver
 from assay.policy.vulnerabilities import (
     VulnerabilityRule,
@@ -328,12 +329,19 @@ def _kind(value: object) -> str:
 
 
 def parse_policy(
-    data: bytes, *, source: str = "policy", base_dir: Path | None = None, uri: str | None = None
+    data: bytes,
+    *,
+    source: str = "policy",
+    base_dir: Path | None = None,
+    uri: str | None = None,
+    parameters: Mapping[str, str] | None = None,
 ) -> Policy:
     """Build a `Policy` from the bytes of a YAML or JSON file.
 
     Relative key paths are resolved against `base_dir`. The policy digest is the
-    SHA-256 of `data`, so a VSA names exactly the bytes that were applied.
+    SHA-256 of `data`, so a VSA names exactly the bytes that were applied; `parameters`
+    are the values of the policy's declared parameters (`assay.policy.parameters`), kept
+    in `Policy.arguments`.
     """
     if len(data) > MAX_POLICY_BYTES:
         raise PolicyError(source, f"expected at most {MAX_POLICY_BYTES} bytes, got {len(data)}")
@@ -356,6 +364,10 @@ def parse_policy(
     except InputError as error:
         reason = error.reason.replace("expected YAML:", "expected YAML or JSON:", 1)
         raise PolicyError(error.where, reason) from None
+    try:
+        parsed, arguments = apply_parameters(parsed, parameters or {}, source)
+    except InputError as error:
+        raise PolicyError(error.where, error.reason) from None
     reader = _Reader(source, base_dir)
     reader.evidence_signers = evidence_signer_names(
         parsed.get("vulnerabilities") if isinstance(parsed, Mapping) else None
@@ -393,6 +405,7 @@ def parse_policy(
         vulnerabilities=_vulnerabilities(
             top.get("vulnerabilities"), source, [s.name for s in signers]
         ),
+        arguments=arguments,
     )
 
 
@@ -405,9 +418,9 @@ def _vulnerabilities(value: object, source: str, signers: list[str]) -> Vulnerab
         raise PolicyError(f"{source}: {error.where}", error.reason) from None
 
 
-def load_policy(path: str | Path) -> Policy:
+def load_policy(path: str | Path, parameters: Mapping[str, str] | None = None) -> Policy:
     """Read and parse a policy file (a path, or `builtin:NAME` for a shipped one); key
-    paths in it are relative to the file."""
+    paths in it are relative to the file; `parameters` for the ones it declares."""
     from assay.policy.builtin import resolve
 
     file = resolve(path)
@@ -418,4 +431,10 @@ def load_policy(path: str | Path) -> Policy:
         data = file.read_bytes()
     except OSError as error:
         raise PolicyError(str(file), f"cannot read: {error.strerror}") from None
-    return parse_policy(data, source=str(file), base_dir=file.parent, uri=file.resolve().as_uri())
+    return parse_policy(
+        data,
+        source=str(file),
+        base_dir=file.parent,
+        uri=file.resolve().as_uri(),
+        parameters=parameters,
+    )

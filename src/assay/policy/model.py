@@ -8,6 +8,7 @@ format.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -145,3 +146,5 @@ class Policy:
     vulnerabilities: VulnerabilityRule | None = None
     """Known vulnerabilities of the dependencies that fail verification (checked by
     `assay.audit.VulnerabilityCheck` against a vulnerability store)."""
+    arguments: Mapping[str, str] = field(default_factory=dict)
+    """The values of the parameters the policy declares, as applied (defaults included)."""

@@ -1,0 +1,140 @@
+"""Policy parameters: a policy that declares `parameters:` takes values for them
+(`assay verify --param repository=github.com/ORG/REPO`), so that one shipped policy serves
+every repository instead of a copied YAML per repository.
+
+    parameters:
+      repository:
+        default: github.com/slsa-framework/example-package
+        pattern: "github\\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+"
+      tag: {pattern: "v?[0-9A-Za-z._-]+"}
+    source:
+      repository: ${repository}
+      tag: ${tag}
+
+Every `${name}` in a string of the document is replaced by the parameter's value before
+the policy is read, so the values are validated as the fields they land in are. A value
+must match the parameter's `pattern` (a whole match) when it declares one. A field whose
+whole value is `${name}` is left out when the parameter has no value (no default, none
+given); a `${name}` inside a longer string needs a value. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from assay.errors import InputError
+
+__all__ = ["MAX_PARAMETERS", "apply_parameters", "parse_assignments"]
+
+MAX_PARAMETERS: Final = 32
+_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+_PLACEHOLDER: Final = re.compile(r"\$\{([A-Za-z][A-Za-z0-9_]{0,63})\}")
+_FIELDS: Final = frozenset({"default", "pattern", "description"})
+_ABSENT: Final = object()
+
+
+def parse_assignments(items: list[str], where: str) -> dict[str, str]:
+    """`NAME=VALUE` items (`--param`) as a mapping; a name given twice is an error."""
+    values: dict[str, str] = {}
+    for item in items:
+        name, equals, value = item.partition("=")
+        if not equals or not _NAME.fullmatch(name):
+            raise InputError(where, f"expected NAME=VALUE, found {item[:80]!r}")
+        if name in values:
+            raise InputError(where, f"expected each parameter once, found {name!r} twice")
+        values[name] = value
+    return values
+
+
+def apply_parameters(
+    document: Any, given: Mapping[str, str], source: str
+) -> tuple[Any, dict[str, str]]:
+    """The document with its `parameters:` section removed and every placeholder
+    replaced, and the values applied (`InputError` naming the JSON path)."""
+    declared_raw = document.pop("parameters", None) if isinstance(document, dict) else None
+    declared = _declared(declared_raw, source)
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        takes = ", ".join(sorted(declared)) or "no parameters"
+        raise InputError(
+            f"{source}: $.parameters", f"{unknown[0]!r} is not a parameter of it (it takes {takes})"
+        )
+    values: dict[str, str] = {}
+    for name, spec in declared.items():
+        value = given.get(name, spec.get("default"))
+        if value is None:
+            continue
+        pattern = spec.get("pattern")
+        if pattern is not None and not re.fullmatch(pattern, value):
+            raise InputError(
+                f"{source}: $.parameters.{name}",
+                f"expected a value matching {pattern}, found {value[:80]!r}",
+            )
+        values[name] = value
+    if not declared:
+        return document, values
+    return _substitute(document, values, declared, source, "$"), values
+
+
+def _declared(value: object, source: str) -> dict[str, dict[str, str]]:
+    if value is None:
+        return {}
+    where = f"{source}: $.parameters"
+    if not isinstance(value, dict) or len(value) > MAX_PARAMETERS:
+        raise InputError(where, f"expected a mapping of at most {MAX_PARAMETERS} parameters")
+    declared: dict[str, dict[str, str]] = {}
+    for name, given_spec in value.items():
+        at = f"{where}.{name}"
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise InputError(at, "expected a parameter name (letters, digits, _)")
+        spec = {} if given_spec is None else given_spec
+        if not isinstance(spec, dict) or set(spec) - _FIELDS:
+            raise InputError(at, f"expected a mapping of {', '.join(sorted(_FIELDS))}")
+        if not all(isinstance(v, str) for v in spec.values()):
+            raise InputError(at, "expected string values")
+        if "pattern" in spec:
+            try:
+                re.compile(spec["pattern"])
+            except re.error as error:
+                raise InputError(
+                    f"{at}.pattern", f"expected a regular expression: {error}"
+                ) from None
+        declared[name] = spec
+    return declared
+
+
+def _substitute(
+    value: Any, values: Mapping[str, str], declared: Mapping[str, Any], source: str, path: str
+) -> Any:
+    if isinstance(value, dict):
+        result = {}
+        for key, item in value.items():
+            replaced = _substitute(item, values, declared, source, f"{path}.{key}")
+            if replaced is not _ABSENT:
+                result[key] = replaced
+        return result
+    if isinstance(value, list):
+        items = [
+            _substitute(item, values, declared, source, f"{path}[{index}]")
+            for index, item in enumerate(value)
+        ]
+        return [item for item in items if item is not _ABSENT]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+    whole = _PLACEHOLDER.fullmatch(value)
+    if whole is not None and whole.group(1) in declared and whole.group(1) not in values:
+        return _ABSENT
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in declared:
+            raise InputError(f"{source}: {path}", f"${{{name}}} names no declared parameter")
+        if name not in values:
+            raise InputError(
+                f"{source}: {path}", f"needs a value for parameter {name!r}: it has no default"
+            )
+        return values[name]
+
+    return _PLACEHOLDER.sub(replace, value)
