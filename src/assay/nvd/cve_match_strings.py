@@ -115,6 +115,29 @@ def search_match_strings(store: Store, query: CpeMatchQuery) -> Page:
     return Page(len(records), [record for _, record in page])
 
 
+def derived_record(store: Store, criteria_id: str) -> tuple[bytes, str] | None:
+    """The match-criteria record of `criteria_id` made up from a CVE that names it (as
+    `cpematch?cveId=` completes it), with that CVE's id; None when no CVE names it."""
+    cve_id = store.cve_naming_criteria(criteria_id)
+    if cve_id is None:
+        return None
+    found = store.search_cves(CveQuery(cve_id=cve_id))
+    if not found.records:
+        return None
+    cve = orjson.loads(found.records[0])
+    wanted = criteria_id.upper()
+    named = next((c for c in criteria_of(cve) if c.match_criteria_id == wanted), None)
+    if named is None:
+        return None
+    record = made_up_record(
+        named,
+        created=str(cve.get("published", "")),
+        last_modified=str(cve.get("lastModified", "")),
+        matches=_matches(store, wanted),
+    )
+    return record, cve_id
+
+
 def _matches(store: Store, criteria_id: str) -> list[dict[str, str]]:
     products = _all(
         lambda start: store.search_cpes(

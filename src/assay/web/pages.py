@@ -20,6 +20,7 @@ from assay.nvd.cpe_query import MAX_RESULTS_PER_PAGE as CPE_MAX
 from assay.nvd.cpe_query import parse_cpe_query
 from assay.nvd.cpematch_query import MAX_RESULTS_PER_PAGE as CRITERIA_MAX
 from assay.nvd.cpematch_query import parse_cpematch_query
+from assay.nvd.cve_match_strings import derived_record
 from assay.nvd.cve_query import MAX_RESULTS_PER_PAGE as CVE_MAX
 from assay.nvd.cve_query import parse_cve_query
 from assay.nvd.history_query import parse_history_query
@@ -219,15 +220,28 @@ class WebPages:
             page = await self._ask(self.store.search_match_strings, query)
         except StoreError as error:
             return self._store_down(request, error)
-        if not page.records:
-            return self._error(
-                request,
-                404,
-                "Match criteria not in this store",
-                f"No match criteria {criteria_id} here: the store may not have the "
-                "match-criteria records (assay nvd import / sync cpematch).",
-            )
-        record = orjson.loads(page.records[0])
+        derived_from = None
+        if page.records:
+            raw = page.records[0]
+        else:
+            # Not stored as a record: made up from a CVE that names it, as the API's
+            # `cpematch?cveId=` completes it (docs/nvd-compatibility.md).
+            try:
+                derived = await in_store_thread(
+                    self.store, derived_record, self.store, query.match_criteria_id or ""
+                )
+            except StoreError as error:
+                return self._error(request, 503, "Store unavailable", str(error))
+            if derived is None:
+                return self._error(
+                    request,
+                    404,
+                    "Match criteria not in this store",
+                    f"No match criteria {criteria_id} here: no CVE of this store names it, "
+                    "and the store does not hold its record (assay nvd import / sync cpematch).",
+                )
+            raw, derived_from = derived
+        record = orjson.loads(raw)
         matches = record.get("matches") or []
         return render(
             request,
@@ -238,8 +252,13 @@ class WebPages:
                 "matches": matches[start : start + size],
                 "pager": Pager(len(matches), start, size),
                 "page_link": lambda s: _with(dict(request.query_params), startIndex=str(s)),
-                "json_twin": f"/rest/json/cpematch/2.0?{urlencode({'matchCriteriaId': query.match_criteria_id})}",
+                "json_twin": (
+                    f"/rest/json/cpematch/2.0?{urlencode({'cveId': derived_from})}"
+                    if derived_from
+                    else f"/rest/json/cpematch/2.0?{urlencode({'matchCriteriaId': query.match_criteria_id})}"
+                ),
                 "cves_link": "/?" + urlencode({"q": record.get("criteria", "")}),
+                "derived_from": derived_from,
             },
         )
 

@@ -61,6 +61,12 @@ CVE_CRITERIA_SQL = (
     "(SELECT 1 FROM cve_criteria l WHERE l.criteria = criteria.id) LIMIT 1"
 )
 
+CRITERIA_CVE_SQL = (
+    "SELECT c.cve_id FROM criteria k JOIN cve_criteria l ON l.criteria = k.id "
+    "JOIN cve c ON c.id = l.cve WHERE k.match_criteria_id = {p} ORDER BY c.cve_id LIMIT 1"
+)
+"""A CVE whose configurations name a match criteria (by its id), the first by id."""
+
 
 @dataclass(frozen=True, slots=True)
 class CriteriaSource:

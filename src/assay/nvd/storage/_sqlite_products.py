@@ -29,6 +29,7 @@ from assay.nvd.storage._sql import SQLITE, WRITTEN_TABLES, SqlBuilder
 from assay.nvd.storage._sql_products import (
     CHANGE_ORDER,
     CPE_ORDER,
+    CRITERIA_CVE_SQL,
     CVE_CRITERIA_SQL,
     MATCH_ORDER,
     SOURCE_ORDER,
@@ -339,6 +340,14 @@ class ProductStoreMixin:
             query,
             cacheable=query.match_criteria_id is None and query.cve_id is None,
         )
+
+    def cve_naming_criteria(self, match_criteria_id: str) -> str | None:
+        row = (
+            self._connection()
+            .execute(CRITERIA_CVE_SQL.format(p="?"), (match_criteria_id.upper(),))
+            .fetchone()
+        )
+        return None if row is None else str(row[0])
 
     # -- change history --------------------------------------------------------------
 

@@ -116,6 +116,11 @@ class Store(Protocol):
         """The page of matching match-criteria records, ordered by created then id."""
         ...
 
+    def cve_naming_criteria(self, match_criteria_id: str) -> str | None:
+        """The id of a CVE whose configurations name this match criteria (the first by
+        id), or None: what a criteria known only from a CVE is read from."""
+        ...
+
     def upsert_changes(
         self, batch: Sequence[ChangeFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
