@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from assay.nvd.cpe_query import MAX_RESULTS_PER_PAGE as CPE_PAGE
 from assay.nvd.cpe_query import CpeQuery
@@ -49,46 +49,24 @@ class RecordKind:
                 return
 
 
+def _kind(
+    name: str, query_type: Callable[..., Any], page_size: int, search: Callable[[Store], Any]
+) -> RecordKind:
+    """A kind read with `search(store)` over queries of `query_type` (the change cursor)."""
+
+    def read(store: Store, since: int | None, start: int, size: int) -> Page:
+        query = query_type(since_generation=since, start_index=start, results_per_page=size)
+        page: Page = search(store)(query)
+        return page
+
+    return RecordKind(name, f"nvd/{name}.jsonl", page_size, read)
+
+
 KINDS: Final = (
-    RecordKind(
-        "cve",
-        "nvd/cve.jsonl",
-        CVE_PAGE,
-        lambda store, since, start, size: store.search_cves(
-            CveQuery(since_generation=since, start_index=start, results_per_page=size)
-        ),
-    ),
-    RecordKind(
-        "cpe",
-        "nvd/cpe.jsonl",
-        CPE_PAGE,
-        lambda store, since, start, size: store.search_cpes(
-            CpeQuery(since_generation=since, start_index=start, results_per_page=size)
-        ),
-    ),
-    RecordKind(
-        "cpematch",
-        "nvd/cpematch.jsonl",
-        MATCH_PAGE,
-        lambda store, since, start, size: store.search_match_strings(
-            CpeMatchQuery(since_generation=since, start_index=start, results_per_page=size)
-        ),
-    ),
-    RecordKind(
-        "change",
-        "nvd/change.jsonl",
-        HISTORY_PAGE,
-        lambda store, since, start, size: store.search_changes(
-            HistoryQuery(since_generation=since, start_index=start, results_per_page=size)
-        ),
-    ),
-    RecordKind(
-        "source",
-        "nvd/source.jsonl",
-        SOURCE_PAGE,
-        lambda store, since, start, size: store.search_sources(
-            SourceQuery(since_generation=since, start_index=start, results_per_page=size)
-        ),
-    ),
+    _kind("cve", CveQuery, CVE_PAGE, lambda store: store.search_cves),
+    _kind("cpe", CpeQuery, CPE_PAGE, lambda store: store.search_cpes),
+    _kind("cpematch", CpeMatchQuery, MATCH_PAGE, lambda store: store.search_match_strings),
+    _kind("change", HistoryQuery, HISTORY_PAGE, lambda store: store.search_changes),
+    _kind("source", SourceQuery, SOURCE_PAGE, lambda store: store.search_sources),
 )
 BY_MEMBER: Final = {kind.member: kind for kind in KINDS}
