@@ -50,6 +50,9 @@ def predicate(manifest: Manifest) -> dict[str, Any]:
         "created": manifest.created,
         "cursors": dict(sorted(manifest.cursors.items())),
         "records": {member.kind: member.records for member in manifest.members},
+        # Each member's digest too: the file is read again to apply it, and what is read
+        # then must be what was signed, member by member.
+        "members": {member.name: member.sha256 for member in manifest.members},
     }
 
 
