@@ -236,6 +236,8 @@ class BudgetedSource:
         # The look-ups of other sources the inner one may offer (OSV records by package,
         # CVE 5 records, KEV and EPSS): each checks the budget too, and one the inner source
         # lacks is missing here as well, so protocol checks see what the inner source is.
+        if name.startswith("_"):  # never the wrapper's own state (copying, pickling)
+            raise AttributeError(name)
         found = getattr(self._inner, name)
         if not callable(found):
             return found
