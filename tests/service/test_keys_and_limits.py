@@ -205,3 +205,37 @@ def _stored_text(store_url: str) -> str:
         connection.execute(f"SET search_path TO {target.schema}")
         rows = connection.execute("SELECT name, digest, created FROM api_key").fetchall()
     return repr(rows)
+
+
+def test_required_keys_cover_the_pages_the_scan_api_and_the_osv_api(
+    store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--api-keys required` left the HTML pages and POST /api/scan open.
+    key = make_key(capsys, store_url, "team")
+    with serving(store_url, "--api-keys", "required", folder=tmp_path) as served:
+        page = httpx.get(served.base + "/")
+        assert page.status_code == 401
+        assert 'action="/login"' in page.text
+        scan = httpx.post(served.base + "/api/scan?purl=pkg:pypi/django@4.2.0")
+        assert scan.status_code == 401
+        assert "API key" in scan.json()["error"]
+        osv = httpx.post(served.base + "/v1/query", json={"package": {"purl": "pkg:pypi/x@1"}})
+        assert osv.status_code == 401
+        assert httpx.get(served.base + "/healthz").status_code == 200
+        keyed = httpx.post(
+            served.base + "/api/scan?purl=pkg:pypi/django@4.2.0", headers={"apiKey": key}
+        )
+        assert keyed.status_code in (200, 503), keyed.text  # 503: this store holds no CVEs
+        wrong = httpx.get(served.base + "/", cookies={"assay_api_key": "not-a-key"})
+        assert wrong.status_code == 401
+        # A browser signs in once; the cookie then opens the pages, and only this site's.
+        with httpx.Client(base_url=served.base) as browser:
+            refused = browser.post("/login", data={"key": "nope", "next": "/cpe"})
+            assert refused.status_code == 401
+            signed = browser.post("/login", data={"key": key, "next": "https://elsewhere.example/"})
+            assert signed.status_code == 303
+            assert signed.headers["location"] == "/"  # never another site
+            cookie = signed.headers["set-cookie"]
+            assert "HttpOnly" in cookie
+            assert "SameSite=strict" in cookie or "SameSite=Strict" in cookie
+            assert browser.get("/cpe").status_code == 200

@@ -224,6 +224,23 @@ def create_web_app(
     routes.extend(_scan_routes(store, uploads))
     routes.append(Mount("/", app=api))
     middleware = [Middleware(BrowserDefences), Middleware(EmptyStoreHeader, flag=empty)]
+    if service.api_keys == "required":
+        # Pages, /api/scan and the osv.dev API follow the NVD API's rule (assay.web.page_keys).
+        from assay.nvd.server.access import ApiKeys
+        from assay.nvd.storage import service_store
+        from assay.web.page_keys import PageKeys, login_endpoint, login_form
+
+        shared = service_store(store)
+        routes.insert(0, Route("/login", login_form, methods=["GET", "HEAD"]))
+        routes.insert(
+            1,
+            Route(
+                "/login",
+                login_endpoint(ApiKeys(api, store=shared, mode="required")),
+                methods=["POST"],
+            ),
+        )
+        middleware.append(Middleware(PageKeys, store=shared))
     if service.allowed_hosts is not None:
         from assay.web.hosts import AllowedHosts
 

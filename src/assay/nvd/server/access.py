@@ -70,7 +70,7 @@ class ApiKeys:
             await self.app(scope, receive, send)
             return
         try:
-            name = await self._name_of(presented)
+            name = await self.name_of(presented)
         except StoreError:
             await nvd_error(STORE_UNAVAILABLE, status=503)(scope, receive, send)
             return
@@ -88,7 +88,8 @@ class ApiKeys:
 
         await self.app(scope, receive, send_marked)
 
-    async def _name_of(self, presented: str) -> str | None:
+    async def name_of(self, presented: str) -> str | None:
+        """The name of the valid key `presented`, or None (verdicts kept a while)."""
         now = time.monotonic()
         known = self._verdicts.get(presented)
         if known is not None and now - known[1] < VERDICT_SECONDS:
