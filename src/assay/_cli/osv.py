@@ -123,32 +123,16 @@ def import_paths(args: argparse.Namespace) -> int:
         print(f"assay osv import: no such file or folder: {', '.join(missing)}", file=sys.stderr)
         return EXIT_UNUSABLE
     from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import Progress, SpinnerColumn, TextColumn
 
+    from assay._cli.progress import record_progress
     from assay.nvd.storage import open_store
     from assay.osv.importer import OsvImporter
 
     console = Console(stderr=True)
     store = open_store(args.store or default_store_url())
     try:
-        with Progress(
-            SpinnerColumn(),
-            TextColumn("[bold]importing[/bold] {task.completed} records"),
-            console=console,
-            disable=not console.is_terminal,
-            transient=True,
-        ) as progress:
-            task = progress.add_task("import", total=None)
-            importer = OsvImporter(
-                store,
-                on_problem=lambda text: console.print(
-                    f"[red]rejected[/red] {escape(text)}", highlight=False
-                ),
-                on_record=lambda count: (
-                    progress.update(task, completed=count) if count % 200 == 0 else None
-                ),
-            )
+        with record_progress(console) as (on_record, on_problem):
+            importer = OsvImporter(store, on_problem=on_problem, on_record=on_record)
             with store.bulk_load():
                 report = importer.import_paths(paths)
     finally:

@@ -154,31 +154,18 @@ def _import_text(report: Cve5ImportReport) -> str:
 
 
 def cve_import(args: argparse.Namespace) -> int:
-    from rich.markup import escape
-    from rich.progress import Progress, SpinnerColumn, TextColumn
-
+    from assay._cli.progress import record_progress
     from assay.cve5.importer import Cve5Importer
 
     console = _console()
     store = _store(args)
     try:
-        with Progress(
-            SpinnerColumn(),
-            TextColumn("[bold]importing[/bold] {task.completed} records"),
-            console=console,
-            disable=not console.is_terminal,
-            transient=True,
-        ) as progress:
-            task = progress.add_task("import", total=None)
-            with Cve5Importer(
-                store,
-                on_problem=lambda text: console.print(
-                    f"[red]rejected[/red] {escape(text)}", highlight=False
-                ),
-                on_record=lambda count: progress.update(task, completed=count),
-            ) as importer:
-                for path in args.paths:
-                    importer.import_path(path)
+        with (
+            record_progress(console) as (on_record, on_problem),
+            Cve5Importer(store, on_problem=on_problem, on_record=on_record) as importer,
+        ):
+            for path in args.paths:
+                importer.import_path(path)
     finally:
         store.close()
     report = importer.report

@@ -45,6 +45,27 @@ def register_artifact(tree: CommandTree) -> None:
         metavar="FILE",
         help="the provenance: a Sigstore bundle or a .intoto.jsonl envelope",
     )
+    expectation_arguments(command)
+    _trust_arguments(command)
+    command.add_argument(
+        "--insecure-ignore-tlog",
+        action="store_true",
+        help="accept legacy envelopes without a transparency-log entry (said in the report)",
+    )
+    command.add_argument(
+        "--rekor-url",
+        metavar="URL",
+        help="look legacy envelopes up in this Rekor, online (e.g. https://rekor.sigstore.dev)",
+    )
+    command.add_argument(
+        "--print-provenance", action="store_true", help="print the verified statement on stdout"
+    )
+    command.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def expectation_arguments(command: argparse.ArgumentParser) -> None:
+    """slsa-verifier's expectations: the source, one of its refs, the builder and the
+    workflow inputs (`verify-artifact`, `verify-image`)."""
     command.add_argument(
         "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
     )
@@ -62,21 +83,6 @@ def register_artifact(tree: CommandTree) -> None:
         metavar="K=V",
         help="expected workflow_dispatch input (repeatable)",
     )
-    _trust_arguments(command)
-    command.add_argument(
-        "--insecure-ignore-tlog",
-        action="store_true",
-        help="accept legacy envelopes without a transparency-log entry (said in the report)",
-    )
-    command.add_argument(
-        "--rekor-url",
-        metavar="URL",
-        help="look legacy envelopes up in this Rekor, online (e.g. https://rekor.sigstore.dev)",
-    )
-    command.add_argument(
-        "--print-provenance", action="store_true", help="print the verified statement on stdout"
-    )
-    command.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _trust_arguments(command: argparse.ArgumentParser) -> None:

@@ -14,13 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
 from assay.errors import InputError
 
 
 def register(tree: CommandTree) -> None:
     from assay._cli._fetching import fetch_arguments
-    from assay._cli.verify_artifact import _trust_arguments
+    from assay._cli.verify_artifact import _trust_arguments, expectation_arguments
 
     command = tree.command(
         "verify-image",
@@ -28,23 +28,7 @@ def register(tree: CommandTree) -> None:
         handler=_verify_image,
     )
     command.add_argument("image", metavar="IMAGE", help="REGISTRY/REPOSITORY@sha256:HEX")
-    command.add_argument(
-        "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
-    )
-    refs = command.add_mutually_exclusive_group()
-    refs.add_argument("--source-tag", metavar="TAG", help="expected tag")
-    refs.add_argument(
-        "--source-versioned-tag", metavar="vX[.Y[.Z]]", help="expected semantic version tag"
-    )
-    refs.add_argument("--source-branch", metavar="BRANCH", help="expected branch")
-    command.add_argument("--builder-id", metavar="ID", help="expected builder id (name[@ref])")
-    add_list_option(
-        command,
-        "--build-workflow-input",
-        default=[],
-        metavar="K=V",
-        help="expected workflow_dispatch input (repeatable)",
-    )
+    expectation_arguments(command)
     command.add_argument(
         "--provenance-path",
         metavar="FILE",
