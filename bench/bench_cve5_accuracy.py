@@ -83,5 +83,19 @@ def main(folders: list[str]) -> None:
     )
 
 
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_FOLDERS = (
+    ROOT.parent / "shared" / "data" / "vulns" / "cisa-vulnrichment",
+    ROOT.parent / "shared" / "data" / "vulns" / "cve5",
+)
+
+
+def run(args: list[str]) -> None:
+    """`python -m bench cve5_accuracy`: the folders given, else the shared real records
+    beside the checkout, else the test assets' sample."""
+    folders = args or [str(f) for f in DEFAULT_FOLDERS if f.is_dir()]
+    main(folders or [str(ROOT / "tests" / "assets" / "cve5")])
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    run(sys.argv[1:])
