@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from assay import protocol
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay._cli.keys import read_passphrase
 from assay.errors import InputError
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 # DSSE's payloadType for in-toto statements (the in-toto attestation spec); stated here
 # too so that the parser does not load the signing code.
-INTOTO_PAYLOAD_TYPE: Final = "application/vnd.in-toto+json"
+INTOTO_PAYLOAD_TYPE: Final = protocol.PAYLOAD_TYPE_INTOTO
 
 
 def register(tree: CommandTree) -> None:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from assay import protocol
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay.errors import InputError
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 MAX_ARTIFACTS: Final = 1000
 _DIGEST: Final = re.compile(r"^(sha256|sha512):([0-9a-fA-F]+)$")
-_LENGTH: Final = {"sha256": 64, "sha512": 128}
+_LENGTH: Final = {name: protocol.DIGEST_HEX_LENGTHS[name] for name in ("sha256", "sha512")}
 
 
 def register(tree: CommandTree) -> None:

@@ -4,41 +4,60 @@ from __future__ import annotations
 
 from typing import Final
 
-# Statement layer (in-toto). v0.1 is legacy but still what many generators emit.
-STATEMENT_V1: Final = "https://in-toto.io/Statement/v1"
-STATEMENT_V01: Final = "https://in-toto.io/Statement/v0.1"
-STATEMENT_TYPES: Final = frozenset({STATEMENT_V1, STATEMENT_V01})
+from assay.protocol import BUNDLE_VERSIONS as _BUNDLE_VERSIONS
 
-# Predicate types: the spec requires these exact strings (no "v1.0", no "?draft").
-PROVENANCE_V1: Final = "https://slsa.dev/provenance/v1"
-PROVENANCE_V02: Final = "https://slsa.dev/provenance/v0.2"
-PROVENANCE_V01: Final = "https://slsa.dev/provenance/v0.1"
-VSA_V1: Final = "https://slsa.dev/verification_summary/v1"
-PREDICATE_TYPES: Final = frozenset({PROVENANCE_V1, PROVENANCE_V02, PROVENANCE_V01, VSA_V1})
-
-# Vulnerability scan predicates (in-toto vulns v0.1/v0.2, cosign's vuln v1).
-VULNS_V02: Final = "https://in-toto.io/attestation/vulns/v0.2"
-VULNS_V01: Final = "https://in-toto.io/attestation/vulns/v0.1"
-COSIGN_VULN_V1: Final = "https://cosign.sigstore.dev/attestation/vuln/v1"
-
-# Older summary formats that exist upstream but that this module does not check.
-VSA_V01: Final = "https://slsa.dev/verification_summary/v0.1"
-VSA_V02: Final = "https://slsa.dev/verification_summary/v0.2"
-
-# DSSE payload types for in-toto statements (spec/v1/envelope.md).
-PAYLOAD_TYPE_INTOTO: Final = "application/vnd.in-toto+json"
-PAYLOAD_TYPE_PREFIX: Final = "application/vnd.in-toto."
-PAYLOAD_TYPE_SUFFIX: Final = "+json"
-
-# Sigstore bundle media types, v0.1 to v0.3 (both spellings of v0.3 occur in the wild).
-SIGSTORE_BUNDLE_MEDIA_TYPES: Final = frozenset(
-    {
-        "application/vnd.dev.sigstore.bundle+json;version=0.1",
-        "application/vnd.dev.sigstore.bundle+json;version=0.2",
-        "application/vnd.dev.sigstore.bundle+json;version=0.3",
-        "application/vnd.dev.sigstore.bundle.v0.3+json",
-    }
+# The protocol strings are defined once in `assay.protocol` (a leaf every package may
+# import); here they keep the names the attestation package has always exported.
+from assay.protocol import (
+    COSIGN_VULN_V1,
+    PAYLOAD_TYPE_INTOTO,
+    PAYLOAD_TYPE_PREFIX,
+    PAYLOAD_TYPE_SUFFIX,
+    PROVENANCE_V01,
+    PROVENANCE_V02,
+    PROVENANCE_V1,
+    STATEMENT_V01,
+    STATEMENT_V1,
+    VSA_V01,
+    VSA_V02,
+    VSA_V1,
+    VULNS_V01,
+    VULNS_V02,
 )
+
+__all__ = [  # noqa: RUF022 - the re-exported protocol names, then this module's own
+    "COSIGN_VULN_V1",
+    "PAYLOAD_TYPE_INTOTO",
+    "PAYLOAD_TYPE_PREFIX",
+    "PAYLOAD_TYPE_SUFFIX",
+    "PROVENANCE_V01",
+    "PROVENANCE_V02",
+    "PROVENANCE_V1",
+    "STATEMENT_V01",
+    "STATEMENT_V1",
+    "VSA_V01",
+    "VSA_V02",
+    "VSA_V1",
+    "VULNS_V01",
+    "VULNS_V02",
+    "STATEMENT_TYPES",
+    "PREDICATE_TYPES",
+    "SIGSTORE_BUNDLE_MEDIA_TYPES",
+    "RESULT_PASSED",
+    "RESULT_FAILED",
+    "LEVEL_FAILED",
+    "RESERVED_LEVEL_PREFIX",
+    "STANDARD_LEVELS",
+    "VERIFIED_PROPERTIES",
+    "MAX_FILE_BYTES",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_PAYLOAD_BYTES",
+    "MAX_BUNDLE_LINES",
+]
+
+STATEMENT_TYPES: Final = frozenset({STATEMENT_V1, STATEMENT_V01})
+PREDICATE_TYPES: Final = frozenset({PROVENANCE_V1, PROVENANCE_V02, PROVENANCE_V01, VSA_V1})
+SIGSTORE_BUNDLE_MEDIA_TYPES: Final = frozenset(_BUNDLE_VERSIONS)
 
 # Verification summary values.
 RESULT_PASSED: Final = "PASSED"

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from assay import protocol
 from assay.attestation import _json
 from assay.attestation.constants import (
     MAX_DOCUMENT_BYTES,
@@ -25,7 +26,7 @@ from assay.errors import AttestationError
 
 Container = Literal["dsse", "sigstore-bundle"]
 
-SIGSTORE_BUNDLE_PREFIX = "application/vnd.dev.sigstore.bundle"
+SIGSTORE_BUNDLE_PREFIX = protocol.BUNDLE_PREFIX
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from assay import protocol
 from assay._bounded import read_bounded
 from assay._json_strict import parse_checked, problem_reason, type_name
 from assay.errors import AttestationError
@@ -45,9 +46,9 @@ RecordKind = Literal["statement", "dsse", "sigstore-bundle", "unknown"]
 Wrapper = Literal["none", "jsonl", "npm", "pypi", "gcloud"]
 
 _STATEMENT_FIELDS: Final = ("_type", "subject", "predicateType", "predicate")
-_BUNDLE_PREFIX: Final = "application/vnd.dev.sigstore.bundle"
-_BUNDLE_V03: Final = "application/vnd.dev.sigstore.bundle.v0.3+json"
-_INTOTO: Final = "application/vnd.in-toto+json"
+_BUNDLE_PREFIX: Final = protocol.BUNDLE_PREFIX
+_BUNDLE_V03: Final = protocol.BUNDLE_V03_ALT
+_INTOTO: Final = protocol.PAYLOAD_TYPE_INTOTO
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
+from assay import protocol
 from assay._json_strict import parse_checked, problem_reason
 from assay.errors import AttestationError
 
@@ -22,7 +23,7 @@ MAX_SIGNATURE_BYTES: Final = 16 * 1024
 MAX_DEPTH: Final = 64
 """Nesting deeper than this is refused (as by the reader of attestation files)."""
 
-INTOTO_PAYLOAD_TYPE: Final = "application/vnd.in-toto+json"
+INTOTO_PAYLOAD_TYPE: Final = protocol.PAYLOAD_TYPE_INTOTO
 
 _URLSAFE = bytes.maketrans(b"-_", b"+/")
 

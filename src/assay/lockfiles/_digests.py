@@ -6,8 +6,13 @@ import base64
 import binascii
 import re
 
+from assay import protocol
+
 # Hex lengths of the algorithms lock files use; anything else is reported, not guessed.
-HEX_LENGTHS = {"sha1": 40, "sha256": 64, "sha384": 96, "sha512": 128, "md5": 32}
+HEX_LENGTHS = {
+    name: protocol.DIGEST_HEX_LENGTHS[name]
+    for name in ("sha1", "sha256", "sha384", "sha512", "md5")
+}
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 

@@ -12,16 +12,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from assay import protocol
 from assay.keys import PublicKey
 from assay.policy.vulnerabilities import VulnerabilityRule
 
 if TYPE_CHECKING:
     from assay.policy.identity import IdentityRule
 
-PROVENANCE_V1: Final = "https://slsa.dev/provenance/v1"
-PROVENANCE_V02: Final = "https://slsa.dev/provenance/v0.2"
-PROVENANCE_V01: Final = "https://slsa.dev/provenance/v0.1"
-VSA_V1: Final = "https://slsa.dev/verification_summary/v1"
+PROVENANCE_V1: Final = protocol.PROVENANCE_V1
+PROVENANCE_V02: Final = protocol.PROVENANCE_V02
+PROVENANCE_V01: Final = protocol.PROVENANCE_V01
+VSA_V1: Final = protocol.VSA_V1
 
 DEFAULT_LEVEL: Final = 1
 """The spec's default when a trusted builder's level is not stated."""

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Final
 
+from assay import protocol
 from assay.policy.identity import IdentityRule
 from assay.policy.model import (
     PROVENANCE_V02,
@@ -25,7 +26,7 @@ from assay.policy.model import (
 )
 from assay.policy.refs import split_ref
 
-GITHUB_ISSUER: Final = "https://token.actions.githubusercontent.com"
+GITHUB_ISSUER: Final = protocol.GITHUB_ACTIONS_ISSUER
 GENERATOR: Final = "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/"
 TESTING_ENV: Final = "SLSA_VERIFIER_TESTING"
 """As in slsa-verifier: builders at refs/heads/main (the e2e repositories) are accepted."""

@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+from assay import protocol
 from assay.errors import RegistryError
 from assay.registry.client import MAX_BLOB_BYTES, Manifest
 from assay.registry.reference import Reference
@@ -45,9 +46,9 @@ DSSE_LAYER: Final = "application/vnd.dsse.envelope.v1+json"
 COSIGN_BUNDLE: Final = "dev.sigstore.cosign/bundle"
 COSIGN_CERTIFICATE: Final = "dev.sigstore.cosign/certificate"
 COSIGN_CHAIN: Final = "dev.sigstore.cosign/chain"
-BUNDLE_ARTIFACT_TYPE_PREFIX: Final = "application/vnd.dev.sigstore.bundle"
+BUNDLE_ARTIFACT_TYPE_PREFIX: Final = protocol.BUNDLE_PREFIX
 """`application/vnd.dev.sigstore.bundle.v0.3+json` (gh, cosign) and its older spellings."""
-V01: Final = "application/vnd.dev.sigstore.bundle+json;version=0.1"
+V01: Final = protocol.BUNDLE_V01
 
 
 @dataclass(frozen=True, slots=True)

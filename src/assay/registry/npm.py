@@ -29,6 +29,7 @@ from importlib import resources
 from typing import Any, Final
 from urllib.parse import quote
 
+from assay import protocol
 from assay.errors import AttestationError, VerificationError
 from assay.keys import PublicKey, load_public_key
 from assay.policy.refs import is_release_tag, normalize_repository, split_ref
@@ -40,8 +41,8 @@ from assay.verify.artifact import check_options
 
 DEFAULT_REGISTRY: Final = "https://registry.npmjs.org"
 PUBLISH_PREDICATE: Final = "https://github.com/npm/attestation/tree/main/specs/publish/v0.1"
-PROVENANCE_V02: Final = "https://slsa.dev/provenance/v0.2"
-PROVENANCE_V1: Final = "https://slsa.dev/provenance/v1"
+PROVENANCE_V02: Final = protocol.PROVENANCE_V02
+PROVENANCE_V1: Final = protocol.PROVENANCE_V1
 NPM_CLI_BUILDER: Final = "https://github.com/actions/runner/github-hosted"
 NPM_CLI_BUILDER_V02: Final = "https://github.com/actions/runner"
 NODEJS_BUILDER: Final = GENERATOR + "builder_nodejs_slsa3.yml"

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import quote
 
+from assay import protocol
 from assay.errors import AttestationError, VerificationError
 from assay.results import Check
 from assay.sigstore import _json
@@ -29,8 +30,8 @@ from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
 
 DEFAULT_INDEX: Final = "https://pypi.org"
 PUBLISH_V1: Final = "https://docs.pypi.org/attestations/publish/v1"
-SLSA_V1: Final = "https://slsa.dev/provenance/v1"
-GITHUB_ISSUER: Final = "https://token.actions.githubusercontent.com"
+SLSA_V1: Final = protocol.PROVENANCE_V1
+GITHUB_ISSUER: Final = protocol.GITHUB_ACTIONS_ISSUER
 GITLAB_ISSUER: Final = "https://gitlab.com"
 _SDIST: Final = re.compile(r"^(?P<name>.+)-(?P<version>[^-]+)\.(tar\.gz|zip)$")
 _WHEEL: Final = re.compile(

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from assay import protocol
 from assay.errors import AttestationError, VerificationError
 from assay.sigstore import validity
 from assay.sigstore._json import schema_error
@@ -38,12 +39,7 @@ if TYPE_CHECKING:
     from cryptography import x509
     from sigstore.models import Bundle
 
-BUNDLE_MEDIA_TYPES: Final = {
-    "application/vnd.dev.sigstore.bundle+json;version=0.1": "0.1",
-    "application/vnd.dev.sigstore.bundle+json;version=0.2": "0.2",
-    "application/vnd.dev.sigstore.bundle+json;version=0.3": "0.3",
-    "application/vnd.dev.sigstore.bundle.v0.3+json": "0.3",
-}
+BUNDLE_MEDIA_TYPES: Final = protocol.BUNDLE_VERSIONS
 
 
 INTOTO_VERSIONS: Final = ("0.0.1", "0.0.2")

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
+from assay import protocol
 from assay.errors import AttestationError
 from assay.policy.refs import is_release_tag, normalize_repository, parse_semver, split_ref
 from assay.policy.slsa_github import (
@@ -36,7 +37,7 @@ from assay.verify.checks import check_subject
 from assay.verify.claims import STATEMENT_TYPES, Claims, parse_statement, read_claims
 from assay.verify.verifier import Artifact, claim_checks
 
-INTOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
+INTOTO_PAYLOAD_TYPE: Final = protocol.PAYLOAD_TYPE_INTOTO
 MAX_ENVELOPES = 64
 
 

@@ -17,16 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from assay import protocol
 from assay.errors import AttestationError, VerificationError
 from assay.results import Check
 from assay.sigstore import _json
 from assay.sigstore.identity import CertificateIdentity
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
 
-DEFAULT_PREDICATE_TYPE: Final = "https://slsa.dev/provenance/v1"
-DEFAULT_ISSUER: Final = "https://token.actions.githubusercontent.com"
+DEFAULT_PREDICATE_TYPE: Final = protocol.PROVENANCE_V1
+DEFAULT_ISSUER: Final = protocol.GITHUB_ACTIONS_ISSUER
 MAX_BUNDLES: Final = 256
-V01: Final = "application/vnd.dev.sigstore.bundle+json;version=0.1"
+V01: Final = protocol.BUNDLE_V01
 
 
 @dataclass(frozen=True, slots=True)

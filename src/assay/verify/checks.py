@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from assay import protocol
 from assay.policy.model import BuilderRule, ParameterRules, Policy, Signer, SourceRule
 from assay.policy.refs import (
     is_release_tag,
@@ -22,15 +23,9 @@ from assay.verify.claims import Claims
 from assay.verify.model import GcbMetadata
 
 ACCEPTED_DIGESTS: Final = {
-    "sha256": 64,
-    "sha384": 96,
-    "sha512": 128,
-    "sha3-256": 64,
-    "sha3_256": 64,
-    "sha3-384": 96,
-    "sha3_384": 96,
-    "sha3-512": 128,
-    "sha3_512": 128,
+    name: length
+    for name, length in protocol.DIGEST_HEX_LENGTHS.items()
+    if name in protocol.STRONG_DIGESTS
 }
 """Subject digest algorithms accepted for matching: all at least 256 bits."""
 

@@ -14,16 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from assay import attestation
+from assay import attestation, protocol
 from assay.attestation._json import loads_strict
 from assay.attestation.constants import MAX_PAYLOAD_BYTES
 from assay.errors import AttestationError
 from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1
 
-STATEMENT_TYPES: Final = (
-    "https://in-toto.io/Statement/v1",
-    "https://in-toto.io/Statement/v0.1",
-)
+STATEMENT_TYPES: Final = protocol.STATEMENT_TYPES
 MAX_SUBJECTS: Final = 10_000
 MAX_DEPENDENCIES: Final = 10_000
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from assay import __version__, attestation, dsse
+from assay import __version__, attestation, dsse, protocol
 from assay.attestation.constants import VERIFIED_PROPERTIES
 from assay.errors import AttestationError, InputError
 from assay.policy.model import VSA_V1
@@ -36,7 +36,7 @@ from assay.verify.levels import parse_build_level
 
 _VERIFIED_PROPERTIES: Final = VERIFIED_PROPERTIES
 
-STATEMENT_V1: Final = "https://in-toto.io/Statement/v1"
+STATEMENT_V1: Final = protocol.STATEMENT_V1
 SLSA_VERSION: Final = "1.0"
 LEVEL_PATTERN: Final = re.compile(r"^SLSA_([A-Z0-9]+)_LEVEL_(\d+|UNEVALUATED)$")
 MAX_EXPECTED_DIGESTS: Final = 100

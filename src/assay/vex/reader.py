@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from assay import protocol
 from assay._json_strict import parse_checked, problem_reason, type_name
 from assay.vex.csaf import is_csaf, read_csaf
 from assay.vex.cyclonedx import is_cyclonedx, read_cyclonedx
@@ -42,8 +43,8 @@ MAX_VEX_BYTES: Final = 32 * 1024 * 1024
 MAX_DEPTH: Final = 64
 """Containers nested deeper than this are refused."""
 
-_BUNDLE_PREFIX: Final = "application/vnd.dev.sigstore.bundle"
-_STATEMENT_PREFIX: Final = "https://in-toto.io/Statement/"
+_BUNDLE_PREFIX: Final = protocol.BUNDLE_PREFIX
+_STATEMENT_PREFIX: Final = protocol.STATEMENT_PREFIX
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from assay import protocol
 from assay.errors import AttestationError, InputError
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 MAX_ARTIFACTS: Final = 1000
 _DIGEST: Final = re.compile(r"^(sha256|sha384|sha512):([0-9a-fA-F]+)$")
-_HEX_LENGTH: Final = {"sha256": 64, "sha384": 96, "sha512": 128}
+_HEX_LENGTH: Final = {name: protocol.DIGEST_HEX_LENGTHS[name] for name in protocol.ARTIFACT_DIGESTS}
 
 
 @dataclass(frozen=True, slots=True)
