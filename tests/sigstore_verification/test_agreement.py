@@ -47,7 +47,8 @@ def _library_exit(argv: tuple[str, ...]) -> int:
 
 
 def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
-    from assay._cli.verify_artifact import read_artifact, read_file, verifier_for
+    from assay.attestation.files import read_file
+    from assay.verify.request import bundle_verifier, read_artifact
     from assay.policy.slsa_github import Options
     from assay.verify.artifact import verify_artifacts
 
@@ -64,14 +65,15 @@ def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
         read_file(args.provenance_path),
         args.provenance_path,
         options,
-        verifier_for(args),
+        bundle_verifier(args.trusted_root, only=args.only_trusted_roots),
         insecure_ignore_tlog=args.insecure_ignore_tlog,
     )
     return 0 if result.passed else 1
 
 
 def _bundle_verdict(cli: object, args: argparse.Namespace) -> int:
-    from assay._cli.verify_artifact import read_artifact, read_file, verifier_for
+    from assay.attestation.files import read_file
+    from assay.verify.request import bundle_verifier, read_artifact
     from assay.verify.bundle_check import GhPolicy, parse_regex, verify_bundles
 
     artifact = read_artifact(args.artifact)
@@ -95,7 +97,7 @@ def _bundle_verdict(cli: object, args: argparse.Namespace) -> int:
         read_file(args.bundle),
         args.bundle,
         policy=policy,
-        verifier=verifier_for(args),
+        verifier=bundle_verifier(args.trusted_root, only=args.only_trusted_roots),
     )
     return 0 if result.passed else 1
 

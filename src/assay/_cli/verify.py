@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
@@ -16,13 +14,8 @@ from assay.errors import InputError
 
 if TYPE_CHECKING:
     from assay.results import Check
-    from assay.verify.model import Artifact, Attestation
+    from assay.verify.model import Attestation
     from assay.verify.verifier import VerificationReport
-
-MAX_ARTIFACTS: Final = 1000
-MAX_ATTESTATION_FILES: Final = 10_000
-MAX_DIRECTORY_DEPTH: Final = 16
-_DIGEST_ARGUMENT: Final = re.compile(r"^(sha256|sha384|sha512):([0-9a-fA-F]+)$")
 
 
 _VSA_EXAMPLE: Final = """\
@@ -45,7 +38,10 @@ def register(tree: CommandTree) -> None:
         handler=_verify,
     )
     verify.add_argument(
-        "artifacts", nargs="+", metavar="ARTIFACT", help="artifact file (or ALG:HEX digest)"
+        "artifacts",
+        nargs="+",
+        metavar="ARTIFACT",
+        help="artifact file, or a digest sha256:HEX, sha384:HEX or sha512:HEX",
     )
     add_list_option(
         verify,
@@ -188,57 +184,6 @@ def register(tree: CommandTree) -> None:
     check.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-def _artifact(text: str) -> Artifact:
-    import hashlib
-
-    from assay.verify.model import Artifact
-
-    path = Path(text)
-    if not path.exists():
-        match = _DIGEST_ARGUMENT.match(text)
-        if match:
-            return Artifact(text, {match.group(1): match.group(2).lower()})
-        raise InputError(text, "expected an artifact file or a digest ALG:HEX, found neither")
-    sha256, sha512 = hashlib.sha256(), hashlib.sha512()
-    try:
-        with path.open("rb") as handle:
-            while chunk := handle.read(1 << 20):
-                sha256.update(chunk)
-                sha512.update(chunk)
-    except OSError as error:
-        raise InputError(text, f"cannot read: {error.strerror}") from None
-    # Named by the argument as given: `a/app` and `b/app` are two artifacts in the report.
-    return Artifact(text, {"sha256": sha256.hexdigest(), "sha512": sha512.hexdigest()})
-
-
-def _read_directory(directory: str) -> list[Attestation]:
-    """Every attestation under `directory` (files that are not attestations are skipped)."""
-    from assay.attestation.files import read_file
-    from assay.verify.inputs import read_attestations
-
-    root = Path(directory)
-    if not root.is_dir():
-        raise InputError("--attestation-dir", f"expected a directory, got {directory!r}")
-    files = []
-    for path in sorted(root.rglob("*")):
-        if len(path.relative_to(root).parts) > MAX_DIRECTORY_DEPTH:
-            raise InputError(
-                str(path), f"expected at most {MAX_DIRECTORY_DEPTH} directory levels below DIR"
-            )
-        if path.is_file():
-            files.append(path)
-        if len(files) > MAX_ATTESTATION_FILES:
-            raise InputError(directory, f"expected at most {MAX_ATTESTATION_FILES} files")
-    result = []
-    for file in files:
-        data = read_file(file)
-        try:
-            result.extend(read_attestations(data, str(file)))
-        except InputError:
-            continue  # not an attestation: the directory may hold other files
-    return result
-
-
 def _dependency_checks(
     policy: Any, store_url: str | None, vex: list[Any]
 ) -> tuple[list[Any], list[Any]]:
@@ -311,14 +256,11 @@ def _write_vulns(
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from assay.attestation.files import read_file
     from assay.keys import MAX_PEM_BYTES, load_private_key
     from assay.policy import load_policy
-    from assay.verify.inputs import read_attestations
+    from assay.verify import request
     from assay.verify.verifier import Verifier
 
-    if len(args.artifacts) > MAX_ARTIFACTS:
-        raise InputError("ARTIFACT", f"expected at most {MAX_ARTIFACTS} artifacts")
     if args.vsa_out and not args.verifier_id:
         raise InputError("--verifier-id", "required with --vsa-out")
     if (args.vsa_key or args.verifier_id) and not args.vsa_out:
@@ -338,13 +280,13 @@ def _verify(args: argparse.Namespace) -> int:
             passphrase=read_passphrase(args.passphrase_env),
             where=args.vsa_key,
         )
-    artifacts = [_artifact(a) for a in args.artifacts]
-    attestations = [
-        attestation
-        for file in args.attestation
-        for attestation in read_attestations(read_file(file), file)
-    ]
-    evidence = _read_directory(args.attestation_dir) if args.attestation_dir else None
+    artifacts = request.read_artifacts(args.artifacts, where="ARTIFACT")
+    attestations = request.read_attestation_files(args.attestation)
+    evidence = (
+        request.read_attestation_dir(args.attestation_dir, where="--attestation-dir")
+        if args.attestation_dir
+        else None
+    )
     trust = _sigstore_trust(args, policy, [*attestations, *(evidence or [])])
     if args.vulns_out and policy.vulnerabilities is None:
         raise InputError("--vulns-out", "applies to a policy with a vulnerabilities: rule")
@@ -386,9 +328,9 @@ def _sigstore_trust(args: argparse.Namespace, policy: Any, attestations: list[An
     )
     if not identities and not keyed:
         return SigstoreTrust()
-    from assay._cli.verify_artifact import verifier_for
+    from assay.verify.request import bundle_verifier
 
-    verifier = verifier_for(args)
+    verifier = bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
     rekor = None
     if args.rekor_url and not args.insecure_ignore_tlog:
         from assay.sigstore.rekor import RekorClient
@@ -555,14 +497,16 @@ def _keyless_vsa(args: argparse.Namespace, attestation: Any, digests: list[Any])
     and its certificate shows the trusted identity, then the VSA's steps 2-7 run as for
     a key-signed one (`accept_vsa`)."""
     from assay._cli.scan_vex import identity_matcher
-    from assay._cli.verify_artifact import verifier_for
     from assay.errors import AttestationError, VerificationError
     from assay.results import Check
     from assay.verify import vsa
+    from assay.verify.request import bundle_verifier
 
     expected = f"{args.certificate_identity} ({args.certificate_oidc_issuer})"
     try:
-        verified = verifier_for(args).verify(dict(attestation.sigstore), attestation.name)
+        verified = bundle_verifier(args.trusted_root, only=args.only_trusted_roots).verify(
+            dict(attestation.sigstore), attestation.name
+        )
     except (AttestationError, VerificationError) as error:
         found, problem, signed_for = None, str(error), []
     else:

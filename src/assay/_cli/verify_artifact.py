@@ -8,22 +8,14 @@ modules are imported inside the handlers, so `assay --help` stays fast.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from assay import protocol
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay.errors import InputError
 
 if TYPE_CHECKING:
     from assay.verify.artifact import ArtifactVerification
-    from assay.verify.verifier import Artifact
-
-MAX_ARTIFACTS: Final = 1000
-_DIGEST: Final = re.compile(r"^(sha256|sha512):([0-9a-fA-F]+)$")
-_LENGTH: Final = {name: protocol.DIGEST_HEX_LENGTHS[name] for name in ("sha256", "sha512")}
 
 
 def register(tree: CommandTree) -> None:
@@ -38,7 +30,10 @@ def register_artifact(tree: CommandTree) -> None:
         handler=_verify_artifact,
     )
     command.add_argument(
-        "artifacts", nargs="+", metavar="ARTIFACT", help="artifact file, or sha256:HEX / sha512:HEX"
+        "artifacts",
+        nargs="+",
+        metavar="ARTIFACT",
+        help="artifact file, or a digest sha256:HEX, sha384:HEX or sha512:HEX",
     )
     command.add_argument(
         "--provenance-path",
@@ -101,83 +96,30 @@ def _trust_arguments(command: argparse.ArgumentParser) -> None:
     )
 
 
-def read_artifact(text: str) -> Artifact:
-    """A file (hashed with sha256 and sha512) or a `sha256:HEX` / `sha512:HEX` digest."""
-    import hashlib
+def _bundle_verifier(args: argparse.Namespace) -> Any:
+    from assay.verify.request import bundle_verifier
 
-    from assay.verify.verifier import Artifact
-
-    path = Path(text)
-    match = _DIGEST.match(text)
-    if match and not path.exists():
-        algorithm, value = match.group(1), match.group(2).lower()
-        if len(value) != _LENGTH[algorithm]:
-            raise InputError(
-                text, f"expected {_LENGTH[algorithm]} hex digits for {algorithm}, got {len(value)}"
-            )
-        return Artifact(text, {algorithm: value})
-    sha256, sha512 = hashlib.sha256(), hashlib.sha512()
-    try:
-        with path.open("rb") as handle:
-            while chunk := handle.read(1 << 20):
-                sha256.update(chunk)
-                sha512.update(chunk)
-    except OSError as error:
-        raise InputError(
-            text, f"expected an artifact file or sha256:HEX / sha512:HEX ({error.strerror})"
-        ) from None
-    # Named by the argument as given: `a/app` and `b/app` are two artifacts.
-    return Artifact(text, {"sha256": sha256.hexdigest(), "sha512": sha512.hexdigest()})
-
-
-def read_file(path: str) -> bytes:
-    """The provenance or bundle file, read as every command reads attestation files."""
-    from assay.attestation.files import read_file as read
-
-    return read(path)
-
-
-def _inputs(pairs: list[str]) -> tuple[tuple[str, str], ...]:
-    result = []
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError("--build-workflow-input", f"expected K=V, got {pair!r}")
-        result.append((key, value))
-    return tuple(result)
-
-
-_VERIFIERS: dict[tuple[tuple[str, str], ...], Any] = {}
-
-
-def verifier_for(args: argparse.Namespace) -> Any:
-    """A BundleVerifier for the selected roots (kept per process: `main` may be called often)."""
-    from assay.sigstore.roots import select_roots
-    from assay.sigstore.verifier import BundleVerifier
-
-    roots = select_roots(args.trusted_root, replace=args.only_trusted_roots)
-    key = tuple((root.origin, root.sha256) for root in roots)
-    if key not in _VERIFIERS:
-        _VERIFIERS[key] = BundleVerifier(roots)
-    return _VERIFIERS[key]
+    return bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
 
 
 def _verify_artifact(args: argparse.Namespace) -> int:
+    from assay.attestation.files import read_file
     from assay.policy.slsa_github import Options
+    from assay.verify import request
     from assay.verify.artifact import verify_artifacts
 
-    if len(args.artifacts) > MAX_ARTIFACTS:
-        raise InputError("ARTIFACT", f"expected at most {MAX_ARTIFACTS} artifacts")
-    artifacts = [read_artifact(a) for a in args.artifacts]
+    artifacts = request.read_artifacts(args.artifacts, where="ARTIFACT")
     options = Options(
         source_uri=args.source_uri,
         source_branch=args.source_branch,
         source_tag=args.source_tag,
         source_versioned_tag=args.source_versioned_tag,
         builder_id=args.builder_id,
-        workflow_inputs=_inputs(args.build_workflow_input),
+        workflow_inputs=request.parse_pairs(
+            args.build_workflow_input, where="--build-workflow-input"
+        ),
     )
-    verifier = verifier_for(args)
+    verifier = _bundle_verifier(args)
     rekor = None
     if args.rekor_url and not args.insecure_ignore_tlog:
         from assay.sigstore.rekor import RekorClient
@@ -241,7 +183,7 @@ def register_bundle(tree: CommandTree) -> None:
     command.add_argument(
         "artifact",
         metavar="ARTIFACT",
-        help="file, sha256:HEX / sha512:HEX, or oci://REGISTRY/REPOSITORY@sha256:HEX",
+        help="file, a digest sha256:HEX, sha384:HEX or sha512:HEX, or oci://REGISTRY/REPOSITORY@sha256:HEX",
     )
     source = command.add_mutually_exclusive_group()
     source.add_argument(
@@ -364,6 +306,7 @@ def _bundles_from_oci(args: argparse.Namespace, image: Any) -> bytes:
 
 
 def _verify_bundle(args: argparse.Namespace) -> int:
+    from assay.attestation.files import read_file
     from assay.verify.bundle_check import (
         DEFAULT_ISSUER,
         DEFAULT_PREDICATE_TYPE,
@@ -384,6 +327,8 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     elif args.bundle_from_oci:
         raise InputError("--bundle-from-oci", "expected an oci://IMAGE@sha256:HEX artifact")
     else:
+        from assay.verify.request import read_artifact
+
         artifact = read_artifact(args.artifact)
     algorithm = (
         args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
@@ -426,7 +371,7 @@ def _verify_bundle(args: argparse.Namespace) -> int:
         data,
         source,
         policy=policy,
-        verifier=verifier_for(args),
+        verifier=_bundle_verifier(args),
     )
     if args.json:
         import json

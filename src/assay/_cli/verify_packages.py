@@ -75,7 +75,7 @@ def register(tree: CommandTree) -> None:
 
 def _verify_npm(args: argparse.Namespace) -> int:
     from assay._bounded import read_bounded
-    from assay._cli.verify_artifact import read_artifact, read_file, verifier_for
+    from assay.attestation.files import read_file
     from assay.registry.npm import (
         DEFAULT_REGISTRY,
         NpmOptions,
@@ -84,6 +84,7 @@ def _verify_npm(args: argparse.Namespace) -> int:
         tarball_package,
         verify_npm_package,
     )
+    from assay.verify.request import bundle_verifier, read_artifact
 
     artifact = read_artifact(args.tarball)
     if "sha512" not in artifact.digest:
@@ -118,7 +119,7 @@ def _verify_npm(args: argparse.Namespace) -> int:
         data,
         where,
         options,
-        verifier_for(args),
+        bundle_verifier(args.trusted_root, only=args.only_trusted_roots),
         registry_keys(),
     )
     if args.json:
@@ -143,7 +144,7 @@ def _verify_pypi(args: argparse.Namespace) -> int:
     import hashlib
 
     from assay._bounded import read_bounded
-    from assay._cli.verify_artifact import read_file, verifier_for
+    from assay.attestation.files import read_file
     from assay.errors import RegistryError
     from assay.registry.pypi import (
         DEFAULT_INDEX,
@@ -155,6 +156,7 @@ def _verify_pypi(args: argparse.Namespace) -> int:
         release_url,
         verify_distribution,
     )
+    from assay.verify.request import bundle_verifier
 
     options = PypiOptions(args.repository, args.workflow)
     index = args.index_url or DEFAULT_INDEX
@@ -179,7 +181,7 @@ def _verify_pypi(args: argparse.Namespace) -> int:
             )
         documents = {}
         files = []
-    verifier = verifier_for(args)
+    verifier = bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
     from assay._cli._fetching import api_for
 
     with api_for(args) as api:

@@ -70,10 +70,10 @@ def register(tree: CommandTree) -> None:
 
 
 def _verify_image(args: argparse.Namespace) -> int:
-    from assay._cli.verify_artifact import _inputs, verifier_for
     from assay.policy.slsa_github import Options
     from assay.registry.image import verify_image
     from assay.registry.reference import parse_reference
+    from assay.verify.request import bundle_verifier, parse_pairs
 
     reference = parse_reference(args.image)
     options = Options(
@@ -82,14 +82,14 @@ def _verify_image(args: argparse.Namespace) -> int:
         source_tag=args.source_tag,
         source_versioned_tag=args.source_versioned_tag,
         builder_id=args.builder_id,
-        workflow_inputs=_inputs(args.build_workflow_input),
+        workflow_inputs=parse_pairs(args.build_workflow_input, where="--build-workflow-input"),
         image=True,
     )
     if args.provenance_path:
         return _verify_cloud_build(args, reference, options)
     from assay._cli._fetching import source_for
 
-    verifier = verifier_for(args)
+    verifier = bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
     source, client = source_for(args)
     try:
         verdict = verify_image(source, reference, options, verifier)
@@ -202,7 +202,7 @@ def _fetch_github(api: Any, spec: str, args: argparse.Namespace) -> dict[str, An
 
 
 def _verify_cloud_build(args: argparse.Namespace, reference: Any, options: Any) -> int:
-    from assay._cli.verify_artifact import read_file
+    from assay.attestation.files import read_file
     from assay.registry.cloudbuild import verify_cloud_build
 
     report = verify_cloud_build(

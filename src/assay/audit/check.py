@@ -38,7 +38,7 @@ from typing import Any, Final
 
 from assay.attestation.constants import COSIGN_VULN_V1, VULNS_V01, VULNS_V02
 from assay.audit.inputs import SBOM_PREDICATES, document_inventory
-from assay.audit.inputs.purls import component_from_purl
+from assay.audit.inputs.purls import dependency_component
 from assay.audit.model import Component, Inventory, SourceStatus
 from assay.audit.rules import evaluate
 from assay.audit.scan import scan
@@ -87,17 +87,12 @@ def dependency_inventory(subject: DependencyCheckInput) -> list[Inventory]:
     inventories: list[Inventory] = []
     components: list[Component] = []
     for index, dependency in enumerate(subject.dependencies):
-        where = f"provenance dependency [{index}]"
-        uri = dependency.uri
-        if uri and uri.startswith("pkg:"):
-            try:
-                components.append(component_from_purl(uri, where))
-                continue
-            except AssayError:
-                pass
-        if uri:
-            repository = uri.split("@", 1)[0] if uri.startswith("git+") else None
-            components.append(Component(ref=uri, name=uri, repository=repository, where=where))
+        # The reader `assay scan` uses: a malformed purl fails the check, naming it.
+        component = dependency_component(
+            dependency.uri, dependency.name, f"provenance dependency [{index}]"
+        )
+        if component is not None:
+            components.append(component)
     if components:
         inventories.append(
             Inventory("provenance", "slsa-provenance", tuple(components), verified=True)

@@ -38,6 +38,7 @@ class Dependency:
     uri: str | None
     digest: dict[str, str]
     is_source: bool
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +98,7 @@ def _as_source(dependencies: tuple[Dependency, ...]) -> tuple[Dependency, ...]:
     if not dependencies or dependencies[0].is_source:
         return dependencies
     first = dependencies[0]
-    return (Dependency(first.uri, first.digest, True), *dependencies[1:])
+    return (Dependency(first.uri, first.digest, True, first.name), *dependencies[1:])
 
 
 def _dependencies(items: object) -> tuple[Dependency, ...]:
@@ -112,7 +113,7 @@ def _dependencies(items: object) -> tuple[Dependency, ...]:
         data = _obj(item)
         uri = _str(data.get("uri"))
         digest = _digest(data.get("digest"))
-        result.append(Dependency(uri, digest, _is_source_uri(uri, digest)))
+        result.append(Dependency(uri, digest, _is_source_uri(uri, digest), _str(data.get("name"))))
     return tuple(result)
 
 

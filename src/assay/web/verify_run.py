@@ -14,25 +14,19 @@ Loaded only when `/verify` is first posted to: it imports the verification half.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from assay import protocol
 from assay.errors import AttestationError, InputError
 
 if TYPE_CHECKING:
     from assay.attestation.documents import Document
     from assay.nvd.storage import Store
     from assay.policy.model import Policy
-    from assay.verify.model import Artifact, Attestation
+    from assay.verify.model import Attestation
     from assay.verify.verifier import VerificationReport
     from assay.web.upload_pool import Budget
-
-MAX_ARTIFACTS: Final = 1000
-_DIGEST: Final = re.compile(r"^(sha256|sha384|sha512):([0-9a-fA-F]+)$")
-_HEX_LENGTH: Final = {name: protocol.DIGEST_HEX_LENGTHS[name] for name in protocol.ARTIFACT_DIGESTS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,29 +105,15 @@ class VerifyRequest:
 
 
 def parse_digests(text: str, where: str = "artifact digests") -> tuple[str, ...]:
-    """One `ALG:HEX` per line (sha256, sha384, sha512); blank lines skipped."""
-    result: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        item = line.strip()
-        if not item:
-            continue
-        match = _DIGEST.match(item)
-        if match is None:
-            raise InputError(
-                f"{where} line {number}",
-                f"expected ALG:HEX with ALG sha256, sha384 or sha512, found {item[:80]!r}",
-            )
-        algorithm, hexdigits = match.group(1), match.group(2)
-        if len(hexdigits) != _HEX_LENGTH[algorithm]:
-            raise InputError(
-                f"{where} line {number}",
-                f"expected {_HEX_LENGTH[algorithm]} hex digits for {algorithm}, "
-                f"found {len(hexdigits)}",
-            )
-        result.append(f"{algorithm}:{hexdigits.lower()}")
-        if len(result) > MAX_ARTIFACTS:
-            raise InputError(where, f"expected at most {MAX_ARTIFACTS} digests")
-    return tuple(result)
+    """One `ALG:HEX` per line, blank lines skipped: the rule of every verification input
+    (`assay.verify.request`), kept as `ALG:hex` in lowercase."""
+    from assay.verify.request import parse_digest_lines
+
+    return tuple(
+        f"{algorithm}:{value}"
+        for artifact in parse_digest_lines(text, where=where)
+        for algorithm, value in artifact.digest.items()
+    )
 
 
 def validate_file(item: InputFile) -> FileValidation:
@@ -228,7 +208,7 @@ def run_verification(
     from assay.sigstore.roots import SHIPPED, shipped_root
     from assay.verify.certificates import SigstoreTrust
     from assay.verify.inputs import read_attestations
-    from assay.verify.model import Artifact
+    from assay.verify.request import digest_artifact
     from assay.verify.verifier import Verifier
 
     if not request.attestations:
@@ -241,9 +221,7 @@ def run_verification(
     attestations: list[Attestation] = []
     for item in request.attestations:
         attestations.extend(read_attestations(item.data, item.name))
-    artifacts: list[Artifact] = [
-        Artifact(text, {text.split(":", 1)[0]: text.split(":", 1)[1]}) for text in request.digests
-    ]
+    artifacts = [digest_artifact(text, where="artifact digests") for text in request.digests]
     checks: list[Any] = []
     if policy.vulnerabilities is not None and store is not None:
         from assay.audit import VulnerabilityCheck

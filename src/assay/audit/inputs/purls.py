@@ -16,7 +16,13 @@ from assay.audit.identify import parse_purl
 from assay.audit.model import Component, Inventory
 from assay.errors import InputError
 
-__all__ = ["MAX_PURLS", "component_from_purl", "provenance_inventory", "purl_inventory"]
+__all__ = [
+    "MAX_PURLS",
+    "component_from_purl",
+    "dependency_component",
+    "provenance_inventory",
+    "purl_inventory",
+]
 
 MAX_PURLS: Final = 10_000
 
@@ -42,15 +48,24 @@ def purl_inventory(purls: Sequence[str]) -> Inventory:
 def _dependency(item: object, where: str) -> Component | None:
     if not isinstance(item, Mapping):
         raise InputError(where, "expected a resource descriptor object")
-    uri = item.get("uri")
-    name = item.get("name")
-    if isinstance(uri, str) and uri.startswith("pkg:"):
+    uri, name = item.get("uri"), item.get("name")
+    return dependency_component(
+        uri if isinstance(uri, str) else None, name if isinstance(name, str) else None, where
+    )
+
+
+def dependency_component(uri: str | None, name: str | None, where: str) -> Component | None:
+    """The component one provenance dependency (resource descriptor) stands for: the one
+    reader of `assay scan` and of `assay verify`'s `vulnerabilities:` check. A malformed
+    purl is refused (naming `where.uri`); a descriptor known by its name only is a
+    component of that name; one with neither is no component."""
+    if uri and uri.startswith("pkg:"):
         return component_from_purl(uri, f"{where}.uri")
-    if isinstance(uri, str) and uri:
+    if uri:
         repository = uri.split("@", 1)[0] if uri.startswith("git+") else None
-        label = name if isinstance(name, str) and name else uri
+        label = name or uri
         return Component(ref=label, name=label, repository=repository, where=where)
-    if isinstance(name, str) and name:
+    if name:
         return Component(ref=name, name=name, where=where)
     return None
 
