@@ -48,9 +48,9 @@ def _library_exit(argv: tuple[str, ...]) -> int:
 
 def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
     from assay.attestation.files import read_file
-    from assay.verify.request import bundle_verifier, read_artifact
     from assay.policy.slsa_github import Options
     from assay.verify.artifact import verify_artifacts
+    from assay.verify.request import bundle_verifier, read_artifact
 
     options = Options(
         source_uri=args.source_uri,
@@ -73,8 +73,8 @@ def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
 
 def _bundle_verdict(cli: object, args: argparse.Namespace) -> int:
     from assay.attestation.files import read_file
-    from assay.verify.request import bundle_verifier, read_artifact
     from assay.verify.bundle_check import GhPolicy, parse_regex, verify_bundles
+    from assay.verify.request import bundle_verifier, read_artifact
 
     artifact = read_artifact(args.artifact)
     algorithm = (

@@ -105,7 +105,7 @@ def test_two_envelopes_each_covering_one_artifact_pass_in_any_order(
             )
             assert result.passed, [c.to_dict() for c in result.failures()]
             assert all(e.passed for e in result.envelopes)
-            assert [len(r.provenance) for r in result.results] == [1, 1]
+            assert [len(r.attestations) for r in result.results] == [1, 1]
         digests = [f"sha256:{a.digest['sha256']}" for a in artifacts]
         for order_ in permutations(digests):
             code, out, err = _run(_cli(list(order_), provenance), capsys)
@@ -127,6 +127,6 @@ def test_each_artifact_reports_its_own_subject_checks(verifier: BundleVerifier) 
     bad_checks = report["artifacts"][0]["checks"]
     assert [c["passed"] for c in bad_checks] == [False]
     assert bad_checks[0]["subject"] == "other"
-    assert report["artifacts"][1]["provenance"] == [result.envelopes[0].where]
+    assert report["artifacts"][1]["provenance"] == [result.envelopes[0].name]
     assert result.envelopes[0].passed  # another artifact's miss is not the envelope's failure
     assert [c.name for c in result.failures()] == ["subject"]

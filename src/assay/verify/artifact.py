@@ -16,10 +16,9 @@ subject (its name is never compared), and all artifacts must resolve to one buil
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any
 
-from assay import protocol
 from assay.errors import AttestationError
 from assay.policy.refs import is_release_tag, normalize_repository, parse_semver, split_ref
 from assay.policy.slsa_github import (
@@ -33,34 +32,33 @@ from assay.results import Check
 from assay.sigstore.legacy import is_legacy_envelope
 from assay.sigstore.signature import RekorLookup, verify_signed_document
 from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, BundleVerifier, VerifiedSignature
-from assay.verify.checks import check_subject
-from assay.verify.claims import STATEMENT_TYPES, Claims, parse_statement, read_claims
-from assay.verify.verifier import Artifact, claim_checks
+from assay.verify.claims import Claims
+from assay.verify.model import Artifact
+from assay.verify.pipeline import (
+    Coverage,
+    Evaluation,
+    cover,
+    judge_claims,
+    payload_type_check,
+    read_payload,
+)
 
-INTOTO_PAYLOAD_TYPE: Final = protocol.PAYLOAD_TYPE_INTOTO
 MAX_ENVELOPES = 64
 
 
 @dataclass(slots=True)
-class EnvelopeResult:
-    """One envelope of the provenance file: what verified and its envelope-wide checks.
+class EnvelopeResult(Evaluation):
+    """One envelope of the provenance file through the pipeline, with its signature.
 
-    Subject checks are not here: they belong to each artifact (`ArtifactCoverage`), so one
+    Subject checks are not here: they belong to each artifact (`Coverage`), so one
     artifact's miss never fails an envelope that covers another.
     """
 
-    where: str
-    checks: list[Check] = field(default_factory=list)
     signature: VerifiedSignature | None = None
-    claims: Claims | None = None
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.checks) and all(c.passed for c in self.checks)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "provenance": self.where,
+            "provenance": self.name,
             "passed": self.passed,
             "signature": self.signature.to_dict() if self.signature else None,
             "builderId": self.claims.builder_id if self.claims else None,
@@ -68,37 +66,21 @@ class EnvelopeResult:
         }
 
 
-@dataclass(slots=True)
-class ArtifactCoverage:
-    """One artifact's own verdict: the subject check against every verified statement,
-    and the passing envelopes whose statement names one of its digests."""
-
-    artifact: Artifact
-    checks: list[Check] = field(default_factory=list)
-    provenance: list[str] = field(default_factory=list)
-    """Where each passing envelope that covers this artifact came from."""
-    builder_ids: list[str] = field(default_factory=list)
-    """The builder of each of those envelopes."""
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.provenance)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.artifact.name,
-            "digest": self.artifact.digest,
-            "passed": self.passed,
-            "provenance": self.provenance,
-            "checks": [c.to_dict() for c in self.checks],
-        }
+def coverage_dict(coverage: Coverage) -> dict[str, Any]:
+    return {
+        "name": coverage.artifact.name,
+        "digest": coverage.artifact.digest,
+        "passed": coverage.passed,
+        "provenance": coverage.attestations,
+        "checks": [c.to_dict() for c in coverage.checks],
+    }
 
 
 @dataclass(slots=True)
 class ArtifactVerification:
     """The verdict of `verify-artifact` and everything it rests on."""
 
-    results: list[ArtifactCoverage]
+    results: list[Coverage]
     """One per artifact, in the order given: each judged on its own digests."""
     envelopes: list[EnvelopeResult]
 
@@ -107,7 +89,7 @@ class ArtifactVerification:
         return [r.artifact for r in self.results]
 
     @property
-    def covered(self) -> list[ArtifactCoverage]:
+    def covered(self) -> list[Coverage]:
         """The artifacts a passing envelope covers, in the order given (each artifact its
         own entry: two of one name are two entries)."""
         return [r for r in self.results if r.passed]
@@ -165,7 +147,7 @@ class ArtifactVerification:
             "builderId": self.builder_id,
             "commit": self.commit,
             "transparencyLogWaived": self.tlog_waived,
-            "artifacts": [r.to_dict() for r in self.results],
+            "artifacts": [coverage_dict(r) for r in self.results],
             "envelopes": [e.to_dict() for e in self.envelopes],
         }
 
@@ -296,6 +278,8 @@ def evaluate_envelope(
     insecure_ignore_tlog: bool = False,
     rekor: RekorLookup | None = None,
 ) -> EnvelopeResult:
+    """slsa-verifier's signature step (the certificate, and the identity of a trusted
+    slsa-github-generator workflow), then the pipeline with the family's built-in policy."""
     result = EnvelopeResult(label)
     verified, checks = verify_signed_document(
         label, document, verifier, insecure_ignore_tlog=insecure_ignore_tlog, rekor=rekor
@@ -307,35 +291,17 @@ def evaluate_envelope(
     testing = testing_mode()
     result.checks.extend(identity_checks(verified, options, testing))
     family = family_for(_workflow(verified.identity.san)[0], image=options.image)
-    result.checks.append(
-        Check(
-            "payloadType",
-            verified.payload_type == INTOTO_PAYLOAD_TYPE,
-            INTOTO_PAYLOAD_TYPE,
-            verified.payload_type,
-        )
-    )
     if family is None or not result.passed or verified.payload is None:
+        # Only the payload type is reported: nothing unsigned by a trusted builder is read.
+        result.checks.append(payload_type_check(verified.payload_type))
         return result
-    try:
-        claims = read_claims(parse_statement(verified.payload, where=f"{label}: payload"))
-    except AttestationError as error:
-        result.checks.append(Check("statement", False, "an in-toto statement", None, str(error)))
+    if not read_payload(result, verified.payload_type, verified.payload, where=f"{label}: payload"):
         return result
-    result.claims = claims
-    result.checks.append(
-        Check(
-            "statement",
-            claims.statement_type in STATEMENT_TYPES,
-            list(STATEMENT_TYPES),
-            claims.statement_type,
-        )
-    )
+    assert result.claims is not None
     policy = builtin_policy(family, options, testing=testing)
     if not family.delegator:
-        result.checks.append(_builder_matches_certificate(claims, verified.identity.san))
-    checks, _ = claim_checks(claims, policy, policy.signers)
-    result.checks.extend(checks)
+        result.checks.append(_builder_matches_certificate(result.claims, verified.identity.san))
+    judge_claims(result, policy, policy.signers)
     return result
 
 
@@ -362,20 +328,4 @@ def verify_artifacts(
         )
         for label, document in read_envelopes(provenance, where)
     ]
-    return ArtifactVerification([_coverage(a, envelopes) for a in artifacts], envelopes)
-
-
-def _coverage(artifact: Artifact, envelopes: Sequence[EnvelopeResult]) -> ArtifactCoverage:
-    """The artifact's own verdict: a passing envelope covers it only when its verified
-    statement names one of the artifact's digests (names are never compared)."""
-    result = ArtifactCoverage(artifact)
-    for envelope in envelopes:
-        if envelope.claims is None:
-            continue
-        check = check_subject(envelope.claims, artifact.name, artifact.digest)
-        result.checks.append(check)
-        if check.passed and envelope.passed:
-            result.provenance.append(envelope.where)
-            if envelope.claims.builder_id:
-                result.builder_ids.append(envelope.claims.builder_id)
-    return result
+    return ArtifactVerification([cover(a, envelopes) for a in artifacts], envelopes)

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assay import attestation as formats
-from assay import dsse
 from assay.errors import AttestationError, VerificationError
-from assay.policy.model import Policy, Signer
+from assay.policy.model import Policy
 from assay.results import Check
 from assay.verify import checks as c
 from assay.verify.certificates import (
@@ -32,7 +31,7 @@ from assay.verify.certificates import (
     LogResult,
     SigstoreTrust,
 )
-from assay.verify.claims import STATEMENT_TYPES, Claims, parse_statement, read_claims
+from assay.verify.claims import Claims, parse_statement
 from assay.verify.dependency_check import (
     DependencyCheck,
     DependencyCheckInput,
@@ -42,6 +41,15 @@ from assay.verify.dependency_check import (
 from assay.verify.evidence import EvidenceIndex
 from assay.verify.levels import DependencyResult, build_level_name, resolve_dependencies
 from assay.verify.model import Artifact, Attestation, CertificateIdentity, GcbMetadata
+from assay.verify.pipeline import (
+    Coverage,
+    Evaluation,
+    claim_checks,
+    cover,
+    judge_claims,
+    read_payload,
+    validation_check,
+)
 from assay.verify.signers import signers_that_signed
 
 __all__ = [
@@ -65,15 +73,11 @@ transparency-log entry (`insecure_ignore_tlog`): a VSA never hides the waiver.""
 
 
 @dataclass(slots=True)
-class AttestationReport:
-    name: str
-    digest: dict[str, str]
-    checks: list[Check]
-    claims: Claims | None = None
-    level: int | None = None
+class AttestationReport(Evaluation):
+    """One attestation through the pipeline, with who signed it and its Sigstore results."""
+
+    digest: dict[str, str] = field(default_factory=dict)
     signed_by: list[str] = field(default_factory=list)
-    statement: dict[str, Any] | None = None
-    """The verified statement (only set once its signature verified)."""
     certificate: CertificateResult | None = None
     """The verification of the Sigstore material the envelope came with, if any."""
     log: LogResult | None = None
@@ -86,7 +90,8 @@ class AttestationReport:
 
     @property
     def passed(self) -> bool:
-        """All attestation-wide checks passed (subjects are judged per artifact)."""
+        """All attestation-wide checks passed (the per-artifact subject checks, shown
+        here too, are each artifact's: `Coverage`)."""
         return bool(self.checks) and all(
             check.passed for check in self.checks if check.subject is None
         )
@@ -117,13 +122,8 @@ class AttestationReport:
         return result
 
 
-@dataclass(slots=True)
-class ArtifactResult:
-    artifact: Artifact
-    passed: bool
-    level: int | None
-    attestations: list[str]
-    """Names of the passing attestations that cover this artifact."""
+ArtifactResult = Coverage
+"""One artifact's own verdict in a `VerificationReport`."""
 
 
 @dataclass(slots=True)
@@ -411,18 +411,6 @@ def _unsigned_detail(
     return "; ".join(parts) or "no trusted signer signed the envelope"
 
 
-def _validation(statement: dict[str, Any]) -> Check:
-    """The validator of `assay attest validate`: its errors fail the statement."""
-    errors = [f for f in formats.validate(statement) if f.severity is formats.Severity.ERROR]
-    return Check(
-        "statement.valid",
-        not errors,
-        "no error from the attestation validator",
-        [f"{f.path}: {f.message}" for f in errors[:10]],
-        f"{len(errors)} error(s); `assay attest validate` lists them" if errors else "",
-    )
-
-
 def evaluate_attestation(
     attestation: Attestation,
     policy: Policy,
@@ -436,7 +424,7 @@ def evaluate_attestation(
     (`certificate`), and `attestation.logged` from its verification of a key-signed
     bundle's log entry (`log`); `Verifier.verify` guarantees both."""
     report = AttestationReport(
-        attestation.name, attestation.digest, [], certificate=certificate, log=log
+        attestation.name, digest=attestation.digest, certificate=certificate, log=log
     )
     envelope = attestation.envelope
     signed = signers_that_signed(attestation, policy.signers)
@@ -468,56 +456,13 @@ def evaluate_attestation(
                 else "",
             )
         )
-    report.checks.append(
-        Check(
-            "payloadType",
-            envelope.payload_type == dsse.INTOTO_PAYLOAD_TYPE,
-            dsse.INTOTO_PAYLOAD_TYPE,
-            envelope.payload_type,
-        )
-    )
-    try:
-        statement = parse_statement(envelope.payload, where=attestation.name)
-        claims = read_claims(statement)
-    except AttestationError as error:
-        report.checks.append(Check("statement", False, "an in-toto statement", None, str(error)))
-        return report
-    report.statement = statement
-    report.claims = claims
-    report.checks.append(
-        Check(
-            "statement",
-            claims.statement_type in STATEMENT_TYPES,
-            list(STATEMENT_TYPES),
-            claims.statement_type,
-        )
-    )
-    report.checks.append(_validation(statement))
-    checks, level = claim_checks(claims, policy, signed)
-    report.checks.extend(checks)
-    if attestation.gcb is not None:
-        report.checks.extend(c.check_gcb_context(attestation.gcb, statement))
-    report.level = level
+    if read_payload(report, envelope.payload_type, envelope.payload):
+        assert report.statement is not None
+        report.checks.append(validation_check(report.statement))
+        judge_claims(report, policy, signed)
+        if attestation.gcb is not None:
+            report.checks.extend(c.check_gcb_context(attestation.gcb, report.statement))
     return report
-
-
-def claim_checks(
-    claims: Claims, policy: Policy, signed: Sequence[Signer]
-) -> tuple[list[Check], int | None]:
-    """Every check of the claims against the policy, given the signers that signed,
-    and the build level the trusted builder reaches."""
-    builder, level = c.check_builder(claims, signed)
-    rules = c.matching_rules(claims, signed)
-    result = [
-        builder,
-        c.check_predicate_type(claims, policy),
-        c.check_build_type(claims, policy, rules),
-    ]
-    result.extend(c.check_parameters(claims, policy.parameters))
-    result.extend(c.check_source(claims, policy.source))
-    result.extend(c.check_refs(claims, policy.source))
-    result.append(c.check_level(level, policy))
-    return result, level
 
 
 def evaluate_unverified_claims(claims: Claims, policy: Policy) -> list[Check]:
@@ -542,25 +487,12 @@ def _evaluate(
         )
         for a in attestations
     ]
-    results = []
-    for artifact in artifacts:
-        covering = []
-        for report in reports:
-            if report.claims is None:
-                continue
-            check = c.check_subject(report.claims, artifact.name, artifact.digest)
+    results = [cover(artifact, reports) for artifact in artifacts]
+    read = [report for report in reports if report.claims is not None]
+    for result in results:
+        # Shown with each attestation too; its verdict ignores them (`subject` is set).
+        for report, check in zip(read, result.checks, strict=True):
             report.checks.append(check)
-            if check.passed and report.passed:
-                covering.append(report)
-        levels = [r.level for r in covering if r.level is not None]
-        results.append(
-            ArtifactResult(
-                artifact,
-                bool(covering),
-                max(levels) if levels else None,
-                [r.name for r in covering],
-            )
-        )
     return VerificationReport(policy, results, reports)
 
 
