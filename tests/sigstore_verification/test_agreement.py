@@ -73,7 +73,8 @@ def _artifact_verdict(cli: object, args: argparse.Namespace) -> int:
 
 def _bundle_verdict(cli: object, args: argparse.Namespace) -> int:
     from assay.attestation.files import read_file
-    from assay.verify.bundle_check import GhPolicy, parse_regex, verify_bundles
+    from assay.policy.gh_attestation import GhPolicy, parse_regex
+    from assay.verify.bundle_check import verify_bundles
     from assay.verify.request import bundle_verifier, read_artifact
 
     artifact = read_artifact(args.artifact)

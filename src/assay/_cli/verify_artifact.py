@@ -307,13 +307,13 @@ def _bundles_from_oci(args: argparse.Namespace, image: Any) -> bytes:
 
 def _verify_bundle(args: argparse.Namespace) -> int:
     from assay.attestation.files import read_file
-    from assay.verify.bundle_check import (
+    from assay.policy.gh_attestation import (
         DEFAULT_ISSUER,
         DEFAULT_PREDICATE_TYPE,
         GhPolicy,
         parse_regex,
-        verify_bundles,
     )
+    from assay.verify.bundle_check import verify_bundles
 
     image = None
     if args.artifact.startswith("oci://"):

@@ -10,15 +10,17 @@ Only payloads whose signatures were verified should be handed to `read_claims`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay import attestation, protocol
 from assay.attestation._json import loads_strict
 from assay.attestation.constants import MAX_PAYLOAD_BYTES
+from assay.attestation.provenance import Material, ProvenanceV01, ProvenanceV02, ProvenanceV1
+from assay.attestation.views import ResourceDescriptor
 from assay.errors import AttestationError
-from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1
+from assay.protocol import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1
 
 STATEMENT_TYPES: Final = protocol.STATEMENT_TYPES
 MAX_SUBJECTS: Final = 10_000
@@ -101,20 +103,28 @@ def _as_source(dependencies: tuple[Dependency, ...]) -> tuple[Dependency, ...]:
     return (Dependency(first.uri, first.digest, True, first.name), *dependencies[1:])
 
 
-def _dependencies(items: object) -> tuple[Dependency, ...]:
-    if not isinstance(items, list):
-        return ()
-    if len(items) > MAX_DEPENDENCIES:
+def _dependencies(
+    items: Sequence[ResourceDescriptor | Material], count: int
+) -> tuple[Dependency, ...]:
+    """Dependencies of the typed views (`count`: the entries of the raw list, bounded
+    before any is read)."""
+    if count > MAX_DEPENDENCIES:
         raise AttestationError(
-            "$.predicate", f"expected at most {MAX_DEPENDENCIES} dependencies, got {len(items)}"
+            "$.predicate", f"expected at most {MAX_DEPENDENCIES} dependencies, got {count}"
         )
     result = []
     for item in items:
-        data = _obj(item)
-        uri = _str(data.get("uri"))
-        digest = _digest(data.get("digest"))
-        result.append(Dependency(uri, digest, _is_source_uri(uri, digest), _str(data.get("name"))))
+        uri, digest = _str(item.uri), dict(item.digest)
+        name = _str(item.name) if isinstance(item, ResourceDescriptor) else None
+        result.append(Dependency(uri, digest, _is_source_uri(uri, digest), name))
     return tuple(result)
+
+
+def _count(predicate: Mapping[str, Any], *path: str) -> int:
+    value: Any = predicate
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return len(value) if isinstance(value, list) else 0
 
 
 def _subjects(statement: Mapping[str, Any]) -> tuple[Subject, ...]:
@@ -160,14 +170,11 @@ def read_claims(statement: Mapping[str, Any]) -> Claims:
     if not isinstance(predicate, Mapping):
         raise AttestationError("$.predicate", "expected an object")
     subjects = _subjects(statement)
-    if predicate_type == PROVENANCE_V1:
-        return _v1(statement_type, predicate_type, subjects, predicate)
-    if predicate_type == PROVENANCE_V02:
-        return _v02(statement_type, predicate_type, subjects, predicate)
-    if predicate_type == PROVENANCE_V01:
-        return _v01(statement_type, predicate_type, subjects, predicate)
-    # An unknown predicate still yields subjects, so the report can say what it was.
-    return Claims(statement_type, predicate_type, subjects, None, None, {})
+    reader = _READERS.get(predicate_type)
+    if reader is None:
+        # An unknown predicate still yields subjects, so the report can say what it was.
+        return Claims(statement_type, predicate_type, subjects, None, None, {})
+    return reader(statement_type, predicate_type, subjects, predicate)
 
 
 def _github_ref_fields(env: Mapping[str, Any], upper: bool) -> dict[str, Any]:
@@ -198,26 +205,27 @@ def _v02(
     subjects: tuple[Subject, ...],
     predicate: Mapping[str, Any],
 ) -> Claims:
-    invocation = _obj(predicate.get("invocation"))
-    config = _obj(invocation.get("configSource"))
-    parameters = _obj(invocation.get("parameters"))
+    view = ProvenanceV02.from_dict(predicate)
+    invocation = view.invocation
+    config = invocation.config_source
+    parameters = dict(invocation.parameters)
     # The spec's 0.2 -> 1.0 mapping: entry point and config source join the parameters.
-    if _str(config.get("entryPoint")):
-        parameters.setdefault("entryPoint", config["entryPoint"])
-    if _str(config.get("uri")):
-        parameters.setdefault("source", config["uri"])
-    materials = _as_source(_dependencies(predicate.get("materials")))
-    environment = _obj(invocation.get("environment"))
+    if _str(config.entry_point):
+        parameters.setdefault("entryPoint", config.entry_point)
+    if _str(config.uri):
+        parameters.setdefault("source", config.uri)
+    materials = _as_source(_dependencies(view.materials, _count(predicate, "materials")))
+    environment = invocation.environment
     github = _github_ref_fields(environment, upper=False) if "github_ref" in environment else {}
     return Claims(
         statement_type,
         predicate_type,
         subjects,
-        _str(_obj(predicate.get("builder")).get("id")),
-        _str(predicate.get("buildType")),
+        _str(view.builder_id),
+        _str(view.build_type),
         parameters,
         source_uri=materials[0].uri if materials else None,
-        trigger_uri=_str(config.get("uri")),
+        trigger_uri=_str(config.uri),
         dependencies=materials,
         **github,
     )
@@ -229,59 +237,91 @@ def _v1(
     subjects: tuple[Subject, ...],
     predicate: Mapping[str, Any],
 ) -> Claims:
-    definition = _obj(predicate.get("buildDefinition"))
-    run = _obj(predicate.get("runDetails"))
-    external = _obj(definition.get("externalParameters"))
-    internal = _obj(definition.get("internalParameters"))
-    dependencies = _dependencies(definition.get("resolvedDependencies"))
-    source_uri = dependencies[0].uri if dependencies else None
-    trigger_uri: str | None = None
-    github: dict[str, Any] = {}
-    if "GITHUB_REF" in internal or "GITHUB_EVENT_NAME" in internal:
-        github = _github_ref_fields(internal, upper=True)
-        workflow_ref = _str(internal.get("GITHUB_WORKFLOW_REF"))
-        if workflow_ref:
-            # `owner/repo/.github/workflows/x.yml@ref` -> `git+https://github.com/owner/repo@ref`
-            path, _, workflow_at = workflow_ref.partition("@")
-            repo = "/".join(path.split("/")[:2])
-            trigger_uri = f"git+{_GITHUB_SERVER}{repo}@{workflow_at}"
-    workflow = _obj(external.get("workflow"))
-    if _str(workflow.get("repository")):
-        # GitHub Actions workflow build type: the workflow's repository and ref are the source.
-        ref: str | None = _str(workflow.get("ref"))
-        trigger_uri = f"git+{workflow['repository']}" + (f"@{ref}" if ref else "")
-        github.setdefault("ref", ref)
-        if ref and "ref_type" not in github:
-            github["ref_type"] = "tag" if ref.startswith("refs/tags/") else "branch"
-    config_source = _obj(external.get("buildConfigSource"))
-    if _str(config_source.get("repository")):
-        # Google Cloud Build: the build config's repository and ref.
-        config_ref = _str(config_source.get("ref"))
-        trigger_uri = _str(config_source.get("repository"))
-        if trigger_uri and not trigger_uri.startswith("git+"):
-            trigger_uri = f"git+{trigger_uri}"
-        if config_ref and trigger_uri:
-            trigger_uri = f"{trigger_uri}@{config_ref}"
-        github.setdefault("ref", config_ref)
-        if config_ref:
-            github.setdefault(
-                "ref_type", "tag" if config_ref.startswith("refs/tags/") else "branch"
-            )
-    source = _obj(external.get("source"))
-    if _str(source.get("uri")) and trigger_uri is None:
-        trigger_uri = source["uri"]
+    view = ProvenanceV1.from_dict(predicate)
+    external = dict(view.external_parameters)
+    dependencies = _dependencies(
+        view.resolved_dependencies,
+        _count(predicate, "buildDefinition", "resolvedDependencies"),
+    )
+    github, trigger_uri = _v1_trigger(view.internal_parameters, external)
     return Claims(
         statement_type,
         predicate_type,
         subjects,
-        _str(_obj(run.get("builder")).get("id")),
-        _str(definition.get("buildType")),
+        _str(view.builder_id),
+        _str(view.build_type),
         external,
-        source_uri=source_uri,
+        source_uri=dependencies[0].uri if dependencies else None,
         trigger_uri=trigger_uri,
         dependencies=dependencies,
         **github,
     )
+
+
+def _v1_trigger(
+    internal: Mapping[str, Any], external: Mapping[str, Any]
+) -> tuple[dict[str, Any], str | None]:
+    """The ref fields and the triggering repository, from wherever the build type records
+    them; the later readers win (workflow, then build config, then source)."""
+    github: dict[str, Any] = {}
+    trigger_uri: str | None = None
+    for read in (_github_internal, _github_workflow, _build_config_source):
+        trigger_uri = read(internal, external, github) or trigger_uri
+    source = _obj(external.get("source"))
+    if _str(source.get("uri")) and trigger_uri is None:
+        trigger_uri = source["uri"]
+    return github, trigger_uri
+
+
+def _github_internal(
+    internal: Mapping[str, Any], _external: Mapping[str, Any], github: dict[str, Any]
+) -> str | None:
+    """slsa-github-generator: GitHub's environment in the internal parameters."""
+    if "GITHUB_REF" not in internal and "GITHUB_EVENT_NAME" not in internal:
+        return None
+    github.update(_github_ref_fields(internal, upper=True))
+    workflow_ref = _str(internal.get("GITHUB_WORKFLOW_REF"))
+    if not workflow_ref:
+        return None
+    # `owner/repo/.github/workflows/x.yml@ref` -> `git+https://github.com/owner/repo@ref`
+    path, _, workflow_at = workflow_ref.partition("@")
+    repo = "/".join(path.split("/")[:2])
+    return f"git+{_GITHUB_SERVER}{repo}@{workflow_at}"
+
+
+def _github_workflow(
+    _internal: Mapping[str, Any], external: Mapping[str, Any], github: dict[str, Any]
+) -> str | None:
+    """GitHub Actions workflow build type: the workflow's repository and ref are the source."""
+    workflow = _obj(external.get("workflow"))
+    if not _str(workflow.get("repository")):
+        return None
+    ref: str | None = _str(workflow.get("ref"))
+    github.setdefault("ref", ref)
+    if ref and "ref_type" not in github:
+        github["ref_type"] = _ref_type(ref)
+    return f"git+{workflow['repository']}" + (f"@{ref}" if ref else "")
+
+
+def _build_config_source(
+    _internal: Mapping[str, Any], external: Mapping[str, Any], github: dict[str, Any]
+) -> str | None:
+    """Google Cloud Build: the build config's repository and ref."""
+    config_source = _obj(external.get("buildConfigSource"))
+    repository = _str(config_source.get("repository"))
+    if not repository:
+        return None
+    config_ref = _str(config_source.get("ref"))
+    trigger_uri = repository if repository.startswith("git+") else f"git+{repository}"
+    github.setdefault("ref", config_ref)
+    if config_ref:
+        github.setdefault("ref_type", _ref_type(config_ref))
+        trigger_uri = f"{trigger_uri}@{config_ref}"
+    return trigger_uri
+
+
+def _ref_type(ref: str) -> str:
+    return "tag" if ref.startswith("refs/tags/") else "branch"
 
 
 def _v01(
@@ -290,23 +330,26 @@ def _v01(
     subjects: tuple[Subject, ...],
     predicate: Mapping[str, Any],
 ) -> Claims:
-    recipe = _obj(predicate.get("recipe"))
-    arguments = _obj(recipe.get("arguments"))
+    view = ProvenanceV01.from_dict(predicate)
+    recipe = view.recipe
+    arguments = dict(recipe.arguments) if recipe is not None else {}
     parameters = dict(arguments)
-    if _str(recipe.get("entryPoint")):
-        parameters.setdefault("entryPoint", recipe["entryPoint"])
-    materials = _as_source(_dependencies(predicate.get("materials")))
-    substitutions = _obj(arguments.get("substitutions"))
-    tag = _str(substitutions.get("TAG_NAME"))
+    if recipe is not None and _str(recipe.entry_point):
+        parameters.setdefault("entryPoint", recipe.entry_point)
+    materials = _as_source(_dependencies(view.materials, _count(predicate, "materials")))
+    tag = _str(_obj(arguments.get("substitutions")).get("TAG_NAME"))
     return Claims(
         statement_type,
         predicate_type,
         subjects,
-        _str(_obj(predicate.get("builder")).get("id")),
-        _str(recipe.get("type")),
+        _str(view.builder_id),
+        _str(recipe.type) if recipe is not None else None,
         parameters,
         source_uri=materials[0].uri if materials else None,
         ref=f"refs/tags/{tag}" if tag else None,
         ref_type="tag" if tag else None,
         dependencies=materials,
     )
+
+
+_READERS: Final = {PROVENANCE_V1: _v1, PROVENANCE_V02: _v02, PROVENANCE_V01: _v01}

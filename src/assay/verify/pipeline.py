@@ -56,6 +56,9 @@ class Evaluation:
     claims: Claims | None = None
     level: int | None = None
     """The build level its trusted builder reaches (None: not reached)."""
+    signed_digest: tuple[str, str] | None = None
+    """For a message signature (a bundle that signs an artifact's digest, no statement):
+    the digest signed, which stands for the subject."""
 
     @property
     def passed(self) -> bool:
@@ -177,10 +180,25 @@ def cover(artifact: Artifact, evaluations: Sequence[Evaluation]) -> Coverage:
     """The artifact's own verdict over every evaluation whose statement was read."""
     result = Coverage(artifact)
     for evaluation in evaluations:
-        if evaluation.claims is None:
+        check = _subject_check(evaluation, artifact)
+        if check is None:
             continue
-        check = c.check_subject(evaluation.claims, artifact.name, artifact.digest)
         result.checks.append(check)
         if check.passed and evaluation.passed:
             result.covering.append(evaluation)
     return result
+
+
+def _subject_check(evaluation: Evaluation, artifact: Artifact) -> Check | None:
+    if evaluation.claims is not None:
+        return c.check_subject(evaluation.claims, artifact.name, artifact.digest)
+    if evaluation.signed_digest is None:
+        return None  # nothing verified names a subject
+    algorithm, value = evaluation.signed_digest
+    return Check(
+        "subject",
+        artifact.digest.get(algorithm, "").lower() == value.lower(),
+        dict(artifact.digest),
+        {algorithm: value},
+        subject=artifact.name,
+    )

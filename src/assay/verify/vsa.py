@@ -33,6 +33,7 @@ from assay.policy.vulnerabilities import parse_scanned_level
 from assay.results import Check
 from assay.verify.claims import parse_statement
 from assay.verify.levels import parse_build_level
+from assay.verify.pipeline import payload_type_check, validation_check
 
 _VERIFIED_PROPERTIES: Final = VERIFIED_PROPERTIES
 
@@ -238,148 +239,153 @@ def accept_vsa(
     )
     if not result.signed_for:
         return result
-    result.checks.append(
-        Check(
-            "payloadType",
-            envelope.payload_type == dsse.INTOTO_PAYLOAD_TYPE,
-            dsse.INTOTO_PAYLOAD_TYPE,
-            envelope.payload_type,
-        )
-    )
+    result.checks.append(payload_type_check(envelope.payload_type))
     try:
         statement = parse_statement(envelope.payload)
     except AttestationError as error:
         result.checks.append(Check("statement", False, "an in-toto statement", None, str(error)))
         return result
     result.statement = statement
-    errors = [
-        f for f in attestation.validate(statement) if f.severity is attestation.Severity.ERROR
-    ]
-    result.checks.append(
-        Check(
-            "statement.valid",
-            not errors,
-            "no error from the attestation validator",
-            [f"{f.path}: {f.message}" for f in errors[:10]],
-        )
-    )
-    predicate = statement.get("predicate")
-    predicate = predicate if isinstance(predicate, Mapping) else {}
-    # (2) subject digests
-    found = _subject_digests(statement)
-    for algorithm, value in subject_digests:
-        result.checks.append(
-            Check(
-                "subject",
-                (algorithm, value.lower()) in found,
-                f"{algorithm}:{value}",
-                sorted(f"{a}:{v}" for a, v in found),
-                subject=f"{algorithm}:{value}",
-            )
-        )
-    # (3) predicateType
-    result.checks.append(
-        Check(
+    result.checks.append(validation_check(statement))
+    predicate = _mapping(statement.get("predicate"))
+    verified = _level_names(predicate)
+    result.checks += [
+        *_subject_checks(statement, subject_digests),  # (2)
+        Check(  # (3)
             "predicateType",
             statement.get("predicateType") == VSA_V1,
             VSA_V1,
             statement.get("predicateType"),
-        )
-    )
-    # (4) verifier, bound to the key that signed
-    verifier = predicate.get("verifier")
-    found_id = verifier.get("id") if isinstance(verifier, Mapping) else None
-    result.checks.append(
+        ),
+        _verifier_check(predicate, result.signed_for, verifier_id),  # (4)
+        *_resource_checks(predicate, resource_uri),  # (5)
+        _policy_check(predicate),
+        _time_check(predicate.get("timeVerified"), now),
+        Check(  # (6)
+            "verificationResult",
+            predicate.get("verificationResult") == "PASSED",
+            "PASSED",
+            predicate.get("verificationResult"),
+        ),
+        _levels_check(verified),  # (7)
+        *_dependency_levels_checks(predicate),
+        *(_asked_level_check(level, verified, predicate, now) for level in levels),
+    ]
+    return result
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _subject_checks(
+    statement: Mapping[str, Any], subject_digests: Sequence[tuple[str, str]]
+) -> list[Check]:
+    found = _subject_digests(statement)
+    return [
         Check(
-            "verifier.id",
-            found_id in result.signed_for and (verifier_id is None or found_id == verifier_id),
-            verifier_id if verifier_id is not None else list(result.signed_for),
-            found_id,
-            ""
-            if found_id in result.signed_for
-            else "the signing key is not trusted for this verifier",
+            "subject",
+            (algorithm, value.lower()) in found,
+            f"{algorithm}:{value}",
+            sorted(f"{a}:{v}" for a, v in found),
+            subject=f"{algorithm}:{value}",
         )
+        for algorithm, value in subject_digests
+    ]
+
+
+def _verifier_check(
+    predicate: Mapping[str, Any], signed_for: Sequence[str], verifier_id: str | None
+) -> Check:
+    """The verifier, bound to the key that signed."""
+    found_id = _mapping(predicate.get("verifier")).get("id")
+    bound = found_id in signed_for
+    return Check(
+        "verifier.id",
+        bound and (verifier_id is None or found_id == verifier_id),
+        verifier_id if verifier_id is not None else list(signed_for),
+        found_id,
+        "" if bound else "the signing key is not trusted for this verifier",
     )
-    # (5) resourceUri
-    if resource_uri is not None:
-        result.checks.append(
-            Check(
-                "resourceUri",
-                predicate.get("resourceUri") == resource_uri,
-                resource_uri,
-                predicate.get("resourceUri"),
-            )
-        )
-    # The policy the verifier applied must be named.
-    policy = predicate.get("policy")
-    policy_uri = policy.get("uri") if isinstance(policy, Mapping) else None
-    result.checks.append(
-        Check(
-            "policy",
-            isinstance(policy_uri, str) and bool(policy_uri),
-            "a policy with a URI",
-            policy_uri,
-        )
+
+
+def _resource_checks(predicate: Mapping[str, Any], resource_uri: str | None) -> list[Check]:
+    if resource_uri is None:
+        return []
+    found = predicate.get("resourceUri")
+    return [Check("resourceUri", found == resource_uri, resource_uri, found)]
+
+
+def _policy_check(predicate: Mapping[str, Any]) -> Check:
+    """The policy the verifier applied must be named."""
+    policy_uri = _mapping(predicate.get("policy")).get("uri")
+    return Check(
+        "policy",
+        isinstance(policy_uri, str) and bool(policy_uri),
+        "a policy with a URI",
+        policy_uri,
     )
-    # The verification happened, and not in the future.
-    result.checks.append(_time_check(predicate.get("timeVerified"), now))
-    # (6) verificationResult
-    outcome = predicate.get("verificationResult")
-    result.checks.append(Check("verificationResult", outcome == "PASSED", "PASSED", outcome))
-    # (7) verifiedLevels
+
+
+def _level_names(predicate: Mapping[str, Any]) -> list[str]:
     verified = predicate.get("verifiedLevels")
-    verified_list = (
-        [v for v in verified if isinstance(v, str)] if isinstance(verified, list) else []
-    )
+    return [v for v in verified if isinstance(v, str)] if isinstance(verified, list) else []
+
+
+def _levels_check(verified: list[str]) -> Check:
+    """Real level names, at most one level per track."""
     tracks = [
-        m.group(1) for v in verified_list if (m := LEVEL_PATTERN.match(v)) and m.group(2).isdigit()
+        m.group(1) for v in verified if (m := LEVEL_PATTERN.match(v)) and m.group(2).isdigit()
     ]
     duplicated = sorted({t for t in tracks if tracks.count(t) > 1})
-    unreal = [v for v in verified_list if not real_level_name(v)]
-    result.checks.append(
-        Check(
-            "verifiedLevels",
-            not duplicated and not unreal,
-            "real level names, at most one level per track",
-            verified_list,
-            f"several levels for track {duplicated[0]}"
-            if duplicated
-            else (f"not a level: {unreal[0]}" if unreal else ""),
-        )
+    unreal = [v for v in verified if not real_level_name(v)]
+    problem = ""
+    if duplicated:
+        problem = f"several levels for track {duplicated[0]}"
+    elif unreal:
+        problem = f"not a level: {unreal[0]}"
+    return Check(
+        "verifiedLevels",
+        not problem,
+        "real level names, at most one level per track",
+        verified,
+        problem,
     )
+
+
+def _dependency_levels_checks(predicate: Mapping[str, Any]) -> list[Check]:
     counts = predicate.get("dependencyLevels")
-    if counts is not None:
-        bad = (
-            [str(k) for k in counts if parse_build_level(str(k)) is None]
-            if isinstance(counts, Mapping)
-            else ["(not an object)"]
+    if counts is None:
+        return []
+    if not isinstance(counts, Mapping):
+        bad, found = ["(not an object)"], counts
+    else:
+        bad, found = [str(k) for k in counts if parse_build_level(str(k)) is None], sorted(counts)
+    return [
+        Check(
+            "dependencyLevels",
+            not bad,
+            "SLSA_BUILD_LEVEL_0..3 keys",
+            found,
+            f"not a build level: {bad[0]}" if bad else "",
         )
-        result.checks.append(
-            Check(
-                "dependencyLevels",
-                not bad,
-                "SLSA_BUILD_LEVEL_0..3 keys",
-                sorted(counts) if isinstance(counts, Mapping) else counts,
-                f"not a build level: {bad[0]}" if bad else "",
-            )
-        )
-    for level in levels:
-        wanted_age = parse_scanned_level(level)
-        if wanted_age is not None:
-            result.checks.append(
-                _scanned_check(level, wanted_age, verified_list, predicate.get("timeVerified"), now)
-            )
-            continue
-        result.checks.append(
-            Check(
-                "verifiedLevels",
-                any(implies(v, level) for v in verified_list),
-                level,
-                verified_list,
-                subject=level,
-            )
-        )
-    return result
+    ]
+
+
+def _asked_level_check(
+    level: str, verified: list[str], predicate: Mapping[str, Any], now: dt.datetime | None
+) -> Check:
+    """A level the caller requires: implied by a verified level (a scan level, also fresh)."""
+    wanted_age = parse_scanned_level(level)
+    if wanted_age is not None:
+        return _scanned_check(level, wanted_age, verified, predicate.get("timeVerified"), now)
+    return Check(
+        "verifiedLevels",
+        any(implies(v, level) for v in verified),
+        level,
+        verified,
+        subject=level,
+    )
 
 
 def _scanned_check(
