@@ -24,6 +24,11 @@ class Check:
     the dependency for `dependency`, the level for `verifiedLevels`. None for checks of
     the whole attestation."""
 
+    def summary(self) -> str:
+        """`name: expected …, found … (detail)`: how a failed check is told in one line."""
+        detail = f" ({self.detail})" if self.detail else ""
+        return f"{self.name}: expected {self.expected!r}, found {self.found!r}{detail}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "check": self.name,

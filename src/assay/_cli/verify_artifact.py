@@ -16,6 +16,7 @@ from assay.errors import InputError
 
 if TYPE_CHECKING:
     from assay.verify.artifact import ArtifactVerification
+    from assay.verify.model import Artifact
 
 
 def register(tree: CommandTree) -> None:
@@ -165,12 +166,11 @@ def _print(result: ArtifactVerification, args: argparse.Namespace) -> None:
         print("PASSED: SLSA verification passed", file=sys.stderr)
         return
     failures = result.failures()
-    if failures:
-        first = failures[0]
-        detail = f" ({first.detail})" if first.detail else ""
-        reason = f"{first.name}: expected {first.expected!r}, found {first.found!r}{detail}"
-    else:
-        reason = "no verified provenance names the artifact as a subject"
+    reason = (
+        failures[0].summary()
+        if failures
+        else "no verified provenance names the artifact as a subject"
+    )
     print(f"FAILED: SLSA verification failed: {reason}", file=sys.stderr)
 
 
@@ -306,72 +306,19 @@ def _bundles_from_oci(args: argparse.Namespace, image: Any) -> bytes:
 
 
 def _verify_bundle(args: argparse.Namespace) -> int:
-    from assay.attestation.files import read_file
-    from assay.policy.gh_attestation import (
-        DEFAULT_ISSUER,
-        DEFAULT_PREDICATE_TYPE,
-        GhPolicy,
-        parse_regex,
-    )
     from assay.verify.bundle_check import verify_bundles
 
-    image = None
-    if args.artifact.startswith("oci://"):
-        from assay.registry.reference import parse_reference
-        from assay.verify.verifier import Artifact
-
-        image = parse_reference(args.artifact.removeprefix("oci://"), "ARTIFACT")
-        if image.digest is None:
-            raise InputError("ARTIFACT", "expected oci://REGISTRY/REPOSITORY@sha256:HEX")
-        artifact = Artifact(str(image), {"sha256": image.digest.split(":", 1)[1]})
-    elif args.bundle_from_oci:
-        raise InputError("--bundle-from-oci", "expected an oci://IMAGE@sha256:HEX artifact")
-    else:
-        from assay.verify.request import read_artifact
-
-        artifact = read_artifact(args.artifact)
+    artifact, image = _bundle_artifact(args)
     algorithm = (
         args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
     )
     digest = (algorithm, artifact.digest[algorithm])
-    if args.repo is not None and args.repo.count("/") != 1:
-        raise InputError("--repo", f"expected ORG/REPO, got {args.repo!r}")
-    owner = args.owner if args.owner is not None else args.repo.split("/")[0]
-    policy = GhPolicy(
-        owner=owner,
-        repo=args.repo,
-        hostname=args.hostname,
-        cert_identity=args.cert_identity,
-        cert_identity_regex=(
-            parse_regex(args.cert_identity_regex, "--cert-identity-regex")
-            if args.cert_identity_regex
-            else None
-        ),
-        signer_repo=args.signer_repo,
-        signer_workflow=args.signer_workflow,
-        oidc_issuer=args.cert_oidc_issuer or DEFAULT_ISSUER,
-        signer_digest=args.signer_digest,
-        source_ref=args.source_ref,
-        source_digest=args.source_digest,
-        predicate_type=args.predicate_type or DEFAULT_PREDICATE_TYPE,
-        deny_self_hosted_runners=args.deny_self_hosted_runners,
-    )
+    policy = _gh_policy(args)
     args.trusted_root = args.custom_trusted_root
     args.only_trusted_roots = bool(args.custom_trusted_root)
-    if args.bundle is not None:
-        source, data = args.bundle, read_file(args.bundle)
-    elif image is not None and args.bundle_from_oci:
-        source, data = f"oci://{image}", _bundles_from_oci(args, image)
-    else:
-        source = "GitHub's attestations API"
-        data = _bundles_from_api(args, digest, owner)
+    source, data = _bundle_source(args, image, digest, policy.owner)
     result = verify_bundles(
-        artifact.name,
-        digest,
-        data,
-        source,
-        policy=policy,
-        verifier=_bundle_verifier(args),
+        artifact.name, digest, data, source, policy=policy, verifier=_bundle_verifier(args)
     )
     if args.json:
         import json
@@ -381,26 +328,83 @@ def _verify_bundle(args: argparse.Namespace) -> int:
         print(f"Loaded digest {digest[0]}:{digest[1]} for {artifact.name}", file=sys.stderr)
         print(f"Loaded {len(result.results)} attestation(s) from {source}", file=sys.stderr)
         print("The following policy criteria will be enforced:", file=sys.stderr)
-        for line in policy.describe():
-            print(line, file=sys.stderr)
+        print("\n".join(policy.describe()), file=sys.stderr)
     if not result.passed:
         failures = [c for r in result.results for c in r.checks if not c.passed]
-        reason = (
-            f"{failures[0].name}: expected {failures[0].expected!r}, found {failures[0].found!r}"
-            + (f" ({failures[0].detail})" if failures[0].detail else "")
-            if failures
-            else "no bundle verified"
-        )
+        reason = failures[0].summary() if failures else "no bundle verified"
         print(f"Verification failed: {reason}", file=sys.stderr)
         return EXIT_FAILED
     if not args.json:
-        print(
-            f"✓ Verification succeeded! {len(result.verified)} attestation(s) verified",
-            file=sys.stderr,
-        )
-        for item in result.verified:
-            identity = item.signature.identity if item.signature else None
-            repo = identity.source_repository_uri if identity else None
-            workflow = identity.build_config_uri or identity.san if identity else None
-            print(f"{repo}\t{item.predicate_type}\t{workflow}")
+        _print_verified(result)
     return EXIT_OK
+
+
+def _bundle_artifact(args: argparse.Namespace) -> tuple[Artifact, Any]:
+    """The artifact (a file, a digest, or an image by digest) and the image, if any."""
+    if not args.artifact.startswith("oci://"):
+        if args.bundle_from_oci:
+            raise InputError("--bundle-from-oci", "expected an oci://IMAGE@sha256:HEX artifact")
+        from assay.verify.request import read_artifact
+
+        return read_artifact(args.artifact), None
+    from assay.registry.reference import parse_reference
+    from assay.verify.model import Artifact
+
+    image = parse_reference(args.artifact.removeprefix("oci://"), "ARTIFACT")
+    if image.digest is None:
+        raise InputError("ARTIFACT", "expected oci://REGISTRY/REPOSITORY@sha256:HEX")
+    return Artifact(str(image), {"sha256": image.digest.split(":", 1)[1]}), image
+
+
+def _gh_policy(args: argparse.Namespace) -> Any:
+    """gh's flags as its built-in policy."""
+    from assay.policy.gh_attestation import (
+        DEFAULT_ISSUER,
+        DEFAULT_PREDICATE_TYPE,
+        GhPolicy,
+        parse_regex,
+    )
+
+    if args.repo is not None and args.repo.count("/") != 1:
+        raise InputError("--repo", f"expected ORG/REPO, got {args.repo!r}")
+    regex = args.cert_identity_regex
+    return GhPolicy(
+        owner=args.owner if args.owner is not None else args.repo.split("/")[0],
+        repo=args.repo,
+        hostname=args.hostname,
+        cert_identity=args.cert_identity,
+        cert_identity_regex=parse_regex(regex, "--cert-identity-regex") if regex else None,
+        signer_repo=args.signer_repo,
+        signer_workflow=args.signer_workflow,
+        oidc_issuer=args.cert_oidc_issuer or DEFAULT_ISSUER,
+        signer_digest=args.signer_digest,
+        source_ref=args.source_ref,
+        source_digest=args.source_digest,
+        predicate_type=args.predicate_type or DEFAULT_PREDICATE_TYPE,
+        deny_self_hosted_runners=args.deny_self_hosted_runners,
+    )
+
+
+def _bundle_source(
+    args: argparse.Namespace, image: Any, digest: tuple[str, str], owner: str
+) -> tuple[str, bytes]:
+    """Where the bundles come from (a file, the image's registry, GitHub's API), and them."""
+    if args.bundle is not None:
+        from assay.attestation.files import read_file
+
+        return args.bundle, read_file(args.bundle)
+    if image is not None and args.bundle_from_oci:
+        return f"oci://{image}", _bundles_from_oci(args, image)
+    return "GitHub's attestations API", _bundles_from_api(args, digest, owner)
+
+
+def _print_verified(result: Any) -> None:
+    print(
+        f"✓ Verification succeeded! {len(result.verified)} attestation(s) verified",
+        file=sys.stderr,
+    )
+    for item in result.verified:
+        identity = item.signature.identity if item.signature else None
+        repo = identity.source_repository_uri if identity else None
+        workflow = identity.build_config_uri or identity.san if identity else None
+        print(f"{repo}\t{item.predicate_type}\t{workflow}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
 from assay.errors import InputError
@@ -130,103 +131,117 @@ def _verify_npm(args: argparse.Namespace) -> int:
         print(f'Verified build using builder "{args.builder_id}"', file=sys.stderr)
         print("PASSED: SLSA verification passed", file=sys.stderr)
         return EXIT_OK
-    first = result.failures()[0]
-    detail = f" ({first.detail})" if first.detail else ""
-    print(
-        f"FAILED: SLSA verification failed: {first.name}: expected {first.expected!r},"
-        f" found {first.found!r}{detail}",
-        file=sys.stderr,
-    )
+    print(f"FAILED: SLSA verification failed: {result.failures()[0].summary()}", file=sys.stderr)
     return EXIT_FAILED
 
 
 def _verify_pypi(args: argparse.Namespace) -> int:
-    import hashlib
-
-    from assay._bounded import read_bounded
-    from assay.attestation.files import read_file
-    from assay.errors import RegistryError
-    from assay.registry.pypi import (
-        DEFAULT_INDEX,
-        DistributionVerification,
-        PypiOptions,
-        name_and_version,
-        provenance_url,
-        release_files,
-        release_url,
-        verify_distribution,
-    )
+    from assay.registry.pypi import DEFAULT_INDEX, PypiOptions
     from assay.verify.request import bundle_verifier
 
-    options = PypiOptions(args.repository, args.workflow)
-    index = args.index_url or DEFAULT_INDEX
-    path = Path(args.dist)
-    if path.is_file():
-        data = read_bounded(path, 1024 * 1024 * 1024)
-        files = [(path.name, hashlib.sha256(data).hexdigest())]
-        name, version = name_and_version(path.name)
-        if args.provenance:
-            documents = {path.name: (args.provenance, read_file(args.provenance))}
-        else:
-            documents = {}
-    else:
-        name, sep, version = args.dist.partition("==")
-        if not sep or not name or not version:
-            raise InputError(
-                "DIST_FILE|NAME==VERSION", f"expected a file or NAME==VERSION, got {args.dist!r}"
-            )
-        if args.provenance:
-            raise InputError(
-                "--provenance", "expected a distribution file with it, not NAME==VERSION"
-            )
-        documents = {}
-        files = []
+    name, version, files, documents = _pypi_target(args)
     verifier = bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
     from assay._cli._fetching import api_for
 
     with api_for(args) as api:
-        if not files:
-            url = release_url(index, name, version)
-            files = release_files(api.get(url)[0], url)
-        results = []
-        for filename, sha256 in files:
-            if filename in documents:
-                where, provenance = documents[filename]
-            else:
-                where = provenance_url(index, name, version, filename)
-                try:
-                    provenance = api.get(where)[0]
-                except RegistryError as error:
-                    if not error.reason.startswith("HTTP 404"):
-                        raise
-                    # PyPI has no provenance for this file: it fails, it is not unusable.
-                    results.append(DistributionVerification(filename, sha256, where))
-                    continue
-            results.append(
-                verify_distribution(filename, sha256, provenance, where, options, verifier)
-            )
+        results = _PypiRun(
+            api, args.index_url or DEFAULT_INDEX, PypiOptions(args.repository, args.workflow)
+        ).verify(name, version, files, documents, verifier)
     passed = all(r.passed for r in results)
     if args.json:
         import json
 
-        print(
-            json.dumps(
-                {"passed": passed, "distributions": [r.to_dict() for r in results]}, indent=2
-            )
-        )
+        distributions = [r.to_dict() for r in results]
+        print(json.dumps({"passed": passed, "distributions": distributions}, indent=2))
     for result in results:
-        if result.passed:
-            print(
-                f"OK: {result.filename}: {len(result.attestations)} attestation(s) verified",
-                file=sys.stderr,
-            )
-            continue
-        first = result.failures()[0] if result.failures() else None
-        reason = (
-            f"{first.name}: expected {first.expected!r}, found {first.found!r}"
-            + (f" ({first.detail})" if first.detail else "")
-            if first
-            else f"no attestation ({result.source}: not found)"
-        )
-        print(f"FAILED: {result.filename}: {reason}", file=sys.stderr)
+        print(_pypi_line(result), file=sys.stderr)
     return EXIT_OK if passed else EXIT_FAILED
+
+
+_Documents = dict[str, tuple[str, bytes]]
+
+
+def _pypi_target(
+    args: argparse.Namespace,
+) -> tuple[str, str, list[tuple[str, str]], _Documents]:
+    """The project and version, its files (a given file: with its sha256) and the
+    provenance given for them."""
+    import hashlib
+
+    from assay._bounded import read_bounded
+    from assay.attestation.files import read_file
+    from assay.registry.pypi import name_and_version
+
+    path = Path(args.dist)
+    if path.is_file():
+        data = read_bounded(path, 1024 * 1024 * 1024)
+        name, version = name_and_version(path.name)
+        documents: _Documents = {}
+        if args.provenance:
+            documents[path.name] = (args.provenance, read_file(args.provenance))
+        return name, version, [(path.name, hashlib.sha256(data).hexdigest())], documents
+    name, sep, version = args.dist.partition("==")
+    if not sep or not name or not version:
+        raise InputError(
+            "DIST_FILE|NAME==VERSION", f"expected a file or NAME==VERSION, got {args.dist!r}"
+        )
+    if args.provenance:
+        raise InputError("--provenance", "expected a distribution file with it, not NAME==VERSION")
+    return name, version, [], {}
+
+
+class _PypiRun:
+    """Each file's provenance, given or fetched from the index, verified."""
+
+    def __init__(self, api: Any, index: str, options: Any) -> None:
+        self.api, self.index, self.options = api, index, options
+
+    def verify(
+        self,
+        name: str,
+        version: str,
+        files: list[tuple[str, str]],
+        documents: _Documents,
+        verifier: Any,
+    ) -> list[Any]:
+        from assay.registry.pypi import release_files, release_url, verify_distribution
+
+        if not files:
+            url = release_url(self.index, name, version)
+            files = release_files(self.api.get(url)[0], url)
+        results = []
+        for filename, sha256 in files:
+            where, provenance = documents.get(filename) or self._fetch(name, version, filename)
+            results.append(
+                verify_distribution(filename, sha256, provenance, where, self.options, verifier)
+                if provenance is not None
+                else self._missing(filename, sha256, where)
+            )
+        return results
+
+    def _fetch(self, name: str, version: str, filename: str) -> tuple[str, bytes | None]:
+        from assay.errors import RegistryError
+        from assay.registry.pypi import provenance_url
+
+        where = provenance_url(self.index, name, version, filename)
+        try:
+            return where, self.api.get(where)[0]
+        except RegistryError as error:
+            if not error.reason.startswith("HTTP 404"):
+                raise
+            return where, None
+
+    @staticmethod
+    def _missing(filename: str, sha256: str, where: str) -> Any:
+        # PyPI has no provenance for this file: it fails, it is not unusable.
+        from assay.registry.pypi import DistributionVerification
+
+        return DistributionVerification(filename, sha256, where)
+
+
+def _pypi_line(result: Any) -> str:
+    if result.passed:
+        return f"OK: {result.filename}: {len(result.attestations)} attestation(s) verified"
+    failures = result.failures()
+    reason = failures[0].summary() if failures else f"no attestation ({result.source}: not found)"
+    return f"FAILED: {result.filename}: {reason}"

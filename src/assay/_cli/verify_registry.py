@@ -216,11 +216,6 @@ def _verify_cloud_build(args: argparse.Namespace, reference: Any, options: Any) 
         print("PASSED: SLSA verification passed", file=sys.stderr)
         return EXIT_OK
     failures = report.failures()
-    first = failures[0] if failures else None
-    reason = (
-        f"{first.name}: expected {first.expected!r}, found {first.found!r}"
-        if first
-        else "no attestation covers the image"
-    )
+    reason = failures[0].summary() if failures else "no attestation covers the image"
     print(f"FAILED: SLSA verification failed: {reason}", file=sys.stderr)
     return EXIT_FAILED

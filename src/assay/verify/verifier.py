@@ -20,9 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from assay import attestation as formats
+from assay import protocol
 from assay.errors import AttestationError, VerificationError
-from assay.policy.model import Policy
+from assay.policy.model import Policy, Signer
 from assay.results import Check
 from assay.verify import checks as c
 from assay.verify.certificates import (
@@ -65,7 +65,6 @@ __all__ = [
     "verify",
 ]
 
-_PROVENANCE_TYPES = (formats.PROVENANCE_V1, formats.PROVENANCE_V02, formats.PROVENANCE_V01)
 
 TLOG_WAIVED_LEVEL = "ASSAY_TRANSPARENCY_LOG_WAIVED"
 """Listed in a VSA's `verifiedLevels` when a passing attestation was accepted without a
@@ -331,42 +330,48 @@ def _documents(
         for s in r.claims.subjects
         for algorithm, value in s.digest.items()
     }
-    result = []
-    for item in attestations:
-        signed = signers_that_signed(item, policy.signers)
-        if not signed:
-            continue
-        try:
-            statement = parse_statement(item.envelope.payload, where=item.name)
-        except AttestationError:
-            continue
-        predicate_type = statement.get("predicateType")
-        predicate = statement.get("predicate")
-        if predicate_type in _PROVENANCE_TYPES or not isinstance(predicate, dict):
-            continue
-        about = statement.get("subject")
-        digests = {
-            (str(a), str(v).lower())
-            for s in (about if isinstance(about, list) else [])
-            if isinstance(s, dict) and isinstance(s.get("digest"), dict)
-            for a, v in s["digest"].items()
-        }
-        if digests & subjects and isinstance(predicate_type, str):
-            result.append(
-                VerifiedDocument(
-                    item.name,
-                    predicate_type,
-                    predicate,
-                    tuple(s.name for s in signed),
-                    dict(item.digest),
-                    tuple(
-                        {str(a): str(v).lower() for a, v in s["digest"].items()}
-                        for s in (about if isinstance(about, list) else [])
-                        if isinstance(s, dict) and isinstance(s.get("digest"), dict)
-                    ),
-                )
-            )
-    return result
+    found = (_document(item, policy, subjects) for item in attestations)
+    return [document for document in found if document is not None]
+
+
+def _document(
+    item: Attestation, policy: Policy, subjects: set[tuple[str, str]]
+) -> VerifiedDocument | None:
+    """One attestation as a verified document about a verified subject, if it is one."""
+    signed = signers_that_signed(item, policy.signers)
+    if not signed:
+        return None
+    try:
+        statement = parse_statement(item.envelope.payload, where=item.name)
+    except AttestationError:
+        return None
+    predicate_type = statement.get("predicateType")
+    predicate = statement.get("predicate")
+    if not isinstance(predicate_type, str) or predicate_type in protocol.PROVENANCE_TYPES:
+        return None
+    if not isinstance(predicate, dict):
+        return None
+    digests = _statement_digests(statement)
+    if not {pair for digest in digests for pair in digest.items()} & subjects:
+        return None
+    return VerifiedDocument(
+        item.name,
+        predicate_type,
+        predicate,
+        tuple(s.name for s in signed),
+        dict(item.digest),
+        digests,
+    )
+
+
+def _statement_digests(statement: dict[str, Any]) -> tuple[dict[str, str], ...]:
+    """Each subject's digest set, values in lowercase (non-digest subjects left out)."""
+    about = statement.get("subject")
+    return tuple(
+        {str(a): str(v).lower() for a, v in s["digest"].items()}
+        for s in (about if isinstance(about, list) else [])
+        if isinstance(s, dict) and isinstance(s.get("digest"), dict)
+    )
 
 
 def _unsigned_detail(
@@ -375,40 +380,50 @@ def _unsigned_detail(
     certificate: CertificateResult | None,
     log: LogResult | None = None,
 ) -> str:
+    """Why no trusted signer signed: for the key signers, then for the identity signers."""
     parts = []
     if any(s.keys for s in policy.signers):
-        if attestation.key_signed_bundle and attestation.logged is None:
-            reason = log.failure() if log is not None else "not verified"
-            parts.append(f"the key-signed bundle's transparency-log entry did not verify: {reason}")
-        elif attestation.key_signed_bundle:
-            assert attestation.logged is not None
-            parts.append(
-                "no trusted signer's keys made a signature the bundle's log entry records "
-                f"(it records key(s) {', '.join(sorted(attestation.logged.key_fingerprints))})"
-            )
-        else:
-            parts.append("no trusted signer's keys verified the envelope")
+        parts.append(_keys_detail(attestation, log))
     identities = [s for s in policy.signers if s.identity is not None]
     if identities:
-        names = ", ".join(s.name for s in identities)
-        if attestation.sigstore is None:
-            parts.append(
-                f"signer(s) {names} use a certificate identity, and the envelope came "
-                "without a Sigstore certificate"
-            )
-        elif attestation.identity is None:
-            reason = certificate.failure() if certificate is not None else "not verified"
-            parts.append(f"its Sigstore signature did not verify: {reason}")
-        else:
-            for signer in identities:
-                assert signer.identity is not None
-                failed = [x for x in signer.identity.checks(attestation.identity) if not x.passed]
-                if failed:
-                    parts.append(
-                        f"the certificate matches no signer: {signer.name}: {failed[0].name} "
-                        f"expected {failed[0].expected}, found {failed[0].found}"
-                    )
+        parts.extend(_identity_details(identities, attestation, certificate))
     return "; ".join(parts) or "no trusted signer signed the envelope"
+
+
+def _keys_detail(attestation: Attestation, log: LogResult | None) -> str:
+    if not attestation.key_signed_bundle:
+        return "no trusted signer's keys verified the envelope"
+    if attestation.logged is None:
+        reason = log.failure() if log is not None else "not verified"
+        return f"the key-signed bundle's transparency-log entry did not verify: {reason}"
+    return (
+        "no trusted signer's keys made a signature the bundle's log entry records "
+        f"(it records key(s) {', '.join(sorted(attestation.logged.key_fingerprints))})"
+    )
+
+
+def _identity_details(
+    identities: Sequence[Signer], attestation: Attestation, certificate: CertificateResult | None
+) -> list[str]:
+    if attestation.sigstore is None:
+        names = ", ".join(s.name for s in identities)
+        return [
+            f"signer(s) {names} use a certificate identity, and the envelope came "
+            "without a Sigstore certificate"
+        ]
+    if attestation.identity is None:
+        reason = certificate.failure() if certificate is not None else "not verified"
+        return [f"its Sigstore signature did not verify: {reason}"]
+    result = []
+    for signer in identities:
+        assert signer.identity is not None
+        failed = [x for x in signer.identity.checks(attestation.identity) if not x.passed]
+        if failed:
+            result.append(
+                f"the certificate matches no signer: {signer.name}: {failed[0].name} "
+                f"expected {failed[0].expected}, found {failed[0].found}"
+            )
+    return result
 
 
 def evaluate_attestation(
@@ -440,22 +455,7 @@ def evaluate_attestation(
     )
     if not signed:
         return report
-    if log is not None and log.logged is not None and any(s.keys for s in signed):
-        report.checks.extend(log.checks)
-    if certificate is not None and any(s.identity is not None for s in signed):
-        signature = certificate.signature
-        assert signature is not None  # an identity is only set from a verified certificate
-        report.checks.append(
-            Check(
-                "transparencyLog",
-                True,
-                "an inclusion proof or promise, or the envelope's Rekor entry",
-                signature.log_proof.value,
-                "not checked: insecure_ignore_tlog (the signing time is unproven)"
-                if not signature.tlog_checked
-                else "",
-            )
-        )
+    report.checks.extend(_log_checks(signed, certificate, log))
     if read_payload(report, envelope.payload_type, envelope.payload):
         assert report.statement is not None
         report.checks.append(validation_check(report.statement))
@@ -463,6 +463,29 @@ def evaluate_attestation(
         if attestation.gcb is not None:
             report.checks.extend(c.check_gcb_context(attestation.gcb, report.statement))
     return report
+
+
+def _log_checks(
+    signed: Sequence[Signer], certificate: CertificateResult | None, log: LogResult | None
+) -> list[Check]:
+    """What the transparency log proved, for the kind of signer that signed."""
+    result: list[Check] = []
+    if log is not None and log.logged is not None and any(s.keys for s in signed):
+        result.extend(log.checks)
+    if certificate is not None and any(s.identity is not None for s in signed):
+        signature = certificate.signature
+        assert signature is not None  # an identity is only set from a verified certificate
+        waived = "not checked: insecure_ignore_tlog (the signing time is unproven)"
+        result.append(
+            Check(
+                "transparencyLog",
+                True,
+                "an inclusion proof or promise, or the envelope's Rekor entry",
+                signature.log_proof.value,
+                "" if signature.tlog_checked else waived,
+            )
+        )
+    return result
 
 
 def evaluate_unverified_claims(claims: Claims, policy: Policy) -> list[Check]:
