@@ -14,7 +14,7 @@ from assay.errors import InputError
 
 if TYPE_CHECKING:
     from assay.results import Check
-    from assay.verify.model import Attestation
+    from assay.verify.model import Artifact, Attestation
     from assay.verify.verifier import VerificationReport
 
 
@@ -256,30 +256,18 @@ def _write_vulns(
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from assay.keys import MAX_PEM_BYTES, load_private_key
     from assay.policy import load_policy
-    from assay.verify import request
-    from assay.verify.verifier import Verifier
-
-    if args.vsa_out and not args.verifier_id:
-        raise InputError("--verifier-id", "required with --vsa-out")
-    if (args.vsa_key or args.verifier_id) and not args.vsa_out:
-        raise InputError("--vsa-out", "required with --vsa-key and --verifier-id")
     from assay.policy.parameters import parse_assignments
+    from assay.verify import request
 
+    _check_vsa_flags(args)
     policy = load_policy(args.policy, parse_assignments(args.param, "--param"))
     resource_uri = args.resource_uri or policy.resource_uri
     if args.vsa_out and not resource_uri:
         raise InputError(
             "--resource-uri", "a VSA needs a resource URI (flag or policy resourceUri)"
         )
-    signer = None
-    if args.vsa_key:
-        signer = load_private_key(
-            read_limited(args.vsa_key, MAX_PEM_BYTES),
-            passphrase=read_passphrase(args.passphrase_env),
-            where=args.vsa_key,
-        )
+    signer = _vsa_signer(args)
     artifacts = request.read_artifacts(args.artifacts, where="ARTIFACT")
     attestations = request.read_attestation_files(args.attestation)
     evidence = (
@@ -287,17 +275,9 @@ def _verify(args: argparse.Namespace) -> int:
         if args.attestation_dir
         else None
     )
-    trust = _sigstore_trust(args, policy, [*attestations, *(evidence or [])])
     if args.vulns_out and policy.vulnerabilities is None:
         raise InputError("--vulns-out", "applies to a policy with a vulnerabilities: rule")
-    checks, sources = _dependency_checks(policy, args.store, _vex_documents(args, policy))
-    try:
-        report = Verifier(
-            policy=policy, evidence=evidence, dependency_checks=checks, trust=trust
-        ).verify(artifacts, attestations)
-    finally:
-        for source in sources:
-            source.close()
+    report, checks = _run_verifier(args, policy, artifacts, attestations, evidence)
     # Written before anything is printed: an unwritable output is an error (exit 2),
     # never reported after a verdict.
     scanned = _write_vulns(args, report, checks, signer) if args.vulns_out else []
@@ -315,6 +295,48 @@ def _verify(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _check_vsa_flags(args: argparse.Namespace) -> None:
+    if args.vsa_out and not args.verifier_id:
+        raise InputError("--verifier-id", "required with --vsa-out")
+    if (args.vsa_key or args.verifier_id) and not args.vsa_out:
+        raise InputError("--vsa-out", "required with --vsa-key and --verifier-id")
+
+
+def _vsa_signer(args: argparse.Namespace) -> Any:
+    if not args.vsa_key:
+        return None
+    from assay.keys import MAX_PEM_BYTES, load_private_key
+
+    return load_private_key(
+        read_limited(args.vsa_key, MAX_PEM_BYTES),
+        passphrase=read_passphrase(args.passphrase_env),
+        where=args.vsa_key,
+    )
+
+
+def _run_verifier(
+    args: argparse.Namespace,
+    policy: Any,
+    artifacts: list[Artifact],
+    attestations: list[Attestation],
+    evidence: list[Attestation] | None,
+) -> tuple[VerificationReport, list[Any]]:
+    """The Verifier's report, with the policy's dependency checks (and their sources
+    closed once it is made)."""
+    from assay.verify.verifier import Verifier
+
+    trust = _sigstore_trust(args, policy, [*attestations, *(evidence or [])])
+    checks, sources = _dependency_checks(policy, args.store, _vex_documents(args, policy))
+    try:
+        report = Verifier(
+            policy=policy, evidence=evidence, dependency_checks=checks, trust=trust
+        ).verify(artifacts, attestations)
+    finally:
+        for source in sources:
+            source.close()
+    return report, checks
 
 
 def _sigstore_trust(args: argparse.Namespace, policy: Any, attestations: list[Any]) -> Any:
@@ -366,38 +388,38 @@ def _words(value: Any) -> str:
 
 def _print_report(report: VerificationReport) -> None:
     out = sys.stderr
-    for attestation in report.attestations:
-        print(f"{attestation.name}:", file=out)
-        for check in attestation.checks:
-            print(_line(check), file=out)
-    for check in report.extra_checks:
-        print(_line(check), file=out)
-    dependencies = report.dependencies
-    if dependencies is not None:
-        for check in dependencies.checks:
-            print(_line(check), file=out)
-    for result in report.dependency_checks:
-        print(f"{result.name}:", file=out)
-        for check in result.checks:
+    groups = [(a.name, a.checks) for a in report.attestations]
+    groups.append(("", report.extra_checks))
+    if report.dependencies is not None:
+        groups.append(("", report.dependencies.checks))
+    groups += [(r.name, list(r.checks)) for r in report.dependency_checks]
+    for heading, checks in groups:
+        if heading:
+            print(f"{heading}:", file=out)
+        for check in checks:
             print(_line(check), file=out)
     for artifact in report.artifacts:
         state = "PASSED" if artifact.passed else "FAILED"
         level = f" at SLSA build level {artifact.level}" if artifact.level is not None else ""
         print(f"{state}: {artifact.artifact.name}{level}", file=out)
-    if dependencies is not None:
-        levels = ", ".join(
-            f"{count} at level {level}" for level, count in sorted(dependencies.levels.items())
-        )
-        print(f"dependencies: {levels or 'none'}", file=out)
-        if dependencies.missing:
-            print(
-                f"dependencies without evidence (counted at level 0): "
-                f"{', '.join(dependencies.missing)}",
-                file=out,
-            )
+    if report.dependencies is not None:
+        _print_dependencies(report.dependencies)
     print(
         "PASSED: verification passed" if report.passed else "FAILED: verification failed", file=out
     )
+
+
+def _print_dependencies(dependencies: Any) -> None:
+    levels = ", ".join(
+        f"{count} at level {level}" for level, count in sorted(dependencies.levels.items())
+    )
+    print(f"dependencies: {levels or 'none'}", file=sys.stderr)
+    if dependencies.missing:
+        print(
+            f"dependencies without evidence (counted at level 0): "
+            f"{', '.join(dependencies.missing)}",
+            file=sys.stderr,
+        )
 
 
 def _write_vsa(

@@ -50,16 +50,10 @@ def parse_version(text: str) -> Version | None:
     match = _SEMVER.fullmatch(text)
     if not match:
         return None
-    major, minor, patch, pre, build = match.groups()
-    if patch is not None and minor is None:
+    version = _version(match)
+    if version.patch is not None and version.minor is None:
         return None
-    return Version(
-        int(major),
-        int(minor) if minor is not None else None,
-        int(patch) if patch is not None else None,
-        pre,
-        build,
-    )
+    return version
 
 
 def parse_semver(text: str) -> Version | None:
@@ -68,6 +62,10 @@ def parse_semver(text: str) -> Version | None:
     match = _GO_SEMVER.fullmatch(text)
     if not match:
         return None
+    return _version(match)
+
+
+def _version(match: re.Match[str]) -> Version:
     major, minor, patch, pre, build = match.groups()
     return Version(
         int(major),

@@ -67,6 +67,10 @@ class Claims:
     notes: tuple[str, ...] = field(default=())
 
 
+_Head = tuple[str, str, tuple[Subject, ...]]
+"""What every statement says alike: its type, the predicate type and the subjects."""
+
+
 def _obj(value: object) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
@@ -174,7 +178,7 @@ def read_claims(statement: Mapping[str, Any]) -> Claims:
     if reader is None:
         # An unknown predicate still yields subjects, so the report can say what it was.
         return Claims(statement_type, predicate_type, subjects, None, None, {})
-    return reader(statement_type, predicate_type, subjects, predicate)
+    return reader((statement_type, predicate_type, subjects), predicate)
 
 
 def _github_ref_fields(env: Mapping[str, Any], upper: bool) -> dict[str, Any]:
@@ -199,12 +203,7 @@ def _github_ref_fields(env: Mapping[str, Any], upper: bool) -> dict[str, Any]:
     }
 
 
-def _v02(
-    statement_type: str,
-    predicate_type: str,
-    subjects: tuple[Subject, ...],
-    predicate: Mapping[str, Any],
-) -> Claims:
+def _v02(head: _Head, predicate: Mapping[str, Any]) -> Claims:
     view = ProvenanceV02.from_dict(predicate)
     invocation = view.invocation
     config = invocation.config_source
@@ -218,9 +217,7 @@ def _v02(
     environment = invocation.environment
     github = _github_ref_fields(environment, upper=False) if "github_ref" in environment else {}
     return Claims(
-        statement_type,
-        predicate_type,
-        subjects,
+        *head,
         _str(view.builder_id),
         _str(view.build_type),
         parameters,
@@ -231,12 +228,7 @@ def _v02(
     )
 
 
-def _v1(
-    statement_type: str,
-    predicate_type: str,
-    subjects: tuple[Subject, ...],
-    predicate: Mapping[str, Any],
-) -> Claims:
+def _v1(head: _Head, predicate: Mapping[str, Any]) -> Claims:
     view = ProvenanceV1.from_dict(predicate)
     external = dict(view.external_parameters)
     dependencies = _dependencies(
@@ -245,9 +237,7 @@ def _v1(
     )
     github, trigger_uri = _v1_trigger(view.internal_parameters, external)
     return Claims(
-        statement_type,
-        predicate_type,
-        subjects,
+        *head,
         _str(view.builder_id),
         _str(view.build_type),
         external,
@@ -324,12 +314,7 @@ def _ref_type(ref: str) -> str:
     return "tag" if ref.startswith("refs/tags/") else "branch"
 
 
-def _v01(
-    statement_type: str,
-    predicate_type: str,
-    subjects: tuple[Subject, ...],
-    predicate: Mapping[str, Any],
-) -> Claims:
+def _v01(head: _Head, predicate: Mapping[str, Any]) -> Claims:
     view = ProvenanceV01.from_dict(predicate)
     recipe = view.recipe
     arguments = dict(recipe.arguments) if recipe is not None else {}
@@ -339,9 +324,7 @@ def _v01(
     materials = _as_source(_dependencies(view.materials, _count(predicate, "materials")))
     tag = _str(_obj(arguments.get("substitutions")).get("TAG_NAME"))
     return Claims(
-        statement_type,
-        predicate_type,
-        subjects,
+        *head,
         _str(view.builder_id),
         _str(recipe.type) if recipe is not None else None,
         parameters,

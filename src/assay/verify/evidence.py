@@ -15,6 +15,7 @@ from typing import Any
 from assay import dsse
 from assay.errors import AttestationError
 from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1, VSA_V1, Policy
+from assay.results import Check
 from assay.verify import checks as c
 from assay.verify.claims import Dependency, parse_statement, read_claims
 from assay.verify.levels import Evidence, parse_build_level
@@ -115,42 +116,54 @@ class EvidenceIndex:
             resource_uri=dependency.uri,
         )
         if not result.passed or result.statement is None:
-            failed = next((check for check in result.checks if not check.passed), None)
-            if failed is not None:
-                message = (
-                    f"{attestation.name}: not accepted as a VSA ({failed.name}: expected "
-                    f"{failed.expected!r}, found {failed.found!r})"
-                )
-                if message not in self.rejected:
-                    self.rejected.append(message)
+            self._reject_vsa(attestation, result.checks)
             return None
-        predicate = result.statement.get("predicate")
-        predicate = predicate if isinstance(predicate, Mapping) else {}
-        levels = predicate.get("verifiedLevels")
-        build = [
-            int(m.group(2))
-            for v in (levels if isinstance(levels, list) else [])
-            if isinstance(v, str)
-            and (m := LEVEL_PATTERN.match(v))
-            and m.group(1) == "BUILD"
-            and m.group(2).isdigit()
-        ]
-        counts = predicate.get("dependencyLevels")
-        dependency_levels: dict[int, int] | None = None
-        if isinstance(counts, Mapping):
-            dependency_levels = {}
-            for name, count in counts.items():
-                level = parse_build_level(str(name))
-                if level is not None and isinstance(count, int) and not isinstance(count, bool):
-                    dependency_levels[level] = count
+        predicate = _mapping(result.statement.get("predicate"))
         resource = predicate.get("resourceUri")
         return Evidence(
             "vsa",
-            max(build) if build else 0,
+            _build_level(predicate.get("verifiedLevels")),
             attestation.name,
-            dependency_levels=dependency_levels,
+            dependency_levels=_dependency_levels(predicate.get("dependencyLevels")),
             resource_uri=resource if isinstance(resource, str) else None,
         )
+
+    def _reject_vsa(self, attestation: Attestation, checks: Sequence[Check]) -> None:
+        failed = next((check for check in checks if not check.passed), None)
+        if failed is None:
+            return
+        message = f"{attestation.name}: not accepted as a VSA ({failed.summary()})"
+        if message not in self.rejected:
+            self.rejected.append(message)
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _build_level(levels: object) -> int:
+    """The highest SLSA_BUILD_LEVEL_N among a VSA's verified levels (0: none)."""
+    build = [
+        int(m.group(2))
+        for v in (levels if isinstance(levels, list) else [])
+        if isinstance(v, str)
+        and (m := LEVEL_PATTERN.match(v))
+        and m.group(1) == "BUILD"
+        and m.group(2).isdigit()
+    ]
+    return max(build) if build else 0
+
+
+def _dependency_levels(counts: object) -> dict[int, int] | None:
+    """A VSA's `dependencyLevels`, the well-formed entries (None: not given)."""
+    if not isinstance(counts, Mapping):
+        return None
+    result: dict[int, int] = {}
+    for name, count in counts.items():
+        level = parse_build_level(str(name))
+        if level is not None and isinstance(count, int) and not isinstance(count, bool):
+            result[level] = count
+    return result
 
 
 def _subject_keys(statement: Mapping[str, Any]) -> list[tuple[str, str]]:
