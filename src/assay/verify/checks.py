@@ -6,7 +6,7 @@ Pure functions over `Claims` and `Policy`; nothing here raises on a failed check
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from assay import protocol
@@ -47,20 +47,27 @@ def builder_rule_matches(rule: BuilderRule, builder_id: str) -> bool:
         return False
     if ref is not None and ref in rule.commits:
         return True
-    if rule.pin == "any":
-        return True
-    if rule.pin == "none":
-        return ref is None
-    if ref is None:
-        return False
-    versions = {tag_name(v) for v in rule.versions}
-    if rule.pin == "release-tag":
-        return is_release_tag(ref) and (not versions or tag_name(ref) in versions)
-    if rule.pin == "version":
-        # Listed versions as the builder writes them (Cloud Build: `@v0.2`); the bare
-        # `@vX.Y.Z` refusal is for release-tag pins (GitHub builders).
-        return tag_name(ref) in versions
-    return False  # pin "commit" and the ref was not listed
+    pinned = _PINS.get(rule.pin)
+    return pinned is not None and pinned(ref, {tag_name(v) for v in rule.versions})
+
+
+def _release_tag(ref: str | None, versions: set[str]) -> bool:
+    return ref is not None and is_release_tag(ref) and (not versions or tag_name(ref) in versions)
+
+
+def _listed_version(ref: str | None, versions: set[str]) -> bool:
+    # Listed versions as the builder writes them (Cloud Build: `@v0.2`); the bare
+    # `@vX.Y.Z` refusal is for release-tag pins (GitHub builders).
+    return ref is not None and tag_name(ref) in versions
+
+
+_PINS: Final[dict[str, Callable[[str | None, set[str]], bool]]] = {
+    "any": lambda _ref, _versions: True,
+    "none": lambda ref, _versions: ref is None,
+    "release-tag": _release_tag,
+    "version": _listed_version,
+}
+"""How each pin judges the part after `@` (`commit`: only a listed commit, above)."""
 
 
 def matching_rules(claims: Claims, signers: Sequence[Signer]) -> list[BuilderRule]:
@@ -191,37 +198,63 @@ def _covered(path: str, names: set[str]) -> bool:
 
 def check_parameters(claims: Claims, rules: ParameterRules) -> list[Check]:
     """Exact values, allowed sets and patterns; any other non-empty parameter fails."""
-    checks = []
     parameters = claims.external_parameters
-    for path, want in rules.exact.items():
-        found = _lookup(parameters, path)
-        same = found == want or (_empty(found) and _empty(want))
-        checks.append(Check(f"externalParameters.{path}", same, want, found))
-    for path, options in rules.allowed.items():
-        found = _lookup(parameters, path)
-        ok = found in options or (_empty(found) and any(_empty(o) for o in options))
-        checks.append(Check(f"externalParameters.{path}", ok, {"oneOf": list(options)}, found))
-    for path, pattern in rules.patterns.items():
-        found = _lookup(parameters, path)
-        ok = isinstance(found, str) and pattern.fullmatch(found) is not None
-        checks.append(Check(f"externalParameters.{path}", ok, {"pattern": pattern.pattern}, found))
+    checks = []
+    for table, judge in _PARAMETER_RULES:
+        for path, want in table(rules).items():
+            found = _lookup(parameters, path)
+            ok, expected = judge(found, want)
+            checks.append(Check(f"externalParameters.{path}", ok, expected, found))
     if "*" not in rules.allow_unknown:
-        known = rules.expected_paths() | set(rules.allow_unknown)
-        unknown = [
-            path
-            for path, value in _leaves(parameters)
-            if not _empty(value) and not _covered(path, known)
-        ]
-        checks.append(
-            Check(
-                "externalParameters (unknown)",
-                not unknown,
-                sorted(known),
-                unknown,
-                "parameters without an expectation or allow-list entry" if unknown else "",
-            )
-        )
+        checks.append(_unknown_parameters(parameters, rules))
     return checks
+
+
+def _exact(found: Any, want: Any) -> tuple[bool, Any]:
+    return found == want or (_empty(found) and _empty(want)), want
+
+
+def _one_of(found: Any, options: Any) -> tuple[bool, Any]:
+    ok = found in options or (_empty(found) and any(_empty(o) for o in options))
+    return ok, {"oneOf": list(options)}
+
+
+def _pattern(found: Any, pattern: Any) -> tuple[bool, Any]:
+    return isinstance(found, str) and pattern.fullmatch(found) is not None, {
+        "pattern": pattern.pattern
+    }
+
+
+_PARAMETER_RULES: Final[
+    tuple[
+        tuple[
+            Callable[[ParameterRules], Mapping[str, Any]],
+            Callable[[Any, Any], tuple[bool, Any]],
+        ],
+        ...,
+    ]
+] = (
+    (lambda rules: rules.exact, _exact),
+    (lambda rules: rules.allowed, _one_of),
+    (lambda rules: rules.patterns, _pattern),
+)
+"""Each kind of expectation on a parameter path, and how a found value meets it."""
+
+
+def _unknown_parameters(parameters: Mapping[str, Any], rules: ParameterRules) -> Check:
+    known = rules.expected_paths() | set(rules.allow_unknown)
+    unknown = [
+        path
+        for path, value in _leaves(parameters)
+        if not _empty(value) and not _covered(path, known)
+    ]
+    return Check(
+        "externalParameters (unknown)",
+        not unknown,
+        sorted(known),
+        unknown,
+        "parameters without an expectation or allow-list entry" if unknown else "",
+    )
 
 
 # -- source and ref -----------------------------------------------------------------------
@@ -302,47 +335,44 @@ def _branch(claims: Claims) -> str | None:
 
 
 def check_refs(claims: Claims, rule: SourceRule) -> list[Check]:
+    """The branch, tag, versioned tag and workflow inputs the rule expects."""
+    return [
+        *_branch_checks(claims, rule),
+        *_tag_checks(claims, rule),
+        *_workflow_input_checks(claims, rule),
+    ]
+
+
+def _branch_checks(claims: Claims, rule: SourceRule) -> list[Check]:
+    if rule.branch is None:
+        return []
+    want = rule.branch if rule.branch.startswith("refs/") else f"refs/heads/{rule.branch}"
+    found = _branch(claims)
+    detail = "" if found else "the provenance records no branch"
+    return [Check("source.branch", found == want, want, found, detail)]
+
+
+def _tag_checks(claims: Claims, rule: SourceRule) -> list[Check]:
+    ref = claims.ref or ""
+    tagged = claims.ref_type == "tag" or ref.startswith("refs/tags/")
+    found = tag_name(ref) if tagged and ref else None
     checks = []
-    if rule.branch is not None:
-        want = rule.branch if rule.branch.startswith("refs/") else f"refs/heads/{rule.branch}"
-        found = _branch(claims)
-        checks.append(
-            Check(
-                "source.branch",
-                found == want,
-                want,
-                found,
-                "" if found else "the provenance records no branch",
-            )
-        )
-    tag = (
-        claims.ref
-        if claims.ref_type == "tag" or (claims.ref or "").startswith("refs/tags/")
-        else None
-    )
     if rule.tag is not None:
-        found_tag = tag_name(tag) if tag else None
-        checks.append(
-            Check("source.tag", found_tag == tag_name(rule.tag), tag_name(rule.tag), found_tag)
-        )
+        checks.append(Check("source.tag", found == tag_name(rule.tag), tag_name(rule.tag), found))
     if rule.versioned_tag is not None:
-        found_tag = tag_name(tag) if tag else None
-        ok = found_tag is not None and versioned_tag_matches(rule.versioned_tag, found_tag)
-        checks.append(Check("source.versionedTag", ok, rule.versioned_tag, found_tag))
-    if rule.workflow_inputs:
-        inputs = claims.workflow_inputs
-        for key, want in rule.workflow_inputs.items():
-            found = None if inputs is None else inputs.get(key)
-            found_text = found if found is None or isinstance(found, str) else _text(found)
-            checks.append(
-                Check(
-                    f"workflowInputs.{key}",
-                    found_text == want,
-                    want,
-                    found_text,
-                    "" if inputs is not None else "not a workflow_dispatch build",
-                )
-            )
+        ok = found is not None and versioned_tag_matches(rule.versioned_tag, found)
+        checks.append(Check("source.versionedTag", ok, rule.versioned_tag, found))
+    return checks
+
+
+def _workflow_input_checks(claims: Claims, rule: SourceRule) -> list[Check]:
+    inputs = claims.workflow_inputs
+    detail = "" if inputs is not None else "not a workflow_dispatch build"
+    checks = []
+    for key, want in rule.workflow_inputs.items():
+        found = None if inputs is None else inputs.get(key)
+        found_text = found if found is None or isinstance(found, str) else _text(found)
+        checks.append(Check(f"workflowInputs.{key}", found_text == want, want, found_text, detail))
     return checks
 
 
