@@ -16,8 +16,6 @@ from assay._cli import add_list_option
 from assay.errors import InputError
 
 if TYPE_CHECKING:
-    from assay.audit.model import ScanResult
-    from assay.audit.vex import VexApplied
     from assay.policy.model import Signer
     from assay.vex import TrustedSigner, VexDocument, VexTrust
 
@@ -130,18 +128,13 @@ def read_vex_documents(paths: list[str], trust: VexTrust) -> list[VexDocument]:
     return read_vex_files(files, trust)
 
 
-def apply_command_line_vex(
-    args: argparse.Namespace, result: ScanResult, inventories: list[Any]
-) -> VexApplied | None:
-    """`--vex` applied to a scan (None without `--vex`)."""
+def command_line_trust(args: argparse.Namespace) -> VexTrust | None:
+    """Who may sign `--vex` documents (None without `--vex`)."""
     if not args.vex:
         if args.vex_key or args.vex_identity:
             raise InputError("--vex-key", "only applies with --vex")
         return None
-    from assay.audit.vex import apply_vex, product_names
-
-    documents = read_vex_documents(args.vex, vex_trust(command_line_signers(args)))
-    return apply_vex(result, documents, product_names(inventories))
+    return vex_trust(command_line_signers(args))
 
 
 # -- VEX and attestations out ----------------------------------------------------------

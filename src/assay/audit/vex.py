@@ -10,7 +10,7 @@ finding's component (its ref, purl or CPE names: `assay.vex.match`), or the prod
 the input describes (an SBOM's `metadata.component`: "product ABC is not affected by
 CVE-X" speaks of ABC's components' findings of CVE-X); of several, the newest wins. `not_affected` and `fixed` findings stay in the result and fail no rule
 (`assay.audit.rules.evaluate`). Which documents count is decided before: an unsigned one
-given on the command line does, and says so among the inputs; a policy that names VEX
+given with the scan (command line, `POST /api/scan`, `/scan`) does, and says so among the inputs; a policy that names VEX
 signers refuses the others (`admit`).
 """
 
@@ -33,7 +33,7 @@ __all__ = [
     "product_names",
 ]
 
-UNSIGNED_NOTE: Final = "unsigned VEX: it counts because it was given on the command line"
+UNSIGNED_NOTE: Final = "unsigned VEX: it counts because it was given with the scan"
 
 
 @dataclass(frozen=True, slots=True)
