@@ -183,9 +183,11 @@ def _at_most(count: int, limit: int, name: str, what: str) -> None:
 
 
 def _purls(fields: ScanFields, limits: ScanLimits) -> tuple[tuple[str, str], ...]:
-    unique = tuple({text.strip(): (text.strip(), where) for text, where in fields.purls}.values())
-    _at_most(len(unique), limits.max_purls, "purls", "purls")
-    return unique
+    first: dict[str, tuple[str, str]] = {}
+    for text, where in fields.purls:
+        first.setdefault(text.strip(), (text.strip(), where))
+    _at_most(len(first), limits.max_purls, "purls", "purls")
+    return tuple(first.values())
 
 
 def _fail_on(texts: Sequence[str]) -> tuple[FailRule, ...]:
