@@ -22,7 +22,7 @@ from assay.errors import InputError
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from assay.audit.model import Inventory, ScanResult
+    from assay.audit.model import ComponentResult, Inventory, ScanResult, Vulnerability
     from assay.audit.request import NamedData, ScanRequest
     from assay.audit.rules import Verdict
     from assay.audit.run import ScanOutcome
@@ -322,6 +322,55 @@ def _blocks(chunks: Iterator[bytes], size: int = 1 << 20) -> Iterator[bytes]:
         yield b"".join(pending)
 
 
+_COLUMNS: Final = (
+    "component", "version", "CVE", "severity", "CVSS", "KEV", "EPSS", "fixed in", "note"
+)  # fmt: skip
+
+
+def _notes(vulnerability: Vulnerability, ignored: bool, failing: bool) -> str:
+    notes = ["conditional"] if vulnerability.conditional else []
+    notes += ["ignored"] if ignored else []
+    notes += [f"VEX {vulnerability.vex.status}"] if vulnerability.vex is not None else []
+    notes += ["FAILS"] if failing else []
+    notes.extend(f"via {name}" for name in vulnerability.source_names if name != "nvd")
+    return ", ".join(notes)
+
+
+def _row(component: ComponentResult, vulnerability: Vulnerability, notes: str) -> list[str]:
+    cvss, epss = vulnerability.cvss, vulnerability.epss
+    return [
+        component.component.name,
+        component.component.version or "",
+        vulnerability.id,
+        vulnerability.severity or "",
+        f"{cvss.base_score:.1f} (v{cvss.version})" if cvss else "",
+        "yes" if vulnerability.kev else "",
+        "" if epss is None else f"{epss.score:.3f}",
+        vulnerability.fixed_in or "",
+        notes,
+    ]
+
+
+def _summary(result: ScanResult, verdict: Verdict) -> str:
+    conditional = sum(1 for _, v in result.findings if v.conditional)
+    affected = len(result.findings) - conditional
+    rules = f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else ""
+    not_counted = (
+        f", {len(verdict.conditional_not_counted)} conditional meeting it not counted "
+        "(--fail-on-conditional counts them)"
+        if verdict.conditional_not_counted
+        else ""
+    )
+    store = result.store
+    return (
+        f"{len(result.components)} components identified, {len(result.unidentified)} "
+        f"unidentified; {affected} findings, {conditional} conditional, "
+        f"{len(verdict.ignored)} ignored, {len(verdict.suppressed)} not affected or fixed "
+        f"(VEX), {len(verdict.failing)} failing{rules}{not_counted}"
+        f"; store generation {store.generation}, last sync {store.last_sync or 'never'}"
+    )
+
+
 def _table(result: ScanResult, verdict: Verdict) -> str:
     from io import StringIO
 
@@ -331,57 +380,17 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
     ignored = {(f.component.component.ref, f.vulnerability.id) for f in verdict.ignored}
     failing = {(f.component.component.ref, f.vulnerability.id) for f in verdict.failing}
     table = Table(show_edge=False)
-    for column in (
-        "component", "version", "CVE", "severity", "CVSS", "KEV", "EPSS", "fixed in", "note"
-    ):  # fmt: skip
+    for column in _COLUMNS:
         table.add_column(column)
-    affected = conditional = 0
     for component, vulnerability in result.findings:
         key = (component.component.ref, vulnerability.id)
-        notes = []
-        if vulnerability.conditional:
-            notes.append("conditional")
-            conditional += 1
-        else:
-            affected += 1
-        if key in ignored:
-            notes.append("ignored")
-        if vulnerability.vex is not None:
-            notes.append(f"VEX {vulnerability.vex.status}")
-        if key in failing:
-            notes.append("FAILS")
-        notes.extend(f"via {name}" for name in vulnerability.source_names if name != "nvd")
-        cvss = vulnerability.cvss
-        table.add_row(
-            component.component.name,
-            component.component.version or "",
-            vulnerability.id,
-            vulnerability.severity or "",
-            f"{cvss.base_score:.1f} (v{cvss.version})" if cvss else "",
-            "yes" if vulnerability.kev else "",
-            "" if vulnerability.epss is None else f"{vulnerability.epss.score:.3f}",
-            vulnerability.fixed_in or "",
-            ", ".join(notes),
-        )
+        notes = _notes(vulnerability, key in ignored, key in failing)
+        table.add_row(*_row(component, vulnerability, notes))
     buffer = StringIO()
     console = Console(file=buffer, width=200, no_color=True)
     if result.findings:
         console.print(table)
-    store = result.store
-    console.print(
-        f"{len(result.components)} components identified, {len(result.unidentified)} "
-        f"unidentified; {affected} findings, {conditional} conditional, "
-        f"{len(verdict.ignored)} ignored, {len(verdict.suppressed)} not affected or fixed "
-        f"(VEX), {len(verdict.failing)} failing"
-        + (f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else "")
-        + (
-            f", {len(verdict.conditional_not_counted)} conditional meeting it not counted "
-            "(--fail-on-conditional counts them)"
-            if verdict.conditional_not_counted
-            else ""
-        )
-        + f"; store generation {store.generation}, last sync {store.last_sync or 'never'}"
-    )
+    console.print(_summary(result, verdict))
     for item in result.inputs:
         for note in item.notes:
             console.print(f"{item.source}: {note}")

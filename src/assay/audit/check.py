@@ -70,18 +70,6 @@ SCAN_PREDICATES: Final = (VULNS_V02, VULNS_V01, COSIGN_VULN_V1)
 _SKEW: Final = timedelta(minutes=5)
 
 
-def _age_days(status: SourceStatus, now: datetime) -> float | None:
-    if not status.last_sync:
-        return None
-    try:
-        moment = datetime.fromisoformat(status.last_sync.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return (now - moment).total_seconds() / 86400
-
-
 def dependency_inventory(subject: DependencyCheckInput) -> list[Inventory]:
     """The components of the verified provenance and of verified SBOM statements."""
     inventories: list[Inventory] = []
@@ -171,7 +159,7 @@ class VulnerabilityCheck:
             )
             return DependencyCheckResult(self.name, (missing, *vex_checks))
         status = self.source.status()
-        age = _age_days(status, now)
+        age = status.age_days(now)
         store_ok = bool(status.cve_count) and (
             rule.max_age_days is None or (age is not None and age <= rule.max_age_days)
         )

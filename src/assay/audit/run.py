@@ -83,22 +83,10 @@ def _read(name: str, data: bytes, cap: int | None) -> Inventory:
     return read_input(data, name, max_components=cap)
 
 
-def _age_days(status: SourceStatus, now: datetime) -> float | None:
-    if not status.last_sync:
-        return None
-    try:
-        moment = datetime.fromisoformat(status.last_sync.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return (now - moment).total_seconds() / 86400
-
-
 def data_warnings(status: SourceStatus, max_age_days: float, now: datetime) -> tuple[str, ...]:
     """What to say of the data's age: a store (it has a generation) synced more than
     `max_age_days` ago, or never (its age is then unknown)."""
-    age = _age_days(status, now)
+    age = status.age_days(now)
     if age is not None and age > max_age_days:
         return (
             f"the store was last synced {age:.1f} days ago ({status.last_sync}), more than "

@@ -55,12 +55,16 @@ MAX_FILES: Final = 16
 """Input files, and VEX documents, of one request (a form's cap: `assay.web.uploads`)."""
 REQUEST_TYPE: Final = "application/vnd.assay.scan+json"
 """The media type of a JSON scan request (any other body is one input file)."""
-QUERY_FIELDS: Final = {
-    "minConfidence": "minConfidence",
-    "sources": "sources",
-    "failOnConditional": "failOnConditional",
-    "maxAge": "maxAge",
-}
+QUERY_FIELDS: Final = (
+    "filename",
+    "purl",
+    "failOn",
+    "minConfidence",
+    "sources",
+    "failOnConditional",
+    "maxAge",
+)
+"""The query parameters of a body that is one input file."""
 _FILENAME_CHARS: Final = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 )
@@ -114,10 +118,9 @@ def _query_fields(params: QueryParams, body: bytes) -> ScanFields:
     """A body that is one input file, the other fields in the query."""
     from assay.audit.request import NamedData, ScanFields
 
-    known = {"filename", "purl", "failOn", *QUERY_FIELDS}
-    unknown = sorted(set(params) - known)
+    unknown = sorted(set(params) - set(QUERY_FIELDS))
     if unknown:
-        raise InputError(unknown[0], f"unknown parameter; expected {', '.join(sorted(known))}")
+        raise InputError(unknown[0], f"unknown parameter; expected {', '.join(QUERY_FIELDS)}")
     filename = params.get("filename")
     name = plain_filename(filename, "filename") if filename else "input"
     return ScanFields(
