@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,9 @@ from tests.audit.conftest import cyclonedx, real_records
 
 from assay.audit import ApiSource, StoreSource, read_input, scan
 from assay.audit.formats import to_vdr
-from assay.audit.http import MAX_BODY_BYTES, scan_routes
 from assay.audit.rules import evaluate, parse_fail_on
 from assay.nvd.storage import open_store
+from assay.web.scan_api import MAX_BODY_BYTES, scan_routes
 
 
 def _literal_names(records: list[dict[str, Any]], *, kev: bool) -> list[str]:
@@ -302,7 +303,11 @@ def test_post_api_scan_answers_the_json_contract(audit_sqlite_url: str, bom: Pat
         client = TestClient(Starlette(routes=scan_routes(store)))
         answer = client.post("/api/scan?filename=bom.json", content=bom.read_bytes())
         assert answer.status_code == 200
-        expected = scan([read_input(bom.read_bytes(), "bom.json")], StoreSource(store)).to_dict()
+        result = scan([read_input(bom.read_bytes(), "bom.json")], StoreSource(store))
+        # The whole contract of `assay scan --format json`, its verdict included (the
+        # answer once left the verdict out, though the request can carry failOn rules).
+        verdict = evaluate(result, [], [], today=date.today())
+        expected = {**result.to_dict(), "verdict": verdict.to_dict()}
         assert answer.json() == orjson.loads(orjson.dumps(expected))
         purls = client.post("/api/scan?purl=pkg:github/zmanda/amanda@3.3.0")
         assert purls.json()["components"][0]["identifiedBy"] == "repository"

@@ -252,8 +252,8 @@ def test_post_api_scan_answers_from_osv_records_alone(
     from starlette.applications import Starlette
     from starlette.testclient import TestClient
 
-    from assay.audit.http import scan_routes
     from assay.nvd.storage import open_store
+    from assay.web.scan_api import scan_routes
 
     url = f"sqlite:///{tmp_path / 'osv-only.db'}"
     assert cli("osv", "import", "--store", url, "--json", *map(str, osv_sample_paths())) == 0

@@ -243,3 +243,44 @@ def test_upload_an_sbom_and_scan_it(page: object, base_url: str, tmp_path: objec
     page.get_by_role("link", name="CVE-2022-29194").click()
     expect(page).to_have_url(f"{base_url}/cve/CVE-2022-29194")
     expect(page.get_by_role("heading", name="CVE-2022-29194")).to_be_visible()
+
+
+def test_a_vex_document_and_a_rule_on_the_scan_page(
+    page: object, base_url: str, tmp_path: object
+) -> None:
+    """The page takes VEX documents and fail-on rules as `assay scan --vex --fail-on` does:
+    the finding a statement calls `not_affected` stays listed, marked, and fails nothing."""
+    import json
+    from pathlib import Path
+
+    from playwright.sync_api import Page, expect
+
+    assert isinstance(page, Page)
+    assert isinstance(tmp_path, Path)
+    vex = tmp_path / "vendor.openvex.json"
+    statement = {
+        "vulnerability": {"name": "CVE-2022-29194"},
+        "products": [{"@id": "pkg:pypi/tensorflow"}],
+        "status": "not_affected",
+        "justification": "vulnerable_code_not_in_execute_path",
+    }
+    vex.write_text(
+        json.dumps(
+            {
+                "@context": "https://openvex.dev/ns/v0.2.0",
+                "@id": "https://example.com/vex/browser",
+                "author": "Example Vendor",
+                "timestamp": "2024-01-01T00:00:00Z",
+                "version": 1,
+                "statements": [statement],
+            }
+        )
+    )
+    page.goto("/scan")
+    page.get_by_label("Package URLs, one per line").fill("pkg:pypi/tensorflow@2.9.0")
+    page.get_by_label("VEX documents").set_input_files([str(vex)])
+    page.get_by_label("Fail on (one rule per line)").fill("severity>=LOW")
+    page.get_by_role("button", name="Scan", exact=True).click()
+    expect(page.get_by_text("Verdict: passed")).to_be_visible()
+    expect(page.get_by_role("cell", name="VEX not_affected").first).to_be_visible()
+    expect(page.get_by_role("rowheader", name="vendor.openvex.json")).to_be_visible()

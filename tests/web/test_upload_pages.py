@@ -303,10 +303,18 @@ def test_the_json_answer_is_the_api_scan_contract(client: TestClient) -> None:
 
 
 def test_bad_scan_input_is_a_400_naming_what_and_where(client: TestClient) -> None:
+    # The reasons are those of `assay scan` and POST /api/scan (one request parser,
+    # assay.audit.request); the page names each field by its label.
     cases: list[tuple[dict[str, tuple[str, bytes]] | None, dict[str, str], str]] = [
-        (None, {}, "input: expected an SBOM or lock file"),
+        (None, {}, "SBOM or lock files: nothing to scan: expected input files or purls"),
         (None, {"purls": f"{TENSORFLOW}\nnot-a-purl"}, "purls line 2: expected a package URL"),
-        (None, {"purls": TENSORFLOW, "min_confidence": "2"}, "minimum confidence"),
+        (
+            None,
+            {"purls": TENSORFLOW, "min_confidence": "2"},
+            "Minimum identification confidence: expected a number from 0 to 1, found '2'",
+        ),
+        (None, {"purls": TENSORFLOW, "fail_on": "severity>=SEVERE"}, "Fail on: expected a"),
+        (None, {"purls": TENSORFLOW, "sources": "ghsa"}, "Sources: expected some of nvd"),
         (
             {"input": ("bom.json", b'{"bomFormat": "CycloneDX", "specVersion": "9"}')},
             {},

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -21,13 +22,14 @@ from assay.errors import InputError
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from assay.audit.model import Inventory, ScanResult, SourceStatus
+    from assay.audit.model import ComponentResult, Inventory, ScanResult, Vulnerability
+    from assay.audit.request import NamedData, ScanRequest
     from assay.audit.rules import Verdict
+    from assay.audit.run import ScanOutcome
 
 FORMATS: Final = ("table", "json", "sarif", "cyclonedx", "openvex", "cosign-vuln")
-DEFAULT_MAX_AGE_DAYS: Final = 7.0
+DEFAULT_MAX_AGE_DAYS: Final = 7.0  # assay.audit.request.DEFAULT_MAX_AGE_DAYS (not imported: help)
 PROGRESS_FROM: Final = 500
-MAX_INPUTS: Final = 1000
 
 
 def register(tree: CommandTree) -> None:
@@ -91,15 +93,13 @@ def register(tree: CommandTree) -> None:
     )
     parser.add_argument(
         "--min-confidence",
-        type=float,
-        default=0.0,
+        default="0",
         metavar="X",
         help="leave components identified with a lower confidence (0-1) unidentified",
     )
     parser.add_argument(
         "--max-age",
-        type=float,
-        default=DEFAULT_MAX_AGE_DAYS,
+        default=str(DEFAULT_MAX_AGE_DAYS),
         metavar="DAYS",
         help=f"warn when the store's last sync is older (default {DEFAULT_MAX_AGE_DAYS:g} days)",
     )
@@ -108,6 +108,20 @@ def register(tree: CommandTree) -> None:
 
     add_vex_options(parser)
     add_attest_options(parser)
+
+
+FLAGS: Final = {
+    "inputs": "INPUT",
+    "purls": "--purl",
+    "minConfidence": "--min-confidence",
+    "sources": "--sources",
+    "failOn": "--fail-on",
+    "failOnConditional": "--fail-on-conditional",
+    "ignore": "--ignore",
+    "vex": "--vex",
+    "maxAge": "--max-age",
+}
+"""The request's fields (`assay.audit.request.FIELDS`) as this command spells them."""
 
 
 def _read(path: str, limit: int) -> bytes:
@@ -121,73 +135,70 @@ def _read(path: str, limit: int) -> bytes:
     return read_limited(path, limit)
 
 
-def _inventories(args: argparse.Namespace) -> list[Inventory]:
-    from assay.audit.inputs import MAX_INPUT_BYTES, read_input
-    from assay.audit.inputs.purls import purl_inventory
+def _file(path: str, limit: int) -> NamedData:
+    """A file named on the command line, read when the scan comes to it."""
+    from assay.audit.request import NamedData
 
-    if not args.inputs and not args.purl:
-        raise InputError("assay scan", "nothing to scan: name INPUT files or give --purl")
-    if len(args.inputs) > MAX_INPUTS:
-        raise InputError("assay scan", f"expected at most {MAX_INPUTS} inputs")
-    inventories = [
-        read_input(_read(path, MAX_INPUT_BYTES), "standard input" if path == "-" else path)
-        for path in args.inputs
-    ]
-    if args.purl:
-        inventories.append(purl_inventory(args.purl))
-    return inventories
+    return NamedData("standard input" if path == "-" else path, partial(_read, path, limit))
 
 
-def _age_days(status: SourceStatus) -> float | None:
-    if not status.last_sync:
-        return None
+def scan_request(args: argparse.Namespace) -> ScanRequest:
+    """The scan request the arguments make (`assay.audit.request`'s rules, its errors
+    naming this command's flags)."""
+    from assay.audit.inputs import MAX_INPUT_BYTES
+    from assay.audit.request import RequestFieldError, ScanFields, parse_scan_request
+    from assay.policy.vulnerabilities import MAX_IGNORE_BYTES
+    from assay.vex import MAX_VEX_BYTES
+
+    fields = ScanFields(
+        inputs=[_file(path, MAX_INPUT_BYTES) for path in args.inputs],
+        purls=[(text, f"--purl {text}") for text in args.purl],
+        purl_source="--purl",
+        min_confidence=args.min_confidence,
+        sources=args.sources,
+        fail_on=args.fail_on,
+        fail_on_conditional=args.fail_on_conditional,
+        ignore=_file(args.ignore, MAX_IGNORE_BYTES) if args.ignore else None,
+        vex=[_file(path, MAX_VEX_BYTES) for path in args.vex],
+        max_age=args.max_age,
+    )
     try:
-        moment = datetime.fromisoformat(status.last_sync.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return (datetime.now(UTC) - moment).total_seconds() / 86400
+        return parse_scan_request(fields)
+    except RequestFieldError as error:
+        raise InputError(FLAGS.get(error.field, error.field), error.reason) from None
 
 
 def _scan(args: argparse.Namespace) -> int:
-    from assay.audit.rules import evaluate, parse_fail_on, parse_ignore_file
+    from assay._cli.scan_vex import command_line_trust, write_vex_and_attestations
 
-    if not 0.0 <= args.min_confidence <= 1.0:
-        raise InputError("--min-confidence", f"expected 0 to 1, found {args.min_confidence}")
     if args.api_key and not args.nvd_url:
         raise InputError("--api-key", "only applies with --nvd-url")
-    rules = [parse_fail_on(text) for text in args.fail_on]
-    ignores = parse_ignore_file(_read(args.ignore, 1024 * 1024), args.ignore) if args.ignore else ()
-    inventories = _inventories(args)
+    request = scan_request(args)
+    trust = command_line_trust(args)
     source = _source(args)
     started = datetime.now(UTC)
     try:
-        result = _run(inventories, source, args)
-        described = _described(args, result, source)
+        outcome = _run(request, source, trust)
+        described = _described(args, outcome.result, source)
     finally:
         source.close()
     finished = datetime.now(UTC)
-    from assay._cli.scan_vex import apply_command_line_vex, write_vex_and_attestations
+    _warn(outcome)
+    result, verdict, inventories = outcome.result, outcome.verdict, list(outcome.inventories)
+    if not write_vex_and_attestations(args, result, verdict, inventories, (started, finished)):
+        _write(args, result, verdict, inventories, described)
+    return EXIT_OK if verdict.passed else EXIT_FAILED
 
-    applied = apply_command_line_vex(args, result, inventories)
-    result = applied.result if applied is not None else result
-    verdict = evaluate(
-        result,
-        rules,
-        ignores,
-        today=datetime.now(UTC).date(),
-        count_conditional=args.fail_on_conditional,
-    )
-    for entry in verdict.expired:
+
+def _warn(outcome: ScanOutcome) -> None:
+    for warning in outcome.warnings:
+        print(f"assay scan: {warning}", file=sys.stderr)
+    for entry in outcome.verdict.expired:
         print(
             f"assay scan: ignore entry {entry.where} for {entry.id} expired on "
             f"{entry.expires.isoformat()}: it no longer applies",
             file=sys.stderr,
         )
-    if not write_vex_and_attestations(args, result, verdict, inventories, (started, finished)):
-        _write(args, result, verdict, inventories, described)
-    return EXIT_OK if verdict.passed else EXIT_FAILED
 
 
 def _described(args: argparse.Namespace, result: ScanResult, source: Any) -> dict[str, str]:
@@ -209,57 +220,37 @@ def _source(args: argparse.Namespace) -> Any:
     return open_store_source(args.store or default_store_url())
 
 
-def _run(inventories: list[Inventory], source: Any, args: argparse.Namespace) -> ScanResult:
-    from assay.audit.scan import SOURCES, available_sources, scan
+class _Bar:
+    """A progress bar on a terminal, shown once a scan has `PROGRESS_FROM` steps."""
 
-    status = source.status()
-    sources = _sources(args.sources, SOURCES)
-    if not available_sources(source, status):
-        raise InputError(
-            status.url or "store",
-            "the vulnerability store holds no CVEs and no OSV records: load it with "
-            "`assay nvd import`, `assay nvd sync`, `assay osv import` or `assay osv sync` first",
-        )
-    age = _age_days(status)
-    if age is not None and age > args.max_age:
-        print(
-            f"assay scan: the store was last synced {age:.1f} days ago ({status.last_sync}), "
-            f"more than --max-age {args.max_age:g}: run `assay nvd sync`",
-            file=sys.stderr,
-        )
-    elif age is None and not args.nvd_url:
-        print(
-            "assay scan: the store has never completed a sync (imported data only): its age "
-            "is unknown",
-            file=sys.stderr,
-        )
-    total = sum(len(i.components) for i in inventories)
-    if total >= PROGRESS_FROM and sys.stderr.isatty():
-        from rich.progress import Progress
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._task: Any = None
 
-        with Progress(transient=True) as bar:
-            task = bar.add_task("scanning", total=total)
-            return scan(
-                inventories,
-                source,
-                min_confidence=args.min_confidence,
-                progress=lambda done, steps: bar.update(task, completed=done, total=steps),
-                sources=sources,
-            )
-    return scan(inventories, source, min_confidence=args.min_confidence, sources=sources)
+    def __call__(self, done: int, steps: int) -> None:
+        if self._bar is None:
+            if steps < PROGRESS_FROM or not sys.stderr.isatty():
+                return
+            from rich.progress import Progress
+
+            self._bar = Progress(transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("scanning", total=steps)
+        self._bar.update(self._task, completed=done, total=steps)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
 
 
-def _sources(text: str | None, known: tuple[str, ...]) -> tuple[str, ...] | None:
-    """`--sources nvd,osv` as names (None: every source the store holds)."""
-    if text is None:
-        return None
-    names = tuple(dict.fromkeys(name.strip().lower() for name in text.split(",") if name.strip()))
-    for name in names:
-        if name not in known:
-            raise InputError("--sources", f"expected some of {', '.join(known)}, found {name!r}")
-    if not names:
-        raise InputError("--sources", f"expected some of {', '.join(known)}, found nothing")
-    return names
+def _run(request: ScanRequest, source: Any, trust: Any) -> ScanOutcome:
+    from assay.audit.run import run_scan
+
+    bar = _Bar()
+    try:
+        return run_scan(request, source, vex_trust=trust, progress=bar)
+    finally:
+        bar.close()
 
 
 def _write(
@@ -331,6 +322,55 @@ def _blocks(chunks: Iterator[bytes], size: int = 1 << 20) -> Iterator[bytes]:
         yield b"".join(pending)
 
 
+_COLUMNS: Final = (
+    "component", "version", "CVE", "severity", "CVSS", "KEV", "EPSS", "fixed in", "note"
+)  # fmt: skip
+
+
+def _notes(vulnerability: Vulnerability, ignored: bool, failing: bool) -> str:
+    notes = ["conditional"] if vulnerability.conditional else []
+    notes += ["ignored"] if ignored else []
+    notes += [f"VEX {vulnerability.vex.status}"] if vulnerability.vex is not None else []
+    notes += ["FAILS"] if failing else []
+    notes.extend(f"via {name}" for name in vulnerability.source_names if name != "nvd")
+    return ", ".join(notes)
+
+
+def _row(component: ComponentResult, vulnerability: Vulnerability, notes: str) -> list[str]:
+    cvss, epss = vulnerability.cvss, vulnerability.epss
+    return [
+        component.component.name,
+        component.component.version or "",
+        vulnerability.id,
+        vulnerability.severity or "",
+        f"{cvss.base_score:.1f} (v{cvss.version})" if cvss else "",
+        "yes" if vulnerability.kev else "",
+        "" if epss is None else f"{epss.score:.3f}",
+        vulnerability.fixed_in or "",
+        notes,
+    ]
+
+
+def _summary(result: ScanResult, verdict: Verdict) -> str:
+    conditional = sum(1 for _, v in result.findings if v.conditional)
+    affected = len(result.findings) - conditional
+    rules = f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else ""
+    not_counted = (
+        f", {len(verdict.conditional_not_counted)} conditional meeting it not counted "
+        "(--fail-on-conditional counts them)"
+        if verdict.conditional_not_counted
+        else ""
+    )
+    store = result.store
+    return (
+        f"{len(result.components)} components identified, {len(result.unidentified)} "
+        f"unidentified; {affected} findings, {conditional} conditional, "
+        f"{len(verdict.ignored)} ignored, {len(verdict.suppressed)} not affected or fixed "
+        f"(VEX), {len(verdict.failing)} failing{rules}{not_counted}"
+        f"; store generation {store.generation}, last sync {store.last_sync or 'never'}"
+    )
+
+
 def _table(result: ScanResult, verdict: Verdict) -> str:
     from io import StringIO
 
@@ -340,57 +380,17 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
     ignored = {(f.component.component.ref, f.vulnerability.id) for f in verdict.ignored}
     failing = {(f.component.component.ref, f.vulnerability.id) for f in verdict.failing}
     table = Table(show_edge=False)
-    for column in (
-        "component", "version", "CVE", "severity", "CVSS", "KEV", "EPSS", "fixed in", "note"
-    ):  # fmt: skip
+    for column in _COLUMNS:
         table.add_column(column)
-    affected = conditional = 0
     for component, vulnerability in result.findings:
         key = (component.component.ref, vulnerability.id)
-        notes = []
-        if vulnerability.conditional:
-            notes.append("conditional")
-            conditional += 1
-        else:
-            affected += 1
-        if key in ignored:
-            notes.append("ignored")
-        if vulnerability.vex is not None:
-            notes.append(f"VEX {vulnerability.vex.status}")
-        if key in failing:
-            notes.append("FAILS")
-        notes.extend(f"via {name}" for name in vulnerability.source_names if name != "nvd")
-        cvss = vulnerability.cvss
-        table.add_row(
-            component.component.name,
-            component.component.version or "",
-            vulnerability.id,
-            vulnerability.severity or "",
-            f"{cvss.base_score:.1f} (v{cvss.version})" if cvss else "",
-            "yes" if vulnerability.kev else "",
-            "" if vulnerability.epss is None else f"{vulnerability.epss.score:.3f}",
-            vulnerability.fixed_in or "",
-            ", ".join(notes),
-        )
+        notes = _notes(vulnerability, key in ignored, key in failing)
+        table.add_row(*_row(component, vulnerability, notes))
     buffer = StringIO()
     console = Console(file=buffer, width=200, no_color=True)
     if result.findings:
         console.print(table)
-    store = result.store
-    console.print(
-        f"{len(result.components)} components identified, {len(result.unidentified)} "
-        f"unidentified; {affected} findings, {conditional} conditional, "
-        f"{len(verdict.ignored)} ignored, {len(verdict.suppressed)} not affected or fixed "
-        f"(VEX), {len(verdict.failing)} failing"
-        + (f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else "")
-        + (
-            f", {len(verdict.conditional_not_counted)} conditional meeting it not counted "
-            "(--fail-on-conditional counts them)"
-            if verdict.conditional_not_counted
-            else ""
-        )
-        + f"; store generation {store.generation}, last sync {store.last_sync or 'never'}"
-    )
+    console.print(_summary(result, verdict))
     for item in result.inputs:
         for note in item.notes:
             console.print(f"{item.source}: {note}")

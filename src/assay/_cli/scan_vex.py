@@ -16,8 +16,6 @@ from assay._cli import add_list_option
 from assay.errors import InputError
 
 if TYPE_CHECKING:
-    from assay.audit.model import ScanResult
-    from assay.audit.vex import VexApplied
     from assay.policy.model import Signer
     from assay.vex import TrustedSigner, VexDocument, VexTrust
 
@@ -130,18 +128,13 @@ def read_vex_documents(paths: list[str], trust: VexTrust) -> list[VexDocument]:
     return read_vex_files(files, trust)
 
 
-def apply_command_line_vex(
-    args: argparse.Namespace, result: ScanResult, inventories: list[Any]
-) -> VexApplied | None:
-    """`--vex` applied to a scan (None without `--vex`)."""
+def command_line_trust(args: argparse.Namespace) -> VexTrust | None:
+    """Who may sign `--vex` documents (None without `--vex`)."""
     if not args.vex:
         if args.vex_key or args.vex_identity:
             raise InputError("--vex-key", "only applies with --vex")
         return None
-    from assay.audit.vex import apply_vex, product_names
-
-    documents = read_vex_documents(args.vex, vex_trust(command_line_signers(args)))
-    return apply_vex(result, documents, product_names(inventories))
+    return vex_trust(command_line_signers(args))
 
 
 # -- VEX and attestations out ----------------------------------------------------------
@@ -212,32 +205,55 @@ def _bom_subject(document: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
     return name, digest
 
 
-def _statement_subjects(data: bytes, name: str) -> list[tuple[str, dict[str, str]]]:
+def _record_statement(record: Any, name: str) -> Any:
+    """The statement of an attestation record: itself, or its envelope's payload."""
     import json
 
-    from assay.attestation.files import parse_file
     from assay.dsse import b64decode
     from assay.errors import AssayError
 
-    found: list[tuple[str, dict[str, str]]] = []
+    envelope = record.envelope
+    if envelope is None or not isinstance(envelope.get("payload"), str):
+        return record.document if record.kind == "statement" else None
+    try:
+        return json.loads(b64decode(envelope["payload"], name))
+    except (AssayError, ValueError):
+        return None
+
+
+def _subjects_of(statement: Any) -> list[tuple[str, dict[str, str]]]:
+    subjects = statement.get("subject") if isinstance(statement, dict) else None
+    return [
+        (str(subject.get("name") or ""), {str(k): str(v) for k, v in subject["digest"].items()})
+        for subject in (subjects if isinstance(subjects, list) else [])
+        if isinstance(subject, dict) and isinstance(subject.get("digest"), dict)
+    ]
+
+
+def _statement_subjects(data: bytes, name: str) -> list[tuple[str, dict[str, str]]]:
+    from assay.attestation.files import parse_file
+    from assay.errors import AssayError
+
     try:
         records = parse_file(data, name)
     except AssayError:
-        return found
-    for record in records:
-        statement: Any = record.document if record.kind == "statement" else None
-        envelope = record.envelope
-        if envelope is not None and isinstance(envelope.get("payload"), str):
-            try:
-                statement = json.loads(b64decode(envelope["payload"], name))
-            except (AssayError, ValueError):
-                continue
-        subjects = statement.get("subject") if isinstance(statement, dict) else None
-        for subject in subjects if isinstance(subjects, list) else []:
-            if isinstance(subject, dict) and isinstance(subject.get("digest"), dict):
-                digest = {str(k): str(v) for k, v in subject["digest"].items()}
-                found.append((str(subject.get("name") or ""), digest))
-    return found
+        return []
+    return [s for record in records for s in _subjects_of(_record_statement(record, name))]
+
+
+def _attested_subjects(
+    args: argparse.Namespace, inventories: list[Any]
+) -> list[tuple[str, dict[str, str]]]:
+    """The subjects of the statements among the inputs (provenance, an SBOM's)."""
+    from assay._cli.attest_signing import read_limited
+    from assay.audit.inputs import MAX_INPUT_BYTES
+    from assay.audit.model import Inventory
+
+    attested = [
+        path for path, inventory in zip(args.inputs, inventories, strict=False)
+        if path != "-" and isinstance(inventory, Inventory) and inventory.verified is not None
+    ]  # fmt: skip
+    return [s for p in attested for s in _statement_subjects(read_limited(p, MAX_INPUT_BYTES), p)]
 
 
 def scan_subjects(
@@ -245,27 +261,15 @@ def scan_subjects(
 ) -> list[tuple[str, dict[str, str]]]:
     """`--subject`, else the SBOMs' `metadata.component` hashes, else the statements'
     subjects (provenance), else the input files themselves."""
-    from assay.audit.inputs import MAX_INPUT_BYTES
-    from assay.audit.model import Inventory
-
     if args.subject:
         return [_subject_argument(text) for text in args.subject]
     boms = [s for i in inventories if i.document is not None if (s := _bom_subject(i.document))]
     if boms:
         return boms
-    files = [p for p in args.inputs if p != "-"]
-    attested = [
-        p for p, i in zip(args.inputs, inventories, strict=False) if p != "-"
-        and isinstance(i, Inventory) and i.verified is not None
-    ]  # fmt: skip
-    from assay._cli.attest_signing import read_limited
-
-    statements = [
-        s for p in attested for s in _statement_subjects(read_limited(p, MAX_INPUT_BYTES), p)
-    ]
+    statements = _attested_subjects(args, inventories)
     if statements:
         return statements
-    subjects = [(p, {"sha256": _file_sha256(p)}) for p in files]
+    subjects = [(p, {"sha256": _file_sha256(p)}) for p in args.inputs if p != "-"]
     if not subjects:
         raise InputError("--subject", "the scan names no file: give --subject FILE|ALG:HEX")
     return subjects

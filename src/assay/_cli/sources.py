@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -216,92 +218,104 @@ def _read(path: Path, limit: int) -> bytes | None:
         return None
 
 
-def _store_kev(args: argparse.Namespace, data: bytes, source: str) -> int:
-    from assay.cve5.kev import KevError, read_catalogue
+def _counts(counts: Any) -> dict[str, int]:
+    return {"added": counts.added, "updated": counts.updated, "unchanged": counts.unchanged}
 
-    try:
-        catalogue = read_catalogue(data, source)
-    except KevError as error:
-        print(f"assay: error: {error.diagnostics()}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    store = _store(args)
-    try:
-        counts, removed = store.replace_kev(
-            catalogue, meta={"kev.catalogVersion": catalogue.version}
-        )
-    finally:
-        store.close()
+
+def _counts_text(counts: Any) -> str:
+    return f"{counts.added} added, {counts.updated} updated, {counts.unchanged} unchanged"
+
+
+def _read_kev(data: bytes, source: str) -> Any:
+    from assay.cve5.kev import read_catalogue
+
+    return read_catalogue(data, source)
+
+
+def _store_kev(store: Cve5Store, catalogue: Any) -> tuple[dict[str, Any], str]:
+    counts, removed = store.replace_kev(catalogue, meta={"kev.catalogVersion": catalogue.version})
     document = {
-        "ok": True,
         "catalogVersion": catalogue.version,
         "entries": len(catalogue.entries),
-        "added": counts.added,
-        "updated": counts.updated,
-        "unchanged": counts.unchanged,
+        **_counts(counts),
         "removed": removed,
     }
-    _print(
-        args,
-        document,
-        _console(),
-        f"KEV catalogue {catalogue.version}: {counts.added} added, {counts.updated} updated, "
-        f"{counts.unchanged} unchanged, {removed} removed",
-    )
-    return EXIT_OK
+    return document, f"KEV catalogue {catalogue.version}: {_counts_text(counts)}, {removed} removed"
 
 
-def kev_import(args: argparse.Namespace) -> int:
-    data = _read(args.file, MAX_KEV_FILE)
-    return EXIT_UNUSABLE if data is None else _store_kev(args, data, str(args.file))
+def _read_epss(data: bytes, source: str) -> Any:
+    from assay.cve5.epss import read_scores
+
+    return read_scores(data, source)
 
 
-def kev_sync(args: argparse.Namespace) -> int:
-    from assay.cve5.sync import fetch_bytes
-
-    return _store_kev(args, fetch_bytes(args.upstream, MAX_KEV_FILE), args.upstream)
-
-
-def _store_epss(args: argparse.Namespace, data: bytes, source: str) -> int:
-    from assay.cve5.epss import EpssError, read_scores
-
-    try:
-        scores = read_scores(data, source)
-    except EpssError as error:
-        print(f"assay: error: {error.diagnostics()}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    store = _store(args)
-    try:
-        counts = store.upsert_epss(
-            scores,
-            meta={"epss.scoreDate": scores.score_date, "epss.modelVersion": scores.model_version},
-        )
-    finally:
-        store.close()
+def _store_epss(store: Cve5Store, scores: Any) -> tuple[dict[str, Any], str]:
+    meta = {"epss.scoreDate": scores.score_date, "epss.modelVersion": scores.model_version}
+    counts = store.upsert_epss(scores, meta=meta)
     document = {
-        "ok": True,
         "modelVersion": scores.model_version,
         "scoreDate": scores.score_date,
         "scores": len(scores.scores),
-        "added": counts.added,
-        "updated": counts.updated,
-        "unchanged": counts.unchanged,
+        **_counts(counts),
     }
-    _print(
-        args,
-        document,
-        _console(),
-        f"EPSS {scores.score_date} ({scores.model_version}): {counts.added} added, "
-        f"{counts.updated} updated, {counts.unchanged} unchanged",
-    )
+    return document, f"EPSS {scores.score_date} ({scores.model_version}): {_counts_text(counts)}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Feed:
+    """A whole-file source (the KEV catalogue, the EPSS scores): how to read and store it."""
+
+    limit: int
+    read: Callable[[bytes, str], Any]
+    """The file's bytes as a typed value (an `AssayError` for unusable input)."""
+    store: Callable[[Cve5Store, Any], tuple[dict[str, Any], str]]
+    """Store the value: the summary, as JSON and as text."""
+
+
+_KEV = _Feed(MAX_KEV_FILE, _read_kev, _store_kev)
+_EPSS = _Feed(MAX_EPSS_FILE, _read_epss, _store_epss)
+
+
+def _load(args: argparse.Namespace, feed: _Feed, data: bytes | None, source: str) -> int:
+    from assay.errors import AssayError
+
+    if data is None:
+        return EXIT_UNUSABLE
+    try:
+        value = feed.read(data, source)
+    except AssayError as error:
+        print(f"assay: error: {error.diagnostics()}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    store = _store(args)
+    try:
+        document, text = feed.store(store, value)
+    finally:
+        store.close()
+    _print(args, {"ok": True, **document}, _console(), text)
     return EXIT_OK
 
 
+def _from_file(args: argparse.Namespace, feed: _Feed) -> int:
+    return _load(args, feed, _read(args.file, feed.limit), str(args.file))
+
+
+def _from_upstream(args: argparse.Namespace, feed: _Feed) -> int:
+    from assay.cve5.sync import fetch_bytes
+
+    return _load(args, feed, fetch_bytes(args.upstream, feed.limit), args.upstream)
+
+
+def kev_import(args: argparse.Namespace) -> int:
+    return _from_file(args, _KEV)
+
+
+def kev_sync(args: argparse.Namespace) -> int:
+    return _from_upstream(args, _KEV)
+
+
 def epss_import(args: argparse.Namespace) -> int:
-    data = _read(args.file, MAX_EPSS_FILE)
-    return EXIT_UNUSABLE if data is None else _store_epss(args, data, str(args.file))
+    return _from_file(args, _EPSS)
 
 
 def epss_sync(args: argparse.Namespace) -> int:
-    from assay.cve5.sync import fetch_bytes
-
-    return _store_epss(args, fetch_bytes(args.upstream, MAX_EPSS_FILE), args.upstream)
+    return _from_upstream(args, _EPSS)

@@ -16,7 +16,10 @@ Public names: `VulnerabilitySource` (the seam) with `StoreSource` and `ApiSource
 `read_input` (any supported input to an `Inventory`), `scan` and `scan_bytes` (to a
 `ScanResult`); the typed results in `assay.audit.model`; fail-on rules and ignore files
 in `assay.audit.rules`; `VulnerabilityCheck` for `assay verify` in `assay.audit.check`;
-`POST /api/scan` in `assay.audit.http`. docs/scan.md describes all of it.
+what a scan is asked (`ScanRequest`, one parser for `assay scan`, `POST /api/scan` and
+`/scan`) in `assay.audit.request`, carried out by `assay.audit.run.run_scan`; the HTTP
+front ends are `assay.web.scan_api` and `assay.web.scan_page`. docs/scan.md describes all
+of it.
 """
 
 from __future__ import annotations

@@ -70,18 +70,6 @@ SCAN_PREDICATES: Final = (VULNS_V02, VULNS_V01, COSIGN_VULN_V1)
 _SKEW: Final = timedelta(minutes=5)
 
 
-def _age_days(status: SourceStatus, now: datetime) -> float | None:
-    if not status.last_sync:
-        return None
-    try:
-        moment = datetime.fromisoformat(status.last_sync.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return (now - moment).total_seconds() / 86400
-
-
 def dependency_inventory(subject: DependencyCheckInput) -> list[Inventory]:
     """The components of the verified provenance and of verified SBOM statements."""
     inventories: list[Inventory] = []
@@ -166,7 +154,7 @@ class VulnerabilityCheck:
             )
             return DependencyCheckResult(self.name, (missing, *vex_checks))
         status = self.source.status()
-        age = _age_days(status, now)
+        age = status.age_days(now)
         store_ok = bool(status.cve_count) and (
             rule.max_age_days is None or (age is not None and age <= rule.max_age_days)
         )
@@ -283,6 +271,30 @@ class VulnerabilityCheck:
         )
 
 
+def _finished(document: VerifiedDocument, wanted: AttestationRule, now: datetime) -> datetime | str:
+    """When a scan attestation's scan finished, or why the rule does not accept it."""
+    signers = [name for name in document.signers if name in wanted.signers]
+    if not signers:
+        return (
+            f"{document.source}: signed by {', '.join(document.signers)}, not by "
+            f"{', '.join(wanted.signers)}"
+        )
+    metadata = document.predicate.get("metadata")
+    finished = metadata.get("scanFinishedOn") if isinstance(metadata, dict) else None
+    try:
+        moment = datetime.fromisoformat(str(finished).replace("Z", "+00:00"))
+    except ValueError:
+        return f"{document.source}: no readable scanFinishedOn ({finished!r})"
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    if now - moment > wanted.max_age:
+        return (
+            f"{document.source}: finished {moment.isoformat()}, older than maxAge {wanted.max_age}"
+        )
+    if moment > now + _SKEW:
+        return f"{document.source}: finished in the future ({moment.isoformat()})"
+    return moment
+
+
 def _attestation(
     rule: VulnerabilityRule, documents: Sequence[VerifiedDocument], now: datetime
 ) -> tuple[VerifiedDocument | None, str]:
@@ -296,31 +308,10 @@ def _attestation(
     reasons = []
     best: tuple[datetime, VerifiedDocument] | None = None
     for document in scans:
-        signers = [name for name in document.signers if name in wanted.signers]
-        if not signers:
-            reasons.append(
-                f"{document.source}: signed by {', '.join(document.signers)}, not by "
-                f"{', '.join(wanted.signers)}"
-            )
-            continue
-        metadata = document.predicate.get("metadata")
-        finished = metadata.get("scanFinishedOn") if isinstance(metadata, dict) else None
-        try:
-            moment = datetime.fromisoformat(str(finished).replace("Z", "+00:00"))
-        except ValueError:
-            reasons.append(f"{document.source}: no readable scanFinishedOn ({finished!r})")
-            continue
-        moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-        if now - moment > wanted.max_age:
-            reasons.append(
-                f"{document.source}: finished {moment.isoformat()}, older than maxAge "
-                f"{wanted.max_age}"
-            )
-            continue
-        if moment > now + _SKEW:
-            reasons.append(f"{document.source}: finished in the future ({moment.isoformat()})")
-            continue
-        if best is None or moment > best[0]:
+        moment = _finished(document, wanted, now)
+        if isinstance(moment, str):
+            reasons.append(moment)
+        elif best is None or moment > best[0]:
             best = (moment, document)
     if best is None:
         return None, "; ".join(reasons)

@@ -162,10 +162,12 @@ def _adp_kev(record: CveRecord) -> str | None:
 class _Indexed:
     """A record's `affected[]` entries by look-up key, computed once per scan."""
 
-    __slots__ = ("by_key", "record")
+    __slots__ = ("by_key", "nvd", "record")
 
-    def __init__(self, record: CveRecord) -> None:
+    def __init__(self, record: CveRecord, nvd: Mapping[str, Any] | None = None) -> None:
         self.record = record
+        self.nvd = nvd
+        """NVD's record of the CVE (not analysed), if the store has one."""
         self.by_key: dict[str, list[tuple[int, Container, Affected]]] = {}
         order = 0
         for container in record.containers:
@@ -301,12 +303,11 @@ def _annotated(
     )
 
 
-def _match(
-    store: Any,
-    components: list[ComponentResult],
-    unidentified: list[Unidentified],
-    min_confidence: float,
-) -> tuple[list[ComponentResult], list[Unidentified]]:
+def _all_wanted(
+    components: Sequence[ComponentResult], unidentified: Sequence[Unidentified]
+) -> dict[int, _Wanted]:
+    """What to look for, by position: the components, then the unidentified ones (by
+    their purl only), numbered after them."""
     wanted: dict[int, _Wanted] = {}
     for index, found in enumerate(components):
         item = _wanted(found.identification.cpes, found.component.version, found.component.purl)
@@ -319,63 +320,93 @@ def _match(
             wanted[offset + index] = _Wanted(
                 item.version, item.ecosystem, item.purl_keys, item.purl_keys
             )
-    all_keys = sorted({key for item in wanted.values() for key in item.keys})
-    if not all_keys:
-        return components, unidentified
-    by_key: dict[str, list[str]] = {}
-    for key, cve_id in store.cve5_lookup(all_keys):
-        by_key.setdefault(key, []).append(cve_id)
-    candidates = sorted({cve_id for ids in by_key.values() for cve_id in ids})
-    if not candidates:
-        return components, unidentified
+    return wanted
+
+
+def _fresh_records(store: Any, candidates: Sequence[str]) -> dict[str, _Indexed]:
+    """The published CVE 5 records of the candidates NVD has not analysed."""
     nvd = _nvd_records(store, candidates)
     fresh = [cve_id for cve_id in candidates if not _analysed(nvd.get(cve_id))]
     records: dict[str, _Indexed] = {}
     for cve_id, raw in store.cve5_records(fresh).items():
         record = read_record(raw, f"stored CVE 5 record {cve_id}")
         if record.state == "PUBLISHED":
-            records[cve_id] = _Indexed(record)
+            records[cve_id] = _Indexed(record, nvd.get(cve_id))
+    return records
+
+
+def _found(
+    wanted: Mapping[int, _Wanted], by_key: Mapping[str, list[str]], records: Mapping[str, _Indexed]
+) -> dict[int, list[Vulnerability]]:
+    """The findings of each wanted position."""
     added: dict[int, list[Vulnerability]] = {}
     for index, item in wanted.items():
         cve_ids = sorted({c for key in item.keys for c in by_key.get(key, ()) if c in records})
         for cve_id in cve_ids:
-            judged = _judge(records[cve_id], item)
+            indexed = records[cve_id]
+            judged = _judge(indexed, item)
             if judged is not None:
-                added.setdefault(index, []).append(
-                    _finding(records[cve_id].record, nvd.get(cve_id), *judged)
-                )
+                added.setdefault(index, []).append(_finding(indexed.record, indexed.nvd, *judged))
+    return added
+
+
+def _with_findings(current: ComponentResult, new: Sequence[Vulnerability]) -> ComponentResult:
+    known = {v.id for v in current.vulnerabilities}
+    extra = [v for v in new if v.id not in known]
+    merged = sorted([*current.vulnerabilities, *extra], key=lambda v: v.id)
+    return replace(current, vulnerabilities=tuple(merged))
+
+
+_PROMOTED: Final = Identification(
+    cpes=(),
+    identified_by="purl",
+    confidence=CNA_PURL_CONFIDENCE,
+    reason="its purl names a package of CVE 5 records' affected[] entries",
+)
+
+
+def _promote(
+    unidentified: list[Unidentified], found: Mapping[int, list[Vulnerability]]
+) -> tuple[list[ComponentResult], list[Unidentified]]:
+    """Unidentified components with findings (by position), identified by their purl."""
+    promoted = [
+        ComponentResult(
+            unidentified[position].component,
+            _PROMOTED,
+            tuple(sorted(found[position], key=lambda v: v.id)),
+            unidentified[position].source,
+        )
+        for position in sorted(found)
+    ]
+    left = [u for i, u in enumerate(unidentified) if i not in found]
+    return promoted, left
+
+
+def _match(
+    store: Any,
+    components: list[ComponentResult],
+    unidentified: list[Unidentified],
+    min_confidence: float,
+) -> tuple[list[ComponentResult], list[Unidentified]]:
+    wanted = _all_wanted(components, unidentified)
+    all_keys = sorted({key for item in wanted.values() for key in item.keys})
+    by_key: dict[str, list[str]] = {}
+    for key, cve_id in store.cve5_lookup(all_keys) if all_keys else ():
+        by_key.setdefault(key, []).append(cve_id)
+    candidates = sorted({cve_id for ids in by_key.values() for cve_id in ids})
+    if not candidates:
+        return components, unidentified
+    added = _found(wanted, by_key, _fresh_records(store, candidates))
+    offset = len(components)
     for index, new in added.items():
         if index < offset:
-            current = components[index]
-            known = {v.id for v in current.vulnerabilities}
-            extra = [v for v in new if v.id not in known]
-            components[index] = replace(
-                current,
-                vulnerabilities=tuple(
-                    sorted([*current.vulnerabilities, *extra], key=lambda v: v.id)
-                ),
-            )
-    promoted = sorted(i - offset for i in added if i >= offset)
-    if min_confidence <= CNA_PURL_CONFIDENCE:
-        for position in promoted:
-            missing = unidentified[position]
-            identification = Identification(
-                cpes=(),
-                identified_by="purl",
-                confidence=CNA_PURL_CONFIDENCE,
-                reason="its purl names a package of CVE 5 records' affected[] entries",
-            )
-            components.append(
-                ComponentResult(
-                    missing.component,
-                    identification,
-                    tuple(sorted(added[offset + position], key=lambda v: v.id)),
-                    missing.source,
-                )
-            )
-        gone = set(promoted)
-        unidentified = [u for i, u in enumerate(unidentified) if i not in gone]
-    return components, unidentified
+            components[index] = _with_findings(components[index], new)
+    if min_confidence > CNA_PURL_CONFIDENCE:
+        return components, unidentified
+    promoted, unidentified = _promote(
+        unidentified, {i - offset: new for i, new in added.items() if i >= offset}
+    )
+    return components + promoted, unidentified
 
 
 def describe(source: object, cve_ids: Sequence[str]) -> dict[str, str]:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from assay.audit.model import ComponentResult, Inventory, ScanResult, Vulnerability
-from assay.audit.rules import Verdict
+from assay.audit.rules import Finding, Verdict
 from assay.audit.vex_out import cyclonedx_analysis
 
 __all__ = ["to_sarif", "to_vdr"]
@@ -70,6 +70,82 @@ def _help(vulnerability_id: str, description: str | None, fixes: Sequence[str]) 
     }
 
 
+def _fixes(result: ScanResult) -> dict[str, list[str]]:
+    """The versions that fix each CVE, in the order the findings name them."""
+    fixes: dict[str, list[str]] = {}
+    for _, vulnerability in result.findings:
+        known = fixes.setdefault(vulnerability.id, [])
+        if vulnerability.fixed_in and vulnerability.fixed_in not in known:
+            known.append(vulnerability.fixed_in)
+    return fixes
+
+
+def _sarif_rule(
+    vulnerability: Vulnerability, description: str | None, fixes: Sequence[str]
+) -> dict[str, Any]:
+    properties: dict[str, Any] = {"tags": ["security", "vulnerability", *vulnerability.cwes]}
+    if vulnerability.cvss is not None:
+        properties["security-severity"] = f"{vulnerability.cvss.base_score:.1f}"
+    return {
+        "id": vulnerability.id,
+        "name": vulnerability.id.replace("-", ""),
+        "shortDescription": {"text": vulnerability.id},
+        "fullDescription": {"text": description or vulnerability.id},
+        "help": _help(vulnerability.id, description, fixes),
+        "helpUri": advisory(vulnerability.id)["url"],
+        "properties": properties,
+    }
+
+
+def _suppressions(vulnerability: Vulnerability, excuse: Finding | None) -> list[dict[str, str]]:
+    """Why a result is suppressed: an ignore entry's reason, else a VEX statement's words."""
+    if excuse is not None and excuse.ignored_by is not None:
+        return [{"kind": "external", "justification": excuse.ignored_by.reason}]
+    vex = vulnerability.vex
+    if vex is None or not vex.suppresses:
+        return []
+    why = vex.impact or vex.justification or vex.action_statement or ""
+    return [{"kind": "external", "justification": f"VEX {vex.status}: {why}".strip()}]
+
+
+def _sarif_result(
+    component: ComponentResult, vulnerability: Vulnerability, excuse: Finding | None
+) -> dict[str, Any]:
+    ref = component.component.ref
+    fingerprint = hashlib.sha256(f"{ref}\0{vulnerability.id}".encode()).hexdigest()
+    level = _LEVELS.get(vulnerability.severity or "", "note")
+    entry: dict[str, Any] = {
+        "ruleId": vulnerability.id,
+        "level": "note" if vulnerability.conditional else level,
+        "message": {"text": _message(component, vulnerability)},
+        "locations": [
+            {
+                "physicalLocation": {"artifactLocation": {"uri": component.source}},
+                "logicalLocations": [
+                    {
+                        "name": ref,
+                        "fullyQualifiedName": component.component.purl or ref,
+                        "kind": "module",
+                    }
+                ],
+            }
+        ],
+        "partialFingerprints": {"assayComponentVulnerability/v1": fingerprint},
+        "properties": {
+            "cpes": list(component.identification.cpes),
+            "kev": vulnerability.kev,
+            "fixedIn": vulnerability.fixed_in,
+            "conditional": vulnerability.conditional,
+            "epss": None if vulnerability.epss is None else vulnerability.epss.to_dict(),
+            "sources": [source.to_dict() for source in vulnerability.sources],
+        },
+    }
+    suppressions = _suppressions(vulnerability, excuse)
+    if suppressions:
+        entry["suppressions"] = suppressions
+    return entry
+
+
 def to_sarif(
     result: ScanResult,
     verdict: Verdict | None,
@@ -80,11 +156,7 @@ def to_sarif(
     """A SARIF 2.1.0 log of the findings; each rule carries the CVE's description (from
     `descriptions`, by id) and help text naming the versions that fix it."""
     descriptions = descriptions or {}
-    fixes: dict[str, list[str]] = {}
-    for _, vulnerability in result.findings:
-        known = fixes.setdefault(vulnerability.id, [])
-        if vulnerability.fixed_in and vulnerability.fixed_in not in known:
-            known.append(vulnerability.fixed_in)
+    fixes = _fixes(result)
     ignored = (
         {(f.component.component.ref, f.vulnerability.id): f for f in verdict.ignored}
         if verdict
@@ -94,79 +166,16 @@ def to_sarif(
     results: list[dict[str, Any]] = []
     for component, vulnerability in result.findings:
         if vulnerability.id not in rules:
-            rule: dict[str, Any] = {
-                "id": vulnerability.id,
-                "name": vulnerability.id.replace("-", ""),
-                "shortDescription": {"text": vulnerability.id},
-                "fullDescription": {"text": descriptions.get(vulnerability.id) or vulnerability.id},
-                "help": _help(
-                    vulnerability.id,
-                    descriptions.get(vulnerability.id),
-                    fixes[vulnerability.id],
-                ),
-                "helpUri": advisory(vulnerability.id)["url"],
-                "properties": {"tags": ["security", "vulnerability", *vulnerability.cwes]},
-            }
-            if vulnerability.cvss is not None:
-                rule["properties"]["security-severity"] = f"{vulnerability.cvss.base_score:.1f}"
-            rules[vulnerability.id] = rule
-        ref = component.component.ref
-        fingerprint = hashlib.sha256(f"{ref}\0{vulnerability.id}".encode()).hexdigest()
-        entry: dict[str, Any] = {
-            "ruleId": vulnerability.id,
-            "level": "note"
-            if vulnerability.conditional
-            else _LEVELS.get(vulnerability.severity or "", "note"),
-            "message": {"text": _message(component, vulnerability)},
-            "locations": [
-                {
-                    "physicalLocation": {"artifactLocation": {"uri": component.source}},
-                    "logicalLocations": [
-                        {
-                            "name": ref,
-                            "fullyQualifiedName": component.component.purl or ref,
-                            "kind": "module",
-                        }
-                    ],
-                }
-            ],
-            "partialFingerprints": {"assayComponentVulnerability/v1": fingerprint},
-            "properties": {
-                "cpes": list(component.identification.cpes),
-                "kev": vulnerability.kev,
-                "fixedIn": vulnerability.fixed_in,
-                "conditional": vulnerability.conditional,
-                "epss": None if vulnerability.epss is None else vulnerability.epss.to_dict(),
-                "sources": [source.to_dict() for source in vulnerability.sources],
-            },
-        }
-        excuse = ignored.get((ref, vulnerability.id))
-        if excuse is not None and excuse.ignored_by is not None:
-            entry["suppressions"] = [
-                {"kind": "external", "justification": excuse.ignored_by.reason}
-            ]
-        elif vulnerability.vex is not None and vulnerability.vex.suppresses:
-            vex = vulnerability.vex
-            why = vex.impact or vex.justification or vex.action_statement or ""
-            entry["suppressions"] = [
-                {"kind": "external", "justification": f"VEX {vex.status}: {why}".strip()}
-            ]
-        results.append(entry)
+            rules[vulnerability.id] = _sarif_rule(
+                vulnerability, descriptions.get(vulnerability.id), fixes[vulnerability.id]
+            )
+        excuse = ignored.get((component.component.ref, vulnerability.id))
+        results.append(_sarif_result(component, vulnerability, excuse))
+    driver = {"name": "assay", "version": version, "rules": list(rules.values())}
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "assay",
-                        "version": version,
-                        "rules": list(rules.values()),
-                    }
-                },
-                "results": results,
-            }
-        ],
+        "runs": [{"tool": {"driver": driver}, "results": results}],
     }
 
 
@@ -229,63 +238,67 @@ def _with_refs(items: Any, refs: dict[str, str]) -> Any:
     return out
 
 
-def to_vdr(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, Any]:
-    """The input BOM (or a new one) with a CycloneDX `vulnerabilities` section."""
+def _vdr_bom(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, Any]:
+    """The input BOM when there is one input and it is one, else a new BOM."""
     boms = [i.document for i in inventories if i.document is not None]
-    if len(boms) == 1 and len(inventories) == 1:
-        bom = dict(boms[0])
-        if bom.get("specVersion") in ("1.2", "1.3"):
-            bom["specVersion"] = "1.4"
-        bom["components"] = _with_refs(bom.get("components", []), {})
-    else:
-        bom = {
+    if len(boms) != 1 or len(inventories) != 1:
+        return {
             "bomFormat": "CycloneDX",
             "specVersion": "1.5",
             "serialNumber": f"urn:uuid:{uuid.uuid4()}",
             "version": 1,
             "components": _bom_components(result),
         }
+    bom = dict(boms[0])
+    if bom.get("specVersion") in ("1.2", "1.3"):
+        bom["specVersion"] = "1.4"
+    bom["components"] = _with_refs(bom.get("components", []), {})
+    return bom
+
+
+def _affects(component: ComponentResult) -> dict[str, Any]:
+    version = component.component.version
+    versions = {"versions": [{"version": version, "status": "affected"}]} if version else {}
+    return {"ref": component.component.ref, **versions}
+
+
+def _vdr_vulnerability(
+    vulnerability: Vulnerability, components: Sequence[ComponentResult]
+) -> dict[str, Any]:
+    vulnerability_id = vulnerability.id
+    item: dict[str, Any] = {
+        "id": vulnerability_id,
+        "source": advisory(vulnerability_id),
+        "ratings": [_rating(vulnerability)],
+        "affects": [_affects(c) for c in components],
+    }
+    if vulnerability.aliases:
+        item["references"] = [
+            {"id": alias, "source": advisory(alias)} for alias in vulnerability.aliases
+        ]
+    cwes = [int(cwe[4:]) for cwe in vulnerability.cwes if cwe[4:].isdigit()]
+    if cwes:
+        item["cwes"] = cwes
+    if vulnerability.fixed_in:
+        item["recommendation"] = f"Upgrade to {vulnerability.fixed_in} or later"
+    if all(
+        v.conditional for c in components for v in c.vulnerabilities if v.id == vulnerability_id
+    ):
+        item["analysis"] = {"state": "in_triage", "detail": CONDITIONAL_DETAIL}
+    analysis = cyclonedx_analysis(vulnerability)
+    if analysis is not None:
+        item["analysis"] = analysis
+    return item
+
+
+def to_vdr(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, Any]:
+    """The input BOM (or a new one) with a CycloneDX `vulnerabilities` section."""
+    bom = _vdr_bom(result, inventories)
     # One entry per CVE, or per CVE and VEX statement when statements differ by component.
     by_id: dict[tuple[str, Any], tuple[Vulnerability, list[ComponentResult]]] = {}
     for component, vulnerability in result.findings:
         entry = by_id.setdefault((vulnerability.id, vulnerability.vex), (vulnerability, []))
         entry[1].append(component)
-    vulnerabilities: list[dict[str, Any]] = []
-    for key in sorted(by_id, key=lambda k: (k[0], k[1] is not None, str(k[1]))):
-        vulnerability_id = key[0]
-        vulnerability, components = by_id[key]
-        item: dict[str, Any] = {
-            "id": vulnerability_id,
-            "source": advisory(vulnerability_id),
-            "ratings": [_rating(vulnerability)],
-            "affects": [
-                {
-                    "ref": c.component.ref,
-                    **(
-                        {"versions": [{"version": c.component.version, "status": "affected"}]}
-                        if c.component.version
-                        else {}
-                    ),
-                }
-                for c in components
-            ],
-        }
-        if vulnerability.aliases:
-            item["references"] = [
-                {"id": alias, "source": advisory(alias)} for alias in vulnerability.aliases
-            ]
-        cwes = [int(cwe[4:]) for cwe in vulnerability.cwes if cwe[4:].isdigit()]
-        if cwes:
-            item["cwes"] = cwes
-        if vulnerability.fixed_in:
-            item["recommendation"] = f"Upgrade to {vulnerability.fixed_in} or later"
-        if all(
-            v.conditional for c in components for v in c.vulnerabilities if v.id == vulnerability_id
-        ):
-            item["analysis"] = {"state": "in_triage", "detail": CONDITIONAL_DETAIL}
-        analysis = cyclonedx_analysis(vulnerability)
-        if analysis is not None:
-            item["analysis"] = analysis
-        vulnerabilities.append(item)
-    bom["vulnerabilities"] = vulnerabilities
+    order = sorted(by_id, key=lambda k: (k[0], k[1] is not None, str(k[1])))
+    bom["vulnerabilities"] = [_vdr_vulnerability(*by_id[key]) for key in order]
     return bom

@@ -9,6 +9,7 @@ JSON contract of `assay scan --format json` and `POST /api/scan` (docs/scan.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from assay.policy.vulnerabilities import SEVERITY_ORDER
@@ -253,6 +254,18 @@ class SourceStatus:
     """OSV records the store holds (`None`: a source without OSV records)."""
     sources: tuple[str, ...] = ()
     """The sources a scan read (`nvd`, `osv`, ...)."""
+
+    def age_days(self, now: datetime) -> float | None:
+        """Days from the last completed sync to `now` (None: never synced, or unreadable)."""
+        if not self.last_sync:
+            return None
+        try:
+            moment = datetime.fromisoformat(self.last_sync.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return (now - moment).total_seconds() / 86400
 
     def to_dict(self) -> dict[str, Any]:
         return {

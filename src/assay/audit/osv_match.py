@@ -20,7 +20,7 @@ theirs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -140,31 +140,39 @@ def _finding(record: OsvRecord, rule: str, fixed: str | None) -> Vulnerability:
     )
 
 
-def _ratings(record: OsvRecord) -> list[Rating]:
-    ratings: list[Rating] = []
-    severities = [*record.severity, *(s for entry in record.affected for s in entry.severity)]
-    for severity in severities:
-        version = _CVSS_TYPES.get(severity.type)
-        if version is None:
-            word = severity_word(severity.score)
-            if word is not None:
-                ratings.append(Rating("osv-word", word))
-            continue
-        vector = severity.score
-        if version == "3.1" and vector.startswith("CVSS:3.0/"):
-            version = "3.0"
-        score = cvss3_base_score(vector) if version in ("3.0", "3.1") else None
-        if score is not None:
-            ratings.append(Rating("osv", severity_of_score(score), Cvss(version, score, vector)))
+def _severity_rating(severity: Any) -> Rating | None:
+    """A `severity[]` entry's rating: a CVSS 3 vector scored, or a severity word."""
+    version = _CVSS_TYPES.get(severity.type)
+    if version is None:
+        word = severity_word(severity.score)
+        return None if word is None else Rating("osv-word", word)
+    vector = severity.score
+    if version == "3.1" and vector.startswith("CVSS:3.0/"):
+        version = "3.0"
+    score = cvss3_base_score(vector) if version in ("3.0", "3.1") else None
+    if score is None:
+        return None
+    return Rating("osv", severity_of_score(score), Cvss(version, score, vector))
+
+
+def _severity_words(record: OsvRecord) -> list[Any]:
+    """The `severity` of the record's and its entries' `database_specific` and
+    `ecosystem_specific` objects (GitHub's and others' words)."""
     words: list[Any] = [(record.database_specific or {}).get("severity")]
     for entry in record.affected:
         words.append((entry.ecosystem_specific or {}).get("severity"))
         words.append((entry.database_specific or {}).get("severity"))
-    for text in words:
-        word = severity_word(text)
-        if word is not None:
-            ratings.append(Rating("osv-word", word))
-    return ratings
+    return words
+
+
+def _ratings(record: OsvRecord) -> list[Rating]:
+    severities = [*record.severity, *(s for entry in record.affected for s in entry.severity)]
+    rated = [_severity_rating(severity) for severity in severities]
+    worded = [severity_word(text) for text in _severity_words(record)]
+    return [
+        *(rating for rating in rated if rating is not None),
+        *(Rating("osv-word", word) for word in worded if word is not None),
+    ]
 
 
 def _cwes(database_specific: Mapping[str, Any] | None) -> tuple[str, ...]:
@@ -205,6 +213,10 @@ def merge_findings(groups: Sequence[Sequence[Vulnerability]]) -> tuple[Vulnerabi
     return tuple(sorted((_merged(g) for g in merged.values()), key=lambda v: v.id))
 
 
+def _first(values: Iterable[str | None]) -> str | None:
+    return next((value for value in values if value), None)
+
+
 def _merged(group: _Group) -> Vulnerability:
     parts = group.parts
     if len(parts) == 1 and not (set(group.ids) - {parts[0].id, *parts[0].aliases}):
@@ -215,22 +227,17 @@ def _merged(group: _Group) -> Vulnerability:
     rating = choose_severity(
         Rating(p.rated_by or "nvd", p.severity, p.cvss) for p in parts if p.severity or p.cvss
     )
-    sources: dict[FindingSource, None] = {}
-    cwes: dict[str, None] = {}
-    for part in parts:
-        sources.update(dict.fromkeys(part.sources))
-        cwes.update(dict.fromkeys(part.cwes))
     return Vulnerability(
         id=lead.id,
         severity=None if rating is None else rating.severity,
         cvss=None if rating is None else rating.cvss,
         kev=any(p.kev for p in parts),
-        cwes=tuple(cwes),
-        match_criteria_id=next((p.match_criteria_id for p in parts if p.match_criteria_id), None),
-        fixed_in=next((p.fixed_in for p in parts if p.fixed_in), None),
+        cwes=tuple(dict.fromkeys(cwe for p in parts for cwe in p.cwes)),
+        match_criteria_id=_first(p.match_criteria_id for p in parts),
+        fixed_in=_first(p.fixed_in for p in parts),
         conditional=all(p.conditional for p in parts),
         aliases=lead.aliases,
-        sources=tuple(sources),
+        sources=tuple(dict.fromkeys(source for p in parts for source in p.sources)),
         rated_by=None if rating is None else rating.source,
     )
 

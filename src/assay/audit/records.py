@@ -143,14 +143,8 @@ _VERSIONS: Final = (
 )
 
 
-def _typed_facts(record: _Record) -> RecordFacts | None:
-    """`record_facts` read through typed structs; None when the fields do not fit them
-    (the caller then reads them leniently)."""
-    try:
-        metrics = _METRICS.decode(record.metrics) if len(record.metrics) else None
-        weaknesses = _WEAKNESSES.decode(record.weaknesses) if len(record.weaknesses) else None
-    except msgspec.ValidationError:
-        return None
+def _typed_ratings(metrics: Any) -> list[Rating]:
+    """NVD's ratings of the typed metrics, of every CVSS version."""
     ratings: list[Rating] = []
     for key, version in _VERSIONS if metrics is not None else ():
         for entry in getattr(metrics, key):
@@ -167,21 +161,30 @@ def _typed_facts(record: _Record) -> RecordFacts | None:
                     severity=data.baseSeverity or entry.baseSeverity,
                 )
             )
-    chosen = choose_severity(ratings)
-    cvss = None if chosen is None else chosen.cvss
-    severity = None if chosen is None else chosen.severity
-    cwes: list[str] = []
-    for weakness in weaknesses or ():
-        for description in weakness.description:
-            value = description.value
-            if isinstance(value, str) and value.startswith("CWE-") and value not in cwes:
-                cwes.append(value)
+    return ratings
+
+
+def _typed_cwes(weaknesses: Any) -> tuple[str, ...]:
+    """The CWE ids of the typed weaknesses, each once, in order."""
+    values = (d.value for weakness in weaknesses or () for d in weakness.description)
+    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v.startswith("CWE-")))
+
+
+def _typed_facts(record: _Record) -> RecordFacts | None:
+    """`record_facts` read through typed structs; None when the fields do not fit them
+    (the caller then reads them leniently)."""
+    try:
+        metrics = _METRICS.decode(record.metrics) if len(record.metrics) else None
+        weaknesses = _WEAKNESSES.decode(record.weaknesses) if len(record.weaknesses) else None
+    except msgspec.ValidationError:
+        return None
+    chosen = choose_severity(_typed_ratings(metrics))
     return RecordFacts(
         str(record.id),
-        severity,
-        cvss,
+        None if chosen is None else chosen.severity,
+        None if chosen is None else chosen.cvss,
         bool(record.cisaExploitAdd),
-        tuple(cwes),
+        _typed_cwes(weaknesses),
         None if chosen is None else chosen.source,
     )
 

@@ -95,6 +95,40 @@ class Verdict:
         }
 
 
+class _Judge:
+    """Sorts findings into a verdict's lists."""
+
+    def __init__(
+        self, rules: Sequence[FailRule], active: Sequence[IgnoreEntry], count_conditional: bool
+    ) -> None:
+        self.rules = rules
+        self.active = active
+        self.count_conditional = count_conditional
+        self.failing: list[Finding] = []
+        self.ignored: list[Finding] = []
+        self.not_counted: list[Finding] = []
+        self.suppressed: list[Finding] = []
+
+    def _place(self, vulnerability: Vulnerability) -> list[Finding] | None:
+        """The list a finding goes in (None: none of them)."""
+        if vulnerability.vex is not None and vulnerability.vex.suppresses:
+            return self.suppressed
+        if not any(rule.holds(vulnerability) for rule in self.rules):
+            return None
+        if vulnerability.conditional and not self.count_conditional:
+            return self.not_counted
+        return self.failing
+
+    def judge(self, component: ComponentResult, vulnerability: Vulnerability) -> None:
+        entry = next((e for e in self.active if covers(e, component, vulnerability)), None)
+        if entry is not None:
+            self.ignored.append(Finding(component, vulnerability, entry))
+            return
+        place = self._place(vulnerability)
+        if place is not None:
+            place.append(Finding(component, vulnerability))
+
+
 def evaluate(
     result: ScanResult,
     rules: Sequence[FailRule],
@@ -109,33 +143,18 @@ def evaluate(
     `count_conditional`; otherwise it is kept in `conditional_not_counted`."""
     active = [entry for entry in ignores if entry.expires >= today]
     expired = tuple(entry for entry in ignores if entry.expires < today)
-    failing: list[Finding] = []
-    ignored: list[Finding] = []
-    not_counted: list[Finding] = []
-    suppressed: list[Finding] = []
     if not active and not rules:
         return Verdict((), (), expired, (), counts_conditional=count_conditional)
+    judge = _Judge(rules, active, count_conditional)
     for component in result.components:
         for vulnerability in component.vulnerabilities:
-            entry = next((e for e in active if covers(e, component, vulnerability)), None)
-            if entry is not None:
-                ignored.append(Finding(component, vulnerability, entry))
-                continue
-            if vulnerability.vex is not None and vulnerability.vex.suppresses:
-                suppressed.append(Finding(component, vulnerability))
-                continue
-            if not any(rule.holds(vulnerability) for rule in rules):
-                continue
-            if vulnerability.conditional and not count_conditional:
-                not_counted.append(Finding(component, vulnerability))
-            else:
-                failing.append(Finding(component, vulnerability))
+            judge.judge(component, vulnerability)
     return Verdict(
-        tuple(failing),
-        tuple(ignored),
+        tuple(judge.failing),
+        tuple(judge.ignored),
         expired,
         tuple(rules),
         counts_conditional=count_conditional,
-        conditional_not_counted=tuple(not_counted),
-        suppressed=tuple(suppressed),
+        conditional_not_counted=tuple(judge.not_counted),
+        suppressed=tuple(judge.suppressed),
     )

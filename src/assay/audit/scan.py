@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Final
 
 from assay.audit.cve5_match import holds_cve5, supplement
@@ -168,6 +169,139 @@ def available_sources(source: VulnerabilitySource, status: SourceStatus) -> tupl
     return tuple(found)
 
 
+@dataclass(frozen=True, slots=True)
+class _Identified:
+    """A component identified, with what its look-ups need."""
+
+    component: Component
+    identification: Identification
+    package: PurlPackage | None
+    ecosystem: str | None
+    """Its purl type when that orders versions its own way (`comparator_for`)."""
+    source: str
+
+
+class _Osv:
+    """The OSV side of a scan: the records of every package, fetched at once."""
+
+    def __init__(self, matcher: OsvMatcher | None, packages: Sequence[PurlPackage | None]) -> None:
+        self.matcher = matcher
+        wanted = [p for p in packages if p is not None and p.version]
+        self.known = matcher.load(wanted) if matcher is not None and wanted else set()
+
+    def names(self, package: PurlPackage | None) -> bool:
+        """Whether some OSV record names the (versioned) package."""
+        return (
+            package is not None
+            and bool(package.version)
+            and (package.ecosystem, package.name) in self.known
+        )
+
+    def why_not(self, package: PurlPackage | None) -> str:
+        """What to add to an unidentified component's reason."""
+        if package is None or self.matcher is None or not package.version:
+            return ""
+        return f"; no OSV record names {package.ecosystem} package {package.name!r}"
+
+    def findings(self, item: _Identified) -> list[Vulnerability] | None:
+        package = item.package
+        if self.matcher is None or item.identification.osv_package is None or package is None:
+            return None
+        return self.matcher.findings(package, package.version or "")
+
+
+class _Ticker:
+    """Reports (done, total) every 50 components and at the end."""
+
+    def __init__(self, progress: Progress | None, total: int) -> None:
+        self.progress = progress
+        self.total = total
+        self.done = 0
+
+    def tick(self) -> None:
+        self.done += 1
+        if self.progress is not None and (self.done % 50 == 0 or self.done == self.total):
+            self.progress(self.done, self.total)
+
+
+def _check_sources(
+    source: VulnerabilitySource, sources: Collection[str] | None
+) -> tuple[SourceStatus, OsvMatcher | None]:
+    """The source's status naming the sources a scan reads, and the OSV matcher if any."""
+    status = source.status()
+    used = tuple(available_sources(source, status) if sources is None else dict.fromkeys(sources))
+    unknown = [name for name in used if name not in SOURCES]
+    if unknown:
+        raise InputError("sources", f"expected some of {', '.join(SOURCES)}, found {unknown[0]!r}")
+    osv = isinstance(source, OsvLookup)
+    if "osv" in used and not osv:
+        raise InputError("sources", "osv: this vulnerability source holds no OSV records")
+    matcher = OsvMatcher(source) if "osv" in used and isinstance(source, OsvLookup) else None
+    return replace(status, sources=used), matcher
+
+
+def _identify_all(
+    inventories: Sequence[Inventory], identify: Callable[[Component], Identification | str],
+    osv: _Osv, packages: list[PurlPackage | None], ticker: _Ticker,
+) -> tuple[list[_Identified], list[Unidentified]]:  # fmt: skip
+    """Every component identified (CPE names, OSV package) or listed with the reason."""
+    identified: list[_Identified] = []
+    unidentified: list[Unidentified] = []
+    found = iter(packages)
+    for inventory in inventories:
+        for component in inventory.components:
+            package = next(found)
+            outcome = identify(component)
+            if osv.names(package) and package is not None:
+                outcome = _with_osv(outcome, package)
+            if isinstance(outcome, str):
+                reason = outcome + osv.why_not(package)
+                unidentified.append(Unidentified(component, reason, inventory.source))
+            else:
+                ecosystem = _purl_type(component.purl)
+                ordered = ecosystem if comparator_for(ecosystem) is not None else None
+                identified.append(
+                    _Identified(component, outcome, package, ordered, inventory.source)
+                )
+            ticker.tick()
+    return identified, unidentified
+
+
+def _plan(identified: Sequence[_Identified]) -> tuple[_Plan, list[Cpe]]:
+    """The look-ups of every identified name, and the names."""
+    plan = _Plan()
+    names: list[Cpe] = []
+    for item in identified:
+        compare = comparator_for(item.ecosystem)
+        for text in item.identification.cpes:
+            name = parse_cpe(text, partial=True)
+            names.append(name)
+            plan.add(name, item.ecosystem, compare)
+    return plan, names
+
+
+def _look_up(plan: _Plan, names: list[Cpe], source: VulnerabilitySource, ticker: _Ticker) -> None:
+    """Run the plan's look-ups, reporting a step per look-up after the components."""
+    progress, total = ticker.progress, ticker.total
+    steps = total + len(plan.lookups)
+    report = None if progress is None else (lambda looked: progress(total + looked, steps))
+    if plan.lookups:
+        _match(plan, source, NameSet(names), report)
+    if progress is not None:
+        progress(steps, steps)
+
+
+def _result(item: _Identified, plan: _Plan, osv: _Osv) -> ComponentResult:
+    groups = [
+        plan.findings(parse_cpe(text, partial=True), item.ecosystem)
+        for text in item.identification.cpes
+    ]
+    from_osv = osv.findings(item)
+    if from_osv is not None:
+        groups.append(from_osv)
+    return ComponentResult(item.component, item.identification, merge_findings(groups), item.source)
+
+
 def scan(
     inventories: Sequence[Inventory],
     source: VulnerabilitySource,
@@ -180,91 +314,33 @@ def scan(
     `sources`: which of `SOURCES` to read (default: every one `source` holds)."""
     if not 0.0 <= min_confidence <= 1.0:
         raise InputError("min_confidence", f"expected 0 to 1, found {min_confidence}")
-    status = source.status()
-    used = tuple(available_sources(source, status) if sources is None else dict.fromkeys(sources))
-    unknown = [name for name in used if name not in SOURCES]
-    if unknown:
-        raise InputError("sources", f"expected some of {', '.join(SOURCES)}, found {unknown[0]!r}")
-    if "osv" in used and not isinstance(source, OsvLookup):
-        raise InputError("sources", "osv: this vulnerability source holds no OSV records")
-    status = replace(status, sources=used)
-    matcher = OsvMatcher(source) if "osv" in used and isinstance(source, OsvLookup) else None
-    packages = [[component_package(c) for c in inventory.components] for inventory in inventories]
-    known: set[tuple[str, str]] = set()
-    if matcher is not None:
-        known = matcher.load([p for row in packages for p in row if p is not None and p.version])
+    status, matcher = _check_sources(source, sources)
+    packages = [component_package(c) for inventory in inventories for c in inventory.components]
+    osv = _Osv(matcher, packages)
     identifier = Identifier(source)
-    total = sum(len(inventory.components) for inventory in inventories)
-    identified: list[tuple[Inventory, int, Identification]] = []
-    identified_packages: list[PurlPackage | None] = []
-    unidentified: list[Unidentified] = []
-    done = 0
-    for inventory, row in zip(inventories, packages, strict=True):
-        for index, component in enumerate(inventory.components):
-            package = row[index]
-            in_osv = (
-                package is not None
-                and bool(package.version)
-                and (package.ecosystem, package.name) in known
-            )
-            outcome = _identify(identifier, component, min_confidence, "nvd" in used)
-            if in_osv and package is not None:
-                outcome = _with_osv(outcome, package)
-            if isinstance(outcome, str):
-                if package is not None and matcher is not None and package.version:
-                    outcome += f"; no OSV record names {package.ecosystem} package {package.name!r}"
-                unidentified.append(Unidentified(component, outcome, inventory.source))
-            else:
-                identified.append((inventory, index, outcome))
-                identified_packages.append(package)
-            done += 1
-            if progress is not None and (done % 50 == 0 or done == total):
-                progress(done, total)
-    plan = _Plan()
-    names: list[Cpe] = []
-    ecosystems: list[str | None] = []
-    for inventory, index, identification in identified:
-        ecosystem = _purl_type(inventory.components[index].purl)
-        compare = comparator_for(ecosystem)
-        ecosystems.append(ecosystem if compare is not None else None)
-        for text in identification.cpes:
-            name = parse_cpe(text, partial=True)
-            names.append(name)
-            plan.add(name, ecosystem, compare)
-    steps = total + len(plan.lookups)
-    report = None if progress is None else (lambda looked: progress(total + looked, steps))
-    if plan.lookups:
-        _match(plan, source, NameSet(names), report)
-    if progress is not None:
-        progress(steps, steps)
-    results: list[ComponentResult] = []
-    for (inventory, index, identification), ecosystem, package in zip(
-        identified, ecosystems, identified_packages, strict=True
-    ):
-        groups = [
-            plan.findings(parse_cpe(text, partial=True), ecosystem) for text in identification.cpes
-        ]
-        if matcher is not None and identification.osv_package is not None and package is not None:
-            groups.append(matcher.findings(package, package.version or ""))
-        results.append(
-            ComponentResult(
-                inventory.components[index],
-                identification,
-                merge_findings(groups),
-                inventory.source,
-            )
-        )
+    use_nvd = "nvd" in status.sources
+    ticker = _Ticker(progress, len(packages))
+    identified, unidentified = _identify_all(
+        inventories,
+        partial(_identify, identifier, min_confidence=min_confidence, use_nvd=use_nvd),
+        osv,
+        packages,
+        ticker,
+    )
+    plan, names = _plan(identified)
+    _look_up(plan, names, source, ticker)
+    results = tuple(_result(item, plan, osv) for item in identified)
     summaries = tuple(
         InputSummary(i.source, i.format, len(i.components), i.verified, i.notes)
         for i in inventories
     )
-    found = ScanResult(tuple(results), tuple(unidentified), status, summaries)
+    found = ScanResult(results, tuple(unidentified), status, summaries)
     # CVEs NVD has not analysed, KEV details, EPSS and sources (`assay.audit.cve5_match`).
-    return supplement(found, source, min_confidence=min_confidence, cve5="cve5" in used)
+    return supplement(found, source, min_confidence=min_confidence, cve5="cve5" in status.sources)
 
 
 def _identify(
-    identifier: Identifier, component: Component, min_confidence: float, use_nvd: bool
+    identifier: Identifier, component: Component, *, min_confidence: float, use_nvd: bool
 ) -> Identification | str:
     """The component's CPE identification, or why it has none."""
     if not use_nvd:

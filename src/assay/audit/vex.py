@@ -10,7 +10,7 @@ finding's component (its ref, purl or CPE names: `assay.vex.match`), or the prod
 the input describes (an SBOM's `metadata.component`: "product ABC is not affected by
 CVE-X" speaks of ABC's components' findings of CVE-X); of several, the newest wins. `not_affected` and `fixed` findings stay in the result and fail no rule
 (`assay.audit.rules.evaluate`). Which documents count is decided before: an unsigned one
-given on the command line does, and says so among the inputs; a policy that names VEX
+given with the scan (command line, `POST /api/scan`, `/scan`) does, and says so among the inputs; a policy that names VEX
 signers refuses the others (`admit`).
 """
 
@@ -33,7 +33,7 @@ __all__ = [
     "product_names",
 ]
 
-UNSIGNED_NOTE: Final = "unsigned VEX: it counts because it was given on the command line"
+UNSIGNED_NOTE: Final = "unsigned VEX: it counts because it was given with the scan"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,25 +106,61 @@ def _summary(document: VexDocument, used: int) -> InputSummary:
     )
 
 
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _product(document: object) -> ComponentNames | None:
+    """The names of a CycloneDX BOM's `metadata.component` (None without any)."""
+    metadata = document.get("metadata") if isinstance(document, Mapping) else None
+    product = metadata.get("component") if isinstance(metadata, Mapping) else None
+    if not isinstance(product, Mapping):
+        return None
+    ref, purl, cpe = (_text(product.get(k)) for k in ("bom-ref", "purl", "cpe"))
+    if ref is None and purl is None and cpe is None:
+        return None
+    return ComponentNames(ref or "", purl, (cpe,) if cpe else ())
+
+
 def product_names(inventories: Sequence[Inventory]) -> dict[str, ComponentNames]:
     """The product each input describes (a CycloneDX BOM's `metadata.component`), by
     input: a statement about it speaks of the findings of every component in it."""
     found: dict[str, ComponentNames] = {}
     for inventory in inventories:
-        document = inventory.document
-        metadata = document.get("metadata") if isinstance(document, Mapping) else None
-        product = metadata.get("component") if isinstance(metadata, Mapping) else None
-        if not isinstance(product, Mapping):
-            continue
-        ref, purl, cpe = (product.get(k) for k in ("bom-ref", "purl", "cpe"))
-        if not any(isinstance(v, str) and v for v in (ref, purl, cpe)):
-            continue
-        found[inventory.source] = ComponentNames(
-            ref if isinstance(ref, str) else "",
-            purl if isinstance(purl, str) and purl else None,
-            (cpe,) if isinstance(cpe, str) and cpe else (),
-        )
+        product = _product(inventory.document)
+        if product is not None:
+            found[inventory.source] = product
     return found
+
+
+class _Assessor:
+    """Puts the winning statement on each finding, counting statements by document."""
+
+    def __init__(self, index: VexIndex, products: Mapping[str, ComponentNames] | None) -> None:
+        self.index = index
+        self.products = products or {}
+        self.uses: dict[str, int] = {}
+        self.changed = 0
+
+    def component(self, component: ComponentResult) -> ComponentResult:
+        if not component.vulnerabilities or not self.index:
+            return component
+        names = component_names(component)
+        product = self.products.get(component.source)
+        findings = tuple(self._finding(v, names, product) for v in component.vulnerabilities)
+        if all(a is b for a, b in zip(findings, component.vulnerabilities, strict=True)):
+            return component
+        return replace(component, vulnerabilities=findings)
+
+    def _finding(
+        self, vulnerability: Vulnerability, names: ComponentNames, product: ComponentNames | None
+    ) -> Vulnerability:
+        assessment = self.index.assess(_ids(vulnerability), names, product)
+        if assessment is None:
+            return vulnerability
+        self.uses[assessment.source] = self.uses.get(assessment.source, 0) + 1
+        self.changed += 1
+        return replace(vulnerability, vex=assessment)
 
 
 def apply_vex(
@@ -134,34 +170,13 @@ def apply_vex(
 ) -> VexApplied:
     """The scan with each finding's winning statement (see the module docstring);
     `products` names the product each input describes (`product_names`)."""
-    index = VexIndex(documents)
-    uses: dict[str, int] = {}
-    components: list[ComponentResult] = []
-    changed = 0
-    for component in result.components:
-        if not component.vulnerabilities or not index:
-            components.append(component)
-            continue
-        names = component_names(component)
-        product = products.get(component.source) if products else None
-        findings: list[Vulnerability] = []
-        touched = False
-        for vulnerability in component.vulnerabilities:
-            assessment = index.assess(_ids(vulnerability), names, product)
-            if assessment is None:
-                findings.append(vulnerability)
-                continue
-            findings.append(replace(vulnerability, vex=assessment))
-            uses[assessment.source] = uses.get(assessment.source, 0) + 1
-            changed += 1
-            touched = True
-        components.append(
-            replace(component, vulnerabilities=tuple(findings)) if touched else component
-        )
+    assessor = _Assessor(VexIndex(documents), products)
+    components = tuple(assessor.component(c) for c in result.components)
+    uses = assessor.uses
     summaries = tuple(_summary(d, uses.get(d.source, 0)) for d in documents)
     used = tuple(d for d in documents if uses.get(d.source))
     return VexApplied(
-        replace(result, components=tuple(components), inputs=(*result.inputs, *summaries)),
+        replace(result, components=components, inputs=(*result.inputs, *summaries)),
         used,
-        changed,
+        assessor.changed,
     )

@@ -194,6 +194,76 @@ def _severity(entry: Mapping[str, Any], where: str) -> tuple[str | None, Cvss | 
     return severity, cvss
 
 
+def _object(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise AttestationError(where, "expected an object")
+    return value
+
+
+def _read_time(metadata: Mapping[str, Any], key: str, where: str) -> datetime:
+    text = _text(metadata.get(key))
+    try:
+        moment = datetime.fromisoformat((text or "").replace("Z", "+00:00"))
+    except ValueError:
+        raise AttestationError(
+            f"{where}.metadata.{key}", f"expected an RFC 3339 time, found {text!r}"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _annotations(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A result's annotations, merged into one object (later keys win)."""
+    notes = entry.get("annotations")
+    merged: dict[str, Any] = {}
+    for item in notes if isinstance(notes, list) else ():
+        if isinstance(item, Mapping):
+            merged.update(item)
+    return merged
+
+
+def _finding(entry: Mapping[str, Any], note: Mapping[str, Any], at: str) -> Vulnerability:
+    severity, cvss = _severity(entry, at)
+    vector = _text(note.get("cvssVector"))
+    if cvss is not None and vector:
+        cvss = Cvss(cvss.version, cvss.base_score, vector)
+    return Vulnerability(
+        str(entry["id"]),
+        severity,
+        cvss,
+        note.get("kev") is True,
+        (),
+        None,
+        _text(note.get("fixedIn")),
+        note.get("conditional") is True,
+    )
+
+
+_Group = tuple[Component, list[Vulnerability], tuple[str, ...]]
+
+
+def _group(about: Mapping[str, Any], ref: str, at: str) -> _Group:
+    """The component an annotation names, with no finding yet, and its CPE names."""
+    cpes = about.get("cpes")
+    component = Component(
+        ref=ref,
+        name=_text(about.get("name")) or ref,
+        version=_text(about.get("version")),
+        purl=_text(about.get("purl")),
+        where=at,
+    )
+    names = tuple(c for c in cpes if isinstance(c, str)) if isinstance(cpes, list) else ()
+    return component, [], names
+
+
+def _results(scanner: Mapping[str, Any], where: str) -> list[Any]:
+    entries = scanner.get("result")
+    if entries is None:
+        return []
+    if not isinstance(entries, list) or len(entries) > MAX_RESULTS:
+        raise AttestationError(f"{where}.scanner.result", "expected an array of results")
+    return entries
+
+
 def read_vulns_predicate(
     predicate: Mapping[str, Any], source: str
 ) -> tuple[ScanResult, datetime, datetime]:
@@ -204,65 +274,23 @@ def read_vulns_predicate(
     unnamed component, so that rules on ids and scores still judge them.
     """
     where = f"{source}: $.predicate"
-    scanner = predicate.get("scanner")
-    metadata = predicate.get("metadata")
-    if not isinstance(scanner, Mapping):
-        raise AttestationError(f"{where}.scanner", "expected an object")
-    if not isinstance(metadata, Mapping):
-        raise AttestationError(f"{where}.metadata", "expected an object")
-    times = []
-    for key in ("scanStartedOn", "scanFinishedOn"):
-        text = _text(metadata.get(key))
-        try:
-            moment = datetime.fromisoformat((text or "").replace("Z", "+00:00"))
-        except ValueError:
-            raise AttestationError(
-                f"{where}.metadata.{key}", f"expected an RFC 3339 time, found {text!r}"
-            ) from None
-        times.append(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
-    entries = scanner.get("result")
-    if entries is None:
-        entries = []
-    if not isinstance(entries, list) or len(entries) > MAX_RESULTS:
-        raise AttestationError(f"{where}.scanner.result", "expected an array of results")
-    groups: dict[str, tuple[Component, list[Vulnerability], tuple[str, ...]]] = {}
-    for index, entry in enumerate(entries):
+    scanner = _object(predicate.get("scanner"), f"{where}.scanner")
+    metadata = _object(predicate.get("metadata"), f"{where}.metadata")
+    started, finished = (
+        _read_time(metadata, key, where) for key in ("scanStartedOn", "scanFinishedOn")
+    )
+    groups: dict[str, _Group] = {}
+    for index, entry in enumerate(_results(scanner, where)):
         at = f"{where}.scanner.result[{index}]"
         if not isinstance(entry, Mapping) or _text(entry.get("id")) is None:
             raise AttestationError(at, "expected an object with an id")
-        severity, cvss = _severity(entry, at)
-        notes = entry.get("annotations")
-        note: Mapping[str, Any] = {}
-        if isinstance(notes, list):
-            for item in notes:
-                if isinstance(item, Mapping):
-                    note = {**note, **item}
-        about = note.get("component") if isinstance(note.get("component"), Mapping) else {}
-        assert isinstance(about, Mapping)
+        note = _annotations(entry)
+        about = note.get("component")
+        about = about if isinstance(about, Mapping) else {}
         ref = _text(about.get("ref")) or ""
-        if cvss is not None and _text(note.get("cvssVector")):
-            cvss = Cvss(cvss.version, cvss.base_score, str(note["cvssVector"]))
-        finding = Vulnerability(
-            str(entry["id"]),
-            severity,
-            cvss,
-            note.get("kev") is True,
-            (),
-            None,
-            _text(note.get("fixedIn")),
-            note.get("conditional") is True,
-        )
+        finding = _finding(entry, note, at)
         if ref not in groups:
-            cpes = about.get("cpes")
-            component = Component(
-                ref=ref,
-                name=_text(about.get("name")) or ref,
-                version=_text(about.get("version")),
-                purl=_text(about.get("purl")),
-                where=at,
-            )
-            names = tuple(c for c in cpes if isinstance(c, str)) if isinstance(cpes, list) else ()
-            groups[ref] = (component, [], names)
+            groups[ref] = _group(about, ref, at)
         groups[ref][1].append(finding)
     components = tuple(
         ComponentResult(
@@ -273,4 +301,4 @@ def read_vulns_predicate(
         )
         for component, findings, names in groups.values()
     )
-    return ScanResult(components, (), SourceStatus(None, None)), times[0], times[1]
+    return ScanResult(components, (), SourceStatus(None, None)), started, finished

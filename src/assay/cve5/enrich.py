@@ -55,32 +55,49 @@ def _criteria(name: tuple[str, str, str], version: str = "*") -> str:
     return f"cpe:2.3:{part}:{vendor}:{product}:{version}:*:*:*:*:*:*:*"
 
 
+_CONSTRAINT_KEYS: Final = {
+    ">=": "versionStartIncluding",
+    ">": "versionStartExcluding",
+    "<": "versionEndExcluding",
+    "<=": "versionEndIncluding",
+}
+
+
+def _single_bounds(entry: VersionEntry) -> dict[str, str] | None:
+    """A single version (or constraints in its place) as criteria bounds."""
+    constraints = constraints_of(entry.version)
+    if constraints is None:
+        version = bare_version(entry.version)
+        return {"version": version} if _WORD.fullmatch(version) else None
+    given = {_CONSTRAINT_KEYS[op]: bound for op, bound in constraints if op in _CONSTRAINT_KEYS}
+    return given or None
+
+
+def _upper_bound(entry: VersionEntry) -> dict[str, str]:
+    """A range's end: the first `unaffected` change, else `lessThan`, else `lessThanOrEqual`."""
+    fixed = next((at for at, status in entry.changes if status == "unaffected"), None)
+    if fixed is not None:
+        return {"versionEndExcluding": bare_version(fixed)}
+    if entry.less_than not in (None, "*"):
+        return {"versionEndExcluding": bare_version(entry.less_than or "")}
+    if entry.less_than_or_equal not in (None, "*"):
+        return {"versionEndIncluding": bare_version(entry.less_than_or_equal or "")}
+    return {}
+
+
 def _bounds(entry: VersionEntry) -> dict[str, str] | None:
     """The criteria bounds of one `affected` version entry, None when not expressible."""
     if entry.status != "affected" or (entry.version_type or "").lower() in UNORDERED_TYPES:
         return None
     if not entry.is_range:
-        constraints = constraints_of(entry.version)
-        if constraints is None:
-            version = bare_version(entry.version)
-            return {"version": version} if _WORD.fullmatch(version) else None
-        keys = {">=": "versionStartIncluding", ">": "versionStartExcluding",
-                "<": "versionEndExcluding", "<=": "versionEndIncluding"}  # fmt: skip
-        given = {keys[op]: bound for op, bound in constraints if op in keys}
-        return given or None
-    bounds: dict[str, str] = {}
+        return _single_bounds(entry)
     lower = lower_bound(entry.version)
-    if lower is not None and lower.lower() not in OPEN_LOWER:
-        bounds["versionStartIncluding"] = lower
-    if entry.less_than not in (None, "*"):
-        bounds["versionEndExcluding"] = bare_version(entry.less_than or "")
-    elif entry.less_than_or_equal not in (None, "*"):
-        bounds["versionEndIncluding"] = bare_version(entry.less_than_or_equal or "")
-    fixed = next((at for at, status in entry.changes if status == "unaffected"), None)
-    if fixed is not None:
-        bounds.pop("versionEndIncluding", None)
-        bounds["versionEndExcluding"] = bare_version(fixed)
-    return bounds
+    start = (
+        {"versionStartIncluding": lower}
+        if lower is not None and lower.lower() not in OPEN_LOWER
+        else {}
+    )
+    return {**start, **_upper_bound(entry)}
 
 
 def _criteria_id(cve_id: str, rule: str, match: dict[str, Any]) -> str:

@@ -69,21 +69,24 @@ def _fraction(text: str, source: str, where: str, name: str) -> float:
     return value
 
 
-def read_scores(data: bytes, source: str) -> EpssScores:
-    """Every score of the file, or `EpssError` naming `source` and the line."""
+def _lines(data: bytes, source: str) -> list[str]:
     text = _decompressed(data, source)
     try:
-        lines = text.decode("utf-8").splitlines()
+        return text.decode("utf-8").splitlines()
     except UnicodeDecodeError as error:
         raise EpssError(source, "", f"expected UTF-8 text: {error}") from None
+
+
+def _model_and_date(lines: list[str], source: str) -> tuple[str, str]:
+    """The first line's `#model_version:...,score_date:...`, and the header after it."""
     if not lines or not lines[0].startswith("#"):
         raise EpssError(
             source, "line 1", "expected '#model_version:...,score_date:...' (FIRST's EPSS CSV)"
         )
-    meta: dict[str, str] = {}
-    for part in lines[0][1:].split(","):
-        key, _, value = part.partition(":")
-        meta[key.strip()] = value.strip()
+    meta = {
+        key.strip(): value.strip()
+        for key, _, value in (part.partition(":") for part in lines[0][1:].split(","))
+    }
     model, score_date = meta.get("model_version"), meta.get("score_date", "")
     if not model or len(score_date) < 10:
         raise EpssError(
@@ -91,22 +94,30 @@ def read_scores(data: bytes, source: str) -> EpssScores:
         )
     if len(lines) < 2 or tuple(c.strip() for c in lines[1].split(",")) != _HEADER:
         raise EpssError(source, "line 2", "expected the header 'cve,epss,percentile'")
-    scores: list[EpssScore] = []
-    for number, line in enumerate(lines[2:], start=3):
-        if not line.strip():
-            continue
-        where = f"line {number}"
-        fields = line.split(",")
-        if len(fields) != 3:
-            raise EpssError(source, where, f"expected cve,epss,percentile, found {line[:80]!r}")
-        cve = fields[0].strip()
-        if not CVE_ID.fullmatch(cve):
-            raise EpssError(source, where, f"expected a CVE id, found {cve[:40]!r}")
-        scores.append(
-            EpssScore(
-                cve,
-                _fraction(fields[1], source, where, "epss"),
-                _fraction(fields[2], source, where, "percentile"),
-            )
-        )
-    return EpssScores(model, score_date[:10], tuple(scores))
+    return model, score_date[:10]
+
+
+def _score(line: str, source: str, where: str) -> EpssScore:
+    fields = line.split(",")
+    if len(fields) != 3:
+        raise EpssError(source, where, f"expected cve,epss,percentile, found {line[:80]!r}")
+    cve = fields[0].strip()
+    if not CVE_ID.fullmatch(cve):
+        raise EpssError(source, where, f"expected a CVE id, found {cve[:40]!r}")
+    return EpssScore(
+        cve,
+        _fraction(fields[1], source, where, "epss"),
+        _fraction(fields[2], source, where, "percentile"),
+    )
+
+
+def read_scores(data: bytes, source: str) -> EpssScores:
+    """Every score of the file, or `EpssError` naming `source` and the line."""
+    lines = _lines(data, source)
+    model, score_date = _model_and_date(lines, source)
+    scores = tuple(
+        _score(line, source, f"line {number}")
+        for number, line in enumerate(lines[2:], start=3)
+        if line.strip()
+    )
+    return EpssScores(model, score_date, scores)

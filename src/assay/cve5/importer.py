@@ -20,7 +20,7 @@ import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Final, Protocol
@@ -28,18 +28,13 @@ from typing import IO, Final, Protocol
 from assay import _json_strict
 from assay.cve5.record import MAX_DEPTH, MAX_RECORD_BYTES, Cve5Error, CveRecord, record_from_value
 from assay.errors import IngestError, InputError
+from assay.import_tally import Counts, ImportTally
 
 __all__ = ["Counts", "Cve5ImportReport", "Cve5Importer"]
 
 BATCH: Final = 500
 MAX_NESTING: Final = 2  # a zip in a zip, and no deeper
 MAX_MEMBERS: Final = 2_000_000
-
-
-class Counts(Protocol):
-    added: int
-    updated: int
-    unchanged: int
 
 
 class _Writer(Protocol):
@@ -49,23 +44,7 @@ class _Writer(Protocol):
 
 
 @dataclass(slots=True)
-class Cve5ImportReport:
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    rejected: int = 0
-    skipped: int = 0
-    """Files that are not CVE records (left alone)."""
-    files: int = 0
-    """Inputs named (paths)."""
-    failed_files: int = 0
-    """Inputs that could not be read at all (not a zip, not JSON, missing)."""
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.rejected == 0 and self.failed_files == 0
-
+class Cve5ImportReport(ImportTally):
     def to_dict(self) -> dict[str, object]:
         """The `--json` document of `assay cve import` (docs/cli.md)."""
         return {
@@ -121,10 +100,7 @@ class Cve5Importer:
         meta = self._meta if final and not self.report.failed_files else None
         if not self._batch and not meta:
             return
-        counts = self.store.upsert_cve5(self._batch, meta=meta)
-        self.report.added += counts.added
-        self.report.updated += counts.updated
-        self.report.unchanged += counts.unchanged
+        self.report.count(self.store.upsert_cve5(self._batch, meta=meta))
         self._batch = []
 
     def _problem(self, text: str) -> None:

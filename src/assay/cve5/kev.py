@@ -71,13 +71,10 @@ class KevCatalogue:
     entries: tuple[KevEntry, ...]
 
 
-def _entry(value: Any, path: str, source: str) -> KevEntry:
-    if not isinstance(value, dict):
-        raise KevError(source, path, f"expected an object, found {_json_strict.type_name(value)}")
+def _check_strings(value: dict[str, Any], path: str, source: str) -> None:
+    """Every field but `cwes` is a string or null; the required ones are there."""
     for key, item in value.items():
-        if key == "cwes":
-            continue
-        if item is not None and not isinstance(item, str):
+        if key != "cwes" and item is not None and not isinstance(item, str):
             raise KevError(
                 source,
                 _json_strict.member(path, key),
@@ -86,6 +83,10 @@ def _entry(value: Any, path: str, source: str) -> KevEntry:
     for key in _REQUIRED:
         if not value.get(key):
             raise KevError(source, _json_strict.member(path, key), "required, found nothing")
+
+
+def _check_formats(value: dict[str, Any], path: str, source: str) -> tuple[str, ...]:
+    """The CVE id and the dates are in their forms; the CWE ids, as given."""
     if not CVE_ID.fullmatch(value["cveID"]):
         raise KevError(source, f"{path}.cveID", f"expected CVE-YYYY-NNNN, found {value['cveID']!r}")
     for key in _DATE_FIELDS:
@@ -95,6 +96,14 @@ def _entry(value: Any, path: str, source: str) -> KevEntry:
     cwes = value.get("cwes") or []
     if not isinstance(cwes, list) or not all(isinstance(cwe, str) for cwe in cwes):
         raise KevError(source, f"{path}.cwes", "expected an array of strings")
+    return tuple(cwes)
+
+
+def _entry(value: Any, path: str, source: str) -> KevEntry:
+    if not isinstance(value, dict):
+        raise KevError(source, path, f"expected an object, found {_json_strict.type_name(value)}")
+    _check_strings(value, path, source)
+    cwes = _check_formats(value, path, source)
     return KevEntry(
         cve_id=value["cveID"],
         vendor_project=value["vendorProject"],
@@ -106,7 +115,7 @@ def _entry(value: Any, path: str, source: str) -> KevEntry:
         required_action=value.get("requiredAction"),
         short_description=value.get("shortDescription"),
         notes=value.get("notes"),
-        cwes=tuple(cwes),
+        cwes=cwes,
     )
 
 

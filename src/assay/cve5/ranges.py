@@ -67,16 +67,18 @@ def constraints_of(text: str) -> list[tuple[str, str]] | None:
     return found
 
 
+_HOLDS: Final[dict[str, Callable[[int], bool]]] = {
+    "<": lambda order: order < 0,
+    "<=": lambda order: order <= 0,
+    ">": lambda order: order > 0,
+    ">=": lambda order: order >= 0,
+    "=": lambda order: order == 0,
+}
+"""Whether a comparison's outcome meets an operator (anything else: equality)."""
+
+
 def _holds(operator: str, order: int) -> bool:
-    if operator == "<":
-        return order < 0
-    if operator == "<=":
-        return order <= 0
-    if operator == ">":
-        return order > 0
-    if operator == ">=":
-        return order >= 0
-    return order == 0
+    return _HOLDS.get(operator, _HOLDS["="])(order)
 
 
 def bare_version(version: str) -> str:
@@ -99,30 +101,33 @@ def lower_bound(text: str) -> str | None:
     return text.split()[0]
 
 
-def _in_entry(entry: VersionEntry, version: str, order: Compare) -> AffectedMatch | None:
-    def compare(a: str, b: str) -> int:
-        return order(bare_version(a), bare_version(b))
+def _single(entry: VersionEntry, version: str, compare: Compare) -> AffectedMatch | None:
+    """A single version, or constraints (`< 2.0, >= 1.0`) in its place."""
+    constraints = constraints_of(entry.version)
+    if constraints is None:
+        return AffectedMatch(entry.status, None) if compare(version, entry.version) == 0 else None
+    if not all(_holds(op, compare(version, bound)) for op, bound in constraints):
+        return None
+    fixed = next((bound for op, bound in constraints if op == "<"), None)
+    return AffectedMatch(entry.status, fixed)
 
-    if entry.version_type and entry.version_type.lower() in UNORDERED_TYPES:
-        return None
-    if not entry.is_range:
-        constraints = constraints_of(entry.version)
-        if constraints is None:
-            if compare(version, entry.version) != 0:
-                return None
-            return AffectedMatch(entry.status, None)
-        if not all(_holds(op, compare(version, bound)) for op, bound in constraints):
-            return None
-        fixed = next((bound for op, bound in constraints if op == "<"), None)
-        return AffectedMatch(entry.status, fixed)
+
+def _outside(entry: VersionEntry, version: str, compare: Compare) -> bool:
+    """Whether `version` is outside a range's bounds."""
     lower = lower_bound(entry.version)
-    if lower is not None and compare(version, lower) < 0:
-        return None
     below, through = entry.less_than, entry.less_than_or_equal
-    if below is not None and below != "*" and compare(version, below) >= 0:
+    return (
+        (lower is not None and compare(version, lower) < 0)
+        or (below is not None and below != "*" and compare(version, below) >= 0)
+        or (through is not None and through != "*" and compare(version, through) > 0)
+    )
+
+
+def _range(entry: VersionEntry, version: str, compare: Compare) -> AffectedMatch | None:
+    """A range, its `changes` applied in version order."""
+    if _outside(entry, version, compare):
         return None
-    if through is not None and through != "*" and compare(version, through) > 0:
-        return None
+    below = entry.less_than
     status, fixed = entry.status, below if below != "*" else None
 
     def by_version(a: tuple[str, str], b: tuple[str, str]) -> int:
@@ -136,6 +141,15 @@ def _in_entry(entry: VersionEntry, version: str, order: Compare) -> AffectedMatc
             fixed = at
             break
     return AffectedMatch(status, fixed)
+
+
+def _in_entry(entry: VersionEntry, version: str, order: Compare) -> AffectedMatch | None:
+    def compare(a: str, b: str) -> int:
+        return order(bare_version(a), bare_version(b))
+
+    if entry.version_type and entry.version_type.lower() in UNORDERED_TYPES:
+        return None
+    return _range(entry, version, compare) if entry.is_range else _single(entry, version, compare)
 
 
 def entry_status(affected: Affected, version: str, order: Compare) -> AffectedMatch:

@@ -42,39 +42,52 @@ def read_package_lock(text: str, filename: str) -> LockFile:
     return LockFile(filename, "package-lock", tuple(packages), tuple(skipped))
 
 
-def _entry(
-    key: str, entry: dict[str, Any], filename: str, path: str
-) -> LockedPackage | SkippedEntry:
+def _skipped(key: str, entry: dict[str, Any], path: str) -> SkippedEntry | None:
+    """Why an entry is not a package from a registry (the project, a link, a workspace)."""
     if key == "":
         return SkippedEntry(path, str(entry.get("name", "")), "the project itself")
     if entry.get("link") is True:
         return SkippedEntry(path, key, f"a link to {entry.get('resolved')}")
     if _MODULES not in key and not key.startswith("node_modules"):
         return SkippedEntry(path, key, "a workspace package of the project")
+    return None
+
+
+def _text(entry: dict[str, Any], key: str, filename: str, path: str, expected: str) -> str:
+    value = entry.get(key)
+    if not isinstance(value, str) or not value:
+        raise LockfileError(filename, member(path, key), f"{expected}, found {type_name(value)}")
+    return value
+
+
+def _integrity(entry: dict[str, Any], filename: str, path: str) -> dict[str, str]:
+    integrity = entry.get("integrity")
+    if integrity is None:
+        return {}
+    if not isinstance(integrity, str):
+        raise LockfileError(filename, member(path, "integrity"), "expected an SRI string")
+    try:
+        return parse_sri(integrity)
+    except ValueError as error:
+        raise LockfileError(filename, member(path, "integrity"), str(error)) from None
+
+
+def _entry(
+    key: str, entry: dict[str, Any], filename: str, path: str
+) -> LockedPackage | SkippedEntry:
+    skipped = _skipped(key, entry, path)
+    if skipped is not None:
+        return skipped
     name = entry.get("name", key.rsplit(_MODULES, 1)[-1])
     if not isinstance(name, str) or not name:
         raise LockfileError(filename, member(path, "name"), "expected a package name")
-    version = entry.get("version")
-    if not isinstance(version, str) or not version:
-        raise LockfileError(
-            filename,
-            member(path, "version"),
-            f"expected a version string, found {type_name(version)}",
-        )
+    version = _text(entry, "version", filename, path, "expected a version string")
     resolved = entry.get("resolved")
     if resolved is not None and not isinstance(resolved, str):
         raise LockfileError(filename, member(path, "resolved"), "expected a URL string")
     if resolved and resolved.startswith(_NOT_A_RELEASE):
         return SkippedEntry(path, f"{name}@{version}", f"not a registry release ({resolved})")
-    digests: dict[str, str] = {}
-    integrity = entry.get("integrity")
-    if integrity is not None:
-        if not isinstance(integrity, str):
-            raise LockfileError(filename, member(path, "integrity"), "expected an SRI string")
-        try:
-            digests = parse_sri(integrity)
-        except ValueError as error:
-            raise LockfileError(filename, member(path, "integrity"), str(error)) from None
+    digests = _integrity(entry, filename, path)
     files = (LockedFile(digests=dict(digests), url=resolved),) if digests else ()
     return LockedPackage(
         name=name,

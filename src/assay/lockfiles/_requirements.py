@@ -114,6 +114,29 @@ def read_requirements(text: str, filename: str) -> LockFile:
     )
 
 
+def _is_path_or_url(spec: str) -> bool:
+    return spec.startswith((".", "/")) or ("://" in spec and " @ " not in spec and "@" not in spec)
+
+
+def _parse(spec: str, filename: str, position: str) -> Requirement:
+    try:
+        return Requirement(spec)
+    except InvalidRequirement as error:
+        message = str(error).splitlines()[0]
+        raise LockfileError(
+            filename, position, f"expected a requirement (name==version), found {spec!r}: {message}"
+        ) from None
+
+
+def _pinned_version(requirement: Requirement) -> str | None:
+    """The one version `==` (or `===`) pins, None when the requirement pins none."""
+    specifiers = list(requirement.specifier)
+    if len(specifiers) != 1 or specifiers[0].operator not in ("==", "==="):
+        return None
+    version = specifiers[0].version
+    return version if version and not version.endswith(".*") else None
+
+
 def _requirement(
     line: str, filename: str, position: str
 ) -> LockedPackage | SkippedEntry | UnpinnedRequirement:
@@ -121,30 +144,17 @@ def _requirement(
     tokens = line.split(" ")
     cut = next((i for i, t in enumerate(tokens) if t.startswith("-")), len(tokens))
     spec = " ".join(tokens[:cut]).strip()
-    options = [t for t in tokens[cut:] if t]
-    hashes = _hashes(options, filename, position)
-    if spec.startswith((".", "/")) or ("://" in spec and " @ " not in spec and "@" not in spec):
+    hashes = _hashes([t for t in tokens[cut:] if t], filename, position)
+    if _is_path_or_url(spec):
         return SkippedEntry(position, line, "a path or URL, not a pinned release")
-    try:
-        requirement = Requirement(spec)
-    except InvalidRequirement as error:
-        message = str(error).splitlines()[0]
-        raise LockfileError(
-            filename, position, f"expected a requirement (name==version), found {spec!r}: {message}"
-        ) from None
+    requirement = _parse(spec, filename, position)
     if requirement.url:
         return SkippedEntry(
             position, line, f"a direct reference ({requirement.url}), not a release"
         )
-    specifiers = list(requirement.specifier)
-    pinned = (
-        len(specifiers) == 1
-        and specifiers[0].operator in ("==", "===")
-        and bool(specifiers[0].version)
-        and not specifiers[0].version.endswith(".*")
-    )
-    if not pinned:
-        name = canonicalize_name(requirement.name)
+    version = _pinned_version(requirement)
+    name = canonicalize_name(requirement.name)
+    if version is None:
         return UnpinnedRequirement(
             name=name,
             specifier=str(requirement.specifier),
@@ -152,10 +162,9 @@ def _requirement(
             location=position,
             ecosystem="pypi",
         )
-    version = specifiers[0].version
     files = tuple(LockedFile(digests={algorithm: value}) for algorithm, value in hashes)
     return LockedPackage(
-        name=canonicalize_name(requirement.name),
+        name=name,
         version=version,
         purl=pypi_purl(requirement.name, version),
         digests=single_digests([f.digests for f in files]),

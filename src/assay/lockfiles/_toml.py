@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from typing import Any
 
 from assay._json_strict import first_problem
@@ -49,41 +50,72 @@ _TOKEN = re.compile(
 )
 
 
+class _Nesting:
+    """Follows the tokens of a TOML text: how deep brackets nest, how many dotted parts
+    the current key has, and the line."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.closers: list[str] = []
+        self.in_key = True  # at the start of a line, after `{` or `,` in an inline table
+        self.parts = 0
+        self.line = 1
+        self._handlers: dict[str, Callable[[str], bool]] = {
+            '"': self._string, "'": self._string, "\n": self._newline,
+            "[": self._open, "{": self._open, "]": self._close, "}": self._close,
+            "=": self._equals, ",": self._comma, ".": self._dot,
+        }  # fmt: skip
+
+    def too_deep(self, token: str) -> bool:
+        """Take a token; True once nesting or a key goes past the limit."""
+        handler = self._handlers.get(token[0])
+        return handler is not None and handler(token)
+
+    def _string(self, token: str) -> bool:
+        self.line += token.count("\n")
+        return False
+
+    def _newline(self, _: str) -> bool:
+        self.line += 1
+        if not self.closers:
+            self.in_key, self.parts = True, 0
+        return False
+
+    def _open(self, bracket: str) -> bool:
+        header = self.in_key and not self.closers  # `[table]` or `[[array]]` at a line's start
+        self.closers.append("]" if bracket == "[" else "}")
+        self.in_key, self.parts = bracket == "{" or header, 0
+        return len(self.closers) > self.limit
+
+    def _close(self, _: str) -> bool:
+        if self.closers:
+            self.closers.pop()
+        return False
+
+    def _equals(self, _: str) -> bool:
+        self.in_key = False
+        return False
+
+    def _comma(self, _: str) -> bool:
+        if self.closers[-1:] == ["}"]:
+            self.in_key, self.parts = True, 0
+        return False
+
+    def _dot(self, _: str) -> bool:
+        if not self.in_key:
+            return False
+        self.parts += 1
+        return self.parts >= self.limit
+
+
 def _too_deep_at(text: str, limit: int) -> int | None:
     """The line where brackets (`[`, `{`) nest deeper than `limit`, or a key has more
     than `limit` dotted parts, outside strings and comments; None when neither happens.
     (An unterminated string is no token: its quote is skipped and tomllib names it.)"""
-    closers: list[str] = []
-    in_key = True  # at the start of a line, after `{` or `,` in an inline table
-    parts = 0
-    line = 1
+    nesting = _Nesting(limit)
     for match in _TOKEN.finditer(text):
-        token = match.group()
-        char = token[0]
-        if char in "\"'":
-            line += token.count("\n")
-        elif char == "\n":
-            line += 1
-            if not closers:
-                in_key, parts = True, 0
-        elif char in "[{":
-            header = in_key and not closers  # `[table]` or `[[array]]` at a line's start
-            closers.append("]" if char == "[" else "}")
-            if len(closers) > limit:
-                return line
-            in_key, parts = char == "{" or header, 0
-        elif char in "]}":
-            if closers:
-                closers.pop()
-        elif char == "=":
-            in_key = False
-        elif char == ",":
-            if closers[-1:] == ["}"]:
-                in_key, parts = True, 0
-        elif char == "." and in_key:
-            parts += 1
-            if parts >= limit:
-                return line
+        if nesting.too_deep(match.group()):
+            return nesting.line
     return None
 
 

@@ -22,9 +22,10 @@ events; without the repositories, a commit is affected here when it is named by 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from assay.osv.names import normalized_name
 from assay.osv.record import Affected, Event, OsvRecord, Range
@@ -108,6 +109,30 @@ def _less(a: Any, b: Any) -> bool:
         return False
 
 
+def _introduced(affected: bool, current: Any, key: Any) -> bool:
+    return affected or key is None or not _less(current, key)
+
+
+def _fixed(affected: bool, current: Any, key: Any) -> bool:
+    return affected and _less(current, key)
+
+
+def _last_affected(affected: bool, current: Any, key: Any) -> bool:
+    return affected and not _less(key, current)
+
+
+def _unchanged(affected: bool, current: Any, key: Any) -> bool:
+    return affected
+
+
+_EVENTS: Final[dict[str, Callable[[bool, Any, Any], bool]]] = {
+    "introduced": _introduced,
+    "fixed": _fixed,
+    "last_affected": _last_affected,
+}
+"""What each event does to "affected" as the walk passes it (in version order)."""
+
+
 def range_affects(order: str, entry: Range, version: str) -> Hit | None:
     """The hit when `version` is in the SEMVER or ECOSYSTEM range `entry`, read in
     `order` (an ecosystem, or `SEMVER`); `None` otherwise (and always for GIT)."""
@@ -118,17 +143,10 @@ def range_affects(order: str, entry: Range, version: str) -> Hit | None:
     current = version_key(order, version)
     if current is None:
         return None
-    affected = False
     walked = _sorted_events(order, entry.events)
+    affected = False
     for key, event in walked:
-        if event.kind == "introduced":
-            if key is None or not _less(current, key):
-                affected = True
-        elif event.kind == "fixed":
-            if not _less(current, key):
-                affected = False
-        elif event.kind == "last_affected" and _less(key, current):
-            affected = False
+        affected = _EVENTS.get(event.kind, _unchanged)(affected, current, key)
     if not affected or not _below_limits(order, current, entry.events):
         return None
     fixed = next((e.value for key, e in walked if e.kind == "fixed" and _less(current, key)), None)

@@ -19,15 +19,16 @@ from __future__ import annotations
 import os
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from assay.errors import IngestError
+from assay.import_tally import ImportTally
 from assay.osv.record import MAX_RECORD_BYTES, OsvRecord, read_record
 
 if TYPE_CHECKING:
-    from assay.nvd.storage.interface import Store, UpsertCounts
+    from assay.nvd.storage.interface import Store
 
 __all__ = ["RECORD_SUFFIXES", "ImportReport", "OsvImporter"]
 
@@ -39,30 +40,11 @@ MAX_PROBLEMS: Final = 1000
 
 
 @dataclass(slots=True)
-class ImportReport:
-    files: int = 0
-    """Paths named (files, folders, archives)."""
-    failed_files: int = 0
+class ImportReport(ImportTally):
     records: int = 0
     """Records read (stored or not)."""
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    rejected: int = 0
-    skipped: int = 0
-    """Files in folders and archives that are not records by their name."""
-    problems: list[str] = field(default_factory=list)
     newest_modified: str | None = None
     """The latest `modified` (as `timestamp_key` writes it) of the records read."""
-
-    @property
-    def ok(self) -> bool:
-        return not self.rejected and not self.failed_files
-
-    def count(self, counts: UpsertCounts) -> None:
-        self.added += counts.added
-        self.updated += counts.updated
-        self.unchanged += counts.unchanged
 
     def problem(self, text: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:

@@ -177,6 +177,65 @@ def read_csaf(
     return {"id": doc_id, "author": author, "timestamp": doc_time, "specVersion": version}, numbered
 
 
+def _ids(fields: Fields, data: Mapping[str, Any], path: str) -> list[str]:
+    """The vulnerability's `cve`, then its other `ids[].text` (the first names it)."""
+    cve = fields.string(data, "cve", path)
+    ids = [cve] if cve is not None else []
+    for position, entry in enumerate(fields.array(data.get("ids"), f"{path}.ids", MAX_PRODUCTS)):
+        at = f"{path}.ids[{position}]"
+        text = fields.string(fields.mapping(entry, at), "text", at)
+        if text is not None and text not in ids:
+            ids.append(text)
+    if not ids:
+        raise fields.fail(path, "expected a cve or ids naming the vulnerability, found neither")
+    return ids
+
+
+def _entries(
+    fields: Fields, data: Mapping[str, Any], key: str, path: str
+) -> list[tuple[Mapping[str, Any], str]]:
+    """The objects of the array `key`, each with its path."""
+    found = []
+    for position, value in enumerate(fields.array(data.get(key), f"{path}.{key}", MAX_PRODUCTS)):
+        at = f"{path}.{key}[{position}]"
+        found.append((fields.mapping(value, at), at))
+    return found
+
+
+class _Words:
+    """What a vulnerability says of each product: justification (`flags`), impact
+    (`threats` of category `impact`), action (`remediations`)."""
+
+    def __init__(self, fields: Fields, tree: _Tree, data: Mapping[str, Any], path: str) -> None:
+        self.justification: dict[str, str] = {}
+        self.impact: dict[str, str] = {}
+        self.action: dict[str, str] = {}
+        for entry, at in _entries(fields, data, "flags", path):
+            label = fields.required(entry, "label", at)
+            for pid in tree.ids_of(entry, at):
+                self.justification.setdefault(pid, label)
+        for entry, at in _entries(fields, data, "threats", path):
+            if entry.get("category") == "impact":
+                details = fields.required(entry, "details", at)
+                for pid in tree.ids_of(entry, at):
+                    self.impact.setdefault(pid, details)
+        for entry, at in _entries(fields, data, "remediations", path):
+            details = fields.required(entry, "details", at)
+            category = fields.string(entry, "category", at)
+            text = f"{category}: {details}" if category else details
+            for pid in tree.ids_of(entry, at):
+                self.action[pid] = f"{self.action[pid]}; {text}" if pid in self.action else text
+
+    def explained(self, pid: str) -> bool:
+        return pid in self.justification or pid in self.impact
+
+    def of(self, pid: str, status: VexStatus) -> tuple[str | None, str | None, str | None]:
+        """(justification, impact, action) of a statement of `status` on `pid`."""
+        if status is VexStatus.NOT_AFFECTED:
+            return self.justification.get(pid), self.impact.get(pid), None
+        return None, None, self.action.get(pid)
+
+
 def _vulnerability(
     fields: Fields,
     tree: _Tree,
@@ -187,47 +246,9 @@ def _vulnerability(
     author: str | None,
     doc_time: Any,
 ) -> list[VexStatement]:
-    ids = []
-    cve = fields.string(data, "cve", path)
-    if cve is not None:
-        ids.append(cve)
-    for position, entry in enumerate(fields.array(data.get("ids"), f"{path}.ids", MAX_PRODUCTS)):
-        at = f"{path}.ids[{position}]"
-        text = fields.string(fields.mapping(entry, at), "text", at)
-        if text is not None and text not in ids:
-            ids.append(text)
-    if not ids:
-        raise fields.fail(path, "expected a cve or ids naming the vulnerability, found neither")
+    ids = _ids(fields, data, path)
     name = ids[0]
-    justification: dict[str, str] = {}
-    for position, flag in enumerate(fields.array(data.get("flags"), f"{path}.flags", MAX_PRODUCTS)):
-        at = f"{path}.flags[{position}]"
-        entry = fields.mapping(flag, at)
-        label = fields.required(entry, "label", at)
-        for pid in tree.ids_of(entry, at):
-            justification.setdefault(pid, label)
-    impact: dict[str, str] = {}
-    for position, threat in enumerate(
-        fields.array(data.get("threats"), f"{path}.threats", MAX_PRODUCTS)
-    ):
-        at = f"{path}.threats[{position}]"
-        entry = fields.mapping(threat, at)
-        if entry.get("category") != "impact":
-            continue
-        details = fields.required(entry, "details", at)
-        for pid in tree.ids_of(entry, at):
-            impact.setdefault(pid, details)
-    action: dict[str, str] = {}
-    for position, remediation in enumerate(
-        fields.array(data.get("remediations"), f"{path}.remediations", MAX_PRODUCTS)
-    ):
-        at = f"{path}.remediations[{position}]"
-        entry = fields.mapping(remediation, at)
-        details = fields.required(entry, "details", at)
-        category = fields.string(entry, "category", at)
-        text = f"{category}: {details}" if category else details
-        for pid in tree.ids_of(entry, at):
-            action[pid] = f"{action[pid]}; {text}" if pid in action else text
+    words = _Words(fields, tree, data, path)
     statuses_value = data.get("product_status")
     if statuses_value is None:
         return []
@@ -239,14 +260,13 @@ def _vulnerability(
             continue  # `recommended` is advice, not a status
         where = f"{path}.product_status.{group}"
         for position, pid in enumerate(fields.strings(statuses, group, f"{path}.product_status")):
+            at = f"{where}[{position}]"
             names = tree.names.get(pid)
             if names is None:
+                raise fields.fail(at, f"product {pid!r} is not in the product tree")
+            if status is VexStatus.NOT_AFFECTED and not words.explained(pid):
                 raise fields.fail(
-                    f"{where}[{position}]", f"product {pid!r} is not in the product tree"
-                )
-            if status is VexStatus.NOT_AFFECTED and pid not in justification and pid not in impact:
-                raise fields.fail(
-                    f"{where}[{position}]",
+                    at,
                     f"statement for {name} on {pid} is known_not_affected without a flag "
                     "(justification) or an impact threat (impact statement)",
                 )
@@ -256,13 +276,11 @@ def _vulnerability(
                     tuple(ids[1:]),
                     tuple(dict.fromkeys(names)),
                     status,
-                    justification.get(pid) if status is VexStatus.NOT_AFFECTED else None,
-                    impact.get(pid) if status is VexStatus.NOT_AFFECTED else None,
-                    action.get(pid) if status is not VexStatus.NOT_AFFECTED else None,
+                    *words.of(pid, status),
                     doc_time,
                     doc_id,
                     author,
-                    f"{fields.source}: {where}[{position}]",
+                    f"{fields.source}: {at}",
                 )
             )
     return statements

@@ -145,6 +145,50 @@ def _renumber(statement: VexStatement, order: int) -> VexStatement:
     return replace(statement, order=order)
 
 
+def _aliases(fields: Fields, data: Mapping[str, Any], path: str) -> tuple[str, ...]:
+    """The ids of the vulnerability's `references[]`."""
+    aliases = []
+    for position, reference in enumerate(
+        fields.array(data.get("references"), f"{path}.references", MAX_PRODUCTS)
+    ):
+        at = f"{path}.references[{position}]"
+        alias = fields.string(fields.mapping(reference, at), "id", at)
+        if alias is not None:
+            aliases.append(alias)
+    return tuple(aliases)
+
+
+def _affected_products(
+    fields: Fields, data: Mapping[str, Any], path: str, refs: dict[str, list[ProductId]]
+) -> list[ProductId]:
+    """The names of every product `affects[]` refers to."""
+    products: list[ProductId] = []
+    for position, affected in enumerate(
+        fields.array(data.get("affects"), f"{path}.affects", MAX_PRODUCTS)
+    ):
+        at = f"{path}.affects[{position}]"
+        ref = fields.required(fields.mapping(affected, at), "ref", at)
+        products.extend(_ref_products(ref, refs))
+    return products
+
+
+def _status(fields: Fields, state: str, where: str) -> VexStatus:
+    status = CYCLONEDX_STATUS.get(state)
+    if status is None:
+        raise fields.fail(
+            f"{where}.state", f"expected one of {', '.join(CYCLONEDX_STATUS)}, found {state!r}"
+        )
+    return status
+
+
+def _action(status: VexStatus, responses: tuple[str, ...], detail: str | None) -> str | None:
+    """An action statement: the responses and the detail, of a status other than
+    `not_affected` (whose detail is its impact statement)."""
+    if status is VexStatus.NOT_AFFECTED or not (responses or detail):
+        return None
+    return "; ".join([*responses, *([detail] if detail else [])])
+
+
 def _statement(
     fields: Fields,
     data: Mapping[str, Any],
@@ -158,20 +202,9 @@ def _statement(
     doc_time: Any,
 ) -> VexStatement:
     where = f"{path}.analysis"
-    status = CYCLONEDX_STATUS.get(state)
-    if status is None:
-        raise fields.fail(
-            f"{where}.state", f"expected one of {', '.join(CYCLONEDX_STATUS)}, found {state!r}"
-        )
+    status = _status(fields, state, where)
     vulnerability = fields.required(data, "id", path)
-    aliases = []
-    for position, reference in enumerate(
-        fields.array(data.get("references"), f"{path}.references", MAX_PRODUCTS)
-    ):
-        at = f"{path}.references[{position}]"
-        alias = fields.string(fields.mapping(reference, at), "id", at)
-        if alias is not None:
-            aliases.append(alias)
+    aliases = _aliases(fields, data, path)
     justification = fields.string(analysis, "justification", where)
     detail = fields.string(analysis, "detail", where)
     responses = fields.strings(analysis, "response", where)
@@ -181,28 +214,19 @@ def _statement(
             f"statement for {vulnerability} is {state} (not_affected) without a justification "
             "or a detail (an impact statement is required)",
         )
-    action = None
-    if status is not VexStatus.NOT_AFFECTED and (responses or detail):
-        action = "; ".join([*responses, *([detail] if detail else [])])
-    products: list[ProductId] = []
-    for position, affected in enumerate(
-        fields.array(data.get("affects"), f"{path}.affects", MAX_PRODUCTS)
-    ):
-        at = f"{path}.affects[{position}]"
-        ref = fields.required(fields.mapping(affected, at), "ref", at)
-        products.extend(_ref_products(ref, refs))
+    products = _affected_products(fields, data, path, refs)
     if not products:
         raise fields.fail(f"{path}.affects", f"statement for {vulnerability} names no product")
     updated = parse_time(analysis.get("lastUpdated"), f"{fields.source}: {where}.lastUpdated")
     issued = parse_time(analysis.get("firstIssued"), f"{fields.source}: {where}.firstIssued")
     return VexStatement(
         vulnerability,
-        tuple(aliases),
+        aliases,
         tuple(dict.fromkeys(products)),
         status,
         justification,
         detail if status is VexStatus.NOT_AFFECTED else None,
-        action,
+        _action(status, responses, detail),
         updated or issued or doc_time,
         doc_id,
         author,

@@ -58,43 +58,60 @@ def _component(element: Any) -> dict[str, Any]:
     return entry
 
 
+def _present(**values: Any) -> dict[str, Any]:
+    """The values that are there (not None, not empty): JSON leaves the others out."""
+    return {key: value for key, value in values.items() if value is not None and value != []}
+
+
+def _analysis(analysis: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        key: value
+        for key in ("state", "justification", "detail", "firstIssued", "lastUpdated")
+        if (value := _text(analysis, key)) is not None
+    }
+    responses = [
+        (item.text or "").strip() for item in _children(_child(analysis, "responses"), "response")
+    ]
+    if responses:
+        found["response"] = [r for r in responses if r]
+    return found
+
+
 def _vulnerability(element: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {}
-    identifier = _text(element, "id")
-    if identifier is not None:
-        entry["id"] = identifier
     references = [
         {"id": r} for item in _children(_child(element, "references"), "reference")
         if (r := _text(item, "id")) is not None
     ]  # fmt: skip
-    if references:
-        entry["references"] = references
     analysis = _child(element, "analysis")
-    if analysis is not None:
-        found: dict[str, Any] = {}
-        for key in ("state", "justification", "detail", "firstIssued", "lastUpdated"):
-            value = _text(analysis, key)
-            if value is not None:
-                found[key] = value
-        responses = [
-            (item.text or "").strip()
-            for item in _children(_child(analysis, "responses"), "response")
-        ]
-        if responses:
-            found["response"] = [r for r in responses if r]
-        entry["analysis"] = found
     affects = [
         {"ref": ref}
         for target in _children(_child(element, "affects"), "target")
         if (ref := _text(target, "ref")) is not None
     ]
-    if affects:
-        entry["affects"] = affects
-    return entry
+    return _present(
+        id=_text(element, "id"),
+        references=references,
+        analysis=None if analysis is None else _analysis(analysis),
+        affects=affects,
+    )
 
 
-def cyclonedx_xml_document(data: bytes, source: str) -> dict[str, Any]:
-    """The XML BOM's VEX parts in CycloneDX JSON's shape."""
+def _metadata(metadata: Any) -> dict[str, Any]:
+    authors = [
+        {"name": name}
+        for author in _children(_child(metadata, "authors"), "author")
+        if (name := _text(author, "name")) is not None
+    ]
+    component = _child(metadata, "component")
+    return _present(
+        timestamp=_text(metadata, "timestamp"),
+        authors=authors,
+        component=None if component is None else _component(component),
+    )
+
+
+def _root(data: bytes, source: str) -> Any:
+    """The `<bom>` element, checked: XML, CycloneDX's namespace, a bounded size."""
     from defusedxml import ElementTree
     from defusedxml.common import DefusedXmlException
 
@@ -106,30 +123,23 @@ def cyclonedx_xml_document(data: bytes, source: str) -> dict[str, Any]:
         raise VexError(source, f"expected a CycloneDX <bom> element, found <{root.tag}>")
     if sum(1 for _ in root.iter()) > MAX_ELEMENTS:
         raise VexError(source, f"expected at most {MAX_ELEMENTS} XML elements, found more")
+    return root
+
+
+def cyclonedx_xml_document(data: bytes, source: str) -> dict[str, Any]:
+    """The XML BOM's VEX parts in CycloneDX JSON's shape."""
+    root = _root(data, source)
     version = root.tag[len(NAMESPACE) + 1 :].split("}", 1)[0]
-    document: dict[str, Any] = {"bomFormat": "CycloneDX", "specVersion": version}
-    if root.get("serialNumber"):
-        document["serialNumber"] = root.get("serialNumber")
     metadata = _child(root, "metadata")
-    if metadata is not None:
-        meta: dict[str, Any] = {}
-        timestamp = _text(metadata, "timestamp")
-        if timestamp is not None:
-            meta["timestamp"] = timestamp
-        authors = [
-            {"name": name}
-            for author in _children(_child(metadata, "authors"), "author")
-            if (name := _text(author, "name")) is not None
-        ]
-        if authors:
-            meta["authors"] = authors
-        component = _child(metadata, "component")
-        if component is not None:
-            meta["component"] = _component(component)
-        document["metadata"] = meta
     components = _children(_child(root, "components"), "component")
-    if components:
-        document["components"] = [_component(item) for item in components]
     vulnerabilities = _children(_child(root, "vulnerabilities"), "vulnerability")
-    document["vulnerabilities"] = [_vulnerability(item) for item in vulnerabilities]
-    return document
+    return {
+        "bomFormat": "CycloneDX",
+        "specVersion": version,
+        **_present(
+            serialNumber=root.get("serialNumber") or None,
+            metadata=None if metadata is None else _metadata(metadata),
+            components=[_component(item) for item in components],
+        ),
+        "vulnerabilities": [_vulnerability(item) for item in vulnerabilities],
+    }

@@ -208,20 +208,38 @@ def merge_statements(
     return sorted(found, key=lambda s: (s.timestamp or EARLIEST, s.order))
 
 
+def _logical_names(location: object) -> list[ComponentNames]:
+    """The components a SARIF location names (its logical locations)."""
+    logicals = location.get("logicalLocations") if isinstance(location, Mapping) else None
+    names = []
+    for logical in logicals or []:
+        if isinstance(logical, Mapping):
+            full = logical.get("fullyQualifiedName")
+            purl = full if isinstance(full, str) and full.startswith("pkg:") else None
+            names.append(ComponentNames(str(logical.get("name") or ""), purl))
+    return names
+
+
 def _sarif_names(result: Mapping[str, Any], products: Sequence[str]) -> list[ComponentNames]:
     if products:
         return [ComponentNames(p, p if p.startswith("pkg:") else None) for p in products]
-    names = []
-    for location in result.get("locations") or []:
-        if not isinstance(location, Mapping):
-            continue
-        for logical in location.get("logicalLocations") or []:
-            if isinstance(logical, Mapping):
-                ref = str(logical.get("name") or "")
-                full = logical.get("fullyQualifiedName")
-                purl = full if isinstance(full, str) and full.startswith("pkg:") else None
-                names.append(ComponentNames(ref, purl))
-    return names
+    return [n for location in result.get("locations") or [] for n in _logical_names(location)]
+
+
+def _suppressed(result: object, index: VexIndex, products: Sequence[str]) -> bool:
+    """Whether VEX says a SARIF result's finding is `not_affected` or `fixed` for every
+    product it names (by its rule id alone when it names none)."""
+    rule = result.get("ruleId") if isinstance(result, Mapping) else None
+    if not isinstance(rule, str):
+        return False
+    assert isinstance(result, Mapping)
+    names = _sarif_names(result, products)
+    verdicts = (
+        [index.statement_for((rule,), n) for n in names]
+        if names
+        else [index.any_statement_for((rule,))]
+    )
+    return all(v is not None and v[0].status in SUPPRESSING for v in verdicts)
 
 
 def filter_sarif(
@@ -237,19 +255,8 @@ def filter_sarif(
         if not isinstance(run, Mapping):
             runs.append(run)
             continue
-        kept = []
-        for result in run.get("results") or []:
-            rule = result.get("ruleId") if isinstance(result, Mapping) else None
-            if not isinstance(rule, str):
-                kept.append(result)
-                continue
-            names = _sarif_names(result, products) or [ComponentNames("")]
-            verdicts = [index.statement_for((rule,), n) for n in names]
-            if not _sarif_names(result, products):
-                verdicts = [index.any_statement_for((rule,))]
-            if verdicts and all(v is not None and v[0].status in SUPPRESSING for v in verdicts):
-                dropped += 1
-                continue
-            kept.append(result)
+        results = run.get("results") or []
+        kept = [result for result in results if not _suppressed(result, index, products)]
+        dropped += len(results) - len(kept)
         runs.append({**run, "results": kept})
     return {**sarif, "runs": runs}, dropped

@@ -157,13 +157,11 @@ class BrowserDefences:
 
 def _scan_routes(store: Store, uploads: UploadPool) -> list[BaseRoute]:
     """POST /api/scan, when the audit half is installed."""
-    if importlib.util.find_spec("assay.audit") is None:
+    if not audit_available():
         return []
-    if importlib.util.find_spec("assay.audit.http") is None:
-        return []
-    http = importlib.import_module("assay.audit.http")  # optional: typed by its own module
-    routes: list[BaseRoute] = list(http.scan_routes(store, uploads))
-    return routes
+    from assay.web.scan_api import scan_routes
+
+    return scan_routes(store, uploads)
 
 
 def audit_available() -> bool:

@@ -1,9 +1,11 @@
-"""`/scan`: SBOMs, lock files or purls posted from a form, scanned as `assay scan` would.
+"""`/scan`: SBOMs, lock files, purls and VEX documents posted from a form, scanned as
+`assay scan` would.
 
-The inputs are read by `assay.audit.inputs.read_input` (the readers of `assay scan`) and
-scanned with `assay.audit.scan.scan` against the served store; the page renders the typed
-`ScanResult`, and `format=json` answers its `to_dict()`, the contract of `POST /api/scan`.
-Nothing posted is kept. The audit half is imported on the first post.
+The form's fields become one `ScanRequest` (`assay.audit.request`, the rules of `assay
+scan` and `POST /api/scan`), carried out by `assay.audit.run.run_scan` against the served
+store; the page renders the typed outcome, and `format=json` answers its `to_dict()`, the
+contract of `POST /api/scan`. Nothing posted is kept. The audit half is imported on the
+first post.
 """
 
 from __future__ import annotations
@@ -18,34 +20,30 @@ from starlette.responses import Response
 
 from assay.errors import AssayError, InputError
 from assay.nvd.storage import Store
+from assay.web.scan_api import MAX_BODY_BYTES, MAX_QUERY_PURLS, run_upload_scan, scan_limits
 from assay.web.templating import render
-from assay.web.upload_pool import (
-    MAX_UPLOAD_COMPONENTS,
-    Budget,
-    BudgetedSource,
-    UploadPool,
-    check_component_count,
-    upload_failure,
-)
+from assay.web.upload_pool import Budget, UploadPool, upload_failure
 from assay.web.uploads import Form, human_bytes, posted_form
 
 if TYPE_CHECKING:
-    from assay.audit.model import (
-        Component,
-        ComponentResult,
-        Inventory,
-        ScanResult,
-        Vulnerability,
-    )
+    from assay.audit.model import ComponentResult, ScanResult, Vulnerability
+    from assay.audit.request import NamedData, ScanFields
+    from assay.audit.run import ScanOutcome
 
-SCAN_FORM_BYTES: Final = 16 * 1024 * 1024
+SCAN_FORM_BYTES: Final = MAX_BODY_BYTES
 """The whole posted form (the limit of `POST /api/scan`'s body)."""
-MAX_FORM_PURLS: Final = 1000
+MAX_FORM_PURLS: Final = MAX_QUERY_PURLS
 TYPED_PURLS: Final = "purls typed in"
-
-
-class EmptyStore(Exception):
-    """The store holds no CVEs: a scan would answer nothing, which is not "safe"."""
+LABELS: Final = {
+    "inputs": "SBOM or lock files",
+    "purls": "Package URLs",
+    "minConfidence": "Minimum identification confidence",
+    "sources": "Sources",
+    "failOn": "Fail on",
+    "failOnConditional": "Count conditional findings",
+    "vex": "VEX documents",
+}
+"""The request's fields (`assay.audit.request.FIELDS`) as the form labels them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,46 +67,48 @@ def finding_rows(result: ScanResult) -> list[FindingRow]:
     return rows
 
 
-def parse_min_confidence(text: str) -> float:
-    if not text:
-        return 0.0
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise InputError("minimum confidence", f"expected a number from 0 to 1, found {text!r}")
-    return value
-
-
-def read_inventories(form: Form) -> list[Inventory]:
-    """The inventories of the uploaded files and of the purls typed in."""
-    from assay.audit.inputs import read_input
-    from assay.audit.inputs.purls import component_from_purl
-    from assay.audit.model import Inventory
-
-    inventories: list[Inventory] = []
-    for index, item in enumerate(form.files_of("input"), start=1):
-        name = item.filename or f"upload {index}"
-        if not item.data.strip():
-            raise InputError(name, "expected an SBOM or lock file, found an empty file")
-        inventories.append(read_input(item.data, name, max_components=MAX_UPLOAD_COMPONENTS))
-    lines = [
+def _lines(text: str) -> list[tuple[int, str]]:
+    """The numbered lines of a text area that say something (not blank, not `#`)."""
+    return [
         (number, line.strip())
-        for number, line in enumerate(form.value("purls").splitlines(), start=1)
+        for number, line in enumerate(text.splitlines(), start=1)
         if line.strip() and not line.lstrip().startswith("#")
     ]
-    if len(lines) > MAX_FORM_PURLS:
-        raise InputError("purls", f"expected at most {MAX_FORM_PURLS} purls, found {len(lines)}")
-    if lines:
-        components: dict[str, Component] = {}
-        for number, text in lines:
-            components.setdefault(text, component_from_purl(text, f"purls line {number}"))
-        inventories.append(Inventory(TYPED_PURLS, "purl", tuple(components.values())))
-    if not inventories:
-        raise InputError("input", "expected an SBOM or lock file to upload, or purls to type in")
-    check_component_count(sum(len(i.components) for i in inventories), "input")
-    return inventories
+
+
+def _files(form: Form, field: str) -> list[NamedData]:
+    from assay.audit.request import NamedData
+
+    return [
+        NamedData(item.filename or f"upload {index}", item.data)
+        for index, item in enumerate(form.files_of(field), start=1)
+    ]
+
+
+def form_fields(form: Form) -> ScanFields:
+    """The scan request the form asks for: files uploaded, purls and rules typed in."""
+    from assay.audit.request import ScanFields
+
+    return ScanFields(
+        inputs=_files(form, "input"),
+        purls=[(text, f"purls line {number}") for number, text in _lines(form.value("purls"))],
+        purl_source=TYPED_PURLS,
+        min_confidence=form.value("min_confidence"),
+        sources=form.value("sources") or None,
+        fail_on=[text for _, text in _lines(form.value("fail_on"))],
+        fail_on_conditional=form.value("fail_on_conditional") or "false",
+        vex=_files(form, "vex"),
+    )
+
+
+def _outcome(store: Store, form: Form, budget: Budget) -> ScanOutcome:
+    from assay.audit.request import RequestFieldError, parse_scan_request
+
+    try:
+        request = parse_scan_request(form_fields(form), scan_limits())
+    except RequestFieldError as error:
+        raise InputError(LABELS.get(error.field, error.field), error.reason) from None
+    return run_upload_scan(store, request, budget)
 
 
 class ScanPages:
@@ -126,18 +126,6 @@ class ScanPages:
     async def form(self, request: Request) -> Response:
         return render(request, "scan.html", self._context())
 
-    def _run(self, form: Form, budget: Budget) -> ScanResult:
-        from assay.audit.scan import scan
-        from assay.audit.store_source import StoreSource
-
-        min_confidence = parse_min_confidence(form.value("min_confidence"))
-        inventories = read_inventories(form)
-        budget.check()
-        if self.store.count_cves() == 0:
-            raise EmptyStore
-        source = BudgetedSource(StoreSource(self.store), budget)
-        return scan(inventories, source, min_confidence=min_confidence)
-
     async def submit(self, request: Request) -> Response:
         form = await posted_form(request, SCAN_FORM_BYTES)
         if isinstance(form, Response):
@@ -145,13 +133,9 @@ class ScanPages:
         context = self._context(form)
         as_json = form.value("format") == "json"
         try:
-            result = await self.uploads.run(request, partial(self._run, form))
-        except (AssayError, EmptyStore) as error:
-            headers: dict[str, str]
-            if isinstance(error, EmptyStore):
-                status, message, headers = 503, "the vulnerability store holds no CVEs", {}
-            else:
-                status, message, headers = upload_failure(error)
+            outcome = await self.uploads.run(request, partial(_outcome, self.store, form))
+        except AssayError as error:
+            status, message, headers = upload_failure(error)
             if as_json:
                 return Response(
                     orjson.dumps({"error": message}),
@@ -164,12 +148,17 @@ class ScanPages:
             page.headers.update(headers)
             return page
         if as_json:
-            return Response(orjson.dumps(result.to_dict()), media_type="application/json")
-        rows = finding_rows(result)
+            return Response(orjson.dumps(outcome.to_dict()), media_type="application/json")
+        rows = finding_rows(outcome.result)
         context.update(
-            result=result,
+            result=outcome.result,
+            verdict=outcome.verdict,
+            warnings=outcome.warnings,
             rows=rows,
             affected=[r for r in rows if not r.vulnerability.conditional],
             conditional=[r for r in rows if r.vulnerability.conditional],
+            failing={
+                (f.component.component.ref, f.vulnerability.id) for f in outcome.verdict.failing
+            },
         )
         return render(request, "scan.html", context)

@@ -156,9 +156,48 @@ def document_inventory(document: Mapping[str, Any], source: str) -> Inventory:
     return _document(document, None, source)
 
 
-def _attestation(data: bytes, filename: str) -> Inventory:
-    from assay.attestation import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1, read_documents
+def _sbom_kind(predicate_type: str, where: str) -> str:
+    """`cyclonedx` or `spdx`: the SBOM format a predicate type names."""
+    base_type = predicate_type.split("?", 1)[0].rstrip("/")
+    kind = next((k for prefix, k in SBOM_PREDICATES.items() if base_type.startswith(prefix)), None)
+    if kind is None:
+        raise InputError(
+            f"{where}.predicateType",
+            "expected a CycloneDX or SPDX SBOM or SLSA provenance predicate, "
+            f"found {predicate_type!r}",
+        )
+    return kind
+
+
+def _statement_inventory(document: Any, filename: str) -> Inventory:
+    """The components of one attested statement: provenance's dependencies, an SBOM's."""
+    from assay.attestation import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1
     from assay.audit.inputs.purls import provenance_inventory
+
+    where = f"{filename}{' ' + document.location if document.location else ''}: $"
+    statement = document.statement
+    if not isinstance(statement, dict):
+        raise InputError(where, "the attestation's payload is not a readable statement")
+    predicate_type = document.predicate_type or ""
+    if predicate_type in (PROVENANCE_V1, PROVENANCE_V02, PROVENANCE_V01):
+        return provenance_inventory(statement, filename, where, notes=(UNVERIFIED_NOTE,))
+    _sbom_kind(predicate_type, where)
+    predicate = statement.get("predicate")
+    if not isinstance(predicate, dict):
+        raise InputError(f"{where}.predicate", "expected an object")
+    inner = _document(predicate, None, f"{filename} (predicate)")
+    return Inventory(
+        filename,
+        inner.format,
+        inner.components,
+        notes=(UNVERIFIED_NOTE,),
+        verified=False,
+        document=inner.document,
+    )
+
+
+def _attestation(data: bytes, filename: str) -> Inventory:
+    from assay.attestation import read_documents
     from assay.errors import AttestationError
 
     try:
@@ -169,42 +208,7 @@ def _attestation(data: bytes, filename: str) -> Inventory:
             "expected a CycloneDX or SPDX SBOM, an attestation or a lock file; "
             f"as an attestation: {error.reason}",
         ) from None
-    inventories: list[Inventory] = []
-    for document in documents:
-        where = f"{filename}{' ' + document.location if document.location else ''}: $"
-        statement = document.statement
-        if not isinstance(statement, dict):
-            raise InputError(where, "the attestation's payload is not a readable statement")
-        predicate_type = document.predicate_type or ""
-        base_type = predicate_type.split("?", 1)[0].rstrip("/")
-        if predicate_type in (PROVENANCE_V1, PROVENANCE_V02, PROVENANCE_V01):
-            inventories.append(
-                provenance_inventory(statement, filename, where, notes=(UNVERIFIED_NOTE,))
-            )
-            continue
-        kind = next(
-            (k for prefix, k in SBOM_PREDICATES.items() if base_type.startswith(prefix)), None
-        )
-        if kind is None:
-            raise InputError(
-                f"{where}.predicateType",
-                "expected a CycloneDX or SPDX SBOM or SLSA provenance predicate, "
-                f"found {predicate_type!r}",
-            )
-        predicate = statement.get("predicate")
-        if not isinstance(predicate, dict):
-            raise InputError(f"{where}.predicate", "expected an object")
-        inner = _document(predicate, None, f"{filename} (predicate)")
-        inventories.append(
-            Inventory(
-                filename,
-                inner.format,
-                inner.components,
-                notes=(UNVERIFIED_NOTE,),
-                verified=False,
-                document=inner.document,
-            )
-        )
+    inventories = [_statement_inventory(document, filename) for document in documents]
     if len(inventories) == 1:
         return inventories[0]
     components = tuple(c for inventory in inventories for c in inventory.components)

@@ -107,6 +107,54 @@ def _strings(value: object) -> list[str]:
     return []
 
 
+def _identifiers(element: Mapping[str, Any]) -> tuple[list[str], str | None]:
+    """The CPE names and the first purl of an element's `externalIdentifier`s."""
+    cpes: list[str] = []
+    purls: list[str] = []
+    for identifier in element.get("externalIdentifier") or ():
+        if not isinstance(identifier, Mapping) or not isinstance(identifier.get("identifier"), str):
+            continue
+        kind, value = identifier.get("externalIdentifierType"), identifier["identifier"]
+        if kind in ("cpe23", "cpe22"):
+            cpes.append(value)
+        elif kind == "packageUrl":
+            purls.append(value)
+    return cpes, purls[0] if purls else None
+
+
+def _repository(element: Mapping[str, Any]) -> str | None:
+    """The last `vcs` external reference's locator, else a VCS download location."""
+    repository = _vcs(element.get("software_downloadLocation"))
+    for reference in element.get("externalRef") or ():
+        if isinstance(reference, Mapping) and reference.get("externalRefType") == "vcs":
+            locators = _strings(reference.get("locator"))
+            repository = locators[0] if locators else repository
+    return repository
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _spdx3_package(element: Mapping[str, Any], where: str) -> Component:
+    name = element.get("name")
+    if not isinstance(name, str) or not name:
+        raise InputError(f"{where}.name", "expected a package name")
+    ref = element.get("spdxId") or element.get("@id")
+    version = _text(element.get("software_packageVersion"))
+    cpes, identified = _identifiers(element)
+    purl = element.get("software_packageUrl")
+    return Component(
+        ref=str(ref) if ref else (f"{name}@{version}" if version else name),
+        name=name,
+        version=version,
+        purl=_text(purl) if isinstance(purl, str) else _text(identified),
+        cpes=tuple(cpes),
+        repository=_repository(element),
+        where=where,
+    )
+
+
 def read_spdx3(document: Mapping[str, Any], source: str) -> Inventory:
     """An inventory from an SPDX 3.0 JSON-LD document (its `@graph`)."""
     graph = document.get("@graph")
@@ -114,45 +162,8 @@ def read_spdx3(document: Mapping[str, Any], source: str) -> Inventory:
         raise InputError(f"{source}: $.@graph", "expected an array of SPDX 3 elements")
     components: list[Component] = []
     for index, element in enumerate(graph):
-        where = f"{source}: $.@graph[{index}]"
-        if not isinstance(element, Mapping) or element.get("type") not in _PACKAGE_TYPES:
-            continue
-        name = element.get("name")
-        if not isinstance(name, str) or not name:
-            raise InputError(f"{where}.name", "expected a package name")
-        ref = element.get("spdxId") or element.get("@id")
-        version = element.get("software_packageVersion")
-        purl = element.get("software_packageUrl")
-        cpes: list[str] = []
-        for identifier in element.get("externalIdentifier") or ():
-            if not isinstance(identifier, Mapping):
-                continue
-            kind = identifier.get("externalIdentifierType")
-            value = identifier.get("identifier")
-            if not isinstance(value, str):
-                continue
-            if kind in ("cpe23", "cpe22"):
-                cpes.append(value)
-            elif kind == "packageUrl" and not isinstance(purl, str):
-                purl = value
-        repository = _vcs(element.get("software_downloadLocation"))
-        for reference in element.get("externalRef") or ():
-            if isinstance(reference, Mapping) and reference.get("externalRefType") == "vcs":
-                locators = _strings(reference.get("locator"))
-                if locators:
-                    repository = locators[0]
-        version_text = version if isinstance(version, str) and version else None
-        components.append(
-            Component(
-                ref=str(ref) if ref else (f"{name}@{version_text}" if version_text else name),
-                name=name,
-                version=version_text,
-                purl=purl if isinstance(purl, str) and purl else None,
-                cpes=tuple(cpes),
-                repository=repository,
-                where=where,
-            )
-        )
-        if len(components) > MAX_COMPONENTS:
-            raise InputError(source, f"more than {MAX_COMPONENTS} packages")
+        if isinstance(element, Mapping) and element.get("type") in _PACKAGE_TYPES:
+            components.append(_spdx3_package(element, f"{source}: $.@graph[{index}]"))
+            if len(components) > MAX_COMPONENTS:
+                raise InputError(source, f"more than {MAX_COMPONENTS} packages")
     return Inventory(source, "spdx3-json", tuple(components))
