@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -137,19 +137,23 @@ def _bounded(records: list[Record], name: str) -> list[Record]:
     return records
 
 
+def _in_toto_payload(envelope: Mapping[str, Any]) -> str | None:
+    payload_type = envelope.get("payloadType")
+    payload = envelope.get("payload")
+    if not isinstance(payload, str) or not isinstance(payload_type, str):
+        return None
+    return payload if payload_type.startswith("application/vnd.in-toto") else None
+
+
 def _check_payload(record: Record) -> None:
     """An in-toto payload with a repeated key, a case-variant statement field or nesting
     too deep makes the file unusable, whoever signed it: two readers could take it for
     two statements. (Undecodable payloads are left to each command to report.)"""
     envelope = record.envelope
-    if envelope is None:
+    payload = None if envelope is None else _in_toto_payload(envelope)
+    if payload is None:
         return
-    payload_type = envelope.get("payloadType")
-    payload = envelope.get("payload")
-    if not isinstance(payload, str) or not isinstance(payload_type, str):
-        return
-    if not payload_type.startswith("application/vnd.in-toto"):
-        return
+    where = f"{record.label}: payload"
     try:
         padded = payload + "=" * (-len(payload) % 4)
         alphabet = b"-_" if ("-" in payload or "_" in payload) else None
@@ -158,10 +162,7 @@ def _check_payload(record: Record) -> None:
     except (ValueError, UnicodeDecodeError):
         return
     except RecursionError:
-        raise AttestationError(
-            f"{record.label}: payload", f"expected nesting at most {MAX_DEPTH} deep"
-        ) from None
-    where = f"{record.label}: payload"
+        raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
     if problem is not None:
         path, kind = problem
         raise AttestationError(f"{where} {path}", problem_reason(kind, MAX_DEPTH))
@@ -197,22 +198,30 @@ def _label(name: str, location: str) -> str:
     return f"{name} {location}" if location else name
 
 
+def _single_record(
+    value: dict[str, Any], here: str, location: str, wrapper: Wrapper
+) -> Record | None:
+    """The record of a bundle, an envelope or a PEP 740 attestation, else None."""
+    if _is_bundle(value):
+        return Record(here, location, "sigstore-bundle", value, wrapper)
+    if _is_envelope(value):
+        return Record(here, location, "dsse", value, wrapper)
+    if _is_pep740(value):
+        return Record(here, location, "sigstore-bundle", _pep740_bundle(value, here), "pypi")
+    return None
+
+
 def _records(value: Any, name: str, location: str, wrapper: Wrapper) -> list[Record]:
     here = _label(name, location)
     if not isinstance(value, dict):
         raise AttestationError(here, f"expected a JSON object, found {type_name(value)}")
     _case_variants(value, here)
-    if _is_bundle(value) or _is_envelope(value):
-        kind: RecordKind = "sigstore-bundle" if _is_bundle(value) else "dsse"
-        return [Record(here, location, kind, value, wrapper)]
-    if _is_pep740(value):
-        return [Record(here, location, "sigstore-bundle", _pep740_bundle(value, here), "pypi")]
-    if isinstance(value.get("attestation_bundles"), list):
-        return _pypi(value["attestation_bundles"], name, location)
-    if isinstance(value.get("attestations"), list):
-        return _npm(value["attestations"], name, location)
-    if isinstance(value.get("provenance_summary"), dict):
-        return _gcloud(value, name, location)
+    single = _single_record(value, here, location, wrapper)
+    if single is not None:
+        return [single]
+    for key, kind, read in _CONTAINERS:
+        if isinstance(value.get(key), kind):
+            return read(value, name, location)
     if wrapper == "jsonl" and not set(_STATEMENT_FIELDS) & value.keys():
         return [Record(here, location, "unknown", value, wrapper)]
     return [Record(here, location, "statement", value, wrapper)]
@@ -273,7 +282,8 @@ def _pep740_bundle(document: Mapping[str, Any], where: str) -> dict[str, Any]:
     }
 
 
-def _pypi(groups: list[Any], name: str, location: str) -> list[Record]:
+def _pypi(document: Mapping[str, Any], name: str, location: str) -> list[Record]:
+    groups = document["attestation_bundles"]
     records = []
     base = f"{location} " if location else ""
     for i, group in enumerate(groups[:MAX_RECORDS]):
@@ -294,7 +304,8 @@ def _pypi(groups: list[Any], name: str, location: str) -> list[Record]:
     return records
 
 
-def _npm(entries: list[Any], name: str, location: str) -> list[Record]:
+def _npm(document: Mapping[str, Any], name: str, location: str) -> list[Record]:
+    entries = document["attestations"]
     records = []
     base = f"{location} " if location else ""
     for index, entry in enumerate(entries[:MAX_RECORDS]):
@@ -350,3 +361,13 @@ def _gcloud(document: Mapping[str, Any], name: str, location: str) -> list[Recor
             )
         )
     return records
+
+
+# Documents that wrap several attestations: the key that tells them, its type, the reader.
+_CONTAINERS: Final[
+    tuple[tuple[str, type, Callable[[Mapping[str, Any], str, str], list[Record]]], ...]
+] = (
+    ("attestation_bundles", list, _pypi),
+    ("attestations", list, _npm),
+    ("provenance_summary", dict, _gcloud),
+)
