@@ -129,60 +129,78 @@ def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[st
     }
 
 
+def _cosign_layer(
+    client: ImageSource, found: ImageAttestations, layer: dict[str, Any], label: str
+) -> None:
+    """One layer of cosign's `.att` manifest: a key-signed envelope or a keyless bundle."""
+    reference = found.reference
+    data = client.blob(reference, layer["digest"])
+    url = f"{reference.base_url}/blobs/{layer['digest']}"
+    found.fetched.append(Fetched(url, layer["digest"], DSSE_LAYER, data))
+    annotations = layer.get("annotations")
+    if isinstance(annotations, dict) and not annotations.get(COSIGN_CERTIFICATE):
+        from assay.sigstore import _json
+
+        envelope = _json.loads(data, label)
+        if not isinstance(envelope, dict):
+            raise RegistryError(url, "expected a DSSE envelope (a JSON object)")
+        found.key_signed.append((label, envelope))
+    else:
+        found.bundles.append((label, cosign_bundle(layer, data, label)))
+
+
+def _cosign_attestations(client: ImageSource, found: ImageAttestations) -> None:
+    """What cosign attached under the `<digest>.att` tag."""
+    reference, digest = found.reference, found.digest
+    tag = digest.replace(":", "-") + ".att"
+    manifest = client.find_manifest(reference, tag)
+    if manifest is None:
+        return
+    _keep(found, reference, manifest)
+    found.sources.append("cosign-att")
+    for number, layer in enumerate(manifest.descriptors):
+        if layer.get("mediaType") == DSSE_LAYER and isinstance(layer.get("digest"), str):
+            label = f"{reference.with_digest(digest)} ({tag} layer {number})"
+            _cosign_layer(client, found, layer, label)
+
+
+def _referrer(client: ImageSource, found: ImageAttestations, descriptor: dict[str, Any]) -> None:
+    """One Sigstore bundle the OCI referrers API lists for the image."""
+    from assay.sigstore import _json
+
+    reference = found.reference
+    artifact_type = descriptor.get("artifactType")
+    if not str(artifact_type).startswith(BUNDLE_ARTIFACT_TYPE_PREFIX):
+        return
+    manifest = client.manifest(reference, str(descriptor.get("digest")))
+    _keep(found, reference, manifest)
+    layers = manifest.descriptors
+    if not layers or not isinstance(layers[0].get("digest"), str):
+        return
+    data = client.blob(reference, layers[0]["digest"])
+    url = f"{reference.base_url}/blobs/{layers[0]['digest']}"
+    found.fetched.append(Fetched(url, layers[0]["digest"], str(artifact_type), data))
+    label = f"{reference.with_digest(found.digest)} (referrer {manifest.digest})"
+    document = _json.loads(data, label)
+    if not isinstance(document, dict):
+        raise RegistryError(url, "expected a Sigstore bundle (a JSON object)")
+    found.bundles.append((label, document))
+    found.attached.append((label, document))
+    if "referrers" not in found.sources:
+        found.sources.append("referrers")
+
+
 def image_attestations(
     client: ImageSource, reference: Reference, *, digest: str | None = None
 ) -> ImageAttestations:
     """Every attestation the registry holds for the image (its digest: the reference's,
     else resolved from the tag; for a multi-platform image, the index's)."""
     if digest is None:
-        digest = reference.digest
-    if digest is None:
-        digest = client.manifest(reference).digest
+        digest = reference.digest or client.manifest(reference).digest
     found = ImageAttestations(reference, digest)
-    tag = digest.replace(":", "-") + ".att"
-    manifest = client.find_manifest(reference, tag)
-    if manifest is not None:
-        _keep(found, reference, manifest)
-        found.sources.append("cosign-att")
-        for number, layer in enumerate(manifest.descriptors):
-            if layer.get("mediaType") != DSSE_LAYER or not isinstance(layer.get("digest"), str):
-                continue
-            data = client.blob(reference, layer["digest"])
-            url = f"{reference.base_url}/blobs/{layer['digest']}"
-            found.fetched.append(Fetched(url, layer["digest"], DSSE_LAYER, data))
-            label = f"{reference.with_digest(digest)} ({tag} layer {number})"
-            annotations = layer.get("annotations")
-            if isinstance(annotations, dict) and not annotations.get(COSIGN_CERTIFICATE):
-                from assay.sigstore import _json
-
-                envelope = _json.loads(data, label)
-                if not isinstance(envelope, dict):
-                    raise RegistryError(url, "expected a DSSE envelope (a JSON object)")
-                found.key_signed.append((label, envelope))
-                continue
-            found.bundles.append((label, cosign_bundle(layer, data, label)))
+    _cosign_attestations(client, found)
     for descriptor in client.referrers(reference, digest):
-        artifact_type = descriptor.get("artifactType")
-        if not str(artifact_type).startswith(BUNDLE_ARTIFACT_TYPE_PREFIX):
-            continue
-        manifest = client.manifest(reference, str(descriptor.get("digest")))
-        _keep(found, reference, manifest)
-        layers = manifest.descriptors
-        if not layers or not isinstance(layers[0].get("digest"), str):
-            continue
-        data = client.blob(reference, layers[0]["digest"])
-        url = f"{reference.base_url}/blobs/{layers[0]['digest']}"
-        found.fetched.append(Fetched(url, layers[0]["digest"], str(artifact_type), data))
-        from assay.sigstore import _json
-
-        label = f"{reference.with_digest(digest)} (referrer {manifest.digest})"
-        document = _json.loads(data, label)
-        if not isinstance(document, dict):
-            raise RegistryError(url, "expected a Sigstore bundle (a JSON object)")
-        found.bundles.append((label, document))
-        found.attached.append((label, document))
-        if "referrers" not in found.sources:
-            found.sources.append("referrers")
+        _referrer(client, found, descriptor)
     return found
 
 

@@ -128,14 +128,18 @@ class NpmVerification:
         }
 
 
-def _attestations(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(publish bundle, provenance bundle) of npm's attestations document."""
+def _attestation_items(data: bytes, where: str) -> list[Any]:
     document = _json.loads(data, where)
     items = document.get("attestations") if isinstance(document, dict) else None
     if not isinstance(items, list):
         raise AttestationError(f"{where}: $.attestations", "expected npm's list of attestations")
+    return items
+
+
+def _attestations(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(publish bundle, provenance bundle) of npm's attestations document."""
     publish, provenance = [], []
-    for number, item in enumerate(items):
+    for number, item in enumerate(_attestation_items(data, where)):
         at = f"{where}: $.attestations[{number}]"
         if not isinstance(item, dict) or not isinstance(item.get("bundle"), dict):
             raise AttestationError(at, "expected {predicateType, bundle}")
@@ -282,29 +286,61 @@ def _provenance_builder(statement: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _certificate_repository(verified: VerifiedSignature) -> str | None:
+    identity = verified.identity
+    if identity.source_repository_uri:
+        return identity.source_repository_uri
+    workflow_repository = identity.github_workflow_repository
+    return f"https://github.com/{workflow_repository}" if workflow_repository else None
+
+
+def _npm_cli_checks(
+    verified: VerifiedSignature, found: str | None, repository: str | None, v02: bool
+) -> list[Check]:
+    """npm's own builder: the provenance names it, the certificate a workflow of the repo."""
+    name = NPM_CLI_BUILDER_V02 if v02 else NPM_CLI_BUILDER
+    san = verified.identity.san or ""
+    in_repo = repository is not None and san.startswith(f"{repository}/.github/workflows/")
+    return [
+        Check("provenance.builderId", found == name, name, found),
+        Check("certificate.san", in_repo, f"a workflow of {repository}", verified.identity.san),
+    ]
+
+
+def _nodejs_builder_checks(verified: VerifiedSignature, found: str | None) -> list[Check]:
+    # A BYOB builder: the certificate is slsa-github-generator's delegator's, at a
+    # release tag; the provenance names the Node.js builder.
+    san_workflow, san_ref = split_ref(verified.identity.san or "")
+    released = san_ref is not None and (
+        is_release_tag(san_ref) or (testing_mode() and san_ref == "refs/heads/main")
+    )
+    found_name = split_ref(found or "")[0]
+    return [
+        Check(
+            "certificate.builder",
+            san_workflow in DELEGATORS and released,
+            [f"{d}@refs/tags/vX.Y.Z" for d in DELEGATORS],
+            verified.identity.san,
+        ),
+        Check("provenance.builderId", found_name == NODEJS_BUILDER, NODEJS_BUILDER, found),
+    ]
+
+
 def _builder_checks(
     result: NpmVerification,
     verified: VerifiedSignature,
     provenance: dict[str, Any],
     options: NpmOptions,
 ) -> None:
-    identity = verified.identity
-    result.checks.append(
-        Check(
-            "certificate.issuer", identity.issuer == GITHUB_ISSUER, GITHUB_ISSUER, identity.issuer
-        )
-    )
-    repository = identity.source_repository_uri or (
-        f"https://github.com/{identity.github_workflow_repository}"
-        if identity.github_workflow_repository
-        else None
-    )
+    issuer = verified.identity.issuer
+    repository = _certificate_repository(verified)
     expected_repo = "https://" + normalize_repository(options.source_uri)
-    result.checks.append(
+    result.checks += [
+        Check("certificate.issuer", issuer == GITHUB_ISSUER, GITHUB_ISSUER, issuer),
         Check(
             "certificate.sourceRepository", repository == expected_repo, expected_repo, repository
-        )
-    )
+        ),
+    ]
     found = _provenance_builder(provenance)
     result.builder_id = found
     if options.builder_id is None:
@@ -319,50 +355,25 @@ def _builder_checks(
         )
         return
     name, _ = split_ref(options.builder_id)
-    v02 = provenance.get("predicateType") == PROVENANCE_V02
-    san_workflow, san_ref = split_ref(identity.san or "")
     if name in (NPM_CLI_BUILDER, NPM_CLI_BUILDER_V02):
+        v02 = provenance.get("predicateType") == PROVENANCE_V02
         accepted = {NPM_CLI_BUILDER, NPM_CLI_BUILDER_V02} if v02 else {NPM_CLI_BUILDER}
         result.checks.append(
             Check("builderId", name in accepted, sorted(accepted), options.builder_id)
         )
-        wanted = NPM_CLI_BUILDER_V02 if v02 else NPM_CLI_BUILDER
-        result.checks.append(Check("provenance.builderId", found == wanted, wanted, found))
-        in_repo = repository is not None and (identity.san or "").startswith(
-            f"{repository}/.github/workflows/"
-        )
-        result.checks.append(
-            Check("certificate.san", in_repo, f"a workflow of {repository}", identity.san)
-        )
-        return
-    if name == NODEJS_BUILDER:
-        # A BYOB builder: the certificate is slsa-github-generator's delegator's, at a
-        # release tag; the provenance names the Node.js builder.
-        released = san_ref is not None and (
-            is_release_tag(san_ref) or (testing_mode() and san_ref == "refs/heads/main")
-        )
+        result.checks += _npm_cli_checks(verified, found, repository, v02)
+    elif name == NODEJS_BUILDER:
+        result.checks += _nodejs_builder_checks(verified, found)
+    else:
         result.checks.append(
             Check(
-                "certificate.builder",
-                san_workflow in DELEGATORS and released,
-                [f"{d}@refs/tags/vX.Y.Z" for d in DELEGATORS],
-                identity.san,
+                "builderId",
+                False,
+                [NPM_CLI_BUILDER, NODEJS_BUILDER],
+                options.builder_id,
+                "not a builder of npm packages assay trusts",
             )
         )
-        found_name = split_ref(found or "")[0]
-        result.checks.append(
-            Check("provenance.builderId", found_name == NODEJS_BUILDER, NODEJS_BUILDER, found)
-        )
-        return
-    result.checks.append(
-        Check(
-            "builderId",
-            False,
-            [NPM_CLI_BUILDER, NODEJS_BUILDER],
-            options.builder_id,
-            "not a builder of npm packages assay trusts",
-        )
-    )
 
 
 def tarball_package(data: bytes, where: str) -> tuple[str, str]:
