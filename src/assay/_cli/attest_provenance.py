@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from assay.attestation import ResourceDescriptor, Statement
-    from assay.provenance import SourceRevision
+    from assay.provenance import CiFacts, SourceRevision
 
 _PROVENANCE_EXAMPLE = """\
 example:
@@ -195,9 +195,7 @@ def _provenance(args: argparse.Namespace) -> int:
         build_type=args.build_type,
         external_parameters=provenance.parse_external_parameters(args.external_parameter),
         resolved_dependencies=dependencies,
-        invocation_id=args.invocation_id
-        or (ci.invocation_id if ci else None)
-        or provenance.new_invocation_id(),
+        invocation_id=_invocation_id(args.invocation_id, ci),
         started_on=started,
         finished_on=finished,
     )
@@ -210,17 +208,10 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from assay import provenance
-    from assay.errors import InputError
 
-    command = list(args.command)
-    if not command or command[0] != "--":
-        raise InputError("CMD", "expected -- and then the build command, found none")
-    command = command[1:]
+    command = _build_command(args.command)
     ci = provenance.detect_ci(os.environ)
-    builder_id = args.builder_id or (ci.builder_id if ci else None)
-    if not builder_id:
-        where = f"{ci.platform} variables" if ci else "outside a recognised CI"
-        raise InputError("--builder-id", f"expected a builder id: none found in {where}")
+    builder_id = _builder_id(args.builder_id, ci)
     # Read inputs before running the build, so a bad option fails before any work.
     lock_dependencies = _lockfile_dependencies(args.from_lockfile)
     named = [provenance.parse_dependency(text) for text in args.dependency]
@@ -239,8 +230,7 @@ def _run(args: argparse.Namespace) -> int:
     external: dict[str, object] = {"command": list(outcome.argv)}
     dependencies: list[ResourceDescriptor] = []
     if source is not None:
-        if source.uri:
-            external["source"] = {"uri": source.uri}
+        external.update(_source_parameter(source))
         dependencies.append(provenance.source_dependency(source))
     statement = provenance.build_statement(
         subjects=subjects,
@@ -249,7 +239,7 @@ def _run(args: argparse.Namespace) -> int:
         external_parameters=external,
         internal_parameters={"ci": ci.platform} if ci else None,
         resolved_dependencies=[*dependencies, *lock_dependencies, *named],
-        invocation_id=(ci.invocation_id if ci else None) or provenance.new_invocation_id(),
+        invocation_id=_invocation_id(None, ci),
         started_on=outcome.started_on,
         finished_on=outcome.finished_on,
     )
@@ -258,6 +248,35 @@ def _run(args: argparse.Namespace) -> int:
 
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def _build_command(words: list[str]) -> list[str]:
+    from assay.errors import InputError
+
+    if not words or words[0] != "--":
+        raise InputError("CMD", "expected -- and then the build command, found none")
+    return list(words[1:])
+
+
+def _builder_id(given: str | None, ci: CiFacts | None) -> str:
+    from assay.errors import InputError
+
+    builder_id = given or (ci.builder_id if ci else None)
+    if not builder_id:
+        where = f"{ci.platform} variables" if ci else "outside a recognised CI"
+        raise InputError("--builder-id", f"expected a builder id: none found in {where}")
+    return builder_id
+
+
+def _invocation_id(given: str | None, ci: CiFacts | None) -> str:
+    """The given id, else the CI run's, else a new urn:uuid."""
+    from assay.provenance import new_invocation_id
+
+    return given or (ci.invocation_id if ci else None) or new_invocation_id()
+
+
+def _source_parameter(source: SourceRevision) -> dict[str, object]:
+    return {"source": {"uri": source.uri}} if source.uri else {}
 
 
 def _lockfile_dependencies(paths: list[str]) -> list[ResourceDescriptor]:
