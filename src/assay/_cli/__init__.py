@@ -167,6 +167,27 @@ def add_list_option(
     return action
 
 
+def add_command(
+    group: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    help: str,
+    handler: Handler,
+    description: str | None = None,
+    **options: Any,
+) -> argparse.ArgumentParser:
+    """A command of a group (`assay attest sign`): its help, also its description unless
+    one is given, and its handler."""
+    parser = group.add_parser(name, help=help, description=description or help, **options)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def add_json_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """`--json`: one JSON document on stdout, shaped as docs/cli.md describes."""
+    parser.add_argument("--json", action="store_true", help=help)
+
+
 def _group_usage(parser: argparse.ArgumentParser) -> Handler:
     def show(_: argparse.Namespace) -> int:
         parser.print_help(sys.stderr)

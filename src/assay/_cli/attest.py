@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
+from assay._cli import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_UNUSABLE,
+    CommandTree,
+    add_command,
+    add_json_option,
+)
 from assay.errors import AttestationError, InputError
 
 if TYPE_CHECKING:
@@ -19,13 +26,15 @@ SIGNATURE_NOTE = "signatures were not checked; use `assay attest verify-signatur
 
 def register(tree: CommandTree) -> None:
     group = tree.group("attest", help="Work with attestations.")
-    check = group.add_parser(
+    check = add_command(
+        group,
         "validate",
         help="Check statements, DSSE envelopes and Sigstore bundles against the SLSA formats.",
         description="Check each FILE (a statement, DSSE envelope, Sigstore bundle v0.1-v0.3 "
         "or a .intoto.jsonl bundle of them) against SLSA provenance v1, v0.2, v0.1 and the "
         "verification summary v1. Signatures are not checked. Exit 0 when every file is "
         "valid, 1 when one is invalid, 2 when one cannot be read.",
+        handler=_validate,
     )
     check.add_argument(
         "files",
@@ -34,17 +43,18 @@ def register(tree: CommandTree) -> None:
         metavar="FILE",
         help="statement, DSSE envelope, Sigstore bundle or JSON Lines of them",
     )
-    check.add_argument("--json", action="store_true", help="print a JSON report")
+    add_json_option(check, "print a JSON report")
     check.add_argument("--strict", action="store_true", help="treat warnings as errors")
-    check.set_defaults(handler=_validate)
 
-    upgrade = group.add_parser(
+    upgrade = add_command(
+        group,
         "migrate",
         help="Rewrite SLSA provenance v0.1 or v0.2 as v1.",
         description="Rewrite the provenance in FILE as SLSA provenance v1 (in an in-toto "
         "Statement v1), following the spec's migration tables. Fields that could not be "
         "carried over and notes on fields that were are listed apart on stderr. The "
         "result is unsigned. Exit 0 when migrated, 2 when FILE holds no usable provenance.",
+        handler=_migrate,
     )
     upgrade.add_argument(
         "file",
@@ -55,26 +65,23 @@ def register(tree: CommandTree) -> None:
     upgrade.add_argument(
         "--out", type=Path, metavar="FILE", help="write the migrated statement(s) here, not stdout"
     )
-    upgrade.add_argument(
-        "--json",
-        action="store_true",
-        help="print a JSON report (statements, losses and notes; docs/cli.md) on stdout",
+    add_json_option(
+        upgrade,
+        "print a JSON report (statements, losses and notes; docs/cli.md) on stdout",
     )
-    upgrade.set_defaults(handler=_migrate)
 
-    schema = group.add_parser(
+    schema = add_command(
+        group,
         "schema",
         help="Print a JSON Schema (Draft 2020-12) for a statement or predicate.",
         description="Print the JSON Schema called NAME; `--list` names them all.",
+        handler=_schema,
     )
     schema.add_argument("name", nargs="?", metavar="NAME", help="the schema to print (see --list)")
     schema.add_argument(
         "--list", action="store_true", help="list the schema names and titles instead"
     )
-    schema.add_argument(
-        "--json", action="store_true", help="with --list: print the list as JSON (docs/cli.md)"
-    )
-    schema.set_defaults(handler=_schema)
+    add_json_option(schema, "with --list: print the list as JSON (docs/cli.md)")
 
 
 def read_input(path: Path) -> bytes:
@@ -229,7 +236,9 @@ def _migrate(args: argparse.Namespace) -> int:
             _print_migration_notes(document.location, result)
     text = b"\n".join(outputs) + b"\n"
     if args.out is not None:
-        _write_out(args.out, text)
+        from assay._cli.attest_signing import write_output
+
+        write_output(str(args.out), text)
     if args.json:
         report = {
             "file": str(args.file),
@@ -269,13 +278,6 @@ def _print_migration_notes(location: str, result: Migration) -> None:
         print(f"{prefix}not carried over: {loss.path}: {loss.reason}", file=sys.stderr)
     for note in result.notes:
         print(f"{prefix}note: {note.path}: {note.message}", file=sys.stderr)
-
-
-def _write_out(out: Path, text: bytes) -> None:
-    try:
-        out.write_bytes(text)
-    except OSError as error:
-        raise AttestationError(str(out), f"cannot write: {error.strerror}") from None
 
 
 def _schema(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_command, add_list_option
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -40,13 +40,15 @@ source is the git checkout of the working directory, if there is one.
 
 def register(tree: CommandTree) -> None:
     group = tree.group("attest", help="Work with attestations.")
-    provenance = group.add_parser(
+    provenance = add_command(
+        group,
         "provenance",
         help="Write SLSA provenance v1 for files already built.",
         description="Write a SLSA provenance v1 statement for the --subject files, "
         "DSSE-signed when --key is given.",
         epilog=_PROVENANCE_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        handler=_provenance,
     )
     add_list_option(
         provenance,
@@ -90,15 +92,16 @@ def register(tree: CommandTree) -> None:
         help="when the build finished (default: when the newest subject was written)",
     )
     _add_output_options(provenance)
-    provenance.set_defaults(handler=_provenance)
 
-    run = group.add_parser(
+    run = add_command(
+        group,
         "run",
         help="Run a build command and write SLSA provenance v1 for what it produced.",
         description="Run CMD, record its start and finish, digest the files the --subject "
         "globs name, and write a SLSA provenance v1 statement (DSSE-signed with --key).",
         epilog=_RUN_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        handler=_run,
     )
     run.add_argument(
         "--builder-id",
@@ -127,7 +130,6 @@ def register(tree: CommandTree) -> None:
         metavar="-- CMD ARGS",
         help="the build command, after --",
     )
-    run.set_defaults(handler=_run)
 
 
 def _add_outside_option(parser: argparse.ArgumentParser) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -282,19 +282,29 @@ def _pep740_bundle(document: Mapping[str, Any], where: str) -> dict[str, Any]:
     }
 
 
+def _members(
+    entries: list[Any], name: str, location: str, array: str, member: tuple[str, type, str]
+) -> Iterator[tuple[int, str, Any, Any]]:
+    """Each entry of the `array` (at most MAX_RECORDS): its index, where it stands, the
+    entry and its `member`, which must be of the given type (else refused as expected)."""
+    key, kind, expected = member
+    base = f"{location} " if location else ""
+    for index, entry in enumerate(entries[:MAX_RECORDS]):
+        inner = entry.get(key) if isinstance(entry, dict) else None
+        if not isinstance(inner, kind):
+            raise AttestationError(
+                f"{_label(name, location)}: $.{array}[{index}].{key}", f"expected {expected}"
+            )
+        yield index, f"{base}{array}[{index}]", entry, inner
+
+
 def _pypi(document: Mapping[str, Any], name: str, location: str) -> list[Record]:
     groups = document["attestation_bundles"]
     records = []
-    base = f"{location} " if location else ""
-    for i, group in enumerate(groups[:MAX_RECORDS]):
-        items = group.get("attestations") if isinstance(group, dict) else None
-        if not isinstance(items, list):
-            raise AttestationError(
-                f"{_label(name, location)}: $.attestation_bundles[{i}].attestations",
-                "expected an array",
-            )
+    member = ("attestations", list, "an array")
+    for _, group_at, _, items in _members(groups, name, location, "attestation_bundles", member):
         for j, item in enumerate(items[:MAX_RECORDS]):
-            where = f"{base}attestation_bundles[{i}].attestations[{j}]"
+            where = f"{group_at}.attestations[{j}]"
             label = f"{name} {where}"
             if not isinstance(item, dict) or not _is_pep740(item):
                 raise AttestationError(label, "expected a PEP 740 attestation object")
@@ -305,17 +315,11 @@ def _pypi(document: Mapping[str, Any], name: str, location: str) -> list[Record]
 
 
 def _npm(document: Mapping[str, Any], name: str, location: str) -> list[Record]:
-    entries = document["attestations"]
+    member = ("bundle", dict, "a Sigstore bundle")
     records = []
-    base = f"{location} " if location else ""
-    for index, entry in enumerate(entries[:MAX_RECORDS]):
-        where = f"{base}attestations[{index}]"
-        bundle = entry.get("bundle") if isinstance(entry, dict) else None
-        if not isinstance(bundle, dict):
-            raise AttestationError(
-                f"{_label(name, location)}: $.attestations[{index}].bundle",
-                "expected a Sigstore bundle",
-            )
+    for _, where, entry, bundle in _members(
+        document["attestations"], name, location, "attestations", member
+    ):
         declared = entry.get("predicateType")
         records.append(
             Record(
@@ -331,35 +335,22 @@ def _npm(document: Mapping[str, Any], name: str, location: str) -> list[Record]:
 
 
 def _gcloud(document: Mapping[str, Any], name: str, location: str) -> list[Record]:
-    summary = document["provenance_summary"]
-    entries = summary.get("provenance")
+    entries = document["provenance_summary"].get("provenance")
     if not isinstance(entries, list) or not entries:
         raise AttestationError(
             f"{_label(name, location)}: $.provenance_summary.provenance",
             "expected a non-empty array of DSSE envelopes",
         )
     image = document.get("image_summary")
+    image_summary = image if isinstance(image, dict) else {}
+    member = ("envelope", dict, "a DSSE envelope")
     records = []
-    base = f"{location} " if location else ""
-    for index, entry in enumerate(entries[:MAX_RECORDS]):
-        where = f"{base}provenance_summary.provenance[{index}]"
-        envelope = entry.get("envelope") if isinstance(entry, dict) else None
-        if not isinstance(envelope, dict):
-            raise AttestationError(
-                f"{_label(name, location)}: $.provenance_summary.provenance[{index}].envelope",
-                "expected a DSSE envelope",
-            )
+    for index, where, entry, envelope in _members(
+        entries, name, location, "provenance_summary.provenance", member
+    ):
         label = name if len(entries) == 1 and not location else f"{name}#{index + 1}"
-        records.append(
-            Record(
-                label,
-                where,
-                "dsse",
-                envelope,
-                "gcloud",
-                gcloud={"entry": entry, "image_summary": image if isinstance(image, dict) else {}},
-            )
-        )
+        gcloud = {"entry": entry, "image_summary": image_summary}
+        records.append(Record(label, where, "dsse", envelope, "gcloud", gcloud=gcloud))
     return records
 
 

@@ -78,16 +78,11 @@ class ImageAttestations:
     vouch for them."""
 
 
-def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[str, Any]:
-    """A cosign attestation layer as the v0.1 Sigstore bundle it amounts to."""
+def _certificate_chain(annotations: dict[str, Any], where: str) -> list[dict[str, str]]:
+    """The signing certificate and its chain, from cosign's PEM annotations."""
     from cryptography import x509
     from cryptography.hazmat.primitives.serialization import Encoding
 
-    from assay.sigstore import _json
-
-    annotations = layer.get("annotations")
-    if not isinstance(annotations, dict):
-        raise RegistryError(where, "expected the layer's cosign annotations")
     try:
         certificates = x509.load_pem_x509_certificates(
             (annotations.get(COSIGN_CERTIFICATE, "") + "\n" + annotations.get(COSIGN_CHAIN, ""))
@@ -98,9 +93,15 @@ def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[st
         raise RegistryError(
             where, f"expected PEM certificates in {COSIGN_CERTIFICATE} and {COSIGN_CHAIN}"
         ) from None
-    chain = [
+    return [
         {"rawBytes": base64.b64encode(c.public_bytes(Encoding.DER)).decode()} for c in certificates
     ]
+
+
+def _rekor_entry(annotations: dict[str, Any], where: str) -> dict[str, Any]:
+    """The transparency log entry of cosign's bundle annotation (a Rekor promise)."""
+    from assay.sigstore import _json
+
     promise = _json.loads(annotations.get(COSIGN_BUNDLE) or "{}", f"{where}: {COSIGN_BUNDLE}")
     payload = promise.get("Payload") if isinstance(promise, dict) else None
     if not isinstance(payload, dict) or "SignedEntryTimestamp" not in promise:
@@ -108,7 +109,7 @@ def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[st
     try:
         body = json.loads(base64.b64decode(payload["body"]))
         kind = {"kind": body["kind"], "version": body["apiVersion"]}
-        entry = {
+        return {
             "logIndex": str(int(payload["logIndex"])),
             "logId": {"keyId": base64.b64encode(bytes.fromhex(payload["logID"])).decode()},
             "kindVersion": kind,
@@ -118,6 +119,17 @@ def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[st
         }
     except (KeyError, TypeError, ValueError):
         raise RegistryError(where, f"expected a Rekor entry in {COSIGN_BUNDLE}") from None
+
+
+def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[str, Any]:
+    """A cosign attestation layer as the v0.1 Sigstore bundle it amounts to."""
+    from assay.sigstore import _json
+
+    annotations = layer.get("annotations")
+    if not isinstance(annotations, dict):
+        raise RegistryError(where, "expected the layer's cosign annotations")
+    chain = _certificate_chain(annotations, where)
+    entry = _rekor_entry(annotations, where)
     document = _json.loads(envelope, f"{where}: layer")
     return {
         "mediaType": V01,

@@ -88,17 +88,20 @@ def fetch_bundles(
         if urlsplit(url).netloc != api_host:
             raise RegistryError(url, f"expected the next page on {api_host}")
         body, url_next = api.get(url, headers=headers)
-        document = _json.loads(body, url)
-        entries = document.get("attestations") if isinstance(document, dict) else None
-        if not isinstance(entries, list):
-            raise RegistryError(url, 'expected {"attestations": [...]}')
+        entries = _page_entries(body, url)[: limit - len(found)]
         for number, entry in enumerate(entries):
-            if len(found) >= limit:
-                break
             label = f"{url} $.attestations[{number}]"
             found.append((label, _bundle(api, entry, label)))
         url = url_next
     return found
+
+
+def _page_entries(body: bytes, url: str) -> list[Any]:
+    document = _json.loads(body, url)
+    entries = document.get("attestations") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise RegistryError(url, 'expected {"attestations": [...]}')
+    return entries
 
 
 def _bundle(api: ApiClient, entry: Any, label: str) -> dict[str, Any]:
