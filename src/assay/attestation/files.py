@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from assay._bounded import read_bounded
-from assay._json_strict import parse_checked, problem_reason, type_name
+from assay._json_strict import case_variant, parse_checked, problem_reason, type_name
 from assay.errors import AttestationError
 
 MAX_FILE_BYTES: Final = 16 * 1024 * 1024
@@ -228,13 +228,13 @@ def _records(value: Any, name: str, location: str, wrapper: Wrapper) -> list[Rec
 
 
 def _case_variants(value: Mapping[str, Any], where: str) -> None:
-    for key in value:
-        for known in _STATEMENT_FIELDS:
-            if key != known and key.lower() == known.lower():
-                raise AttestationError(
-                    f"{where}: $.{key}",
-                    f"expected the statement field {known!r}, found {key!r} (differs in case)",
-                )
+    variant = case_variant(value, _STATEMENT_FIELDS)
+    if variant is not None:
+        key, known = variant
+        raise AttestationError(
+            f"{where}: $.{key}",
+            f"expected the statement field {known!r}, found {key!r} (differs in case)",
+        )
 
 
 def _is_envelope(value: Mapping[str, Any]) -> bool:

@@ -26,7 +26,7 @@ import base64
 import json
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from assay.errors import AttestationError, VerificationError
@@ -37,6 +37,10 @@ from assay.results import Check
 from assay.sigstore import _json
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
 from assay.verify.artifact import check_options
+
+if TYPE_CHECKING:
+    from assay.dsse import Envelope
+    from assay.sigstore.keyed import LoggedSignatures
 
 DEFAULT_REGISTRY: Final = "https://registry.npmjs.org"
 PUBLISH_PREDICATE: Final = "https://github.com/npm/attestation/tree/main/specs/publish/v0.1"
@@ -172,6 +176,25 @@ def _purl(name: str, version: str) -> str:
     return f"pkg:npm/{quote(name, safe='/')}@{version}"
 
 
+def _publish_signature(
+    bundle: dict[str, Any], label: str, verifier: BundleVerifier, keys: list[PublicKey]
+) -> tuple[LoggedSignatures, Envelope, set[str]]:
+    """The publish attestation's log entry, envelope and signing keys: signed by npm's
+    registry key, and that signature the one the log entry records."""
+    from assay import dsse
+    from assay.sigstore.keyed import verify_logged_envelope
+
+    logged = verify_logged_envelope(bundle, label, verifier)
+    envelope = dsse.Envelope.from_dict(bundle["dsseEnvelope"], where=f"{label}: $.dsseEnvelope")
+    check = dsse.check_signatures(envelope, keys, 1)
+    signers = {key.fingerprint() for key in check.signed_by if isinstance(key, PublicKey)}
+    if not signers & logged.key_fingerprints:
+        raise VerificationError(
+            f"{label}: no signature by npm's registry key that the log entry records"
+        )
+    return logged, envelope, signers
+
+
 def verify_npm_package(  # noqa: PLR0917 - as verify_artifacts: what, evidence, rules, trust
     artifact: str,
     sha512: str,
@@ -182,9 +205,6 @@ def verify_npm_package(  # noqa: PLR0917 - as verify_artifacts: what, evidence, 
     keys: list[PublicKey],
 ) -> NpmVerification:
     """The verdict for the tarball (its SHA-512) given npm's attestations document."""
-    from assay import dsse
-    from assay.sigstore.keyed import verify_logged_envelope
-
     check_options(Options(source_uri=options.source_uri))
     result = NpmVerification(artifact, sha512)
     publish_bundle, provenance_bundle = _attestations(data, where)
@@ -203,16 +223,7 @@ def verify_npm_package(  # noqa: PLR0917 - as verify_artifacts: what, evidence, 
     # the publish attestation: the registry's key, logged
     label = f"{where} (publish attestation)"
     try:
-        logged = verify_logged_envelope(publish_bundle, label, verifier)
-        envelope = dsse.Envelope.from_dict(
-            publish_bundle["dsseEnvelope"], where=f"{label}: $.dsseEnvelope"
-        )
-        check = dsse.check_signatures(envelope, keys, 1)
-        signers = {key.fingerprint() for key in check.signed_by if isinstance(key, PublicKey)}
-        if not signers & logged.key_fingerprints:
-            raise VerificationError(
-                f"{label}: no signature by npm's registry key that the log entry records"
-            )
+        logged, envelope, signers = _publish_signature(publish_bundle, label, verifier, keys)
     except VerificationError as error:
         result.checks.append(
             Check("publish.signature", False, "npm's registry key", None, str(error))

@@ -183,22 +183,33 @@ def verify_distribution(  # noqa: PLR0917 - what, evidence, rules, trust
         for label, bundle in bundles:
             item = AttestationResult(label, publisher)
             result.attestations.append(item)
-            try:
-                verified = verifier.verify(bundle, label)
-            except VerificationError as error:
-                item.checks.append(
-                    Check("signature", False, "a verified Sigstore bundle", None, str(error))
-                )
-                continue
-            item.signature = verified
-            item.checks.append(Check("signature", True, "a verified Sigstore bundle", "verified"))
-            assert verified.payload is not None
-            statement = _json.loads(verified.payload, f"{label}: payload")
-            _statement_checks(
-                item, statement if isinstance(statement, dict) else {}, filename, sha256
-            )
-            _publisher_checks(item, verified, publisher, options)
+            _attestation_checks(item, bundle, result, options, verifier)
     return result
+
+
+def _attestation_checks(
+    item: AttestationResult,
+    bundle: dict[str, Any],
+    result: DistributionVerification,
+    options: PypiOptions,
+    verifier: BundleVerifier,
+) -> None:
+    """One attestation: its signature, then its statement and its publisher."""
+    try:
+        verified = verifier.verify(bundle, item.where)
+    except VerificationError as error:
+        item.checks.append(
+            Check("signature", False, "a verified Sigstore bundle", None, str(error))
+        )
+        return
+    item.signature = verified
+    item.checks.append(Check("signature", True, "a verified Sigstore bundle", "verified"))
+    assert verified.payload is not None
+    statement = _json.loads(verified.payload, f"{item.where}: payload")
+    _statement_checks(
+        item, statement if isinstance(statement, dict) else {}, result.filename, result.sha256
+    )
+    _publisher_checks(item, verified, item.publisher, options)
 
 
 def _statement_checks(
