@@ -14,6 +14,7 @@ same thing to `verify`, `/verify` and `attest validate`.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, Final
 
 import orjson
@@ -164,6 +165,17 @@ def problem_reason(kind: str, max_depth: int) -> str:
     if kind == "depth":
         return f"expected nesting at most {max_depth} deep, found more"
     return "duplicate key: each key must occur once, found it twice"
+
+
+def case_variant(keys: Iterable[str], known: Iterable[str]) -> tuple[str, str] | None:
+    """The first key that differs from a known name only in case (`predicatetype`), with
+    that name: readers that fold case would take one for the other."""
+    folded = {name.lower(): name for name in known}
+    for key in keys:
+        name = folded.get(key.lower())
+        if name is not None and name != key:
+            return key, name
+    return None
 
 
 def type_name(value: Any) -> str:

@@ -353,27 +353,32 @@ def _load_json_public_key(data: bytes, *, where: str, keyid: str) -> PublicKey:
         ) from None
     intoto = _intoto_id_of(parsed)
     if keytype == "ed25519":
-        try:
-            raw = bytes.fromhex(public)
-            return PublicKey(
-                ed25519.Ed25519PublicKey.from_public_bytes(raw), keyid=keyid, intoto_keyid=intoto
-            )
-        except (ValueError, TypeError):
-            raise InputError(
-                f"{where}: $.keyval.public", "expected 64 hex digits of an Ed25519 key"
-            ) from None
+        return PublicKey(_ed25519_key(public, where), keyid=keyid, intoto_keyid=intoto)
     if keytype in ("ecdsa", "rsa") or str(keytype).startswith("ecdsa-"):
         if not isinstance(public, str):
             raise InputError(f"{where}: $.keyval.public", "expected a PEM string")
         key = load_public_key(public.encode("ascii", "replace"), where=where, keyid=keyid)
-        scheme = str(parsed.get("scheme", ""))
-        rsa_scheme = RsaScheme.ANY
-        if keytype == "rsa" and scheme.startswith("rsa-pkcs1v15"):
-            rsa_scheme = RsaScheme.PKCS1V15
-        if keytype == "rsa" and scheme.startswith("rsassa-pss"):
-            rsa_scheme = RsaScheme.PSS
+        rsa_scheme = _rsa_scheme(keytype, str(parsed.get("scheme", "")))
         return PublicKey(key.key, keyid=key.keyid, rsa_scheme=rsa_scheme, intoto_keyid=intoto)
     raise InputError(f"{where}: $.keytype", f"expected ed25519, ecdsa or rsa, got {keytype!r}")
+
+
+def _ed25519_key(public: object, where: str) -> ed25519.Ed25519PublicKey:
+    try:
+        if isinstance(public, str):
+            return ed25519.Ed25519PublicKey.from_public_bytes(bytes.fromhex(public))
+    except ValueError:
+        pass
+    raise InputError(f"{where}: $.keyval.public", "expected 64 hex digits of an Ed25519 key")
+
+
+def _rsa_scheme(keytype: str, scheme: str) -> RsaScheme:
+    """The padding an in-toto RSA key's `scheme` names; any, for other keys."""
+    if keytype == "rsa" and scheme.startswith("rsa-pkcs1v15"):
+        return RsaScheme.PKCS1V15
+    if keytype == "rsa" and scheme.startswith("rsassa-pss"):
+        return RsaScheme.PSS
+    return RsaScheme.ANY
 
 
 def _intoto_id_of(parsed: object) -> str:

@@ -43,36 +43,42 @@ def is_secret_option(name: str) -> bool:
     return folded in _SECRET_NAMES or any(part in folded for part in _SECRET_PARTS)
 
 
+def _authority_end(rest: str) -> tuple[int, bool]:
+    """Where the authority of `rest` (a URL after `://`) ends, and whether that is
+    ambiguous (a `?` or `#` before an `@` and the path)."""
+    # The authority ends at the first `/`, `?` or `#`; its user information at its last `@`.
+    marks = [index for index in (rest.find(mark) for mark in "/?#") if index != -1]
+    end = min(marks, default=len(rest))
+    slash = rest.find("/")
+    head = rest if slash == -1 else rest[:slash]
+    if "@" not in head[end:]:
+        return end, False
+    # A user information with an unescaped ? or # (parsers disagree on where it ends), or
+    # an @ in the query. All of it up to the last @ is hidden.
+    last = head.rfind("@")
+    marks = [index for index in (rest.find(mark, last) for mark in "/?#") if index != -1]
+    return min(marks, default=len(rest)), True
+
+
+def _masked_authority(authority: str, *, ambiguous: bool) -> str:
+    userinfo, at, host = authority.rpartition("@")
+    if ambiguous:
+        return f"{MASK}@{host}"
+    if not at:
+        return authority
+    user, colon, _ = userinfo.partition(":")
+    return f"{user}:{MASK}@{host}" if colon else f"{user}@{host}"
+
+
 def redact_url(url: str) -> str:
     """`url` with the password of its user information and every secret option's value
     replaced by `***` (see the module docstring)."""
     scheme, found, rest = url.partition("://")
     if not found:
         return _CONNINFO_SECRET.sub(lambda m: m["key"] + MASK, url)
-    # The authority ends at the first `/`, `?` or `#`; its user information at its last `@`.
-    end = len(rest)
-    for mark in "/?#":
-        index = rest.find(mark)
-        if index != -1:
-            end = min(end, index)
-    slash = rest.find("/")
-    head = rest if slash == -1 else rest[:slash]
-    ambiguous = "@" in head[end:]
-    if ambiguous:
-        # A ? or # before an @ and the path: a user information with an unescaped ? or #
-        # (parsers disagree on where it ends), or an @ in the query. All of it up to the
-        # last @ is hidden.
-        last = head.rfind("@")
-        marks = [index for index in (rest.find(mark, last) for mark in "/?#") if index != -1]
-        end = min(marks, default=len(rest))
-    authority, tail = rest[:end], rest[end:]
-    userinfo, at, host = authority.rpartition("@")
-    if ambiguous:
-        authority = f"{MASK}@{host}"
-    elif at:
-        user, colon, _ = userinfo.partition(":")
-        authority = f"{user}:{MASK}@{host}" if colon else f"{user}@{host}"
-    return f"{scheme}://{authority}{redact_target(tail)}"
+    end, ambiguous = _authority_end(rest)
+    authority = _masked_authority(rest[:end], ambiguous=ambiguous)
+    return f"{scheme}://{authority}{redact_target(rest[end:])}"
 
 
 def redact_target(target: str) -> str:

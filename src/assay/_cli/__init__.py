@@ -87,28 +87,39 @@ class CommandParser(argparse.ArgumentParser):
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         argv = list(sys.argv[1:] if args is None else args)
-        flags = {
+        flags = self._list_flags()
+        if not flags or self._retrying:
+            return super().parse_known_args(argv, namespace)
+        self._retrying = True
+        try:
+            parsed, failure = self._parse_retrying(argv, namespace, flags)
+        finally:
+            self._retrying = False
+        return parsed if parsed is not None else self.error(failure)
+
+    def _list_flags(self) -> set[str]:
+        return {
             flag
             for action in self._actions
             if getattr(action, "list_option", False)
             for flag in action.option_strings
         }
-        if not flags or self._retrying:
-            return super().parse_known_args(argv, namespace)
-        self._retrying = True
+
+    def _parse_retrying(
+        self, argv: list[str], namespace: argparse.Namespace | None, flags: set[str]
+    ) -> tuple[tuple[argparse.Namespace, list[str]] | None, str]:
+        """The parse of `argv`, else of the first candidate that parses; else None and
+        the first parse's error (reported once retrying is over)."""
         try:
+            return super().parse_known_args(argv, _copy(namespace)), ""
+        except _UsageError as first:
+            failure = first.message
+        for candidate in _list_values_as_positionals(argv, flags):
             try:
-                return super().parse_known_args(argv, _copy(namespace))
-            except _UsageError as first:
-                failure = first.message
-            for candidate in _list_values_as_positionals(argv, flags):
-                try:
-                    return super().parse_known_args(candidate, _copy(namespace))
-                except _UsageError:
-                    continue
-        finally:
-            self._retrying = False
-        return self.error(failure)
+                return super().parse_known_args(candidate, _copy(namespace)), ""
+            except _UsageError:
+                continue
+        return None, failure
 
 
 def _copy(namespace: argparse.Namespace | None) -> argparse.Namespace | None:
@@ -165,6 +176,27 @@ def add_list_option(
     action = parser.add_argument(*flags, action="extend", nargs="+", **options)
     action.list_option = True  # type: ignore[attr-defined]
     return action
+
+
+def add_command(
+    group: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    help: str,
+    handler: Handler,
+    description: str | None = None,
+    **options: Any,
+) -> argparse.ArgumentParser:
+    """A command of a group (`assay attest sign`): its help, also its description unless
+    one is given, and its handler."""
+    parser = group.add_parser(name, help=help, description=description or help, **options)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def add_json_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """`--json`: one JSON document on stdout, shaped as docs/cli.md describes."""
+    parser.add_argument("--json", action="store_true", help=help)
 
 
 def _group_usage(parser: argparse.ArgumentParser) -> Handler:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,38 @@ def _help(action: argparse.Action) -> str:
         return action.help
 
 
+def _choices(action: argparse.Action) -> tuple[str, ...] | None:
+    return None if action.choices is None else tuple(map(str, action.choices))
+
+
+def _option(action: argparse.Action) -> Option:
+    return Option(
+        flags=tuple(action.option_strings),
+        help=_help(action),
+        takes_value=action.nargs != 0,
+        metavar=_metavar(action),
+        choices=_choices(action),
+        repeatable=isinstance(action, (argparse._AppendAction, argparse._ExtendAction)),
+    )
+
+
+def _positional(action: argparse.Action) -> Positional:
+    return Positional(
+        name=_metavar(action),
+        help=_help(action),
+        many=action.nargs in ("*", "+", argparse.REMAINDER),
+        choices=_choices(action),
+    )
+
+
+def _subcommands(action: argparse._SubParsersAction[Any], path: tuple[str, ...]) -> list[Command]:
+    summaries = {choice.dest: choice.help or "" for choice in action._choices_actions}
+    return [
+        read(child, (*path, name), summaries.get(name, ""))
+        for name, child in action.choices.items()
+    ]
+
+
 def read(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), summary: str = "") -> Command:
     """The command tree below `parser`."""
     command = Command(
@@ -72,29 +105,11 @@ def read(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), summary: s
     )
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            summaries = {choice.dest: choice.help or "" for choice in action._choices_actions}
-            for name, child in action.choices.items():
-                command.subcommands.append(read(child, (*path, name), summaries.get(name, "")))
+            command.subcommands += _subcommands(action, path)
         elif action.option_strings:
-            command.options.append(
-                Option(
-                    flags=tuple(action.option_strings),
-                    help=_help(action),
-                    takes_value=action.nargs != 0,
-                    metavar=_metavar(action),
-                    choices=None if action.choices is None else tuple(map(str, action.choices)),
-                    repeatable=isinstance(action, (argparse._AppendAction, argparse._ExtendAction)),
-                )
-            )
+            command.options.append(_option(action))
         else:
-            command.positionals.append(
-                Positional(
-                    name=_metavar(action),
-                    help=_help(action),
-                    many=action.nargs in ("*", "+", argparse.REMAINDER),
-                    choices=None if action.choices is None else tuple(map(str, action.choices)),
-                )
-            )
+            command.positionals.append(_positional(action))
     return command
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_OK, CommandTree
+from assay._cli import EXIT_OK, CommandTree, add_command, add_json_option
 from assay.config import STORE_ENV
 
 if TYPE_CHECKING:
@@ -15,31 +15,31 @@ if TYPE_CHECKING:
 
 def register(tree: CommandTree) -> None:
     group = tree.group("api-keys", help="Create, list and revoke the server's API keys.")
-    create = group.add_parser(
+    create = add_command(
+        group,
         "create",
         help="Make a key; it is shown this once (the store keeps only its digest).",
-        description="Make a key; it is shown this once (the store keeps only its digest).",
+        handler=_create,
     )
     create.add_argument("name", metavar="NAME", help="the key's name (letters, digits, ._@-)")
     _store_option(create)
-    create.add_argument("--json", action="store_true", help='print {"name": ..., "key": ...}')
-    create.set_defaults(handler=_create)
-    listing = group.add_parser(
+    add_json_option(create, 'print {"name": ..., "key": ...}')
+    listing = add_command(
+        group,
         "list",
         help="The keys' names, creation and last-use times (never the keys).",
-        description="The keys' names, creation and last-use times (never the keys).",
+        handler=_list,
     )
     _store_option(listing)
-    listing.add_argument("--json", action="store_true", help="print a JSON array")
-    listing.set_defaults(handler=_list)
-    revoke = group.add_parser(
+    add_json_option(listing, "print a JSON array")
+    revoke = add_command(
+        group,
         "revoke",
         help="Forget a key: servers refuse it within seconds.",
-        description="Forget a key: servers refuse it within seconds.",
+        handler=_revoke,
     )
     revoke.add_argument("name", metavar="NAME", help="the name the key was created with")
     _store_option(revoke)
-    revoke.set_defaults(handler=_revoke)
 
 
 def _store_option(parser: argparse.ArgumentParser) -> None:

@@ -7,24 +7,34 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
+from assay._cli import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_UNUSABLE,
+    CommandTree,
+    add_command,
+    add_json_option,
+)
 from assay.errors import AttestationError, InputError
 
 if TYPE_CHECKING:
     from assay.attestation.documents import Document
+    from assay.attestation.migrate import Migration
 
 SIGNATURE_NOTE = "signatures were not checked; use `assay attest verify-signature` to verify them"
 
 
 def register(tree: CommandTree) -> None:
     group = tree.group("attest", help="Work with attestations.")
-    check = group.add_parser(
+    check = add_command(
+        group,
         "validate",
         help="Check statements, DSSE envelopes and Sigstore bundles against the SLSA formats.",
         description="Check each FILE (a statement, DSSE envelope, Sigstore bundle v0.1-v0.3 "
         "or a .intoto.jsonl bundle of them) against SLSA provenance v1, v0.2, v0.1 and the "
         "verification summary v1. Signatures are not checked. Exit 0 when every file is "
         "valid, 1 when one is invalid, 2 when one cannot be read.",
+        handler=_validate,
     )
     check.add_argument(
         "files",
@@ -33,17 +43,18 @@ def register(tree: CommandTree) -> None:
         metavar="FILE",
         help="statement, DSSE envelope, Sigstore bundle or JSON Lines of them",
     )
-    check.add_argument("--json", action="store_true", help="print a JSON report")
+    add_json_option(check, "print a JSON report")
     check.add_argument("--strict", action="store_true", help="treat warnings as errors")
-    check.set_defaults(handler=_validate)
 
-    upgrade = group.add_parser(
+    upgrade = add_command(
+        group,
         "migrate",
         help="Rewrite SLSA provenance v0.1 or v0.2 as v1.",
         description="Rewrite the provenance in FILE as SLSA provenance v1 (in an in-toto "
         "Statement v1), following the spec's migration tables. Fields that could not be "
         "carried over and notes on fields that were are listed apart on stderr. The "
         "result is unsigned. Exit 0 when migrated, 2 when FILE holds no usable provenance.",
+        handler=_migrate,
     )
     upgrade.add_argument(
         "file",
@@ -54,26 +65,23 @@ def register(tree: CommandTree) -> None:
     upgrade.add_argument(
         "--out", type=Path, metavar="FILE", help="write the migrated statement(s) here, not stdout"
     )
-    upgrade.add_argument(
-        "--json",
-        action="store_true",
-        help="print a JSON report (statements, losses and notes; docs/cli.md) on stdout",
+    add_json_option(
+        upgrade,
+        "print a JSON report (statements, losses and notes; docs/cli.md) on stdout",
     )
-    upgrade.set_defaults(handler=_migrate)
 
-    schema = group.add_parser(
+    schema = add_command(
+        group,
         "schema",
         help="Print a JSON Schema (Draft 2020-12) for a statement or predicate.",
         description="Print the JSON Schema called NAME; `--list` names them all.",
+        handler=_schema,
     )
     schema.add_argument("name", nargs="?", metavar="NAME", help="the schema to print (see --list)")
     schema.add_argument(
         "--list", action="store_true", help="list the schema names and titles instead"
     )
-    schema.add_argument(
-        "--json", action="store_true", help="with --list: print the list as JSON (docs/cli.md)"
-    )
-    schema.set_defaults(handler=_schema)
+    add_json_option(schema, "with --list: print the list as JSON (docs/cli.md)")
 
 
 def read_input(path: Path) -> bytes:
@@ -86,21 +94,9 @@ def read_input(path: Path) -> bytes:
 def _validate(args: argparse.Namespace) -> int:
     strict: bool = args.strict
     reports: list[dict[str, Any]] = []
-    code = EXIT_OK
     for path in args.files:
-        try:
-            documents = _read(path)
-        except AttestationError as error:
-            # Keep where in the file (a line, a JSON path) beside the reason.
-            inside = error.where.removeprefix(str(path)).lstrip(": ")
-            reason = f"{inside}: {error.reason}" if inside else error.reason
-            reports.append({"file": str(path), "readable": False, "error": reason})
-            code = EXIT_UNUSABLE
-            continue
-        report = _file_report(path, documents, strict=strict)
-        if not report["valid"] and code == EXIT_OK:
-            code = EXIT_FAILED
-        reports.append(report)
+        reports.append(_validated_file(path, strict=strict))
+    code = _validation_code(reports)
     if args.json:
         from assay.attestation import _json
 
@@ -115,6 +111,24 @@ def _validate(args: argparse.Namespace) -> int:
     else:
         _print_reports(reports)
     return code
+
+
+def _validated_file(path: Path, *, strict: bool) -> dict[str, Any]:
+    try:
+        documents = _read(path)
+    except AttestationError as error:
+        # Keep where in the file (a line, a JSON path) beside the reason.
+        inside = error.where.removeprefix(str(path)).lstrip(": ")
+        reason = f"{inside}: {error.reason}" if inside else error.reason
+        return {"file": str(path), "readable": False, "error": reason}
+    return _file_report(path, documents, strict=strict)
+
+
+def _validation_code(reports: list[dict[str, Any]]) -> int:
+    """2 if a file is unreadable, else 1 if one is invalid, else 0."""
+    if not all(report["readable"] for report in reports):
+        return EXIT_UNUSABLE
+    return EXIT_OK if all(report["valid"] for report in reports) else EXIT_FAILED
 
 
 def _failing(document: Document, *, strict: bool) -> bool:
@@ -150,40 +164,39 @@ _STYLE = {"error": "bold red", "warning": "yellow"}
 Line = list[tuple[str, str | None]]
 
 
-def _print_reports(reports: list[dict[str, Any]]) -> None:
-    lines: list[Line] = []
-    for report in reports:
-        name = report["file"]
-        if not report["readable"]:
-            lines.append([("unreadable", "bold red"), (f" {name}: {report['error']}", None)])
-            continue
-        verdict = ("valid", "bold green") if report["valid"] else ("invalid", "bold red")
-        lines.append([verdict, (f" {name}", None)])
-        for entry in report["documents"]:
-            where = f"{entry['location']}: " if entry["location"] else ""
-            what = entry["predicateType"] or "no statement"
-            lines.append([(f"  {where}{entry['kind']}, {what}", None)])
-            for finding in entry["findings"]:
-                lines.append(
-                    [
-                        ("    ", None),
-                        (finding["severity"], _STYLE[finding["severity"]]),
-                        (f" {finding['path']}: {finding['message']} ", None),
-                        (f"[{finding['code']}]", "dim"),
-                    ]
-                )
-    if len(reports) > 1:
-        valid = sum(1 for report in reports if report.get("valid"))
-        unreadable = sum(1 for report in reports if not report["readable"])
-        invalid = len(reports) - valid - unreadable
-        lines.append(
+def _report_lines(report: dict[str, Any]) -> list[Line]:
+    name = report["file"]
+    if not report["readable"]:
+        return [[("unreadable", "bold red"), (f" {name}: {report['error']}", None)]]
+    verdict = ("valid", "bold green") if report["valid"] else ("invalid", "bold red")
+    lines: list[Line] = [[verdict, (f" {name}", None)]]
+    for entry in report["documents"]:
+        where = f"{entry['location']}: " if entry["location"] else ""
+        what = entry["predicateType"] or "no statement"
+        lines.append([(f"  {where}{entry['kind']}, {what}", None)])
+        lines.extend(
             [
-                (
-                    f"{len(reports)} files: {valid} valid, {invalid} invalid, {unreadable} unreadable",
-                    None,
-                )
+                ("    ", None),
+                (finding["severity"], _STYLE[finding["severity"]]),
+                (f" {finding['path']}: {finding['message']} ", None),
+                (f"[{finding['code']}]", "dim"),
             ]
+            for finding in entry["findings"]
         )
+    return lines
+
+
+def _totals(reports: list[dict[str, Any]]) -> str:
+    valid = sum(1 for report in reports if report.get("valid"))
+    unreadable = sum(1 for report in reports if not report["readable"])
+    invalid = len(reports) - valid - unreadable
+    return f"{len(reports)} files: {valid} valid, {invalid} invalid, {unreadable} unreadable"
+
+
+def _print_reports(reports: list[dict[str, Any]]) -> None:
+    lines = [line for report in reports for line in _report_lines(report)]
+    if len(reports) > 1:
+        lines.append([(_totals(reports), None)])
     lines.append([(f"note: {SIGNATURE_NOTE}", "dim")])
     _emit(lines)
 
@@ -216,34 +229,16 @@ def _migrate(args: argparse.Namespace) -> int:
     outputs: list[bytes] = []
     reports: list[dict[str, Any]] = []
     for document in documents:
-        if document.statement is None:
-            where = f"{args.file} {document.location}".strip()
-            reason = document.findings[0].message if document.findings else "no statement"
-            raise AttestationError(where, reason)
-        result = migrate(document.statement)
-        pretty = len(documents) == 1
-        outputs.append(result.statement.to_json(pretty=pretty))
-        reports.append(
-            {
-                "location": document.location,
-                "sourcePredicateType": result.source_predicate_type,
-                "losses": [loss.to_dict() for loss in result.losses],
-                "notes": [note.to_dict() for note in result.notes],
-                "statement": result.statement.to_dict(),
-            }
-        )
+        result = migrate(_statement_of(document, args.file))
+        outputs.append(result.statement.to_json(pretty=len(documents) == 1))
+        reports.append(_migration_report(document.location, result))
         if not args.json:
-            prefix = f"{document.location}: " if document.location else ""
-            for loss in result.losses:
-                print(f"{prefix}not carried over: {loss.path}: {loss.reason}", file=sys.stderr)
-            for note in result.notes:
-                print(f"{prefix}note: {note.path}: {note.message}", file=sys.stderr)
+            _print_migration_notes(document.location, result)
     text = b"\n".join(outputs) + b"\n"
     if args.out is not None:
-        try:
-            args.out.write_bytes(text)
-        except OSError as error:
-            raise AttestationError(str(args.out), f"cannot write: {error.strerror}") from None
+        from assay._cli.attest_signing import write_output
+
+        write_output(str(args.out), text)
     if args.json:
         report = {
             "file": str(args.file),
@@ -257,6 +252,32 @@ def _migrate(args: argparse.Namespace) -> int:
     if args.out is None:
         sys.stdout.write(text.decode())
     return EXIT_OK
+
+
+def _statement_of(document: Document, file: Path) -> Any:
+    if document.statement is None:
+        where = f"{file} {document.location}".strip()
+        reason = document.findings[0].message if document.findings else "no statement"
+        raise AttestationError(where, reason)
+    return document.statement
+
+
+def _migration_report(location: str, result: Migration) -> dict[str, Any]:
+    return {
+        "location": location,
+        "sourcePredicateType": result.source_predicate_type,
+        "losses": [loss.to_dict() for loss in result.losses],
+        "notes": [note.to_dict() for note in result.notes],
+        "statement": result.statement.to_dict(),
+    }
+
+
+def _print_migration_notes(location: str, result: Migration) -> None:
+    prefix = f"{location}: " if location else ""
+    for loss in result.losses:
+        print(f"{prefix}not carried over: {loss.path}: {loss.reason}", file=sys.stderr)
+    for note in result.notes:
+        print(f"{prefix}note: {note.path}: {note.message}", file=sys.stderr)
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -276,9 +297,13 @@ def _schema(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.write(_json.dumps({"schemas": listing}, pretty=True).decode() + "\n")
         else:
-            width = max(len(entry["name"]) for entry in listing)
-            for entry in listing:
-                print(f"{entry['name']:<{width}}  {entry['title']}")
+            _print_listing(listing)
         return EXIT_OK
     sys.stdout.write(_json.dumps(json_schema(args.name), pretty=True).decode() + "\n")
     return EXIT_OK
+
+
+def _print_listing(listing: list[dict[str, Any]]) -> None:
+    width = max(len(entry["name"]) for entry in listing)
+    for entry in listing:
+        print(f"{entry['name']:<{width}}  {entry['title']}")

@@ -9,14 +9,14 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_command, add_list_option
 
 if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
 
     from assay.attestation import ResourceDescriptor, Statement
-    from assay.provenance import SourceRevision
+    from assay.provenance import CiFacts, SourceRevision
 
 _PROVENANCE_EXAMPLE = """\
 example:
@@ -40,13 +40,15 @@ source is the git checkout of the working directory, if there is one.
 
 def register(tree: CommandTree) -> None:
     group = tree.group("attest", help="Work with attestations.")
-    provenance = group.add_parser(
+    provenance = add_command(
+        group,
         "provenance",
         help="Write SLSA provenance v1 for files already built.",
         description="Write a SLSA provenance v1 statement for the --subject files, "
         "DSSE-signed when --key is given.",
         epilog=_PROVENANCE_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        handler=_provenance,
     )
     add_list_option(
         provenance,
@@ -90,15 +92,16 @@ def register(tree: CommandTree) -> None:
         help="when the build finished (default: when the newest subject was written)",
     )
     _add_output_options(provenance)
-    provenance.set_defaults(handler=_provenance)
 
-    run = group.add_parser(
+    run = add_command(
+        group,
         "run",
         help="Run a build command and write SLSA provenance v1 for what it produced.",
         description="Run CMD, record its start and finish, digest the files the --subject "
         "globs name, and write a SLSA provenance v1 statement (DSSE-signed with --key).",
         epilog=_RUN_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        handler=_run,
     )
     run.add_argument(
         "--builder-id",
@@ -127,7 +130,6 @@ def register(tree: CommandTree) -> None:
         metavar="-- CMD ARGS",
         help="the build command, after --",
     )
-    run.set_defaults(handler=_run)
 
 
 def _add_outside_option(parser: argparse.ArgumentParser) -> None:
@@ -195,9 +197,7 @@ def _provenance(args: argparse.Namespace) -> int:
         build_type=args.build_type,
         external_parameters=provenance.parse_external_parameters(args.external_parameter),
         resolved_dependencies=dependencies,
-        invocation_id=args.invocation_id
-        or (ci.invocation_id if ci else None)
-        or provenance.new_invocation_id(),
+        invocation_id=_invocation_id(args.invocation_id, ci),
         started_on=started,
         finished_on=finished,
     )
@@ -210,17 +210,10 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from assay import provenance
-    from assay.errors import InputError
 
-    command = list(args.command)
-    if not command or command[0] != "--":
-        raise InputError("CMD", "expected -- and then the build command, found none")
-    command = command[1:]
+    command = _build_command(args.command)
     ci = provenance.detect_ci(os.environ)
-    builder_id = args.builder_id or (ci.builder_id if ci else None)
-    if not builder_id:
-        where = f"{ci.platform} variables" if ci else "outside a recognised CI"
-        raise InputError("--builder-id", f"expected a builder id: none found in {where}")
+    builder_id = _builder_id(args.builder_id, ci)
     # Read inputs before running the build, so a bad option fails before any work.
     lock_dependencies = _lockfile_dependencies(args.from_lockfile)
     named = [provenance.parse_dependency(text) for text in args.dependency]
@@ -239,8 +232,7 @@ def _run(args: argparse.Namespace) -> int:
     external: dict[str, object] = {"command": list(outcome.argv)}
     dependencies: list[ResourceDescriptor] = []
     if source is not None:
-        if source.uri:
-            external["source"] = {"uri": source.uri}
+        external.update(_source_parameter(source))
         dependencies.append(provenance.source_dependency(source))
     statement = provenance.build_statement(
         subjects=subjects,
@@ -249,7 +241,7 @@ def _run(args: argparse.Namespace) -> int:
         external_parameters=external,
         internal_parameters={"ci": ci.platform} if ci else None,
         resolved_dependencies=[*dependencies, *lock_dependencies, *named],
-        invocation_id=(ci.invocation_id if ci else None) or provenance.new_invocation_id(),
+        invocation_id=_invocation_id(None, ci),
         started_on=outcome.started_on,
         finished_on=outcome.finished_on,
     )
@@ -258,6 +250,35 @@ def _run(args: argparse.Namespace) -> int:
 
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def _build_command(words: list[str]) -> list[str]:
+    from assay.errors import InputError
+
+    if not words or words[0] != "--":
+        raise InputError("CMD", "expected -- and then the build command, found none")
+    return list(words[1:])
+
+
+def _builder_id(given: str | None, ci: CiFacts | None) -> str:
+    from assay.errors import InputError
+
+    builder_id = given or (ci.builder_id if ci else None)
+    if not builder_id:
+        where = f"{ci.platform} variables" if ci else "outside a recognised CI"
+        raise InputError("--builder-id", f"expected a builder id: none found in {where}")
+    return builder_id
+
+
+def _invocation_id(given: str | None, ci: CiFacts | None) -> str:
+    """The given id, else the CI run's, else a new urn:uuid."""
+    from assay.provenance import new_invocation_id
+
+    return given or (ci.invocation_id if ci else None) or new_invocation_id()
+
+
+def _source_parameter(source: SourceRevision) -> dict[str, object]:
+    return {"source": {"uri": source.uri}} if source.uri else {}
 
 
 def _lockfile_dependencies(paths: list[str]) -> list[ResourceDescriptor]:

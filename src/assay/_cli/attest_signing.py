@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay import protocol
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay._cli import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CommandTree,
+    add_command,
+    add_json_option,
+    add_list_option,
+)
 from assay._cli.keys import read_passphrase
 from assay.errors import InputError
 
@@ -22,10 +29,12 @@ INTOTO_PAYLOAD_TYPE: Final = protocol.PAYLOAD_TYPE_INTOTO
 
 def register(tree: CommandTree) -> None:
     group = tree.group("attest", help="Work with attestations.")
-    sign = group.add_parser(
+    sign = add_command(
+        group,
         "sign",
         help="Sign a statement (or any payload) into a DSSE envelope.",
         description="Sign FILE into a DSSE envelope written to stdout or --out.",
+        handler=_sign,
     )
     sign.add_argument("file", metavar="FILE", help="payload to sign (an in-toto statement)")
     add_list_option(
@@ -38,17 +47,17 @@ def register(tree: CommandTree) -> None:
         help="DSSE payloadType (default: %(default)s)",
     )
     sign.add_argument("--out", help="write the envelope here instead of stdout")
-    sign.add_argument(
-        "--json",
-        action="store_true",
-        help="print the result as JSON (payload type and digest, signing keys, --out, envelope)",
+    add_json_option(
+        sign,
+        "print the result as JSON (payload type and digest, signing keys, --out, envelope)",
     )
-    sign.set_defaults(handler=_sign)
 
-    check = group.add_parser(
+    check = add_command(
+        group,
         "verify-signature",
         help="Check a DSSE envelope's signatures against public keys.",
         description="Check ENVELOPE's signatures; exit 0 if THRESHOLD distinct keys signed.",
+        handler=_verify_signature,
     )
     check.add_argument("envelope", metavar="ENVELOPE")
     add_list_option(check, "--key", required=True, metavar="PUB", help="PEM public key(s) to trust")
@@ -60,12 +69,10 @@ def register(tree: CommandTree) -> None:
         metavar="TYPE",
         help="the payloadType the envelope must declare (default: %(default)s)",
     )
-    check.add_argument(
-        "--json",
-        action="store_true",
-        help="print the result as JSON (verdict, payload type, threshold, signing keys)",
+    add_json_option(
+        check,
+        "print the result as JSON (verdict, payload type, threshold, signing keys)",
     )
-    check.set_defaults(handler=_verify_signature)
 
 
 def read_limited(path: str, limit: int) -> bytes:

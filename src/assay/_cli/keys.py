@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_OK, CommandTree
+from assay._cli import EXIT_OK, CommandTree, add_command, add_json_option
 from assay.errors import InputError
 from assay.key_types import KeyType
 
@@ -18,10 +18,11 @@ if TYPE_CHECKING:
 
 def register(tree: CommandTree) -> None:
     group = tree.group("keys", help="Create and inspect signing keys.")
-    parser = group.add_parser(
+    parser = add_command(
+        group,
         "generate",
         help="Generate a key pair: PREFIX.key (PKCS#8 PEM) and PREFIX.pub (SPKI PEM).",
-        description="Generate a key pair: PREFIX.key (PKCS#8 PEM) and PREFIX.pub (SPKI PEM).",
+        handler=_generate,
     )
     parser.add_argument(
         "--type",
@@ -37,17 +38,17 @@ def register(tree: CommandTree) -> None:
         help="encrypt the private key with the passphrase held in this environment variable",
     )
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="print the files written and the key id as JSON on stdout (docs/cli.md)",
+    add_json_option(
+        parser,
+        "print the files written and the key id as JSON on stdout (docs/cli.md)",
     )
-    parser.set_defaults(handler=_generate)
-    show = group.add_parser(
+    show = add_command(
+        group,
         "show",
         help="Show a key's type and ids: the securesystemslib key id assay signs with, "
         "the older in-toto key id and assay's SPKI fingerprint.",
         description="Show a key's type and the ids a signature may name it by.",
+        handler=_show,
     )
     show.add_argument(
         "key", metavar="KEY", help="a public or private key file (PEM or in-toto JSON)"
@@ -57,8 +58,7 @@ def register(tree: CommandTree) -> None:
         metavar="VAR",
         help="the passphrase of an encrypted private key, held in this environment variable",
     )
-    show.add_argument("--json", action="store_true", help="print the ids as JSON on stdout")
-    show.set_defaults(handler=_show)
+    add_json_option(show, "print the ids as JSON on stdout")
 
 
 def read_passphrase(variable: str | None) -> bytes | None:

@@ -5,30 +5,30 @@ from __future__ import annotations
 import argparse
 import sys
 
-from assay._cli import EXIT_OK, CommandTree
+from assay._cli import EXIT_OK, CommandTree, add_command, add_json_option
 
 
 def register(tree: CommandTree) -> None:
     group = tree.group(
         "policies", help="List and show the verification policies shipped with assay."
     )
-    listing = group.add_parser(
+    listing = add_command(
+        group,
         "list",
         help="List the shipped policies (use one as --policy builtin:NAME).",
         description="List the policies shipped with assay: each can be given to `assay "
         "verify` as --policy builtin:NAME; copy one (`assay policies show NAME`) to adapt it.",
+        handler=_list,
     )
-    listing.add_argument(
-        "--json", action="store_true", help="print the list as JSON on stdout (docs/cli.md)"
-    )
-    listing.set_defaults(handler=_list)
-    show = group.add_parser(
+    add_json_option(listing, "print the list as JSON on stdout (docs/cli.md)")
+    show = add_command(
+        group,
         "show",
         help="Print a shipped policy's YAML.",
         description="Print the YAML of the shipped policy NAME (as `builtin:NAME` reads it).",
+        handler=_show,
     )
     show.add_argument("name", metavar="NAME", help="a name from `assay policies list`")
-    show.set_defaults(handler=_show)
 
 
 def _description(text: str) -> str:

@@ -6,17 +6,20 @@ import argparse
 import json
 import sys
 
-from assay._cli import EXIT_OK, EXIT_UNUSABLE, CommandTree
+from assay._cli import EXIT_OK, EXIT_UNUSABLE, CommandTree, add_command, add_json_option
 
 
 def register(tree: CommandTree) -> None:
     group = tree.group("trust", help="Sigstore trusted roots: list them, refresh them.")
-    show = group.add_parser(
-        "list", help="List the trusted roots in use.", description="List the trusted roots in use."
+    show = add_command(
+        group,
+        "list",
+        help="List the trusted roots in use.",
+        handler=_list,
     )
-    show.add_argument("--json", action="store_true", help="print the list as JSON")
-    show.set_defaults(handler=_list)
-    update = group.add_parser(
+    add_json_option(show, "print the list as JSON")
+    update = add_command(
+        group,
         "update",
         help="Replace a shipped trusted root with a newer one (offline from a file, or online).",
         description=(
@@ -24,6 +27,7 @@ def register(tree: CommandTree) -> None:
             " (--from, offline) or, where the network allows it, through the instance's TUF"
             " repository (--online: Sigstore's for public-good, GitHub's for github)."
         ),
+        handler=_update,
     )
     source = update.add_mutually_exclusive_group(required=True)
     source.add_argument("--from", dest="source", metavar="FILE", help="a trusted_root.json")
@@ -38,7 +42,6 @@ def register(tree: CommandTree) -> None:
         choices=("public-good", "github"),
         help="which shipped root the file replaces (default public-good)",
     )
-    update.set_defaults(handler=_update)
 
 
 def _list(args: argparse.Namespace) -> int:

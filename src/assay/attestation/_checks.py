@@ -69,6 +69,19 @@ def missing(out: list[Finding], path: str, what: str, severity: Severity = ERROR
     add(out, path, "missing-field", severity, f"expected {what}, found nothing")
 
 
+def present(
+    out: list[Finding], value: Any, kind: type, path: str, *, expected: str, what: str
+) -> bool:
+    """True if `value` is a `kind`; else reports it missing (None) or of the wrong type."""
+    if isinstance(value, kind):
+        return True
+    if value is None:
+        missing(out, path, what)
+    else:
+        wrong_type(out, path, expected, value)
+    return False
+
+
 def is_empty(value: Any) -> bool:
     """Unset, null and empty read alike (provenance v1 parsing rule)."""
     return value is None or value in ("", {}, [])
@@ -141,6 +154,32 @@ def timestamp(out: list[Finding], obj: dict[str, Any], key: str, path: str) -> N
         )
 
 
+def _algorithm_digest(out: list[Finding], parent: str, algorithm: str, digest: str) -> None:
+    """One digest string of a set: lowercase hex of a known length, or any non-empty text."""
+    lengths = HEX_LENGTHS.get(algorithm)
+    if lengths is None:
+        if not digest:
+            add(out, child(parent, algorithm), "digest-empty", ERROR, "expected a digest, found ''")
+    elif digest.strip(LOWER_HEX):
+        found = "uppercase hex" if not digest.lower().strip(LOWER_HEX) else repr(digest)
+        add(
+            out,
+            child(parent, algorithm),
+            "digest-not-hex",
+            ERROR,
+            f"expected lowercase hex for {algorithm}, found {found}",
+        )
+    elif len(digest) not in lengths:
+        want = " or ".join(str(n) for n in lengths)
+        add(
+            out,
+            child(parent, algorithm),
+            "digest-length",
+            ERROR,
+            f"expected {want} hex characters for {algorithm}, found {len(digest)}",
+        )
+
+
 def digest_set(out: list[Finding], value: Any, path: str) -> None:
     """Lowercase hex of the right length for known algorithms; other keys pass."""
     if not isinstance(value, dict):
@@ -150,38 +189,10 @@ def digest_set(out: list[Finding], value: Any, path: str) -> None:
         add(out, path, "digest-empty", ERROR, "expected at least one digest, found none")
         return
     for algorithm, digest in value.items():
-        if not isinstance(digest, str):
+        if isinstance(digest, str):
+            _algorithm_digest(out, path, algorithm, digest)
+        else:
             wrong_type(out, child(path, algorithm), "a digest string", digest)
-            continue
-        lengths = HEX_LENGTHS.get(algorithm)
-        if lengths is None:
-            if not digest:
-                add(
-                    out,
-                    child(path, algorithm),
-                    "digest-empty",
-                    ERROR,
-                    "expected a digest, found ''",
-                )
-            continue
-        if digest.strip(LOWER_HEX):
-            found = "uppercase hex" if not digest.lower().strip(LOWER_HEX) else repr(digest)
-            add(
-                out,
-                child(path, algorithm),
-                "digest-not-hex",
-                ERROR,
-                f"expected lowercase hex for {algorithm}, found {found}",
-            )
-        elif len(digest) not in lengths:
-            want = " or ".join(str(n) for n in lengths)
-            add(
-                out,
-                child(path, algorithm),
-                "digest-length",
-                ERROR,
-                f"expected {want} hex characters for {algorithm}, found {len(digest)}",
-            )
 
 
 def extension(
@@ -238,7 +249,61 @@ def extensions(
 DESCRIPTOR_FIELDS: Final = frozenset(
     {"uri", "digest", "name", "downloadLocation", "mediaType", "content", "annotations"}
 )
-_DESCRIPTOR_STRINGS: Final = frozenset({"uri", "name", "downloadLocation", "mediaType"})
+
+
+def _descriptor_string(out: list[Finding], item: Any, parent: str, key: str) -> None:
+    if item is not None and item.__class__ is not str:
+        wrong_type(out, child(parent, key), "a string", item)
+
+
+def _descriptor_content(out: list[Finding], item: Any, parent: str, key: str) -> None:
+    if item is None or item == "":
+        return
+    if item.__class__ is not str:
+        wrong_type(out, child(parent, key), "base64 text", item)
+    elif not _is_base64(item):
+        add(
+            out,
+            child(parent, key),
+            "content-not-base64",
+            ERROR,
+            "expected base64 text, found other text",
+        )
+
+
+def _descriptor_annotations(out: list[Finding], item: Any, parent: str, key: str) -> None:
+    if item is not None and item.__class__ is not dict:
+        wrong_type(out, child(parent, key), "an object", item)
+
+
+def _descriptor_digest_later(out: list[Finding], item: Any, parent: str, key: str) -> None:
+    """The digest is checked after the other fields, against `require_digest`."""
+
+
+_DESCRIPTOR_CHECKS: Final = {
+    "uri": _descriptor_string,
+    "name": _descriptor_string,
+    "downloadLocation": _descriptor_string,
+    "mediaType": _descriptor_string,
+    "digest": _descriptor_digest_later,
+    "content": _descriptor_content,
+    "annotations": _descriptor_annotations,
+}
+
+
+def _descriptor_digest(
+    out: list[Finding], digest: Any, path: str, require_digest: str | None
+) -> None:
+    if digest is not None and digest != {}:
+        digest_set(out, digest, child(path, "digest"))
+    elif require_digest:
+        add(
+            out,
+            child(path, "digest"),
+            require_digest,
+            ERROR,
+            "expected a digest set, found nothing",
+        )
 
 
 def descriptor(
@@ -264,44 +329,14 @@ def descriptor(
         )
         return False
     # One pass over the fields: a typical descriptor has two or three.
-    uri = digest = content = None
     for key, item in value.items():
-        if key in _DESCRIPTOR_STRINGS:
-            if item is not None and item.__class__ is not str:
-                wrong_type(out, child(path, key), "a string", item)
-            if key == "uri":
-                uri = item
-        elif key == "digest":
-            digest = item
-        elif key == "content":
-            content = item
-            if item is not None and item != "":
-                if item.__class__ is not str:
-                    wrong_type(out, child(path, key), "base64 text", item)
-                elif not _is_base64(item):
-                    add(
-                        out,
-                        child(path, key),
-                        "content-not-base64",
-                        ERROR,
-                        "expected base64 text, found other text",
-                    )
-        elif key == "annotations":
-            if item is not None and item.__class__ is not dict:
-                wrong_type(out, child(path, key), "an object", item)
-        else:
+        check = _DESCRIPTOR_CHECKS.get(key)
+        if check is None:
             extension(out, key, path, style, "a resource descriptor")
-    if digest is not None and digest != {}:
-        digest_set(out, digest, child(path, "digest"))
-    elif require_digest:
-        add(
-            out,
-            child(path, "digest"),
-            require_digest,
-            ERROR,
-            "expected a digest set, found nothing",
-        )
-    if not require_digest and is_empty(uri) and is_empty(digest) and is_empty(content):
+        else:
+            check(out, item, path, key)
+    _descriptor_digest(out, value.get("digest"), path, require_digest)
+    if not require_digest and all(is_empty(value.get(k)) for k in ("uri", "digest", "content")):
         add(
             out,
             path,

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from assay._json_strict import check_grammar, type_name
+from assay._json_strict import case_variant, check_grammar, type_name
 from assay.attestation.constants import MAX_DOCUMENT_BYTES
 from assay.errors import AttestationError
 
@@ -108,14 +108,15 @@ def loads_strict(
         ) from None
     except (ValueError, RecursionError) as error:
         raise AttestationError(where, f"expected JSON, found invalid JSON ({error})") from None
-    if statement and isinstance(value, dict):
-        for key in value:
-            for known in _STATEMENT_FIELDS:
-                if key != known and key.lower() == known.lower():
-                    raise AttestationError(
-                        f"{where}.{key}",
-                        f"expected the statement field {known!r}, found {key!r} (differs in case)",
-                    )
+    variant = (
+        case_variant(value, _STATEMENT_FIELDS) if statement and isinstance(value, dict) else None
+    )
+    if variant is not None:
+        key, known = variant
+        raise AttestationError(
+            f"{where}.{key}",
+            f"expected the statement field {known!r}, found {key!r} (differs in case)",
+        )
     return value
 
 

@@ -208,6 +208,33 @@ def check_v02(out: list[Finding], predicate: dict[str, Any]) -> None:
     _materials(out, predicate)
 
 
+def _material_index(out: list[Finding], index: Any, where: str, count: int) -> None:
+    """`recipe.definedInMaterial`: an integer index into the `count` materials."""
+    if isinstance(index, str) and index.lstrip("-").isdigit() and index.isascii():
+        # Google Cloud Build writes this int64 the protobuf-JSON way, as a decimal
+        # string ("-1": no material). Signed by the builder as such: a warning.
+        c.add(
+            out,
+            where,
+            "wrong-type",
+            c.WARNING,
+            f"expected an integer index into materials, found the string {index!r} "
+            "(protobuf JSON's int64 form)",
+        )
+    elif not isinstance(index, int) or isinstance(index, bool):
+        c.wrong_type(out, where, "an integer index into materials", index)
+    elif not 0 <= index < count:
+        c.add(
+            out,
+            where,
+            "material-index",
+            c.ERROR,
+            f"expected an index from 0 to {count - 1} into materials, found {index}"
+            if count
+            else f"expected an index into materials, found {index} with no materials",
+        )
+
+
 def check_v01(out: list[Finding], predicate: dict[str, Any]) -> None:
     """Provenance v0.1: builder.id required; recipe.type required within a recipe."""
     foreign = _other_versions(out, predicate, "v0.1")
@@ -227,30 +254,7 @@ def check_v01(out: list[Finding], predicate: dict[str, Any]) -> None:
     c.optional_object(out, recipe, "environment", path)
     index = recipe.get("definedInMaterial")
     if index is not None:
-        where = child(path, "definedInMaterial")
-        if isinstance(index, str) and index.lstrip("-").isdigit() and index.isascii():
-            # Google Cloud Build writes this int64 the protobuf-JSON way, as a decimal
-            # string ("-1": no material). Signed by the builder as such: a warning.
-            c.add(
-                out,
-                where,
-                "wrong-type",
-                c.WARNING,
-                f"expected an integer index into materials, found the string {index!r} "
-                "(protobuf JSON's int64 form)",
-            )
-        elif not isinstance(index, int) or isinstance(index, bool):
-            c.wrong_type(out, where, "an integer index into materials", index)
-        elif not 0 <= index < count:
-            c.add(
-                out,
-                where,
-                "material-index",
-                c.ERROR,
-                f"expected an index from 0 to {count - 1} into materials, found {index}"
-                if count
-                else f"expected an index into materials, found {index} with no materials",
-            )
+        _material_index(out, index, child(path, "definedInMaterial"), count)
     c.extensions(
         out,
         recipe,

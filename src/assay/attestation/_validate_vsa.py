@@ -61,7 +61,19 @@ def check_v1(out: list[Finding], predicate: dict[str, Any]) -> None:
     c.extensions(
         out, predicate, VerificationSummaryV1._KNOWN, _P, "uri", where="the summary predicate"
     )
-    verifier = predicate.get("verifier")
+    _verifier(out, predicate.get("verifier"))
+    _time_verified(out, predicate)
+    c.required_str(out, predicate, "resourceUri", _P, uri=True)
+    _policy(out, predicate.get("policy"))
+    _input_attestations(out, predicate.get("inputAttestations"))
+    result = predicate.get("verificationResult")
+    _result(out, result)
+    _result_consistency(out, result, _verified_levels(out, predicate.get("verifiedLevels")))
+    _dependency_levels(out, predicate.get("dependencyLevels"))
+    _slsa_version(out, predicate.get("slsaVersion"))
+
+
+def _verifier(out: list[Finding], verifier: Any) -> None:
     vpath = child(_P, "verifier")
     if isinstance(verifier, dict):
         c.required_str(out, verifier, "id", vpath, uri=True)
@@ -72,40 +84,42 @@ def check_v1(out: list[Finding], predicate: dict[str, Any]) -> None:
     else:
         c.wrong_type(out, vpath, "an object", verifier)
 
+
+def _time_verified(out: list[Finding], predicate: dict[str, Any]) -> None:
     if predicate.get("timeVerified") is None:
         # Required by VSA 1.0, optional since 1.1: a warning, an error under --strict.
         c.missing(out, child(_P, "timeVerified"), "a timestamp (required by VSA 1.0)", c.WARNING)
     else:
         c.timestamp(out, predicate, "timeVerified", _P)
-    c.required_str(out, predicate, "resourceUri", _P, uri=True)
 
-    policy = predicate.get("policy")
+
+def _policy(out: list[Finding], policy: Any) -> None:
     ppath = child(_P, "policy")
     if policy is None:
         c.missing(out, ppath, "a resource descriptor with uri")
-    elif c.descriptor(out, policy, ppath, "uri"):
-        if c.is_empty(policy.get("uri")):
-            c.add(
-                out,
-                child(ppath, "uri"),
-                "policy-uri-missing",
-                c.ERROR,
-                "expected the policy uri, found nothing",
-            )
-        if c.is_empty(policy.get("digest")):
-            c.add(
-                out,
-                child(ppath, "digest"),
-                "policy-digest-missing",
-                c.WARNING,
-                "expected the policy digest, found nothing",
-            )
+        return
+    if not c.descriptor(out, policy, ppath, "uri"):
+        return
+    if c.is_empty(policy.get("uri")):
+        c.add(
+            out,
+            child(ppath, "uri"),
+            "policy-uri-missing",
+            c.ERROR,
+            "expected the policy uri, found nothing",
+        )
+    if c.is_empty(policy.get("digest")):
+        c.add(
+            out,
+            child(ppath, "digest"),
+            "policy-digest-missing",
+            c.WARNING,
+            "expected the policy digest, found nothing",
+        )
 
-    _input_attestations(out, predicate.get("inputAttestations"))
-    result = predicate.get("verificationResult")
-    levels = predicate.get("verifiedLevels")
-    _result(out, result)
-    failed = _verified_levels(out, levels)
+
+def _result_consistency(out: list[Finding], result: Any, failed: bool | None) -> None:
+    """A FAILED verification lists the FAILED level; a PASSED one does not."""
     lpath = child(_P, "verifiedLevels")
     if result == RESULT_FAILED and failed is False:
         c.add(
@@ -123,16 +137,16 @@ def check_v1(out: list[Finding], predicate: dict[str, Any]) -> None:
             c.ERROR,
             f"expected no {LEVEL_FAILED!r} level in a PASSED verification, found one",
         )
-    _dependency_levels(out, predicate.get("dependencyLevels"))
-    version = predicate.get("slsaVersion")
-    if version is not None:
-        vp = child(_P, "slsaVersion")
-        if not isinstance(version, str):
-            c.wrong_type(out, vp, "a <MAJOR>.<MINOR> string", version)
-        elif _VERSION.fullmatch(version) is None:
-            c.add(
-                out, vp, "version-format", c.ERROR, f"expected <MAJOR>.<MINOR>, found {version!r}"
-            )
+
+
+def _slsa_version(out: list[Finding], version: Any) -> None:
+    if version is None:
+        return
+    vp = child(_P, "slsaVersion")
+    if not isinstance(version, str):
+        c.wrong_type(out, vp, "a <MAJOR>.<MINOR> string", version)
+    elif _VERSION.fullmatch(version) is None:
+        c.add(out, vp, "version-format", c.ERROR, f"expected <MAJOR>.<MINOR>, found {version!r}")
 
 
 def _result(out: list[Finding], result: Any) -> None:

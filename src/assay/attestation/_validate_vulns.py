@@ -23,12 +23,9 @@ _P: Final = "$.predicate"
 
 def _metadata(out: list[Finding], predicate: dict[str, Any]) -> None:
     path = child(_P, "metadata")
-    metadata = predicate.get("metadata")
-    if not isinstance(metadata, dict):
-        if metadata is None:
-            c.missing(out, path, "an object with scanStartedOn and scanFinishedOn")
-        else:
-            c.wrong_type(out, path, "an object", metadata)
+    metadata: Any = predicate.get("metadata")
+    what = "an object with scanStartedOn and scanFinishedOn"
+    if not c.present(out, metadata, dict, path, expected="an object", what=what):
         return
     for key in ("scanStartedOn", "scanFinishedOn"):
         if c.is_empty(metadata.get(key)):
@@ -41,12 +38,10 @@ def _scanner(
     out: list[Finding], predicate: dict[str, Any], *, strict_result: bool, uri: bool = True
 ) -> None:
     path = child(_P, "scanner")
-    scanner = predicate.get("scanner")
-    if not isinstance(scanner, dict):
-        if scanner is None:
-            c.missing(out, path, "an object describing the scanner")
-        else:
-            c.wrong_type(out, path, "an object", scanner)
+    scanner: Any = predicate.get("scanner")
+    if not c.present(
+        out, scanner, dict, path, expected="an object", what="an object describing the scanner"
+    ):
         return
     if uri:
         c.required_str(out, scanner, "uri", path, uri=strict_result)
@@ -54,50 +49,51 @@ def _scanner(
         c.optional_str(out, scanner, "uri", path)
     c.optional_str(out, scanner, "version", path)
     if c.optional_object(out, scanner, "db", path):
-        db_path = child(path, "db")
-        db = scanner["db"]
-        c.optional_str(out, db, "uri", db_path)
-        c.optional_str(out, db, "version", db_path)
-        if strict_result and c.is_empty(db.get("lastUpdate")):
-            c.missing(out, child(db_path, "lastUpdate"), "a timestamp")
-        else:
-            c.timestamp(out, db, "lastUpdate", db_path)
+        _database(out, scanner["db"], child(path, "db"), strict_result=strict_result)
     if strict_result:
         _results(out, scanner.get("result"), child(path, "result"))
 
 
+def _database(out: list[Finding], db: dict[str, Any], path: str, *, strict_result: bool) -> None:
+    c.optional_str(out, db, "uri", path)
+    c.optional_str(out, db, "version", path)
+    if strict_result and c.is_empty(db.get("lastUpdate")):
+        c.missing(out, child(path, "lastUpdate"), "a timestamp")
+    else:
+        c.timestamp(out, db, "lastUpdate", path)
+
+
 def _results(out: list[Finding], results: Any, path: str) -> None:
-    if not isinstance(results, list):
-        if results is None:
-            c.missing(out, path, "an array of results (empty when nothing was found)")
-        else:
-            c.wrong_type(out, path, "an array", results)
+    what = "an array of results (empty when nothing was found)"
+    if not c.present(out, results, list, path, expected="an array", what=what):
         return
     for index, entry in enumerate(results):
         at = f"{path}[{index}]"
-        if not isinstance(entry, dict):
-            c.wrong_type(out, at, "an object", entry)
-            continue
-        c.required_str(out, entry, "id", at)
-        severity = entry.get("severity")
-        if not isinstance(severity, list):
-            if severity is None:
-                c.missing(out, child(at, "severity"), "an array of {method, score}")
-            else:
-                c.wrong_type(out, child(at, "severity"), "an array", severity)
+        if isinstance(entry, dict):
+            _result(out, entry, at)
         else:
-            for position, score in enumerate(severity):
-                where = f"{child(at, 'severity')}[{position}]"
-                if not isinstance(score, dict):
-                    c.wrong_type(out, where, "an object", score)
-                    continue
-                c.required_str(out, score, "method", where)
-                c.required_str(out, score, "score", where)
-        notes = entry.get("annotations")
-        if notes is not None and not (
-            isinstance(notes, list) and all(isinstance(n, dict) for n in notes)
-        ):
-            c.wrong_type(out, child(at, "annotations"), "an array of objects", notes)
+            c.wrong_type(out, at, "an object", entry)
+
+
+def _result(out: list[Finding], entry: dict[str, Any], at: str) -> None:
+    c.required_str(out, entry, "id", at)
+    severity: Any = entry.get("severity")
+    path = child(at, "severity")
+    if c.present(
+        out, severity, list, path, expected="an array", what="an array of {method, score}"
+    ):
+        for position, score in enumerate(severity):
+            where = f"{path}[{position}]"
+            if not isinstance(score, dict):
+                c.wrong_type(out, where, "an object", score)
+                continue
+            c.required_str(out, score, "method", where)
+            c.required_str(out, score, "score", where)
+    notes = entry.get("annotations")
+    if notes is not None and not (
+        isinstance(notes, list) and all(isinstance(n, dict) for n in notes)
+    ):
+        c.wrong_type(out, child(at, "annotations"), "an array of objects", notes)
 
 
 def _invocation(out: list[Finding], predicate: dict[str, Any]) -> None:

@@ -76,39 +76,48 @@ def read_documents(data: bytes, name: str = "input") -> list[Document]:
     return documents
 
 
+def _declared_type_check(record: Record, document: Document) -> None:
+    """npm lists a predicate type beside each bundle: it must be the statement's."""
+    declared = record.declared_predicate_type
+    if declared is None or document.statement is None:
+        return
+    found = document.predicate_type
+    if declared != found:
+        document.findings.append(
+            Finding(
+                "$.predicateType",
+                "predicate-type-mismatch",
+                Severity.ERROR,
+                f"expected {declared!r} as listed beside the bundle, found {found!r}",
+            )
+        )
+
+
+def _ignored_line(record: Record) -> Document:
+    # JSON Lines bundles: consumers ignore lines they do not recognise.
+    return Document(
+        record.location,
+        "statement",
+        findings=[
+            Finding(
+                "$",
+                "unknown-field",
+                Severity.WARNING,
+                f"expected an attestation on {record.label}, found an object with fields "
+                f"{sorted(record.document)[:6]} (ignored)",
+            )
+        ],
+    )
+
+
 def _document(record: Record) -> Iterator[Document]:
     location, value = record.location, record.document
-    where = record.label
     if record.kind in ("dsse", "sigstore-bundle"):
         document = _from_envelope(value, location)
-        declared = record.declared_predicate_type
-        if declared is not None and document.statement is not None:
-            found = document.predicate_type
-            if declared != found:
-                document.findings.append(
-                    Finding(
-                        "$.predicateType",
-                        "predicate-type-mismatch",
-                        Severity.ERROR,
-                        f"expected {declared!r} as listed beside the bundle, found {found!r}",
-                    )
-                )
+        _declared_type_check(record, document)
         yield document
     elif record.kind == "unknown":
-        # JSON Lines bundles: consumers ignore lines they do not recognise.
-        yield Document(
-            location,
-            "statement",
-            findings=[
-                Finding(
-                    "$",
-                    "unknown-field",
-                    Severity.WARNING,
-                    f"expected an attestation on {where}, found an object with fields "
-                    f"{sorted(value)[:6]} (ignored)",
-                )
-            ],
-        )
+        yield _ignored_line(record)
     elif not _STATEMENT_KEYS & value.keys() and _PREDICATE_KEYS & value.keys():
         fields = ", ".join(sorted(_PREDICATE_KEYS & value.keys()))
         yield _broken(

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from assay import protocol
 from assay._bounded import read_bounded
-from assay._json_strict import parse_checked, problem_reason, type_name
+from assay._json_strict import case_variant, parse_checked, problem_reason, type_name
 from assay.errors import AttestationError
 
 MAX_FILE_BYTES: Final = 16 * 1024 * 1024
@@ -138,19 +138,23 @@ def _bounded(records: list[Record], name: str) -> list[Record]:
     return records
 
 
+def _in_toto_payload(envelope: Mapping[str, Any]) -> str | None:
+    payload_type = envelope.get("payloadType")
+    payload = envelope.get("payload")
+    if not isinstance(payload, str) or not isinstance(payload_type, str):
+        return None
+    return payload if payload_type.startswith("application/vnd.in-toto") else None
+
+
 def _check_payload(record: Record) -> None:
     """An in-toto payload with a repeated key, a case-variant statement field or nesting
     too deep makes the file unusable, whoever signed it: two readers could take it for
     two statements. (Undecodable payloads are left to each command to report.)"""
     envelope = record.envelope
-    if envelope is None:
+    payload = None if envelope is None else _in_toto_payload(envelope)
+    if payload is None:
         return
-    payload_type = envelope.get("payloadType")
-    payload = envelope.get("payload")
-    if not isinstance(payload, str) or not isinstance(payload_type, str):
-        return
-    if not payload_type.startswith("application/vnd.in-toto"):
-        return
+    where = f"{record.label}: payload"
     try:
         padded = payload + "=" * (-len(payload) % 4)
         alphabet = b"-_" if ("-" in payload or "_" in payload) else None
@@ -159,10 +163,7 @@ def _check_payload(record: Record) -> None:
     except (ValueError, UnicodeDecodeError):
         return
     except RecursionError:
-        raise AttestationError(
-            f"{record.label}: payload", f"expected nesting at most {MAX_DEPTH} deep"
-        ) from None
-    where = f"{record.label}: payload"
+        raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
     if problem is not None:
         path, kind = problem
         raise AttestationError(f"{where} {path}", problem_reason(kind, MAX_DEPTH))
@@ -198,35 +199,43 @@ def _label(name: str, location: str) -> str:
     return f"{name} {location}" if location else name
 
 
+def _single_record(
+    value: dict[str, Any], here: str, location: str, wrapper: Wrapper
+) -> Record | None:
+    """The record of a bundle, an envelope or a PEP 740 attestation, else None."""
+    if _is_bundle(value):
+        return Record(here, location, "sigstore-bundle", value, wrapper)
+    if _is_envelope(value):
+        return Record(here, location, "dsse", value, wrapper)
+    if _is_pep740(value):
+        return Record(here, location, "sigstore-bundle", _pep740_bundle(value, here), "pypi")
+    return None
+
+
 def _records(value: Any, name: str, location: str, wrapper: Wrapper) -> list[Record]:
     here = _label(name, location)
     if not isinstance(value, dict):
         raise AttestationError(here, f"expected a JSON object, found {type_name(value)}")
     _case_variants(value, here)
-    if _is_bundle(value) or _is_envelope(value):
-        kind: RecordKind = "sigstore-bundle" if _is_bundle(value) else "dsse"
-        return [Record(here, location, kind, value, wrapper)]
-    if _is_pep740(value):
-        return [Record(here, location, "sigstore-bundle", _pep740_bundle(value, here), "pypi")]
-    if isinstance(value.get("attestation_bundles"), list):
-        return _pypi(value["attestation_bundles"], name, location)
-    if isinstance(value.get("attestations"), list):
-        return _npm(value["attestations"], name, location)
-    if isinstance(value.get("provenance_summary"), dict):
-        return _gcloud(value, name, location)
+    single = _single_record(value, here, location, wrapper)
+    if single is not None:
+        return [single]
+    for key, kind, read in _CONTAINERS:
+        if isinstance(value.get(key), kind):
+            return read(value, name, location)
     if wrapper == "jsonl" and not set(_STATEMENT_FIELDS) & value.keys():
         return [Record(here, location, "unknown", value, wrapper)]
     return [Record(here, location, "statement", value, wrapper)]
 
 
 def _case_variants(value: Mapping[str, Any], where: str) -> None:
-    for key in value:
-        for known in _STATEMENT_FIELDS:
-            if key != known and key.lower() == known.lower():
-                raise AttestationError(
-                    f"{where}: $.{key}",
-                    f"expected the statement field {known!r}, found {key!r} (differs in case)",
-                )
+    variant = case_variant(value, _STATEMENT_FIELDS)
+    if variant is not None:
+        key, known = variant
+        raise AttestationError(
+            f"{where}: $.{key}",
+            f"expected the statement field {known!r}, found {key!r} (differs in case)",
+        )
 
 
 def _is_envelope(value: Mapping[str, Any]) -> bool:
@@ -274,18 +283,29 @@ def _pep740_bundle(document: Mapping[str, Any], where: str) -> dict[str, Any]:
     }
 
 
-def _pypi(groups: list[Any], name: str, location: str) -> list[Record]:
-    records = []
+def _members(
+    entries: list[Any], name: str, location: str, array: str, member: tuple[str, type, str]
+) -> Iterator[tuple[int, str, Any, Any]]:
+    """Each entry of the `array` (at most MAX_RECORDS): its index, where it stands, the
+    entry and its `member`, which must be of the given type (else refused as expected)."""
+    key, kind, expected = member
     base = f"{location} " if location else ""
-    for i, group in enumerate(groups[:MAX_RECORDS]):
-        items = group.get("attestations") if isinstance(group, dict) else None
-        if not isinstance(items, list):
+    for index, entry in enumerate(entries[:MAX_RECORDS]):
+        inner = entry.get(key) if isinstance(entry, dict) else None
+        if not isinstance(inner, kind):
             raise AttestationError(
-                f"{_label(name, location)}: $.attestation_bundles[{i}].attestations",
-                "expected an array",
+                f"{_label(name, location)}: $.{array}[{index}].{key}", f"expected {expected}"
             )
+        yield index, f"{base}{array}[{index}]", entry, inner
+
+
+def _pypi(document: Mapping[str, Any], name: str, location: str) -> list[Record]:
+    groups = document["attestation_bundles"]
+    records = []
+    member = ("attestations", list, "an array")
+    for _, group_at, _, items in _members(groups, name, location, "attestation_bundles", member):
         for j, item in enumerate(items[:MAX_RECORDS]):
-            where = f"{base}attestation_bundles[{i}].attestations[{j}]"
+            where = f"{group_at}.attestations[{j}]"
             label = f"{name} {where}"
             if not isinstance(item, dict) or not _is_pep740(item):
                 raise AttestationError(label, "expected a PEP 740 attestation object")
@@ -295,17 +315,12 @@ def _pypi(groups: list[Any], name: str, location: str) -> list[Record]:
     return records
 
 
-def _npm(entries: list[Any], name: str, location: str) -> list[Record]:
+def _npm(document: Mapping[str, Any], name: str, location: str) -> list[Record]:
+    member = ("bundle", dict, "a Sigstore bundle")
     records = []
-    base = f"{location} " if location else ""
-    for index, entry in enumerate(entries[:MAX_RECORDS]):
-        where = f"{base}attestations[{index}]"
-        bundle = entry.get("bundle") if isinstance(entry, dict) else None
-        if not isinstance(bundle, dict):
-            raise AttestationError(
-                f"{_label(name, location)}: $.attestations[{index}].bundle",
-                "expected a Sigstore bundle",
-            )
+    for _, where, entry, bundle in _members(
+        document["attestations"], name, location, "attestations", member
+    ):
         declared = entry.get("predicateType")
         records.append(
             Record(
@@ -321,33 +336,30 @@ def _npm(entries: list[Any], name: str, location: str) -> list[Record]:
 
 
 def _gcloud(document: Mapping[str, Any], name: str, location: str) -> list[Record]:
-    summary = document["provenance_summary"]
-    entries = summary.get("provenance")
+    entries = document["provenance_summary"].get("provenance")
     if not isinstance(entries, list) or not entries:
         raise AttestationError(
             f"{_label(name, location)}: $.provenance_summary.provenance",
             "expected a non-empty array of DSSE envelopes",
         )
     image = document.get("image_summary")
+    image_summary = image if isinstance(image, dict) else {}
+    member = ("envelope", dict, "a DSSE envelope")
     records = []
-    base = f"{location} " if location else ""
-    for index, entry in enumerate(entries[:MAX_RECORDS]):
-        where = f"{base}provenance_summary.provenance[{index}]"
-        envelope = entry.get("envelope") if isinstance(entry, dict) else None
-        if not isinstance(envelope, dict):
-            raise AttestationError(
-                f"{_label(name, location)}: $.provenance_summary.provenance[{index}].envelope",
-                "expected a DSSE envelope",
-            )
+    for index, where, entry, envelope in _members(
+        entries, name, location, "provenance_summary.provenance", member
+    ):
         label = name if len(entries) == 1 and not location else f"{name}#{index + 1}"
-        records.append(
-            Record(
-                label,
-                where,
-                "dsse",
-                envelope,
-                "gcloud",
-                gcloud={"entry": entry, "image_summary": image if isinstance(image, dict) else {}},
-            )
-        )
+        gcloud = {"entry": entry, "image_summary": image_summary}
+        records.append(Record(label, where, "dsse", envelope, "gcloud", gcloud=gcloud))
     return records
+
+
+# Documents that wrap several attestations: the key that tells them, its type, the reader.
+_CONTAINERS: Final[
+    tuple[tuple[str, type, Callable[[Mapping[str, Any], str, str], list[Record]]], ...]
+] = (
+    ("attestation_bundles", list, _pypi),
+    ("attestations", list, _npm),
+    ("provenance_summary", dict, _gcloud),
+)

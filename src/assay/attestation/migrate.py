@@ -63,12 +63,8 @@ class Migration:
 _P = "$.predicate"
 
 
-def migrate(statement: JSONView | Mapping[str, Any]) -> Migration:
-    """Turn a v0.1 or v0.2 provenance statement into v1 (a v1 one comes back unchanged)."""
-    raw = statement._raw if isinstance(statement, JSONView) else statement
-    if not isinstance(raw, Mapping):
-        raise AttestationError("$", f"expected a statement object, found {_json.type_name(raw)}")
-    source = _json.clone(dict(raw))
+def _checked_predicate(source: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The source's predicate type and predicate, refused unless migrate() can read them."""
     predicate_type = source.get("predicateType")
     predicate = source.get("predicate")
     if predicate_type not in (PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1):
@@ -81,24 +77,30 @@ def migrate(statement: JSONView | Mapping[str, Any]) -> Migration:
         raise AttestationError(
             _P, f"expected a predicate object, found {_json.type_name(predicate)}"
         )
+    return str(predicate_type), predicate
+
+
+def migrate(statement: JSONView | Mapping[str, Any]) -> Migration:
+    """Turn a v0.1 or v0.2 provenance statement into v1 (a v1 one comes back unchanged)."""
+    raw = statement._raw if isinstance(statement, JSONView) else statement
+    if not isinstance(raw, Mapping):
+        raise AttestationError("$", f"expected a statement object, found {_json.type_name(raw)}")
+    source = _json.clone(dict(raw))
+    predicate_type, predicate = _checked_predicate(source)
     losses: list[Loss] = []
     notes: list[Note] = []
     if predicate_type == PROVENANCE_V1:
         return Migration(Statement._wrap(source), losses, PROVENANCE_V1)
     if predicate_type == PROVENANCE_V01:
         predicate = v01_to_v02(predicate, losses, notes)
-    v1 = v02_to_v1(predicate, losses, notes)
-    result: dict[str, Any] = {}
-    for key, value in source.items():
-        if key == "_type":
-            result[key] = STATEMENT_V1
-        elif key == "predicateType":
-            result[key] = PROVENANCE_V1
-        elif key == "predicate":
-            result[key] = v1
-        else:
-            result[key] = value
-    return Migration(Statement._wrap(result), losses, str(predicate_type), notes)
+    replaced = {
+        "_type": STATEMENT_V1,
+        "predicateType": PROVENANCE_V1,
+        "predicate": v02_to_v1(predicate, losses, notes),
+    }
+    # Same keys in the same order as the source, three of them replaced.
+    result = {key: replaced.get(key, value) for key, value in source.items()}
+    return Migration(Statement._wrap(result), losses, predicate_type, notes)
 
 
 def _unknown(
@@ -112,6 +114,75 @@ def _unknown(
     return extra
 
 
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _indexes(index: Any, items: list[Any]) -> bool:
+    return isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(items)
+
+
+_RECIPE = child(_P, "recipe")
+_V01_RECIPE_FIELDS = frozenset(
+    {"type", "definedInMaterial", "entryPoint", "arguments", "environment"}
+)
+_V01_FIELDS = frozenset({"builder", "recipe", "metadata", "materials"})
+# v0.1 recipe field -> v0.2 invocation field.
+_V01_INVOCATION = (("arguments", "parameters"), ("environment", "environment"))
+
+
+def _material_source(
+    recipe: dict[str, Any], materials: list[Any], losses: list[Loss], notes: list[Note] | None
+) -> dict[str, Any]:
+    """The config source that `recipe.definedInMaterial` points to, if it points anywhere."""
+    index = recipe.get("definedInMaterial")
+    if index is None:
+        return {}
+    where = child(_RECIPE, "definedInMaterial")
+    if not _indexes(index, materials):
+        losses.append(Loss(where, f"{index!r} does not index materials"))
+        return {}
+    material = _object(materials[index])
+    if notes is not None:
+        notes.append(
+            Note(
+                where,
+                f"replaced by what it indexed: materials[{index}] became the config source",
+            )
+        )
+    return {k: material[k] for k in ("uri", "digest") if k in material}
+
+
+def _v01_recipe(
+    recipe: dict[str, Any], materials: list[Any], losses: list[Loss], notes: list[Note] | None
+) -> dict[str, Any]:
+    """The v0.2 buildType and invocation that a v0.1 recipe becomes."""
+    out: dict[str, Any] = {}
+    if "type" in recipe:
+        out["buildType"] = recipe["type"]
+    source = _material_source(recipe, materials, losses, notes)
+    if "entryPoint" in recipe:
+        source["entryPoint"] = recipe["entryPoint"]
+    invocation: dict[str, Any] = {"configSource": source} if source else {}
+    for old, new in _V01_INVOCATION:
+        if recipe.get(old) is not None:
+            invocation[new] = recipe[old]
+    if invocation:
+        out["invocation"] = invocation
+    _unknown(recipe, _V01_RECIPE_FIELDS, _RECIPE, losses)
+    return out
+
+
+def _v01_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in metadata.items() if k != "completeness"}
+    completeness = metadata.get("completeness")
+    if isinstance(completeness, dict):
+        meta["completeness"] = {
+            ("parameters" if k == "arguments" else k): v for k, v in completeness.items()
+        }
+    return meta
+
+
 def v01_to_v02(
     predicate: dict[str, Any], losses: list[Loss], notes: list[Note] | None = None
 ) -> dict[str, Any]:
@@ -121,69 +192,68 @@ def v01_to_v02(
         out["builder"] = predicate["builder"]
     recipe = predicate.get("recipe")
     materials = predicate.get("materials")
-    material_list = materials if isinstance(materials, list) else []
     if isinstance(recipe, dict):
-        if "type" in recipe:
-            out["buildType"] = recipe["type"]
-        invocation: dict[str, Any] = {}
-        source: dict[str, Any] = {}
-        index = recipe.get("definedInMaterial")
-        if index is not None:
-            where = child(child(_P, "recipe"), "definedInMaterial")
-            if (
-                isinstance(index, int)
-                and not isinstance(index, bool)
-                and 0 <= index < len(material_list)
-            ):
-                material = material_list[index]
-                if isinstance(material, dict):
-                    source.update({k: material[k] for k in ("uri", "digest") if k in material})
-                if notes is not None:
-                    notes.append(
-                        Note(
-                            where,
-                            f"replaced by what it indexed: materials[{index}] became the"
-                            " config source",
-                        )
-                    )
-            else:
-                losses.append(Loss(where, f"{index!r} does not index materials"))
-        if "entryPoint" in recipe:
-            source["entryPoint"] = recipe["entryPoint"]
-        if source:
-            invocation["configSource"] = source
-        if recipe.get("arguments") is not None:
-            invocation["parameters"] = recipe["arguments"]
-        if recipe.get("environment") is not None:
-            invocation["environment"] = recipe["environment"]
-        if invocation:
-            out["invocation"] = invocation
-        known = frozenset({"type", "definedInMaterial", "entryPoint", "arguments", "environment"})
-        _unknown(recipe, known, child(_P, "recipe"), losses)
+        material_list = materials if isinstance(materials, list) else []
+        out.update(_v01_recipe(recipe, material_list, losses, notes))
     elif recipe is None:
-        losses.append(Loss(child(_P, "recipe"), "unset: the build type is unknown"))
+        losses.append(Loss(_RECIPE, "unset: the build type is unknown"))
     metadata = predicate.get("metadata")
     if isinstance(metadata, dict):
-        meta = {k: v for k, v in metadata.items() if k != "completeness"}
-        completeness = metadata.get("completeness")
-        if isinstance(completeness, dict):
-            renamed = {
-                ("parameters" if k == "arguments" else k): v for k, v in completeness.items()
-            }
-            meta["completeness"] = renamed
-        out["metadata"] = meta
+        out["metadata"] = _v01_metadata(metadata)
     if materials is not None:
         out["materials"] = materials
     # v0.2 names extensions by URI as v0.1 does: carry them across unchanged.
-    known01 = frozenset({"builder", "recipe", "metadata", "materials"})
-    out.update({k: v for k, v in predicate.items() if k not in known01})
+    out.update({k: v for k, v in predicate.items() if k not in _V01_FIELDS})
     return out
 
 
-def v02_to_v1(
-    predicate: dict[str, Any], losses: list[Loss], notes: list[Note] | None = None
+_INVOCATION = child(_P, "invocation")
+_CONFIG_SOURCE = child(_INVOCATION, "configSource")
+_V02_FIELDS = frozenset(
+    {"builder", "buildType", "invocation", "buildConfig", "metadata", "materials"}
+)
+_V02_SOURCE_FIELDS = frozenset({"uri", "digest", "entryPoint"})
+_V02_INVOCATION_FIELDS = frozenset({"configSource", "parameters", "environment"})
+# v0.2 metadata field -> v1 runDetails.metadata field.
+_V02_METADATA_RENAMED = (
+    ("buildInvocationId", "invocationId"),
+    ("buildStartedOn", "startedOn"),
+    ("buildFinishedOn", "finishedOn"),
+)
+_V02_METADATA_DROPPED = ("completeness", "reproducible")
+_V02_METADATA_FIELDS = frozenset(
+    [old for old, _ in _V02_METADATA_RENAMED] + list(_V02_METADATA_DROPPED)
+)
+
+
+def _external_parameters(
+    invocation: dict[str, Any], source: dict[str, Any], losses: list[Loss]
 ) -> dict[str, Any]:
-    """Provenance v0.2 predicate to v1 (spec, "Migrating from 0.2")."""
+    external: dict[str, Any] = dict(_object(invocation.get("parameters")))
+    for name, key in (("entryPoint", "entryPoint"), ("source", "uri")):
+        value = source.get(key)
+        if is_empty(value):
+            continue
+        if name in external:
+            losses.append(
+                Loss(child(_CONFIG_SOURCE, key), f"externalParameters already has {name!r}")
+            )
+        else:
+            external[name] = value
+    return external
+
+
+def _resolved_dependencies(materials: Any, source: dict[str, Any]) -> list[Any]:
+    dependencies: list[Any] = list(materials) if isinstance(materials, list) else []
+    config = {k: source[k] for k in ("uri", "digest") if not is_empty(source.get(k))}
+    if config and config not in dependencies:
+        dependencies.append(config)
+    return dependencies
+
+
+def _v02_build_definition(
+    predicate: dict[str, Any], losses: list[Loss], notes: list[Note] | None
+) -> dict[str, Any]:
     definition: dict[str, Any] = {}
     if "buildType" in predicate:
         definition["buildType"] = predicate["buildType"]
@@ -194,44 +264,33 @@ def v02_to_v1(
                     "carried unchanged; a v1 buildType must describe how to read the v1 inputs",
                 )
             )
-    invocation = predicate.get("invocation")
-    invocation = invocation if isinstance(invocation, dict) else {}
-    source = invocation.get("configSource")
-    source = source if isinstance(source, dict) else {}
-    external: dict[str, Any] = {}
-    parameters = invocation.get("parameters")
-    if isinstance(parameters, dict):
-        external.update(parameters)
-    source_path = child(child(_P, "invocation"), "configSource")
-    for name, key in (("entryPoint", "entryPoint"), ("source", "uri")):
-        value = source.get(key)
-        if is_empty(value):
-            continue
-        if name in external:
-            losses.append(Loss(child(source_path, key), f"externalParameters already has {name!r}"))
-        else:
-            external[name] = value
-    definition["externalParameters"] = external
+    invocation = _object(predicate.get("invocation"))
+    source = _object(invocation.get("configSource"))
+    definition["externalParameters"] = _external_parameters(invocation, source, losses)
     environment = invocation.get("environment")
     if not is_empty(environment):
         definition["internalParameters"] = environment
-    dependencies: list[Any] = []
-    materials = predicate.get("materials")
-    if isinstance(materials, list):
-        dependencies.extend(materials)
-    config = {k: source[k] for k in ("uri", "digest") if not is_empty(source.get(k))}
-    if config and config not in dependencies:
-        dependencies.append(config)
+    dependencies = _resolved_dependencies(predicate.get("materials"), source)
     if dependencies:
         definition["resolvedDependencies"] = dependencies
-    _unknown(source, frozenset({"uri", "digest", "entryPoint"}), source_path, losses)
-    _unknown(
-        invocation,
-        frozenset({"configSource", "parameters", "environment"}),
-        child(_P, "invocation"),
-        losses,
-    )
+    _unknown(source, _V02_SOURCE_FIELDS, _CONFIG_SOURCE, losses)
+    _unknown(invocation, _V02_INVOCATION_FIELDS, _INVOCATION, losses)
+    return definition
 
+
+def _v02_run_metadata(metadata: dict[str, Any], losses: list[Loss]) -> dict[str, Any]:
+    meta_path = child(_P, "metadata")
+    renamed = {
+        new: metadata[old] for old, new in _V02_METADATA_RENAMED if metadata.get(old) is not None
+    }
+    for key in _V02_METADATA_DROPPED:
+        if key in metadata:
+            losses.append(Loss(child(meta_path, key), "removed in v1: implied by builder.id"))
+    _unknown(metadata, _V02_METADATA_FIELDS, meta_path, losses)
+    return renamed
+
+
+def _v02_run_details(predicate: dict[str, Any], losses: list[Loss]) -> dict[str, Any]:
     run: dict[str, Any] = {}
     builder = predicate.get("builder")
     if isinstance(builder, dict):
@@ -239,34 +298,18 @@ def v02_to_v1(
         _unknown(builder, frozenset({"id"}), child(_P, "builder"), losses)
     metadata = predicate.get("metadata")
     if isinstance(metadata, dict):
-        meta_path = child(_P, "metadata")
-        renamed: dict[str, Any] = {}
-        for old, new in (
-            ("buildInvocationId", "invocationId"),
-            ("buildStartedOn", "startedOn"),
-            ("buildFinishedOn", "finishedOn"),
-        ):
-            if metadata.get(old) is not None:
-                renamed[new] = metadata[old]
+        renamed = _v02_run_metadata(metadata, losses)
         if renamed:
             run["metadata"] = renamed
-        for key in ("completeness", "reproducible"):
-            if key in metadata:
-                losses.append(Loss(child(meta_path, key), "removed in v1: implied by builder.id"))
-        _unknown(
-            metadata,
-            frozenset(
-                {
-                    "buildInvocationId",
-                    "buildStartedOn",
-                    "buildFinishedOn",
-                    "completeness",
-                    "reproducible",
-                }
-            ),
-            meta_path,
-            losses,
-        )
+    return run
+
+
+def v02_to_v1(
+    predicate: dict[str, Any], losses: list[Loss], notes: list[Note] | None = None
+) -> dict[str, Any]:
+    """Provenance v0.2 predicate to v1 (spec, "Migrating from 0.2")."""
+    definition = _v02_build_definition(predicate, losses, notes)
+    run = _v02_run_details(predicate, losses)
     if predicate.get("buildConfig") is not None:
         losses.append(
             Loss(
@@ -275,8 +318,5 @@ def v02_to_v1(
                 " top-level input, or in byproducts if its resolved form matters",
             )
         )
-    known = frozenset(
-        {"builder", "buildType", "invocation", "buildConfig", "metadata", "materials"}
-    )
-    _unknown(predicate, known, _P, losses)
+    _unknown(predicate, _V02_FIELDS, _P, losses)
     return {"buildDefinition": definition, "runDetails": run}

@@ -79,10 +79,7 @@ def validate_in_detail(raw: Any) -> list[Finding]:
     predicate_type = raw.get("predicateType")
     _statement_type(out, raw.get("_type"), predicate_type)
     _subjects(out, raw.get("subject"))
-    if not _STATEMENT_FIELDS.issuperset(raw):
-        for key in raw:
-            if key not in _STATEMENT_FIELDS:
-                c.extension(out, key, "$", "uri", "a statement")
+    c.extensions(out, raw, _STATEMENT_FIELDS, "$", "uri", where="a statement")
     if not isinstance(predicate_type, str) or not predicate_type:
         if c.is_empty(predicate_type):
             c.missing(out, "$.predicateType", "a predicate type URI")
@@ -93,13 +90,10 @@ def validate_in_detail(raw: Any) -> list[Finding]:
     if check is None:
         _unchecked_predicate_type(out, predicate_type)
         return out
-    predicate = raw.get("predicate")
-    if isinstance(predicate, dict):
+    predicate: Any = raw.get("predicate")
+    what = f"the {predicate_type} predicate"
+    if c.present(out, predicate, dict, "$.predicate", expected="an object", what=what):
         check(out, predicate)
-    elif predicate is None:
-        c.missing(out, "$.predicate", f"the {predicate_type} predicate")
-    else:
-        c.wrong_type(out, "$.predicate", "an object", predicate)
     return out
 
 

@@ -79,6 +79,55 @@ def _unique(descriptors: Iterable[ResourceDescriptor]) -> list[ResourceDescripto
     return result
 
 
+def _checked_subjects(subjects: Sequence[ResourceDescriptor]) -> list[ResourceDescriptor]:
+    unique = _unique(subjects)
+    if not unique:
+        raise InputError("--subject", "expected at least one subject, found none")
+    names = [s.name for s in unique if s.name is not None]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InputError(
+            "--subject", f"expected each subject name once, found {repeated[0]!r} with two digests"
+        )
+    return unique
+
+
+def _check_times(started_on: dt.datetime | None, finished_on: dt.datetime | None) -> None:
+    if started_on and finished_on and finished_on < started_on:
+        raise InputError(
+            "--finished-on",
+            f"expected a time at or after the start {format_timestamp(started_on)}, "
+            f"found {format_timestamp(finished_on)}",
+        )
+
+
+def _checked_dependencies(
+    resolved_dependencies: Iterable[ResourceDescriptor],
+) -> list[ResourceDescriptor]:
+    dependencies = _unique(resolved_dependencies)
+    if len(dependencies) > MAX_DEPENDENCIES:
+        raise InputError(
+            "resolvedDependencies",
+            f"expected at most {MAX_DEPENDENCIES} dependencies, found {len(dependencies)}",
+        )
+    return dependencies
+
+
+def _timestamp(moment: dt.datetime | None) -> str | None:
+    return format_timestamp(moment) if moment else None
+
+
+def _refuse_findings(statement: Statement) -> None:
+    """The first strict finding, as an error naming the option it came from."""
+    findings = validate(statement)
+    if findings:
+        first = findings[0]
+        where = _OPTION_OF_PATH.get(first.path) or (
+            "--subject" if first.path.startswith("$.subject") else first.path
+        )
+        raise InputError(where, first.message)
+
+
 def build_statement(
     *,
     subjects: Sequence[ResourceDescriptor],
@@ -96,43 +145,18 @@ def build_statement(
     Raises `InputError` naming the option when a value would make it invalid (a builder id
     that is not a URI, no subject, a finish before the start).
     """
-    subjects = _unique(subjects)
-    if not subjects:
-        raise InputError("--subject", "expected at least one subject, found none")
-    names = [s.name for s in subjects if s.name is not None]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise InputError(
-            "--subject", f"expected each subject name once, found {repeated[0]!r} with two digests"
-        )
-    if started_on and finished_on and finished_on < started_on:
-        raise InputError(
-            "--finished-on",
-            f"expected a time at or after the start {format_timestamp(started_on)}, "
-            f"found {format_timestamp(finished_on)}",
-        )
-    dependencies = _unique(resolved_dependencies)
-    if len(dependencies) > MAX_DEPENDENCIES:
-        raise InputError(
-            "resolvedDependencies",
-            f"expected at most {MAX_DEPENDENCIES} dependencies, found {len(dependencies)}",
-        )
+    subjects = _checked_subjects(subjects)
+    _check_times(started_on, finished_on)
     predicate = ProvenanceV1(
         build_type=build_type,
         external_parameters=external_parameters,
         internal_parameters=internal_parameters or None,
-        resolved_dependencies=dependencies,
+        resolved_dependencies=_checked_dependencies(resolved_dependencies),
         builder_id=builder_id,
         invocation_id=invocation_id,
-        started_on=format_timestamp(started_on) if started_on else None,
-        finished_on=format_timestamp(finished_on) if finished_on else None,
+        started_on=_timestamp(started_on),
+        finished_on=_timestamp(finished_on),
     )
     statement = Statement(subject=subjects, predicate_type=PROVENANCE_V1, predicate=predicate)
-    findings = validate(statement)
-    if findings:
-        first = findings[0]
-        where = _OPTION_OF_PATH.get(first.path) or (
-            "--subject" if first.path.startswith("$.subject") else first.path
-        )
-        raise InputError(where, first.message)
+    _refuse_findings(statement)
     return statement

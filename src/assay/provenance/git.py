@@ -41,13 +41,7 @@ def read_git_source(directory: Path | str = ".") -> SourceRevision:
     code, commit = _git(folder, "rev-parse", "--verify", "HEAD^{commit}")
     if code != 0 or not is_commit(commit):
         raise InputError(str(folder), "expected a git checkout with a commit at HEAD, found none")
-    code, ref = _git(folder, "symbolic-ref", "-q", "HEAD")
-    branch_ref = ref if code == 0 and ref.startswith("refs/") else None
-    if branch_ref is None:
-        # Detached HEAD (CI checkouts, tags): name the tag that points here, if exactly one.
-        code, tags = _git(folder, "tag", "--points-at", "HEAD")
-        names = tags.split() if code == 0 else []
-        branch_ref = f"refs/tags/{names[0]}" if len(names) == 1 else None
+    branch_ref = _head_ref(folder)
     return SourceRevision(
         repository=_remote(folder, branch_ref),
         commit=commit,
@@ -56,18 +50,37 @@ def read_git_source(directory: Path | str = ".") -> SourceRevision:
     )
 
 
-def _remote(folder: Path, ref: str | None) -> str | None:
-    """The URL of the remote the branch tracks, else `origin`, else the only remote."""
-    candidates: list[str] = []
-    if ref and ref.startswith("refs/heads/"):
-        code, name = _git(
-            folder, "config", "--get", f"branch.{ref.removeprefix('refs/heads/')}.remote"
-        )
-        if code == 0 and name:
-            candidates.append(name)
+def _head_ref(folder: Path) -> str | None:
+    """The branch HEAD is on; on a detached HEAD (CI checkouts, tags), the tag that points
+    here, if exactly one does."""
+    code, ref = _git(folder, "symbolic-ref", "-q", "HEAD")
+    if code == 0 and ref.startswith("refs/"):
+        return ref
+    code, tags = _git(folder, "tag", "--points-at", "HEAD")
+    names = tags.split() if code == 0 else []
+    return f"refs/tags/{names[0]}" if len(names) == 1 else None
+
+
+def _tracked_remote(folder: Path, ref: str | None) -> list[str]:
+    if not ref or not ref.startswith("refs/heads/"):
+        return []
+    branch = ref.removeprefix("refs/heads/")
+    code, name = _git(folder, "config", "--get", f"branch.{branch}.remote")
+    return [name] if code == 0 and name else []
+
+
+def _default_remote(folder: Path) -> list[str]:
+    """`origin` if there is one, else the only remote."""
     code, remotes = _git(folder, "remote")
     names = remotes.split() if code == 0 else []
-    candidates += ["origin"] if "origin" in names else names[:1] if len(names) == 1 else []
+    if "origin" in names:
+        return ["origin"]
+    return names[:1] if len(names) == 1 else []
+
+
+def _remote(folder: Path, ref: str | None) -> str | None:
+    """The URL of the remote the branch tracks, else `origin`, else the only remote."""
+    candidates = _tracked_remote(folder, ref) + _default_remote(folder)
     for name in candidates:
         code, url = _git(folder, "remote", "get-url", name)
         if code == 0 and url:

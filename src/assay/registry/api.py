@@ -106,22 +106,14 @@ class ApiClient:
             start = time.perf_counter()
             try:
                 with client.stream("GET", url, headers=headers) as response:
-                    self.log.entries.append(
-                        ("GET", url, response.status_code, time.perf_counter() - start)
-                    )
                     status = response.status_code
-                    if status == 429 or status >= 500:
+                    self.log.entries.append(("GET", url, status, time.perf_counter() - start))
+                    if _retryable(status) and attempt < self._retries:
                         error = f"HTTP {status}"
-                        if attempt < self._retries:
-                            delay = _retry_after(response.headers.get("retry-after"), attempt)
-                            self._sleep(min(MAX_BACKOFF, delay))
-                            continue
-                        raise RegistryError(url, error)
-                    if status != 200:
-                        reason = {401: " unauthorised", 403: " forbidden", 404: " not found"}
-                        raise RegistryError(url, f"HTTP {status}{reason.get(status, '')}")
-                    body = _read(response, url, limit)
-                    return body, _next_link(response.headers.get("link", ""))
+                        delay = _retry_after(response.headers.get("retry-after"), attempt)
+                        self._sleep(min(MAX_BACKOFF, delay))
+                        continue
+                    return _answer(response, url, limit)
             except httpx.TimeoutException:
                 error = "timed out"
             except httpx.HTTPError as failure:
@@ -129,6 +121,23 @@ class ApiClient:
             if attempt < self._retries:
                 self._sleep(_retry_after(None, attempt))
         raise RegistryError(url, error)
+
+
+def _retryable(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+_STATUS_WORDS: Final = {401: " unauthorised", 403: " forbidden", 404: " not found"}
+
+
+def _answer(response: Any, url: str, limit: int) -> tuple[bytes, str]:
+    """The body and the next page's link of a final answer; any status but 200 refused."""
+    status = response.status_code
+    if _retryable(status):
+        raise RegistryError(url, f"HTTP {status}")
+    if status != 200:
+        raise RegistryError(url, f"HTTP {status}{_STATUS_WORDS.get(status, '')}")
+    return _read(response, url, limit), _next_link(response.headers.get("link", ""))
 
 
 def _read(response: Any, url: str, limit: int) -> bytes:

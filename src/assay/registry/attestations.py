@@ -79,16 +79,11 @@ class ImageAttestations:
     vouch for them."""
 
 
-def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[str, Any]:
-    """A cosign attestation layer as the v0.1 Sigstore bundle it amounts to."""
+def _certificate_chain(annotations: dict[str, Any], where: str) -> list[dict[str, str]]:
+    """The signing certificate and its chain, from cosign's PEM annotations."""
     from cryptography import x509
     from cryptography.hazmat.primitives.serialization import Encoding
 
-    from assay.sigstore import _json
-
-    annotations = layer.get("annotations")
-    if not isinstance(annotations, dict):
-        raise RegistryError(where, "expected the layer's cosign annotations")
     try:
         certificates = x509.load_pem_x509_certificates(
             (annotations.get(COSIGN_CERTIFICATE, "") + "\n" + annotations.get(COSIGN_CHAIN, ""))
@@ -99,9 +94,15 @@ def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[st
         raise RegistryError(
             where, f"expected PEM certificates in {COSIGN_CERTIFICATE} and {COSIGN_CHAIN}"
         ) from None
-    chain = [
+    return [
         {"rawBytes": base64.b64encode(c.public_bytes(Encoding.DER)).decode()} for c in certificates
     ]
+
+
+def _rekor_entry(annotations: dict[str, Any], where: str) -> dict[str, Any]:
+    """The transparency log entry of cosign's bundle annotation (a Rekor promise)."""
+    from assay.sigstore import _json
+
     promise = _json.loads(annotations.get(COSIGN_BUNDLE) or "{}", f"{where}: {COSIGN_BUNDLE}")
     payload = promise.get("Payload") if isinstance(promise, dict) else None
     if not isinstance(payload, dict) or "SignedEntryTimestamp" not in promise:
@@ -109,7 +110,7 @@ def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[st
     try:
         body = json.loads(base64.b64decode(payload["body"]))
         kind = {"kind": body["kind"], "version": body["apiVersion"]}
-        entry = {
+        return {
             "logIndex": str(int(payload["logIndex"])),
             "logId": {"keyId": base64.b64encode(bytes.fromhex(payload["logID"])).decode()},
             "kindVersion": kind,
@@ -119,6 +120,17 @@ def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[st
         }
     except (KeyError, TypeError, ValueError):
         raise RegistryError(where, f"expected a Rekor entry in {COSIGN_BUNDLE}") from None
+
+
+def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[str, Any]:
+    """A cosign attestation layer as the v0.1 Sigstore bundle it amounts to."""
+    from assay.sigstore import _json
+
+    annotations = layer.get("annotations")
+    if not isinstance(annotations, dict):
+        raise RegistryError(where, "expected the layer's cosign annotations")
+    chain = _certificate_chain(annotations, where)
+    entry = _rekor_entry(annotations, where)
     document = _json.loads(envelope, f"{where}: layer")
     return {
         "mediaType": V01,
@@ -130,60 +142,78 @@ def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[st
     }
 
 
+def _cosign_layer(
+    client: ImageSource, found: ImageAttestations, layer: dict[str, Any], label: str
+) -> None:
+    """One layer of cosign's `.att` manifest: a key-signed envelope or a keyless bundle."""
+    reference = found.reference
+    data = client.blob(reference, layer["digest"])
+    url = f"{reference.base_url}/blobs/{layer['digest']}"
+    found.fetched.append(Fetched(url, layer["digest"], DSSE_LAYER, data))
+    annotations = layer.get("annotations")
+    if isinstance(annotations, dict) and not annotations.get(COSIGN_CERTIFICATE):
+        from assay.sigstore import _json
+
+        envelope = _json.loads(data, label)
+        if not isinstance(envelope, dict):
+            raise RegistryError(url, "expected a DSSE envelope (a JSON object)")
+        found.key_signed.append((label, envelope))
+    else:
+        found.bundles.append((label, cosign_bundle(layer, data, label)))
+
+
+def _cosign_attestations(client: ImageSource, found: ImageAttestations) -> None:
+    """What cosign attached under the `<digest>.att` tag."""
+    reference, digest = found.reference, found.digest
+    tag = digest.replace(":", "-") + ".att"
+    manifest = client.find_manifest(reference, tag)
+    if manifest is None:
+        return
+    _keep(found, reference, manifest)
+    found.sources.append("cosign-att")
+    for number, layer in enumerate(manifest.descriptors):
+        if layer.get("mediaType") == DSSE_LAYER and isinstance(layer.get("digest"), str):
+            label = f"{reference.with_digest(digest)} ({tag} layer {number})"
+            _cosign_layer(client, found, layer, label)
+
+
+def _referrer(client: ImageSource, found: ImageAttestations, descriptor: dict[str, Any]) -> None:
+    """One Sigstore bundle the OCI referrers API lists for the image."""
+    from assay.sigstore import _json
+
+    reference = found.reference
+    artifact_type = descriptor.get("artifactType")
+    if not str(artifact_type).startswith(BUNDLE_ARTIFACT_TYPE_PREFIX):
+        return
+    manifest = client.manifest(reference, str(descriptor.get("digest")))
+    _keep(found, reference, manifest)
+    layers = manifest.descriptors
+    if not layers or not isinstance(layers[0].get("digest"), str):
+        return
+    data = client.blob(reference, layers[0]["digest"])
+    url = f"{reference.base_url}/blobs/{layers[0]['digest']}"
+    found.fetched.append(Fetched(url, layers[0]["digest"], str(artifact_type), data))
+    label = f"{reference.with_digest(found.digest)} (referrer {manifest.digest})"
+    document = _json.loads(data, label)
+    if not isinstance(document, dict):
+        raise RegistryError(url, "expected a Sigstore bundle (a JSON object)")
+    found.bundles.append((label, document))
+    found.attached.append((label, document))
+    if "referrers" not in found.sources:
+        found.sources.append("referrers")
+
+
 def image_attestations(
     client: ImageSource, reference: Reference, *, digest: str | None = None
 ) -> ImageAttestations:
     """Every attestation the registry holds for the image (its digest: the reference's,
     else resolved from the tag; for a multi-platform image, the index's)."""
     if digest is None:
-        digest = reference.digest
-    if digest is None:
-        digest = client.manifest(reference).digest
+        digest = reference.digest or client.manifest(reference).digest
     found = ImageAttestations(reference, digest)
-    tag = digest.replace(":", "-") + ".att"
-    manifest = client.find_manifest(reference, tag)
-    if manifest is not None:
-        _keep(found, reference, manifest)
-        found.sources.append("cosign-att")
-        for number, layer in enumerate(manifest.descriptors):
-            if layer.get("mediaType") != DSSE_LAYER or not isinstance(layer.get("digest"), str):
-                continue
-            data = client.blob(reference, layer["digest"])
-            url = f"{reference.base_url}/blobs/{layer['digest']}"
-            found.fetched.append(Fetched(url, layer["digest"], DSSE_LAYER, data))
-            label = f"{reference.with_digest(digest)} ({tag} layer {number})"
-            annotations = layer.get("annotations")
-            if isinstance(annotations, dict) and not annotations.get(COSIGN_CERTIFICATE):
-                from assay.sigstore import _json
-
-                envelope = _json.loads(data, label)
-                if not isinstance(envelope, dict):
-                    raise RegistryError(url, "expected a DSSE envelope (a JSON object)")
-                found.key_signed.append((label, envelope))
-                continue
-            found.bundles.append((label, cosign_bundle(layer, data, label)))
+    _cosign_attestations(client, found)
     for descriptor in client.referrers(reference, digest):
-        artifact_type = descriptor.get("artifactType")
-        if not str(artifact_type).startswith(BUNDLE_ARTIFACT_TYPE_PREFIX):
-            continue
-        manifest = client.manifest(reference, str(descriptor.get("digest")))
-        _keep(found, reference, manifest)
-        layers = manifest.descriptors
-        if not layers or not isinstance(layers[0].get("digest"), str):
-            continue
-        data = client.blob(reference, layers[0]["digest"])
-        url = f"{reference.base_url}/blobs/{layers[0]['digest']}"
-        found.fetched.append(Fetched(url, layers[0]["digest"], str(artifact_type), data))
-        from assay.sigstore import _json
-
-        label = f"{reference.with_digest(digest)} (referrer {manifest.digest})"
-        document = _json.loads(data, label)
-        if not isinstance(document, dict):
-            raise RegistryError(url, "expected a Sigstore bundle (a JSON object)")
-        found.bundles.append((label, document))
-        found.attached.append((label, document))
-        if "referrers" not in found.sources:
-            found.sources.append("referrers")
+        _referrer(client, found, descriptor)
     return found
 
 

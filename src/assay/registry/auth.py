@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from assay._bounded import read_if_present
 from assay.errors import InputError
 
 MAX_CONFIG_BYTES: Final = 1024 * 1024
@@ -46,39 +47,57 @@ def _keys(registry: str) -> list[str]:
     return [registry, f"https://{registry}", f"http://{registry}"]
 
 
-def credentials_for(registry: str, path: Path | None = None) -> Credentials | None:
-    """The credentials docker would use for `registry`, or None (anonymous)."""
-    path = path or config_path()
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
+def _read_config(path: Path) -> dict[str, object] | None:
+    data = read_if_present(path, MAX_CONFIG_BYTES)
+    if data is None:
         return None
-    except OSError as error:
-        raise InputError(str(path), f"cannot read: {error.strerror}") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise InputError(str(path), f"expected at most {MAX_CONFIG_BYTES} bytes")
     try:
         config = json.loads(data)
     except ValueError as error:
         raise InputError(str(path), f"expected JSON: {error}") from None
     if not isinstance(config, dict):
         raise InputError(f"{path}: $", "expected an object")
+    return config
+
+
+def _helper_for(config: dict[str, object], registry: str) -> tuple[str, str] | None:
+    """The `credHelpers` entry that names the registry: (helper, server key)."""
     helpers = config.get("credHelpers") or {}
+    if not isinstance(helpers, dict):
+        return None
     for key in _keys(registry):
-        if isinstance(helpers, dict) and isinstance(helpers.get(key), str):
-            return run_helper(helpers[key], key)
+        if isinstance(helpers.get(key), str):
+            return helpers[key], key
+    return None
+
+
+def _from_auths(config: dict[str, object], registry: str, path: Path) -> Credentials | None:
     auths = config.get("auths") or {}
+    if not isinstance(auths, dict):
+        return None
     for key in _keys(registry):
-        entry = auths.get(key) if isinstance(auths, dict) else None
-        if isinstance(entry, dict):
-            found = _from_auth(entry, f"{path}: $.auths[{key!r}]")
-            if found is not None:
-                return found
+        entry = auths.get(key)
+        found = _from_auth(entry, f"{path}: $.auths[{key!r}]") if isinstance(entry, dict) else None
+        if found is not None:
+            return found
+    return None
+
+
+def credentials_for(registry: str, path: Path | None = None) -> Credentials | None:
+    """The credentials docker would use for `registry`, or None (anonymous)."""
+    path = path or config_path()
+    config = _read_config(path)
+    if config is None:
+        return None
+    helper = _helper_for(config, registry)
+    if helper is not None:
+        return run_helper(*helper)
+    found = _from_auths(config, registry, path)
+    if found is not None:
+        return found
     store = config.get("credsStore")
     if isinstance(store, str) and store:
-        for key in _keys(registry)[:1]:
-            return run_helper(store, key, missing_ok=True)
+        return run_helper(store, _keys(registry)[0], missing_ok=True)
     return None
 
 

@@ -24,6 +24,7 @@ from typing import Any, Final
 
 import platformdirs
 
+from assay._bounded import read_if_present
 from assay.errors import InputError
 from assay.registry.client import MAX_BLOB_BYTES, Manifest, _manifest, sha256_digest
 from assay.registry.reference import DIGEST, Reference
@@ -59,15 +60,9 @@ class Cache:
 
     def get(self, digest: str, limit: int = MAX_BLOB_BYTES) -> bytes | None:
         path = self._blob(digest)
-        try:
-            with path.open("rb") as handle:
-                data = handle.read(limit + 1)
-        except FileNotFoundError:
+        data = read_if_present(path, limit)
+        if data is None:
             return None
-        except OSError as error:
-            raise InputError(str(path), f"cannot read: {error.strerror}") from None
-        if len(data) > limit:
-            raise InputError(str(path), f"expected at most {limit} bytes")
         if sha256_digest(data) != digest:
             raise InputError(str(path), f"the cached content does not have the digest {digest}")
         return data

@@ -111,45 +111,53 @@ class RegistryClient:
         self, method: str, url: str, ref: Reference, scope: str, **kwargs: Any
     ) -> httpx.Response:
         """One request, with auth and retries; the response is open (streamed)."""
-        import httpx
-
         headers = dict(kwargs.pop("headers", {}) or {})
         authorised = False
         for attempt in range(self._retries + 1):
-            token = self._tokens.get((ref.registry, scope))
-            if token is not None:
-                headers["Authorization"] = f"Bearer {token}"
-            elif ref.registry in self._basic:
-                headers["Authorization"] = self._basic[ref.registry]
-            start = time.perf_counter()
-            try:
-                response = self._http.send(method, url, ref.registry, headers, **kwargs)
-            except httpx.TimeoutException:
-                error = "timed out"
-            except httpx.HTTPError as failure:
-                error = f"cannot connect ({type(failure).__name__})"
-            else:
-                self.log.entries.append(
-                    (method, url, response.status_code, time.perf_counter() - start)
-                )
-                if response.status_code == 401 and not authorised:
-                    challenge = response.headers.get("www-authenticate", "")
-                    response.close()
-                    self._authorise(ref, scope, challenge, url)
-                    authorised = True
+            self._authorization(headers, ref, scope)
+            response, error = self._attempt(method, url, ref.registry, headers, **kwargs)
+            if response is None:
+                if attempt < self._retries:
+                    self._sleep(_retry_after(None, attempt))
                     continue
-                retry = response.status_code == 429 or response.status_code >= 500
-                if retry and attempt < self._retries:
-                    delay = _retry_after(response.headers.get("retry-after"), attempt)
-                    response.close()
-                    self._sleep(delay)
-                    continue
-                return response
-            if attempt < self._retries:
-                self._sleep(_retry_after(None, attempt))
+                raise RegistryError(url, error)
+            if response.status_code == 401 and not authorised:
+                challenge = response.headers.get("www-authenticate", "")
+                response.close()
+                self._authorise(ref, scope, challenge, url)
+                authorised = True
                 continue
-            raise RegistryError(url, error)
+            retry = response.status_code == 429 or response.status_code >= 500
+            if retry and attempt < self._retries:
+                delay = _retry_after(response.headers.get("retry-after"), attempt)
+                response.close()
+                self._sleep(delay)
+                continue
+            return response
         raise RegistryError(url, "no answer after retries")
+
+    def _authorization(self, headers: dict[str, str], ref: Reference, scope: str) -> None:
+        token = self._tokens.get((ref.registry, scope))
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        elif ref.registry in self._basic:
+            headers["Authorization"] = self._basic[ref.registry]
+
+    def _attempt(
+        self, method: str, url: str, registry: str, headers: dict[str, str], **kwargs: Any
+    ) -> tuple[httpx.Response | None, str]:
+        """One try: the response (logged), or None and why there was none."""
+        import httpx
+
+        start = time.perf_counter()
+        try:
+            response = self._http.send(method, url, registry, headers, **kwargs)
+        except httpx.TimeoutException:
+            return None, "timed out"
+        except httpx.HTTPError as failure:
+            return None, f"cannot connect ({type(failure).__name__})"
+        self.log.entries.append((method, url, response.status_code, time.perf_counter() - start))
+        return response, ""
 
     def _authorise(self, ref: Reference, scope: str, header: str, url: str) -> None:
         """The bearer-token flow of Docker Hub, GHCR and Artifact Registry; or Basic."""
@@ -160,10 +168,7 @@ class RegistryClient:
         if challenge is None:
             raise RegistryError(url, "401 without a WWW-Authenticate challenge")
         if challenge.scheme == "basic":
-            if creds is None or creds.password is None:
-                raise RegistryError(url, "401: the registry wants credentials (docker login)")
-            pair = f"{creds.username or ''}:{creds.password}".encode()
-            self._basic[ref.registry] = "Basic " + base64.b64encode(pair).decode()
+            self._basic[ref.registry] = _basic_header(creds, url)
             return
         if challenge.scheme != "bearer" or "realm" not in challenge.params:
             raise RegistryError(url, f"401 with an unusable challenge ({challenge.scheme})")
@@ -173,11 +178,20 @@ class RegistryClient:
         params = {"scope": challenge.params.get("scope", scope)}
         if "service" in challenge.params:
             params["service"] = challenge.params["service"]
+        answer = self._bearer_answer(realm, params, creds)
+        token = answer.get("token") or answer.get("access_token")
+        if not isinstance(token, str) or not token:
+            raise RegistryError(realm, "expected a token in the answer")
+        self._tokens[(ref.registry, scope)] = token
+
+    def _bearer_answer(
+        self, realm: str, params: dict[str, str], creds: Credentials | None
+    ) -> dict[str, Any]:
+        """The token service's answer: a refresh token exchanged, else a GET (with Basic)."""
         import httpx
 
-        auth = None
         if creds is not None and creds.identity_token is not None:
-            answer = self._token_request(
+            return self._token_request(
                 "POST",
                 realm,
                 data={
@@ -188,14 +202,10 @@ class RegistryClient:
                     "client_id": "assay",
                 },
             )
-        else:
-            if creds is not None and creds.password is not None:
-                auth = httpx.BasicAuth(creds.username or "", creds.password)
-            answer = self._token_request("GET", realm, params=params, auth=auth)
-        token = answer.get("token") or answer.get("access_token")
-        if not isinstance(token, str) or not token:
-            raise RegistryError(realm, "expected a token in the answer")
-        self._tokens[(ref.registry, scope)] = token
+        auth = None
+        if creds is not None and creds.password is not None:
+            auth = httpx.BasicAuth(creds.username or "", creds.password)
+        return self._token_request("GET", realm, params=params, auth=auth)
 
     def _token_request(self, method: str, realm: str, **kwargs: Any) -> dict[str, Any]:
         import httpx
@@ -474,6 +484,13 @@ def _pull(ref: Reference) -> str:
 
 def _push(ref: Reference) -> str:
     return f"repository:{ref.repository}:pull,push"
+
+
+def _basic_header(creds: Credentials | None, url: str) -> str:
+    if creds is None or creds.password is None:
+        raise RegistryError(url, "401: the registry wants credentials (docker login)")
+    pair = f"{creds.username or ''}:{creds.password}".encode()
+    return "Basic " + base64.b64encode(pair).decode()
 
 
 def _loopback_url(url: str) -> bool:

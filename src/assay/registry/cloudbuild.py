@@ -45,6 +45,17 @@ def cloud_build_policy(options: Options) -> Policy:
     return dataclasses.replace(policy, source=source, signers=signers)
 
 
+def _narrowed(rule: BuilderRule, name: str, versions: tuple[str, ...]) -> BuilderRule | None:
+    """The rule narrowed to the builder `name` (at `versions`), or None if it cannot be."""
+    if rule.id != name and not (rule.id_pattern and rule.id_pattern.fullmatch(name)):
+        return None
+    if not versions:
+        return rule
+    if rule.pin == "none" or (rule.pin == "version" and not set(versions) & set(rule.versions)):
+        return None
+    return dataclasses.replace(rule, versions=versions)
+
+
 def narrow(rules: tuple[BuilderRule, ...], builder_id: str) -> tuple[BuilderRule, ...]:
     """slsa-verifier's `--builder-id`: narrows the trusted builders; a version pins it."""
     from assay.policy import BuilderRule
@@ -52,18 +63,7 @@ def narrow(rules: tuple[BuilderRule, ...], builder_id: str) -> tuple[BuilderRule
 
     name, ref = split_ref(builder_id)
     versions = (ref.removeprefix("refs/tags/"),) if ref else ()
-    narrowed = []
-    for rule in rules:
-        if rule.id != name and not (rule.id_pattern and rule.id_pattern.fullmatch(name)):
-            continue
-        if versions:
-            if rule.pin == "version" and not set(versions) & set(rule.versions):
-                continue
-            if rule.pin == "none":
-                continue
-            narrowed.append(dataclasses.replace(rule, versions=versions))
-        else:
-            narrowed.append(rule)
+    narrowed = [n for n in (_narrowed(rule, name, versions) for rule in rules) if n is not None]
     # An id no rule trusts leaves none: nothing can match.
     return tuple(narrowed) or (BuilderRule("(untrusted builder id)", None, "none", (), (), 0),)
 

@@ -88,17 +88,20 @@ def fetch_bundles(
         if urlsplit(url).netloc != api_host:
             raise RegistryError(url, f"expected the next page on {api_host}")
         body, url_next = api.get(url, headers=headers)
-        document = _json.loads(body, url)
-        entries = document.get("attestations") if isinstance(document, dict) else None
-        if not isinstance(entries, list):
-            raise RegistryError(url, 'expected {"attestations": [...]}')
+        entries = _page_entries(body, url)[: limit - len(found)]
         for number, entry in enumerate(entries):
-            if len(found) >= limit:
-                break
             label = f"{url} $.attestations[{number}]"
             found.append((label, _bundle(api, entry, label)))
         url = url_next
     return found
+
+
+def _page_entries(body: bytes, url: str) -> list[Any]:
+    document = _json.loads(body, url)
+    entries = document.get("attestations") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise RegistryError(url, 'expected {"attestations": [...]}')
+    return entries
 
 
 def _bundle(api: ApiClient, entry: Any, label: str) -> dict[str, Any]:
@@ -117,8 +120,8 @@ def _bundle(api: ApiClient, entry: Any, label: str) -> dict[str, Any]:
     return document
 
 
-def snappy_decompress(data: bytes, limit: int, where: str) -> bytes:
-    """Raw Snappy (the block format: a varint length, then literals and copies)."""
+def _snappy_length(data: bytes, limit: int, where: str) -> tuple[int, int]:
+    """The stated length (a varint) and where the elements start."""
     length, position, shift = 0, 0, 0
     while True:
         if position >= len(data) or shift > 28:
@@ -131,32 +134,42 @@ def snappy_decompress(data: bytes, limit: int, where: str) -> bytes:
             break
     if length > limit:
         raise RegistryError(where, f"expected at most {limit} bytes once decompressed")
+    return length, position
+
+
+def _snappy_literal(data: bytes, tag: int, position: int, where: str) -> tuple[bytes, int]:
+    size = tag >> 2
+    if size >= 60:
+        extra = size - 59
+        size = int.from_bytes(data[position : position + extra], "little")
+        position += extra
+    size += 1
+    if position + size > len(data):
+        raise RegistryError(where, "Snappy literal runs past the data")
+    return data[position : position + size], position + size
+
+
+def _snappy_copy(data: bytes, tag: int, position: int) -> tuple[int, int, int]:
+    """A copy element's size and offset, and where the next element starts."""
+    if tag & 3 == 1:
+        offset = ((tag >> 5) << 8) | data[position] if position < len(data) else 0
+        return 4 + ((tag >> 2) & 7), offset, position + 1
+    width = 2 if tag & 3 == 2 else 4
+    offset = int.from_bytes(data[position : position + width], "little")
+    return (tag >> 2) + 1, offset, position + width
+
+
+def snappy_decompress(data: bytes, limit: int, where: str) -> bytes:
+    """Raw Snappy (the block format: a varint length, then literals and copies)."""
+    length, position = _snappy_length(data, limit, where)
     out = bytearray()
     while position < len(data):
         tag = data[position]
-        position += 1
-        kind = tag & 3
-        if kind == 0:
-            size = tag >> 2
-            if size >= 60:
-                extra = size - 59
-                size = int.from_bytes(data[position : position + extra], "little")
-                position += extra
-            size += 1
-            if position + size > len(data):
-                raise RegistryError(where, "Snappy literal runs past the data")
-            out += data[position : position + size]
-            position += size
+        if tag & 3 == 0:
+            literal, position = _snappy_literal(data, tag, position + 1, where)
+            out += literal
         else:
-            if kind == 1:
-                size = 4 + ((tag >> 2) & 7)
-                offset = ((tag >> 5) << 8) | data[position] if position < len(data) else 0
-                position += 1
-            else:
-                width = 2 if kind == 2 else 4
-                size = (tag >> 2) + 1
-                offset = int.from_bytes(data[position : position + width], "little")
-                position += width
+            size, offset, position = _snappy_copy(data, tag, position + 1)
             if offset == 0 or offset > len(out):
                 raise RegistryError(where, "Snappy copy refers before the start")
             for _ in range(size):  # may overlap its own output

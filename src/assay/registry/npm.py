@@ -26,7 +26,7 @@ import base64
 import json
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from assay import protocol
@@ -38,6 +38,10 @@ from assay.results import Check
 from assay.sigstore import _json
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
 from assay.verify.artifact import check_options
+
+if TYPE_CHECKING:
+    from assay.dsse import Envelope
+    from assay.sigstore.keyed import LoggedSignatures
 
 DEFAULT_REGISTRY: Final = "https://registry.npmjs.org"
 PUBLISH_PREDICATE: Final = "https://github.com/npm/attestation/tree/main/specs/publish/v0.1"
@@ -129,14 +133,18 @@ class NpmVerification:
         }
 
 
-def _attestations(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(publish bundle, provenance bundle) of npm's attestations document."""
+def _attestation_items(data: bytes, where: str) -> list[Any]:
     document = _json.loads(data, where)
     items = document.get("attestations") if isinstance(document, dict) else None
     if not isinstance(items, list):
         raise AttestationError(f"{where}: $.attestations", "expected npm's list of attestations")
+    return items
+
+
+def _attestations(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(publish bundle, provenance bundle) of npm's attestations document."""
     publish, provenance = [], []
-    for number, item in enumerate(items):
+    for number, item in enumerate(_attestation_items(data, where)):
         at = f"{where}: $.attestations[{number}]"
         if not isinstance(item, dict) or not isinstance(item.get("bundle"), dict):
             raise AttestationError(at, "expected {predicateType, bundle}")
@@ -169,6 +177,25 @@ def _purl(name: str, version: str) -> str:
     return f"pkg:npm/{quote(name, safe='/')}@{version}"
 
 
+def _publish_signature(
+    bundle: dict[str, Any], label: str, verifier: BundleVerifier, keys: list[PublicKey]
+) -> tuple[LoggedSignatures, Envelope, set[str]]:
+    """The publish attestation's log entry, envelope and signing keys: signed by npm's
+    registry key, and that signature the one the log entry records."""
+    from assay import dsse
+    from assay.sigstore.keyed import verify_logged_envelope
+
+    logged = verify_logged_envelope(bundle, label, verifier)
+    envelope = dsse.Envelope.from_dict(bundle["dsseEnvelope"], where=f"{label}: $.dsseEnvelope")
+    check = dsse.check_signatures(envelope, keys, 1)
+    signers = {key.fingerprint() for key in check.signed_by if isinstance(key, PublicKey)}
+    if not signers & logged.key_fingerprints:
+        raise VerificationError(
+            f"{label}: no signature by npm's registry key that the log entry records"
+        )
+    return logged, envelope, signers
+
+
 def verify_npm_package(  # noqa: PLR0917 - as verify_artifacts: what, evidence, rules, trust
     artifact: str,
     sha512: str,
@@ -179,9 +206,6 @@ def verify_npm_package(  # noqa: PLR0917 - as verify_artifacts: what, evidence, 
     keys: list[PublicKey],
 ) -> NpmVerification:
     """The verdict for the tarball (its SHA-512) given npm's attestations document."""
-    from assay import dsse
-    from assay.sigstore.keyed import verify_logged_envelope
-
     check_options(Options(source_uri=options.source_uri))
     result = NpmVerification(artifact, sha512)
     publish_bundle, provenance_bundle = _attestations(data, where)
@@ -200,16 +224,7 @@ def verify_npm_package(  # noqa: PLR0917 - as verify_artifacts: what, evidence, 
     # the publish attestation: the registry's key, logged
     label = f"{where} (publish attestation)"
     try:
-        logged = verify_logged_envelope(publish_bundle, label, verifier)
-        envelope = dsse.Envelope.from_dict(
-            publish_bundle["dsseEnvelope"], where=f"{label}: $.dsseEnvelope"
-        )
-        check = dsse.check_signatures(envelope, keys, 1)
-        signers = {key.fingerprint() for key in check.signed_by if isinstance(key, PublicKey)}
-        if not signers & logged.key_fingerprints:
-            raise VerificationError(
-                f"{label}: no signature by npm's registry key that the log entry records"
-            )
+        logged, envelope, signers = _publish_signature(publish_bundle, label, verifier, keys)
     except VerificationError as error:
         result.checks.append(
             Check("publish.signature", False, "npm's registry key", None, str(error))
@@ -283,29 +298,61 @@ def _provenance_builder(statement: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _certificate_repository(verified: VerifiedSignature) -> str | None:
+    identity = verified.identity
+    if identity.source_repository_uri:
+        return identity.source_repository_uri
+    workflow_repository = identity.github_workflow_repository
+    return f"https://github.com/{workflow_repository}" if workflow_repository else None
+
+
+def _npm_cli_checks(
+    verified: VerifiedSignature, found: str | None, repository: str | None, v02: bool
+) -> list[Check]:
+    """npm's own builder: the provenance names it, the certificate a workflow of the repo."""
+    name = NPM_CLI_BUILDER_V02 if v02 else NPM_CLI_BUILDER
+    san = verified.identity.san or ""
+    in_repo = repository is not None and san.startswith(f"{repository}/.github/workflows/")
+    return [
+        Check("provenance.builderId", found == name, name, found),
+        Check("certificate.san", in_repo, f"a workflow of {repository}", verified.identity.san),
+    ]
+
+
+def _nodejs_builder_checks(verified: VerifiedSignature, found: str | None) -> list[Check]:
+    # A BYOB builder: the certificate is slsa-github-generator's delegator's, at a
+    # release tag; the provenance names the Node.js builder.
+    san_workflow, san_ref = split_ref(verified.identity.san or "")
+    released = san_ref is not None and (
+        is_release_tag(san_ref) or (testing_mode() and san_ref == "refs/heads/main")
+    )
+    found_name = split_ref(found or "")[0]
+    return [
+        Check(
+            "certificate.builder",
+            san_workflow in DELEGATORS and released,
+            [f"{d}@refs/tags/vX.Y.Z" for d in DELEGATORS],
+            verified.identity.san,
+        ),
+        Check("provenance.builderId", found_name == NODEJS_BUILDER, NODEJS_BUILDER, found),
+    ]
+
+
 def _builder_checks(
     result: NpmVerification,
     verified: VerifiedSignature,
     provenance: dict[str, Any],
     options: NpmOptions,
 ) -> None:
-    identity = verified.identity
-    result.checks.append(
-        Check(
-            "certificate.issuer", identity.issuer == GITHUB_ISSUER, GITHUB_ISSUER, identity.issuer
-        )
-    )
-    repository = identity.source_repository_uri or (
-        f"https://github.com/{identity.github_workflow_repository}"
-        if identity.github_workflow_repository
-        else None
-    )
+    issuer = verified.identity.issuer
+    repository = _certificate_repository(verified)
     expected_repo = "https://" + normalize_repository(options.source_uri)
-    result.checks.append(
+    result.checks += [
+        Check("certificate.issuer", issuer == GITHUB_ISSUER, GITHUB_ISSUER, issuer),
         Check(
             "certificate.sourceRepository", repository == expected_repo, expected_repo, repository
-        )
-    )
+        ),
+    ]
     found = _provenance_builder(provenance)
     result.builder_id = found
     if options.builder_id is None:
@@ -320,50 +367,25 @@ def _builder_checks(
         )
         return
     name, _ = split_ref(options.builder_id)
-    v02 = provenance.get("predicateType") == PROVENANCE_V02
-    san_workflow, san_ref = split_ref(identity.san or "")
     if name in (NPM_CLI_BUILDER, NPM_CLI_BUILDER_V02):
+        v02 = provenance.get("predicateType") == PROVENANCE_V02
         accepted = {NPM_CLI_BUILDER, NPM_CLI_BUILDER_V02} if v02 else {NPM_CLI_BUILDER}
         result.checks.append(
             Check("builderId", name in accepted, sorted(accepted), options.builder_id)
         )
-        wanted = NPM_CLI_BUILDER_V02 if v02 else NPM_CLI_BUILDER
-        result.checks.append(Check("provenance.builderId", found == wanted, wanted, found))
-        in_repo = repository is not None and (identity.san or "").startswith(
-            f"{repository}/.github/workflows/"
-        )
-        result.checks.append(
-            Check("certificate.san", in_repo, f"a workflow of {repository}", identity.san)
-        )
-        return
-    if name == NODEJS_BUILDER:
-        # A BYOB builder: the certificate is slsa-github-generator's delegator's, at a
-        # release tag; the provenance names the Node.js builder.
-        released = san_ref is not None and (
-            is_release_tag(san_ref) or (testing_mode() and san_ref == "refs/heads/main")
-        )
+        result.checks += _npm_cli_checks(verified, found, repository, v02)
+    elif name == NODEJS_BUILDER:
+        result.checks += _nodejs_builder_checks(verified, found)
+    else:
         result.checks.append(
             Check(
-                "certificate.builder",
-                san_workflow in DELEGATORS and released,
-                [f"{d}@refs/tags/vX.Y.Z" for d in DELEGATORS],
-                identity.san,
+                "builderId",
+                False,
+                [NPM_CLI_BUILDER, NODEJS_BUILDER],
+                options.builder_id,
+                "not a builder of npm packages assay trusts",
             )
         )
-        found_name = split_ref(found or "")[0]
-        result.checks.append(
-            Check("provenance.builderId", found_name == NODEJS_BUILDER, NODEJS_BUILDER, found)
-        )
-        return
-    result.checks.append(
-        Check(
-            "builderId",
-            False,
-            [NPM_CLI_BUILDER, NODEJS_BUILDER],
-            options.builder_id,
-            "not a builder of npm packages assay trusts",
-        )
-    )
 
 
 def tarball_package(data: bytes, where: str) -> tuple[str, str]:

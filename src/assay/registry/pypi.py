@@ -135,19 +135,23 @@ class DistributionVerification:
         }
 
 
+def _publishers(data: bytes, where: str) -> list[dict[str, Any] | None]:
+    """The publisher of each `attestation_bundles` group (None where there is none)."""
+    document = _json.loads(data, where)
+    groups = document.get("attestation_bundles") if isinstance(document, dict) else None
+    if not isinstance(groups, list):
+        return []
+    publishers = [g.get("publisher") if isinstance(g, dict) else None for g in groups]
+    return [p if isinstance(p, dict) else None for p in publishers]
+
+
 def _groups(
     data: bytes, where: str
 ) -> list[tuple[dict[str, Any] | None, list[tuple[str, dict[str, Any]]]]]:
     """(publisher, [(label, bundle)]) of a provenance object or one attestation."""
     from assay.attestation.files import parse_file
 
-    document = _json.loads(data, where)
-    publishers: list[Any] = []
-    if isinstance(document, dict) and isinstance(document.get("attestation_bundles"), list):
-        publishers = [
-            g.get("publisher") if isinstance(g, dict) else None
-            for g in document["attestation_bundles"]
-        ]
+    publishers = _publishers(data, where)
     groups: dict[int, list[tuple[str, dict[str, Any]]]] = {}
     for record in parse_file(data, where):
         if record.kind != "sigstore-bundle":
@@ -159,7 +163,7 @@ def _groups(
     if not groups:
         raise AttestationError(where, "expected PEP 740 attestations")
     return [
-        (publishers[i] if i < len(publishers) and isinstance(publishers[i], dict) else None, items)
+        (publishers[i] if i < len(publishers) else None, items)
         for i, items in sorted(groups.items())
     ]
 
@@ -180,22 +184,33 @@ def verify_distribution(  # noqa: PLR0917 - what, evidence, rules, trust
         for label, bundle in bundles:
             item = AttestationResult(label, publisher)
             result.attestations.append(item)
-            try:
-                verified = verifier.verify(bundle, label)
-            except VerificationError as error:
-                item.checks.append(
-                    Check("signature", False, "a verified Sigstore bundle", None, str(error))
-                )
-                continue
-            item.signature = verified
-            item.checks.append(Check("signature", True, "a verified Sigstore bundle", "verified"))
-            assert verified.payload is not None
-            statement = _json.loads(verified.payload, f"{label}: payload")
-            _statement_checks(
-                item, statement if isinstance(statement, dict) else {}, filename, sha256
-            )
-            _publisher_checks(item, verified, publisher, options)
+            _attestation_checks(item, bundle, result, options, verifier)
     return result
+
+
+def _attestation_checks(
+    item: AttestationResult,
+    bundle: dict[str, Any],
+    result: DistributionVerification,
+    options: PypiOptions,
+    verifier: BundleVerifier,
+) -> None:
+    """One attestation: its signature, then its statement and its publisher."""
+    try:
+        verified = verifier.verify(bundle, item.where)
+    except VerificationError as error:
+        item.checks.append(
+            Check("signature", False, "a verified Sigstore bundle", None, str(error))
+        )
+        return
+    item.signature = verified
+    item.checks.append(Check("signature", True, "a verified Sigstore bundle", "verified"))
+    assert verified.payload is not None
+    statement = _json.loads(verified.payload, f"{item.where}: payload")
+    _statement_checks(
+        item, statement if isinstance(statement, dict) else {}, result.filename, result.sha256
+    )
+    _publisher_checks(item, verified, item.publisher, options)
 
 
 def _statement_checks(
@@ -230,6 +245,16 @@ def _statement_checks(
     item.checks.append(Check("subject.sha256", digest == sha256, sha256, digest))
 
 
+def _expected_san(repository: str, workflow: str | None, *, gitlab: bool) -> str:
+    """What the certificate's SAN starts with: the repository's workflow (at any ref)."""
+    if gitlab:
+        prefix = f"{repository}//"
+    else:
+        prefix = f"{repository}/.github/workflows/"
+        workflow = workflow.removeprefix(".github/workflows/") if workflow else None
+    return f"{prefix}{workflow}@" if workflow else prefix
+
+
 def _publisher_checks(
     item: AttestationResult,
     verified: VerifiedSignature,
@@ -240,32 +265,25 @@ def _publisher_checks(
     gitlab = identity.issuer == GITLAB_ISSUER or (publisher or {}).get("kind") == "GitLab"
     host, issuer = ("gitlab.com", GITLAB_ISSUER) if gitlab else ("github.com", GITHUB_ISSUER)
     repository = f"https://{host}/{options.repository}"
-    item.checks.append(
-        Check("certificate.issuer", identity.issuer == issuer, issuer, identity.issuer)
-    )
-    item.checks.append(
+    san = identity.san or ""
+    expected = _expected_san(repository, options.workflow, gitlab=gitlab)
+    item.checks += [
+        Check("certificate.issuer", identity.issuer == issuer, issuer, identity.issuer),
         Check(
             "certificate.sourceRepository",
             identity.source_repository_uri == repository,
             repository,
             identity.source_repository_uri,
-        )
-    )
-    san = identity.san or ""
-    if gitlab:
-        prefix = f"{repository}//"
-        workflow = options.workflow
-    else:
-        prefix = f"{repository}/.github/workflows/"
-        workflow = options.workflow.removeprefix(".github/workflows/") if options.workflow else None
-    expected = f"{prefix}{workflow}@" if workflow else prefix
-    item.checks.append(Check("certificate.san", san.startswith(expected), f"{expected}...", san))
-    if publisher is not None and isinstance(publisher.get("repository"), str):
+        ),
+        Check("certificate.san", san.startswith(expected), f"{expected}...", san),
+    ]
+    declared = (publisher or {}).get("repository")
+    if isinstance(declared, str):
         item.checks.append(
             Check(
                 "publisher.repository",
-                publisher["repository"] == options.repository,
+                declared == options.repository,
                 options.repository,
-                publisher["repository"],
+                declared,
             )
         )

@@ -72,26 +72,37 @@ def is_loopback(registry: str) -> bool:
         return False
 
 
+def _split_digest(text: str, where: str) -> tuple[str, str | None]:
+    if "@" not in text:
+        return text, None
+    rest, digest = text.split("@", 1)
+    if not DIGEST.match(digest):
+        raise InputError(where, f"expected @sha256:<64 lowercase hex digits>, got {digest!r}")
+    return rest, digest
+
+
+def _split_registry(text: str) -> tuple[str, str]:
+    """(registry, path): the first part names a registry if it looks like a host."""
+    first, slash, remainder = text.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost" or first.startswith("[")):
+        return first, remainder
+    return "docker.io", text
+
+
+def _split_tag(path: str, where: str) -> tuple[str, str | None]:
+    name, colon, tag = path.rpartition(":")
+    if not colon or "/" in tag:
+        return path, None
+    if not _TAG.match(tag):
+        raise InputError(where, f"expected a tag of letters, digits, '_', '.', '-', got {tag!r}")
+    return name, tag
+
+
 def parse_reference(text: str, where: str = "IMAGE") -> Reference:
     """`text` as docker reads an image reference; errors name `where`."""
-    rest, digest = text, None
-    if "@" in rest:
-        rest, digest = rest.split("@", 1)
-        if not DIGEST.match(digest):
-            raise InputError(where, f"expected @sha256:<64 lowercase hex digits>, got {digest!r}")
-    first, slash, remainder = rest.partition("/")
-    if slash and ("." in first or ":" in first or first == "localhost" or first.startswith("[")):
-        registry, path = first, remainder
-    else:
-        registry, path = "docker.io", rest
-    tag = None
-    name, colon, maybe_tag = path.rpartition(":")
-    if colon and "/" not in maybe_tag:
-        path, tag = name, maybe_tag
-        if not _TAG.match(tag):
-            raise InputError(
-                where, f"expected a tag of letters, digits, '_', '.', '-', got {tag!r}"
-            )
+    rest, digest = _split_digest(text, where)
+    registry, path = _split_registry(rest)
+    path, tag = _split_tag(path, where)
     if registry in _HUB_NAMES:
         registry = DOCKER_HUB
         if "/" not in path:

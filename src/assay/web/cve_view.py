@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.audit.severity import choose_severity, nvd_ratings
+from assay.audit.severity import Rating, choose_severity, nvd_ratings
 from assay.web.cvss import MetricPart, explain_vector
 
 METRIC_KEYS = (
@@ -185,49 +185,70 @@ def _configuration(config: dict[str, Any]) -> ConfigurationView:
     )
 
 
-def cve_view(record: dict[str, Any]) -> CveView:
+def _descriptions(record: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
+    """The English description (else the first), and those in other languages."""
     descriptions = [
         (_text(d.get("lang")), _text(d.get("value")))
         for d in map(_dict, _list(record.get("descriptions")))
     ]
     english = next((text for lang, text in descriptions if lang == "en"), "")
-    view = CveView(
-        id=_text(record.get("id")),
-        status=_text(record.get("vulnStatus")),
-        source=_text(record.get("sourceIdentifier")),
-        published=_text(record.get("published")),
-        last_modified=_text(record.get("lastModified")),
-        description=english or (descriptions[0][1] if descriptions else ""),
-        other_descriptions=[(lang, text) for lang, text in descriptions if lang != "en"],
-    )
-    for tag in map(_dict, _list(record.get("cveTags"))):
-        view.tags.extend(_text(t) for t in _list(tag.get("tags")))
+    first = descriptions[0][1] if descriptions else ""
+    return english or first, [(lang, text) for lang, text in descriptions if lang != "en"]
+
+
+def _tags(record: dict[str, Any]) -> list[str]:
+    return [
+        _text(t) for tag in map(_dict, _list(record.get("cveTags"))) for t in _list(tag.get("tags"))
+    ]
+
+
+def _metrics(record: dict[str, Any]) -> list[MetricView]:
     metrics = _dict(record.get("metrics"))
-    for key, label in METRIC_KEYS:
-        view.metrics.extend(_metric(label, _dict(entry)) for entry in _list(metrics.get(key)))
+    return [
+        _metric(label, _dict(entry))
+        for key, label in METRIC_KEYS
+        for entry in _list(metrics.get(key))
+    ]
+
+
+def _first_index(
+    metrics: list[MetricView], vector: str, rater: str, label: str | None
+) -> int | None:
+    """Where the metric with this vector, from this rater (and label, if given) stands."""
+    return next(
+        (
+            index
+            for index, metric in enumerate(metrics)
+            if (label is None or metric.label == label)
+            and metric.vector == vector
+            and metric.source == rater
+        ),
+        None,
+    )
+
+
+def _nvd_headline(record: dict[str, Any], metrics: list[MetricView]) -> int | None:
     chosen = choose_severity(nvd_ratings(record))
-    if chosen is not None and chosen.cvss is not None:
-        cvss = chosen.cvss
-        view.headline_index = next(
-            (
-                index
-                for index, metric in enumerate(view.metrics)
-                if metric.label == f"CVSS {cvss.version}"
-                and metric.vector == cvss.vector
-                and metric.source == chosen.rater
-            ),
-            None,
+    if chosen is None or chosen.cvss is None:
+        return None
+    cvss = chosen.cvss
+    return _first_index(metrics, cvss.vector, chosen.rater, f"CVSS {cvss.version}")
+
+
+def _weaknesses(record: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [
+        (
+            _text(description.get("value")),
+            _text(weakness.get("source")),
+            _text(weakness.get("type")),
         )
-    for weakness in map(_dict, _list(record.get("weaknesses"))):
-        for description in map(_dict, _list(weakness.get("description"))):
-            view.weaknesses.append(
-                (
-                    _text(description.get("value")),
-                    _text(weakness.get("source")),
-                    _text(weakness.get("type")),
-                )
-            )
-    view.references = [
+        for weakness in map(_dict, _list(record.get("weaknesses")))
+        for description in map(_dict, _list(weakness.get("description")))
+    ]
+
+
+def _references(record: dict[str, Any]) -> list[Reference]:
+    return [
         Reference(
             url=_text(ref.get("url")),
             source=_text(ref.get("source")),
@@ -235,19 +256,42 @@ def cve_view(record: dict[str, Any]) -> CveView:
         )
         for ref in map(_dict, _list(record.get("references")))
     ]
-    if "cisaExploitAdd" in record:
-        view.kev = Kev(
-            name=_text(record.get("cisaVulnerabilityName")),
-            added=_text(record.get("cisaExploitAdd")),
-            due=_text(record.get("cisaActionDue")),
-            action=_text(record.get("cisaRequiredAction")),
-        )
-    view.configurations = [_configuration(_dict(c)) for c in _list(record.get("configurations"))]
-    view.vendor_comments = [
-        (_text(c.get("organization")), _text(c.get("comment")))
-        for c in map(_dict, _list(record.get("vendorComments")))
-    ]
-    return view
+
+
+def _kev(record: dict[str, Any]) -> Kev | None:
+    if "cisaExploitAdd" not in record:
+        return None
+    return Kev(
+        name=_text(record.get("cisaVulnerabilityName")),
+        added=_text(record.get("cisaExploitAdd")),
+        due=_text(record.get("cisaActionDue")),
+        action=_text(record.get("cisaRequiredAction")),
+    )
+
+
+def cve_view(record: dict[str, Any]) -> CveView:
+    description, others = _descriptions(record)
+    metrics = _metrics(record)
+    return CveView(
+        id=_text(record.get("id")),
+        status=_text(record.get("vulnStatus")),
+        source=_text(record.get("sourceIdentifier")),
+        published=_text(record.get("published")),
+        last_modified=_text(record.get("lastModified")),
+        description=description,
+        other_descriptions=others,
+        tags=_tags(record),
+        metrics=metrics,
+        weaknesses=_weaknesses(record),
+        references=_references(record),
+        kev=_kev(record),
+        configurations=[_configuration(_dict(c)) for c in _list(record.get("configurations"))],
+        vendor_comments=[
+            (_text(c.get("organization")), _text(c.get("comment")))
+            for c in map(_dict, _list(record.get("vendorComments")))
+        ],
+        headline_index=_nvd_headline(record, metrics),
+    )
 
 
 # -- every source side by side (CVE 5 containers, KEV, EPSS, OSV) -----------------------
@@ -363,54 +407,60 @@ def _version_words(entry: Any) -> str:
     return text
 
 
-def _container(container: Any) -> ContainerView:
+def _affected(affected: Any) -> AffectedView:
+    package = f"{affected.collection_url} {affected.package_name}" if affected.package_name else ""
+    return AffectedView(
+        what=" ".join(p for p in (affected.vendor, affected.product) if p and p != "n/a"),
+        cpes=list(affected.cpes),
+        package=affected.package_url or package,
+        versions=[_version_words(v) for v in affected.versions],
+        default_status=affected.default_status,
+    )
+
+
+def _ssvc(ssvc: Any) -> list[tuple[str, str]]:
+    if ssvc is None:
+        return []
+    return [
+        (label, value)
+        for label, value in (
+            ("Exploitation", ssvc.exploitation),
+            ("Automatable", ssvc.automatable),
+            ("Technical impact", ssvc.technical_impact),
+        )
+        if value
+    ]
+
+
+def _container_metric(cvss: Any, source: str, kind: str) -> MetricView:
     from assay.cve5.record import CVSS_KEYS
 
     labels = {version: f"CVSS {version}" for _, version in CVSS_KEYS}
+    return MetricView(
+        label=labels[cvss.version],
+        source=source,
+        kind=kind,
+        score=cvss.base_score,
+        severity=cvss.severity or "",
+        vector=cvss.vector,
+        parts=explain_vector(cvss.vector),
+        details=[],
+    )
+
+
+def _container(container: Any) -> ContainerView:
     name = KNOWN_ORGS.get(container.org_id) or container.short_name or container.org_id
-    ssvc = container.ssvc
+    role = container.kind.upper()
     return ContainerView(
-        role=container.kind.upper(),
+        role=role,
         name=name,
         org_id=container.org_id,
         updated=container.date_updated or "",
         title=container.title or "",
-        metrics=[
-            MetricView(
-                label=labels[c.version],
-                source=name,
-                kind=container.kind.upper(),
-                score=c.base_score,
-                severity=c.severity or "",
-                vector=c.vector,
-                parts=explain_vector(c.vector),
-                details=[],
-            )
-            for c in container.cvss
-        ],
+        metrics=[_container_metric(c, name, role) for c in container.cvss],
         weaknesses=[(cwe, cwe_name(cwe, text)) for cwe, text in container.cwes if cwe],
-        affected=[
-            AffectedView(
-                what=" ".join(p for p in (a.vendor, a.product) if p and p != "n/a"),
-                cpes=list(a.cpes),
-                package=a.package_url
-                or (f"{a.collection_url} {a.package_name}" if a.package_name else ""),
-                versions=[_version_words(v) for v in a.versions],
-                default_status=a.default_status,
-            )
-            for a in container.affected
-        ],
-        ssvc=[]
-        if ssvc is None
-        else [
-            (label, value)
-            for label, value in (
-                ("Exploitation", ssvc.exploitation),
-                ("Automatable", ssvc.automatable),
-                ("Technical impact", ssvc.technical_impact),
-            )
-            if value
-        ],
+        affected=[_affected(a) for a in container.affected],
+        ssvc=_ssvc(container.ssvc),
         kev_added=None if container.kev is None else (container.kev.date_added or ""),
         references=len(container.references),
     )
@@ -450,11 +500,24 @@ def osv_advisories(found: Iterable[Any]) -> list[OsvAdvisory]:
     return advisories
 
 
+def _container_ratings(container: Any, shown: ContainerView) -> list[Rating]:
+    from assay.audit.model import Cvss
+    from assay.audit.severity import severity_of_score
+
+    origin = "cna" if container.kind == "cna" else "adp"
+    return [
+        Rating(
+            origin,
+            c.severity or severity_of_score(c.base_score, c.version),
+            Cvss(c.version, c.base_score, c.vector),
+            shown.name,
+        )
+        for c in container.cvss
+    ]
+
+
 def cve5_cve_view(record: Any, sources: SourcesView) -> CveView:
     """The page of a CVE NVD's data does not hold: from its CVE 5 record (`CveRecord`)."""
-    from assay.audit.model import Cvss
-    from assay.audit.severity import Rating, severity_of_score
-
     view = CveView(
         id=record.cve_id,
         status=f"not in NVD's data ({record.state.lower()} in the CVE List)",
@@ -466,16 +529,7 @@ def cve5_cve_view(record: Any, sources: SourcesView) -> CveView:
     ratings: list[Rating] = []
     for container, shown in zip(record.containers, sources.containers, strict=True):
         view.metrics.extend(shown.metrics)
-        origin = "cna" if container.kind == "cna" else "adp"
-        ratings.extend(
-            Rating(
-                origin,
-                c.severity or severity_of_score(c.base_score, c.version),
-                Cvss(c.version, c.base_score, c.vector),
-                shown.name,
-            )
-            for c in container.cvss
-        )
+        ratings.extend(_container_ratings(container, shown))
         view.weaknesses.extend((cwe, shown.name, shown.role) for cwe, _ in shown.weaknesses)
     view.references = [
         Reference(url=url, source=record.assigner_short_name or "", tags=[])
@@ -483,13 +537,5 @@ def cve5_cve_view(record: Any, sources: SourcesView) -> CveView:
     ]
     chosen = choose_severity(ratings)
     if chosen is not None and chosen.cvss is not None:
-        vector = chosen.cvss.vector
-        view.headline_index = next(
-            (
-                index
-                for index, metric in enumerate(view.metrics)
-                if metric.vector == vector and metric.source == chosen.rater
-            ),
-            None,
-        )
+        view.headline_index = _first_index(view.metrics, chosen.cvss.vector, chosen.rater, None)
     return view

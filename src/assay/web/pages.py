@@ -34,7 +34,7 @@ from assay.web.cve_view import (
     osv_advisories,
     sources_view,
 )
-from assay.web.search import DEFAULT_PAGE_SIZE, PAGE_SIZES, Pager, search_plan
+from assay.web.search import DEFAULT_PAGE_SIZE, PAGE_SIZES, Pager, SearchPlan, search_plan
 from assay.web.store_state import STORE_UNAVAILABLE, StateCache, log_store_error
 from assay.web.templating import cve_href, render
 
@@ -103,33 +103,7 @@ class WebPages:
                 return render(request, "index.html", context)
             count_query = parse_cve_query([*plan.pairs, ("resultsPerPage", "0")])
             total = (await self._ask(self.store.search_cves, count_query)).total
-            if plan.newest_first:
-                # The API orders by publication, oldest first: take the page from the end.
-                end = max(0, total - plan.start_index)
-                api_start = max(0, end - plan.page_size)
-                api_size = end - api_start
-            else:
-                api_start, api_size = plan.start_index, plan.page_size
-            records: list[dict[str, Any]] = []
-            json_query = ""
-            if api_size > 0:
-                query = parse_cve_query(
-                    [
-                        *plan.pairs,
-                        ("resultsPerPage", str(api_size)),
-                        ("startIndex", str(api_start)),
-                    ]
-                )
-                records = _records(await self._ask(self.store.search_cves, query))
-                json_query = urlencode(
-                    [
-                        *plan.pairs,
-                        ("resultsPerPage", str(api_size)),
-                        ("startIndex", str(api_start)),
-                    ]
-                )
-            if plan.newest_first:
-                records.reverse()
+            records, json_query = await self._page_of(plan, total)
         except QueryError as error:
             context["error"] = error.reason
             return render(request, "index.html", context, status=400)
@@ -142,6 +116,21 @@ class WebPages:
             page_link=lambda start: _with(form, startIndex=str(start)),
         )
         return render(request, "index.html", context)
+
+    async def _page_of(self, plan: SearchPlan, total: int) -> tuple[list[dict[str, Any]], str]:
+        """The records the page shows, in its order, and the API query that gives them."""
+        api_start, api_size = _api_window(plan, total)
+        if api_size <= 0:
+            return [], ""
+        pairs = [
+            *plan.pairs,
+            ("resultsPerPage", str(api_size)),
+            ("startIndex", str(api_start)),
+        ]
+        records = _records(await self._ask(self.store.search_cves, parse_cve_query(pairs)))
+        if plan.newest_first:
+            records.reverse()
+        return records, urlencode(pairs)
 
     # -- /cve/{id} -------------------------------------------------------------------
 
@@ -169,27 +158,12 @@ class WebPages:
             cve5, sources = await in_store_thread(self.store, _cve_sources, self.store, cve_id)
         except StoreError as error:
             return self._error(request, 503, "Store unavailable", str(error))
-        if not page.records and cve5 is not None:
-            view = cve5_cve_view(cve5, sources)
-        elif not page.records:
-            message = (
-                "The mirror holds no record with this id. It may be newer than the last "
-                "import or sync, or reserved but not published."
-            )
-            if history.total:
-                message += f" It does hold {history.total} change history entries for it."
-            return render(
-                request,
-                "error.html",
-                {
-                    "title": f"{cve_id} is not in this store",
-                    "message": message,
-                    "json_twin": history_twin if history.total else None,
-                },
-                status=404,
-            )
-        else:
+        if page.records:
             view = cve_view(orjson.loads(page.records[0]))
+        elif cve5 is not None:
+            view = cve5_cve_view(cve5, sources)
+        else:
+            return _not_in_store(request, cve_id, history.total, history_twin)
         changes = list(_records(history))
         return render(
             request,
@@ -372,3 +346,32 @@ def _cve_sources(store: object, cve_id: str) -> tuple[Any, SourcesView]:
     by_alias = getattr(store, "osv_by_alias", None)
     osv = osv_advisories(by_alias(cve_id)) if callable(by_alias) else []
     return record, sources_view(cve_id, record, kev=kev, epss=epss, osv=osv)
+
+
+def _api_window(plan: SearchPlan, total: int) -> tuple[int, int]:
+    """(startIndex, resultsPerPage) of the API page that holds the page shown."""
+    if not plan.newest_first:
+        return plan.start_index, plan.page_size
+    # The API orders by publication, oldest first: take the page from the end.
+    end = max(0, total - plan.start_index)
+    api_start = max(0, end - plan.page_size)
+    return api_start, end - api_start
+
+
+def _not_in_store(request: Request, cve_id: str, changes: int, history_twin: str) -> Response:
+    message = (
+        "The mirror holds no record with this id. It may be newer than the last "
+        "import or sync, or reserved but not published."
+    )
+    if changes:
+        message += f" It does hold {changes} change history entries for it."
+    return render(
+        request,
+        "error.html",
+        {
+            "title": f"{cve_id} is not in this store",
+            "message": message,
+            "json_twin": history_twin if changes else None,
+        },
+        status=404,
+    )

@@ -113,41 +113,59 @@ def read_box(text: str) -> tuple[str, list[tuple[str, str]], str | None]:
     return "keyword", [("keywordSearch", text)], None
 
 
-def search_plan(form: Mapping[str, str]) -> SearchPlan:
-    """Read the form; raise `QueryError` naming the field that is wrong."""
-    reading, pairs, redirect = read_box(_one(form, "q"))
+def _severity_pairs(form: Mapping[str, str]) -> list[tuple[str, str]]:
+    """`cvss{V}Severity` from the form's severity and CVSS version (V3 by default)."""
     severity = _one(form, "severity").upper()
     version = _one(form, "cvssVersion").upper() or "V3"
     if version not in CVSS_VERSIONS:
         raise QueryError(
             "cvssVersion", f"cvssVersion: expected one of V4, V3, V2, found {version[:10]!r}"
         )
-    if severity:
-        if severity not in SEVERITIES or (version == "V2" and severity == "CRITICAL"):
-            raise QueryError(
-                "severity", f"severity: not a CVSS {version[1]} severity: {severity[:20]!r}"
-            )
-        pairs.append((f"cvss{version}Severity", severity))
-    if _one(form, "kev"):
-        pairs.append(("hasKev", ""))
+    if not severity:
+        return []
+    if severity not in SEVERITIES or (version == "V2" and severity == "CRITICAL"):
+        raise QueryError(
+            "severity", f"severity: not a CVSS {version[1]} severity: {severity[:20]!r}"
+        )
+    return [(f"cvss{version}Severity", severity)]
+
+
+def _cwe_pairs(form: Mapping[str, str]) -> list[tuple[str, str]]:
     cwe = _one(form, "cwe")
-    if cwe:
-        pairs.append(("cweId", cwe if not cwe.isdigit() else f"CWE-{cwe}"))
-    pairs.extend(_window(form, "published", "pub"))
-    pairs.extend(_window(form, "modified", "lastMod"))
-    if _one(form, "noRejected"):
-        pairs.append(("noRejected", ""))
-    if pairs and reading == "CPE name" and _one(form, "vulnerable"):
-        pairs.append(("isVulnerable", ""))
+    if not cwe:
+        return []
+    return [("cweId", cwe if not cwe.isdigit() else f"CWE-{cwe}")]
+
+
+def _flag(form: Mapping[str, str], field: str, parameter: str) -> list[tuple[str, str]]:
+    """A checkbox: the API's valueless parameter when it is ticked."""
+    return [(parameter, "")] if _one(form, field) else []
+
+
+def _page_size(form: Mapping[str, str]) -> int:
     page_size = _integer(form, "resultsPerPage", DEFAULT_PAGE_SIZE)
     if not 1 <= page_size <= MAX_RESULTS_PER_PAGE:
         raise QueryError(
             "resultsPerPage",
             f"resultsPerPage: expected 1 to {MAX_RESULTS_PER_PAGE}, found {page_size}",
         )
+    return page_size
+
+
+def search_plan(form: Mapping[str, str]) -> SearchPlan:
+    """Read the form; raise `QueryError` naming the field that is wrong."""
+    reading, pairs, redirect = read_box(_one(form, "q"))
+    pairs += _severity_pairs(form)
+    pairs += _flag(form, "kev", "hasKev")
+    pairs += _cwe_pairs(form)
+    pairs += _window(form, "published", "pub")
+    pairs += _window(form, "modified", "lastMod")
+    pairs += _flag(form, "noRejected", "noRejected")
+    if pairs and reading == "CPE name":
+        pairs += _flag(form, "vulnerable", "isVulnerable")
     return SearchPlan(
         pairs=tuple(pairs),
-        page_size=page_size,
+        page_size=_page_size(form),
         start_index=_integer(form, "startIndex", 0),
         newest_first=_one(form, "order") != "oldest",
         reading=reading,
