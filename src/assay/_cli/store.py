@@ -334,8 +334,6 @@ def _print_applied(path: Path, result: ApplyResult) -> None:
 
 def _trust(args: argparse.Namespace) -> Callable[[Path], SignedSnapshot] | None:
     """How each file's signature is checked (None: --insecure-unsigned)."""
-    from assay.keys import load_public_key
-
     given = [bool(args.key), args.identity is not None, bool(args.insecure_unsigned)]
     if sum(given) != 1:
         raise InputError(
@@ -348,8 +346,16 @@ def _trust(args: argparse.Namespace) -> Callable[[Path], SignedSnapshot] | None:
     if args.identity is not None:
         keyless = keyless_check(args.identity, args.issuer, "--identity")
         return lambda path: keyless(path, _signature(args, path, ".sigstore.json"))
-    keys = [load_public_key(_read(path), where=path) for path in args.key]
-    return lambda path: _verified(path, _signature(args, path, ".intoto.json"), keys)
+    check = verified_with_keys(args.key)
+    return lambda path: check(path, _signature(args, path, ".intoto.json"))
+
+
+def verified_with_keys(paths: list[str]) -> Callable[[Path, Path], SignedSnapshot]:
+    """Verify a snapshot's DSSE envelope with the public keys in `paths`."""
+    from assay.keys import load_public_key
+
+    keys = [load_public_key(_read(path), where=path) for path in paths]
+    return lambda path, signature: _verified(path, signature, keys)
 
 
 def _signature(args: argparse.Namespace, path: Path, suffix: str) -> Path:
