@@ -148,18 +148,12 @@ def _store_option(parser: argparse.ArgumentParser) -> None:
 def _export(args: argparse.Namespace) -> int:
     from assay.keys import load_private_key
     from assay.nvd.storage import open_store
-    from assay.snapshot.publish import publish, read_index
+    from assay.snapshot.publish import publish
 
     passphrase = read_passphrase(args.passphrase_env)
     keys = [load_private_key(_read(path), passphrase=passphrase, where=path) for path in args.key]
-    folder = Path(args.publish) if args.publish else (Path(args.out).parent or Path("."))
-    if not folder.is_dir():
-        raise InputError(
-            "--publish" if args.publish else "--out", f"{folder}: expected an existing folder"
-        )
-    since = args.since
-    if args.publish and since is None:
-        since = read_index(folder).newest
+    folder = _export_folder(args)
+    since = _export_since(args, folder)
     store = open_store(args.store or default_store_url(), create=False)
     try:
         if args.publish and since is not None and since == store.generation():
@@ -175,6 +169,23 @@ def _export(args: argparse.Namespace) -> int:
         publish(folder, out, manifest, digest)
     _export_summary(args, out, manifest, digest)
     return EXIT_OK
+
+
+def _export_folder(args: argparse.Namespace) -> Path:
+    folder = Path(args.publish) if args.publish else (Path(args.out).parent or Path("."))
+    if not folder.is_dir():
+        option = "--publish" if args.publish else "--out"
+        raise InputError(option, f"{folder}: expected an existing folder")
+    return folder
+
+
+def _export_since(args: argparse.Namespace, folder: Path) -> int | None:
+    """--since, or for --publish the newest generation the series lists."""
+    from assay.snapshot.publish import read_index
+
+    if args.since is not None or not args.publish:
+        return args.since  # type: ignore[no-any-return]
+    return read_index(folder).newest
 
 
 def _snapshot_name(manifest: Manifest) -> str:
@@ -280,20 +291,7 @@ def _import_files(args: argparse.Namespace, files: list[Path]) -> int:
     from assay.nvd.storage import open_store
     from assay.snapshot.store_io import apply_snapshot
 
-    trust = _trust(args)
-    if args.signature and len(files) != 1:
-        raise InputError("--signature", "names the signature of one FILE; give one FILE with it")
-    for path in files:
-        if not path.is_file():
-            raise InputError(str(path), "expected a snapshot file")
-    # Every signature is checked before any store is opened or written.
-    signed = {path: trust(path) for path in files} if trust is not None else {}
-    if trust is None:
-        print(
-            "assay store import: --insecure-unsigned: no signature checked; nothing says who "
-            "made these snapshots",
-            file=sys.stderr,
-        )
+    signed = _checked_signatures(args, files)
     store = open_store(args.store or default_store_url(), create=args.create)
     results = []
     try:
@@ -310,6 +308,24 @@ def _import_files(args: argparse.Namespace, files: list[Path]) -> int:
     if args.json:
         sys.stdout.write(orjson.dumps([r.to_dict() for r in results]).decode() + "\n")
     return EXIT_OK
+
+
+def _checked_signatures(args: argparse.Namespace, files: list[Path]) -> dict[Path, SignedSnapshot]:
+    """Every file's signature, checked before any store is opened or written."""
+    trust = _trust(args)
+    if args.signature and len(files) != 1:
+        raise InputError("--signature", "names the signature of one FILE; give one FILE with it")
+    for path in files:
+        if not path.is_file():
+            raise InputError(str(path), "expected a snapshot file")
+    if trust is None:
+        print(
+            "assay store import: --insecure-unsigned: no signature checked; nothing says who "
+            "made these snapshots",
+            file=sys.stderr,
+        )
+        return {}
+    return {path: trust(path) for path in files}
 
 
 def _check_signed_manifest(stream: IO[bytes], signed: SignedSnapshot, path: Path) -> None:

@@ -72,12 +72,7 @@ def files_to_push(paths: list[Path]) -> list[Path]:
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            index = read_index(path)
-            if not index.snapshots:
-                raise SnapshotError(str(path), f"expected a published series ({INDEX_NAME})")
-            found.append(path / INDEX_NAME)
-            for entry in index.snapshots:
-                found.extend(path / name for name in (entry.name, *entry.signatures.values()))
+            found.extend(_series_files(path))
         elif path.is_file():
             found.append(path)
             found.extend(
@@ -91,6 +86,16 @@ def files_to_push(paths: list[Path]) -> list[Path]:
     if len(set(names)) != len(names):
         raise InputError("FILE", "two files of the same name: an artifact's files are named")
     return found
+
+
+def _series_files(folder: Path) -> list[Path]:
+    index = read_index(folder)
+    if not index.snapshots:
+        raise SnapshotError(str(folder), f"expected a published series ({INDEX_NAME})")
+    names = [INDEX_NAME]
+    for entry in index.snapshots:
+        names.extend((entry.name, *entry.signatures.values()))
+    return [folder / name for name in names]
 
 
 @dataclass(frozen=True, slots=True)

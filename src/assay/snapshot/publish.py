@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import orjson
 
@@ -63,24 +63,47 @@ class Published:
     def from_dict(cls, value: Any, where: str) -> Published:
         if not isinstance(value, dict):
             raise SnapshotError(where, "expected an object")
-        name = value.get("name")
-        if not isinstance(name, str) or not FILE_NAME.fullmatch(name):
-            raise SnapshotError(f"{where}.name", f"expected a file name, found {name!r:.60}")
-        since = value.get("since")
-        numbers = [value.get(key) for key in ("generation", "records", "bytes")]
-        if not all(_count(n) for n in numbers) or not (since is None or _count(since)):
-            raise SnapshotError(where, "expected since, generation, records, bytes as counts")
-        signatures = value.get("signatures", {})
-        if not isinstance(signatures, dict) or not all(
-            kind in SIGNATURE_SUFFIXES and isinstance(file, str) and FILE_NAME.fullmatch(file)
-            for kind, file in signatures.items()
-        ):
-            raise SnapshotError(f"{where}.signatures", "expected {dsse|sigstore: file name}")
-        sha256, created = value.get("sha256"), value.get("created")
-        if not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-f]{64}", sha256):
-            raise SnapshotError(f"{where}.sha256", "expected 64 lowercase hex digits")
-        generation, records, size = (int(n) for n in numbers)  # type: ignore[arg-type]
-        return cls(name, since, generation, records, size, sha256, str(created or ""), signatures)
+        since, generation, records, size = _counts(value, where)
+        return cls(
+            _file_name(value.get("name"), f"{where}.name"),
+            since,
+            generation,
+            records,
+            size,
+            _sha256(value.get("sha256"), f"{where}.sha256"),
+            str(value.get("created") or ""),
+            _signatures(value.get("signatures", {}), f"{where}.signatures"),
+        )
+
+
+def _file_name(name: object, where: str) -> str:
+    if not isinstance(name, str) or not FILE_NAME.fullmatch(name):
+        raise SnapshotError(where, f"expected a file name, found {name!r:.60}")
+    return name
+
+
+def _counts(value: dict[str, Any], where: str) -> tuple[int | None, int, int, int]:
+    since = value.get("since")
+    numbers = [value.get(key) for key in ("generation", "records", "bytes")]
+    if not all(_count(n) for n in numbers) or not (since is None or _count(since)):
+        raise SnapshotError(where, "expected since, generation, records, bytes as counts")
+    generation, records, size = (int(cast(int, n)) for n in numbers)
+    return since, generation, records, size
+
+
+def _sha256(value: object, where: str) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{64}", value):
+        raise SnapshotError(where, "expected 64 lowercase hex digits")
+    return value
+
+
+def _signatures(value: object, where: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        kind in SIGNATURE_SUFFIXES and isinstance(file, str) and FILE_NAME.fullmatch(file)
+        for kind, file in value.items()
+    ):
+        raise SnapshotError(where, "expected {dsse|sigstore: file name}")
+    return dict(value)
 
 
 def _count(value: object) -> bool:
@@ -187,21 +210,22 @@ def chain(index: SnapshotIndex, *, source: str | None, reached: int | None) -> C
     the generation the previous one ends at (the longest when several do). A store built
     from another series gets no steps."""
     steps: list[Published] = []
-    at = reached
     if reached is None:
         fulls = [s for s in index.snapshots if s.since is None]
         if not fulls:
             return Chain((), None, index.newest)
-        first = max(fulls, key=lambda s: s.generation)
-        steps.append(first)
-        at = first.generation
+        steps.append(max(fulls, key=lambda s: s.generation))
     elif source != index.store:
         return Chain((), None, index.newest)
-    while True:
-        following = [s for s in index.snapshots if s.since is not None and s.since == at]
-        following = [s for s in following if s.generation > (at or 0)]
-        if not following:
-            return Chain(tuple(steps), at, index.newest)
-        step = max(following, key=lambda s: s.generation)
+    at = steps[0].generation if steps else reached
+    while (step := _next_step(index, at)) is not None:
         steps.append(step)
         at = step.generation
+    return Chain(tuple(steps), at, index.newest)
+
+
+def _next_step(index: SnapshotIndex, at: int | None) -> Published | None:
+    following = [
+        s for s in index.snapshots if s.since is not None and s.since == at and s.generation > at
+    ]
+    return max(following, key=lambda s: s.generation) if following else None

@@ -100,14 +100,8 @@ def _statement_about(
         raise SnapshotError(f"{where}: $.predicateType", f"expected {PREDICATE_TYPE}")
     if statement.get("_type") != STATEMENT_V1:
         raise SnapshotError(f"{where}: $._type", f"expected {STATEMENT_V1}")
-    subjects = statement.get("subject")
-    wanted = {
-        str(digest.get("sha256", "")).lower()
-        for subject in (subjects if isinstance(subjects, list) else [])
-        if isinstance(subject, dict) and isinstance(digest := subject.get("digest"), dict)
-    }
     actual = file_sha256(snapshot)
-    if actual not in wanted:
+    if actual not in _subject_digests(statement.get("subject")):
         raise SnapshotError(
             str(snapshot),
             f"its SHA-256 {actual} is not the signed subject's: the file is not the one signed",
@@ -116,6 +110,14 @@ def _statement_about(
     if not isinstance(body, dict):
         raise SnapshotError(f"{where}: $.predicate", "expected an object")
     return SignedSnapshot(actual, body, signers)
+
+
+def _subject_digests(subjects: object) -> set[str]:
+    return {
+        str(digest.get("sha256", "")).lower()
+        for subject in (subjects if isinstance(subjects, list) else [])
+        if isinstance(subject, dict) and isinstance(digest := subject.get("digest"), dict)
+    }
 
 
 # -- keyless: a Sigstore bundle (FILE.sigstore.json) -----------------------------------

@@ -130,8 +130,6 @@ def _is_cursor_key(key: str) -> bool:
 def check_fits(store: Store, manifest: Manifest, where: str) -> None:
     """Refuse a snapshot that does not continue this store's history exactly."""
     source = store.get_meta(SOURCE_KEY)
-    reached_text = store.get_meta(SOURCE_GENERATION_KEY)
-    reached = int(reached_text) if reached_text and reached_text.isdigit() else None
     if manifest.since is None:
         if source is not None or store.count_cves() or store.generation():
             raise SnapshotError(
@@ -140,18 +138,24 @@ def check_fits(store: Store, manifest: Manifest, where: str) -> None:
                 f"(generation {store.generation()}): use a new store or a delta",
             )
         return
+    reached_text = store.get_meta(SOURCE_GENERATION_KEY)
+    reached = int(reached_text) if reached_text and reached_text.isdigit() else None
     if source is None or reached is None:
         raise SnapshotError(
             where,
             f"a delta (after generation {manifest.since}) needs a store built from a full "
             "snapshot of the same source first; this store was not",
         )
+    _check_delta(manifest, source, reached, where)
+
+
+def _check_delta(manifest: Manifest, source: str, reached: int, where: str) -> None:
     if source != manifest.store:
         raise SnapshotError(
             where, f"the delta comes from store {manifest.store}, this store from {source}"
         )
     if manifest.since != reached:
-        gap = "a gap" if manifest.since > reached else "an overlap"
+        gap = "a gap" if (manifest.since or 0) > reached else "an overlap"
         raise SnapshotError(
             where,
             f"{gap}: the delta starts after generation {manifest.since}, this store is at "
@@ -183,26 +187,12 @@ def _apply(
     if unknown:
         raise SnapshotError(where, f"members this assay cannot apply: {', '.join(unknown)}")
     with tempfile.TemporaryDirectory(prefix="assay-snapshot-") as folder:
-        files: list[Path] = []
-        for info, member in reader.members():
-            path = Path(folder) / info.name.replace("/", "-")
-            with path.open("wb") as handle:
-                while chunk := member.read(1 << 20):
-                    handle.write(chunk)
-            files.append(path)
+        # Every member is read (and its digest checked) before anything is written.
+        files = _spooled(reader, Path(folder))
         importer = Importer(store)
-        counts = UpsertCounts()
         try:
             with store.transaction():
-                for path, info in zip(files, manifest.members, strict=True):
-                    if info.records == 0:
-                        continue
-                    if info.name in SOURCE_BY_MEMBER:
-                        counts += _apply_source(store, path, info, where)
-                    else:
-                        _apply_nvd(importer, path, info, where)
-                    if on_member is not None:
-                        on_member(info)
+                counts = _write_members(store, importer, files, manifest, where, on_member)
                 store.set_meta(SOURCE_KEY, manifest.store)
                 store.set_meta(SOURCE_GENERATION_KEY, str(manifest.generation))
                 for key, value in manifest.cursors.items():
@@ -210,11 +200,40 @@ def _apply(
                         store.set_meta(key, value)
         finally:
             importer.close()
-        total = importer.report.total()
-        added = total.added + counts.added
-        updated = total.updated + counts.updated
-        unchanged = total.unchanged + counts.unchanged
-    return ApplyResult(manifest, added, updated, unchanged)
+        counts += importer.report.total()
+    return ApplyResult(manifest, counts.added, counts.updated, counts.unchanged)
+
+
+def _spooled(reader: SnapshotReader, folder: Path) -> list[Path]:
+    files: list[Path] = []
+    for info, member in reader.members():
+        path = folder / info.name.replace("/", "-")
+        with path.open("wb") as handle:
+            while chunk := member.read(1 << 20):
+                handle.write(chunk)
+        files.append(path)
+    return files
+
+
+def _write_members(  # noqa: PLR0917 - one call site, the apply's state
+    store: Store,
+    importer: Importer,
+    files: list[Path],
+    manifest: Manifest,
+    where: str,
+    on_member: Callable[[MemberInfo], None] | None,
+) -> UpsertCounts:
+    counts = UpsertCounts()
+    for path, info in zip(files, manifest.members, strict=True):
+        if info.records == 0:
+            continue
+        if info.name in SOURCE_BY_MEMBER:
+            counts += _apply_source(store, path, info, where)
+        else:
+            _apply_nvd(importer, path, info, where)
+        if on_member is not None:
+            on_member(info)
+    return counts
 
 
 def _apply_nvd(importer: Importer, path: Path, info: MemberInfo, where: str) -> None:

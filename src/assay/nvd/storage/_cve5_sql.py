@@ -322,18 +322,7 @@ class Cve5Tables(SourceChanges):
         meta: Mapping[str, str] | None,
     ) -> tuple[UpsertCounts, int]:
         counts = UpsertCounts()
-        rows = [
-            (
-                e.cve_id,
-                e.date_added,
-                e.due_date,
-                e.ransomware,
-                e.vendor_project,
-                e.product,
-                orjson.dumps(e.to_dict(), option=orjson.OPT_SORT_KEYS),
-            )
-            for e in {entry.cve_id: entry for entry in entries}.values()
-        ]
+        rows = _kev_rows(entries)
         with self._cve5_writing("writing the KEV catalogue") as run:
             stored = {
                 str(key): bytes(entry) for key, entry in run.rows("SELECT cve_id, entry FROM kev")
@@ -400,6 +389,22 @@ class Cve5Tables(SourceChanges):
                         str(model),
                     )
         return found
+
+
+def _kev_rows(entries: Sequence[KevEntry]) -> list[tuple[Any, ...]]:
+    """The table's rows of the entries (the last of each CVE id)."""
+    return [
+        (
+            e.cve_id,
+            e.date_added,
+            e.due_date,
+            e.ransomware,
+            e.vendor_project,
+            e.product,
+            orjson.dumps(e.to_dict(), option=orjson.OPT_SORT_KEYS),
+        )
+        for e in {entry.cve_id: entry for entry in entries}.values()
+    ]
 
 
 def _stored_epss(run: Executor, cve_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:

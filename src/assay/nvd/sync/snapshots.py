@@ -87,23 +87,29 @@ class SnapshotFollower:
         raise NoChain(f"{upstream}: no snapshots published there (tried {', '.join(tried)})")
 
     def plan(self, index: SnapshotIndex, where: str) -> Chain:
-        source = self.store.get_meta(SOURCE_KEY)
-        reached = self.store.get_meta(SOURCE_GENERATION_KEY)
-        empty = source is None and not self.store.generation()
-        if not empty and (source is None or reached is None or not reached.isdigit()):
-            raise NoChain(
-                f"{where}: this store holds data that no snapshot of the series brought "
-                "(synced by pages or imported): snapshots apply to an empty store or one "
-                "built from them"
-            )
-        found = chain(index, source=source, reached=None if empty else int(reached or 0))
+        source, reached = self._position(where)
+        found = chain(index, source=source, reached=reached)
         if not found.complete:
-            at = "an empty store" if empty else f"generation {reached} of {source}"
+            at = "an empty store" if reached is None else f"generation {reached} of {source}"
             raise NoChain(
                 f"{where}: no chain of snapshots leads from {at} to the series' newest "
                 f"(generation {found.newest} of {index.store})"
             )
         return found
+
+    def _position(self, where: str) -> tuple[str | None, int | None]:
+        """(source store, its generation reached); (None, None) for an empty store."""
+        source = self.store.get_meta(SOURCE_KEY)
+        reached = self.store.get_meta(SOURCE_GENERATION_KEY)
+        if source is not None and reached is not None and reached.isdigit():
+            return source, int(reached)
+        if source is None and not self.store.generation():
+            return None, None
+        raise NoChain(
+            f"{where}: this store holds data that no snapshot of the series brought "
+            "(synced by pages or imported): snapshots apply to an empty store or one "
+            "built from them"
+        )
 
     def run(self, upstream: str) -> FollowReport:
         base, index = self.find_series(upstream)
