@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay._cli import EXIT_OK, EXIT_UNUSABLE, add_list_option
+from assay._cli.store import add_identity_options
 from assay.errors import InputError
 
 if TYPE_CHECKING:
@@ -31,12 +32,7 @@ def add_follow_options(parser: argparse.ArgumentParser) -> None:
         metavar="PUB",
         help="PEM public key(s) the upstream's snapshots must be signed with",
     )
-    group.add_argument(
-        "--identity",
-        metavar="SAN",
-        help="keyless: the certificate identity (SAN, or /regex/) of the snapshots' signer",
-    )
-    group.add_argument("--issuer", metavar="URL", help="keyless: the OIDC issuer of --identity")
+    add_identity_options(group, "the snapshots' Sigstore bundles must show")
     group.add_argument(
         "--snapshots-only",
         action="store_true",

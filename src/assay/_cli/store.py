@@ -88,13 +88,7 @@ def register(tree: CommandTree) -> None:
         metavar="PUB",
         help="PEM public key(s) a snapshot must be signed by",
     )
-    load.add_argument(
-        "--identity",
-        metavar="SAN",
-        help="keyless: the certificate identity (SAN, or /regex/) a Sigstore bundle "
-        "(FILE.sigstore.json) must show; with --issuer",
-    )
-    load.add_argument("--issuer", metavar="URL", help="keyless: the OIDC issuer of --identity")
+    add_identity_options(load, "a Sigstore bundle (FILE.sigstore.json) must show")
     load.add_argument(
         "--signature",
         metavar="FILE",
@@ -114,6 +108,18 @@ def register(tree: CommandTree) -> None:
     load.add_argument("--json", action="store_true", help="print one result per file as JSON")
     load.set_defaults(handler=_import)
     _register_oci(group)
+
+
+def add_identity_options(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str
+) -> None:
+    """--identity and --issuer: the keyless signer of snapshots."""
+    parser.add_argument(
+        "--identity",
+        metavar="SAN",
+        help=f"keyless: the certificate identity (SAN, or /regex/) {what}; with --issuer",
+    )
+    parser.add_argument("--issuer", metavar="URL", help="keyless: the OIDC issuer of --identity")
 
 
 def _register_oci(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

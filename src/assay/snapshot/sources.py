@@ -147,20 +147,18 @@ def _batched(items: Iterator[Any]) -> Iterator[list[Any]]:
         yield batch
 
 
-def _apply_osv(store: SourceStore, lines: Iterator[bytes], where: str) -> UpsertCounts:
-    counts = UpsertCounts()
-    records = (read_osv(line, at) for line, at in _numbered(lines, where))
-    for batch in _batched(records):
-        counts += store.upsert_osv(batch)
-    return counts
+def _upserting(read: Callable[[bytes, str], Any], upsert: str) -> Applier:
+    """An applier that reads each line with `read` and writes batches with the store's
+    method `upsert`."""
 
+    def apply(store: SourceStore, lines: Iterator[bytes], where: str) -> UpsertCounts:
+        counts = UpsertCounts()
+        write = getattr(store, upsert)
+        for batch in _batched(read(line, at) for line, at in _numbered(lines, where)):
+            counts += write(batch)
+        return counts
 
-def _apply_cve5(store: SourceStore, lines: Iterator[bytes], where: str) -> UpsertCounts:
-    counts = UpsertCounts()
-    records = (read_cve5(line, at) for line, at in _numbered(lines, where))
-    for batch in _batched(records):
-        counts += store.upsert_cve5(batch)
-    return counts
+    return apply
 
 
 def _json_object(line: bytes, where: str) -> dict[str, Any]:
@@ -214,8 +212,10 @@ def _day_model(row: tuple[str, str, EpssScore]) -> tuple[str, str]:
 
 
 SOURCE_KINDS: Final = (
-    SourceKind("osv", "osv/osv.jsonl", "osv", _record_line, _apply_osv),
-    SourceKind("cve5", "cve5/cve.jsonl", "cve5", _record_line, _apply_cve5),
+    SourceKind("osv", "osv/osv.jsonl", "osv", _record_line, _upserting(read_osv, "upsert_osv")),
+    SourceKind(
+        "cve5", "cve5/cve.jsonl", "cve5", _record_line, _upserting(read_cve5, "upsert_cve5")
+    ),
     SourceKind("kev", "cisa/kev.jsonl", "kev", _record_line, _apply_kev),
     SourceKind(
         "kev-removed", "cisa/kev-removed.jsonl", "kev", _kev_removed_line, _apply_kev_removed
