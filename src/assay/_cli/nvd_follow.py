@@ -54,7 +54,8 @@ def follow(args: argparse.Namespace, store: Store, console: Console) -> int | No
     from assay.nvd.sync.snapshots import NoChain, SnapshotFollower
 
     verify = _verify(args)
-    with httpx.Client(timeout=args.timeout, follow_redirects=True) as client:
+    # The `sync` lock, as a paged sync holds it: one writer following the upstream.
+    with store.exclusive("sync"), httpx.Client(timeout=args.timeout) as client:
         follower = SnapshotFollower(store, verify, client=client)
         try:
             report = follower.run(args.upstream)

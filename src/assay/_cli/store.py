@@ -130,15 +130,22 @@ def _register_oci(group: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "(its index and every file it lists) as one OCI artifact tagged REF "
         "(docs/snapshots.md, media types).",
     )
-    push.add_argument("reference", metavar="oci://REGISTRY/REPOSITORY:TAG")
+    push.add_argument(
+        "reference", metavar="oci://REGISTRY/REPOSITORY:TAG", help="the tag to push to"
+    )
     push.add_argument("files", nargs="+", metavar="FILE", help="snapshot files or a folder")
     push.add_argument("--json", action="store_true", help="print the artifact's digest as JSON")
     push.set_defaults(handler=_push)
     pull = group.add_parser(
         "pull",
         help="Fetch the files of a snapshot artifact from an OCI registry into a folder.",
+        description="Write each file of the artifact REF (a snapshot series, or snapshots "
+        "with their signatures) into --out under its name; signatures are checked by "
+        "`assay store import`, not here.",
     )
-    pull.add_argument("reference", metavar="oci://REGISTRY/REPOSITORY:TAG")
+    pull.add_argument(
+        "reference", metavar="oci://REGISTRY/REPOSITORY:TAG", help="the artifact to pull"
+    )
     pull.add_argument("--out", default=".", metavar="DIR", help="folder to write into (default .)")
     pull.set_defaults(handler=_pull)
 
