@@ -177,28 +177,53 @@ def _same_samples(source: Store, target: Store) -> None:
         assert left.count_osv() == right.count_osv()
 
 
-def test_a_store_written_before_change_tracking_marks_its_records(tmp_path: Path) -> None:
+@pytest.fixture(params=backends())
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from make_store_url(request.param, tmp_path)
+
+
+def _drop_change_tracking(url: str) -> None:
+    """Make the store one written before change tracking: no `_written` tables."""
+    tables = [f"{table}_written" for table in ("osv", "cve5", "kev", "epss")]
+    if url.startswith("sqlite:"):
+        connection = sqlite3.connect(url.removeprefix("sqlite:///"))
+        for table in tables:
+            connection.execute(f"DROP TABLE {table}")
+        connection.commit()
+        connection.close()
+        return
+    import psycopg
+
+    base, _, schema = url.partition("?schema=")
+    with psycopg.connect(base.rstrip("?&"), autocommit=True) as connection:
+        for table in tables:
+            connection.execute(f"DROP TABLE {schema}.{table}")
+
+
+def test_a_store_written_before_change_tracking_marks_its_records(store_url: str) -> None:
     """An older store (its sources' rows without `_written` rows) gains them when opened,
     at a new generation: a delta after any earlier generation carries its records."""
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    store = open_store(url)
+    store = open_store(store_url)
     try:
         _fill(store)
         before = store.generation()
     finally:
         store.close()
-    connection = sqlite3.connect(tmp_path / "old.db")
-    for table in ("osv", "cve5", "kev", "epss"):
-        connection.execute(f"DROP TABLE {table}_written")
-    connection.commit()
-    connection.close()
-    store = open_store(url)
+    _drop_change_tracking(store_url)
+    store = open_store(store_url)
     try:
         assert store.generation() == before + 1
         delta = _records(_snapshot(store, since=before))
         assert len(delta["osv"]) == store.count_osv()
+        assert len(delta["cve5"]) == cast(Any, store).count_cve5()
         assert len(delta["kev"]) == 36
         assert len(delta["epss"]) == 100
         assert not any(_records(_snapshot(store, since=before + 1)).values())
+    finally:
+        store.close()
+    # Opened again: nothing more to mark.
+    store = open_store(store_url)
+    try:
+        assert store.generation() == before + 1
     finally:
         store.close()
