@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
+from assay._cli.nvd_follow import add_follow_options, follow, wants_snapshots
 from assay.config import STORE_ENV, default_store_url
 from assay.errors import InputError
 from assay.nvd.defaults import DEFAULT_BASE_URL, KINDS
@@ -121,6 +122,7 @@ def register(tree: CommandTree) -> None:
         action="store_true",
         help="print the summary as JSON on stdout (docs/cli.md); progress stays on stderr",
     )
+    add_follow_options(parser)
     parser.set_defaults(handler=sync)
 
 
@@ -198,6 +200,8 @@ def sync(args: argparse.Namespace) -> int:
     console.print(f"mirroring {escape(shown)} ({pacing})", highlight=False)
     store = open_store(args.store or default_store_url())
     try:
+        if wants_snapshots(args) and (code := follow(args, store, console)) is not None:
+            return code
         with _Display(console) as display:
             mirror = Mirror(store, options, on_event=display.event)
             try:

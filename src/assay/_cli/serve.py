@@ -54,6 +54,12 @@ def register(tree: CommandTree) -> None:
         help="add assayConfigurations (from CVE 5 records) to CVEs NVD has not analysed, and "
         "let cpeName searches use them (docs/nvd-compatibility.md); off: NVD's bytes",
     )
+    parser.add_argument(
+        "--snapshots",
+        metavar="DIR",
+        help="serve the snapshot series `assay store export --publish DIR` writes at "
+        "/api/snapshots (docs/snapshots.md)",
+    )
     add_service_options(parser)
     add_web_arguments(parser)
 
@@ -350,6 +356,10 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
                 option, f"expected {kind} above 0 and at most {MAX_LIMIT}, found {value:g}"
             )
         values[field] = int(value) if field in INTEGER_FIELDS else value
+    if getattr(args, "snapshots", None) is not None:
+        if not os.path.isdir(args.snapshots):
+            raise InputError("--snapshots", f"{args.snapshots}: expected an existing folder")
+        values["snapshots"] = os.path.abspath(args.snapshots)
     upload_threads = values.get("upload_threads")
     if isinstance(upload_threads, int) and upload_threads > MAX_THREADS:
         raise InputError("--upload-threads", f"expected 1 to {MAX_THREADS}, found {upload_threads}")

@@ -15,8 +15,14 @@ from assay.config import STORE_ENV, default_store_url
 from assay.errors import InputError
 
 if TYPE_CHECKING:
-    from assay.keys import PublicKey
+    from collections.abc import Callable
+    from typing import IO
+
+    from assay.keys import PrivateKey, PublicKey
+    from assay.nvd.storage import Store
+    from assay.snapshot.format import Manifest
     from assay.snapshot.signing import SignedSnapshot
+    from assay.snapshot.store_io import ApplyResult
 
 
 def register(tree: CommandTree) -> None:
@@ -29,7 +35,15 @@ def register(tree: CommandTree) -> None:
         "OUT.intoto.json (a DSSE envelope over an in-toto statement about the file).",
     )
     _store_option(export)
-    export.add_argument("--out", required=True, metavar="FILE", help="the snapshot file to write")
+    target = export.add_mutually_exclusive_group(required=True)
+    target.add_argument("--out", metavar="FILE", help="the snapshot file to write")
+    target.add_argument(
+        "--publish",
+        metavar="DIR",
+        help="write the snapshot into DIR under its generations' name and list it in "
+        "DIR/index.json (the series `assay serve --snapshots DIR` and static servers serve); "
+        "without --since, a delta after the newest snapshot listed there",
+    )
     export.add_argument(
         "--since",
         type=int,
@@ -40,6 +54,12 @@ def register(tree: CommandTree) -> None:
         export, "--key", default=[], metavar="KEY", help="PEM private key(s) to sign with"
     )
     export.add_argument("--passphrase-env", metavar="VAR", help="passphrase variable for the key")
+    export.add_argument(
+        "--identity-token",
+        metavar="TOKEN",
+        help="sign keyless: an OIDC identity token for Sigstore's public-good Fulcio and "
+        "Rekor (needs the network), written as OUT.sigstore.json (a Sigstore bundle)",
+    )
     export.add_argument(
         "--json",
         action="store_true",
@@ -55,7 +75,12 @@ def register(tree: CommandTree) -> None:
         "a delta to a store exactly at its base generation. Each file is applied all or nothing.",
     )
     _store_option(load)
-    load.add_argument("files", nargs="+", metavar="FILE", help="snapshot files, oldest first")
+    load.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="snapshot files, oldest first, or oci://REGISTRY/REPOSITORY:TAG (its snapshots)",
+    )
     add_list_option(
         load,
         "--key",
@@ -63,6 +88,7 @@ def register(tree: CommandTree) -> None:
         metavar="PUB",
         help="PEM public key(s) a snapshot must be signed by",
     )
+    add_identity_options(load, "a Sigstore bundle (FILE.sigstore.json) must show")
     load.add_argument(
         "--signature",
         metavar="FILE",
@@ -81,6 +107,47 @@ def register(tree: CommandTree) -> None:
     )
     load.add_argument("--json", action="store_true", help="print one result per file as JSON")
     load.set_defaults(handler=_import)
+    _register_oci(group)
+
+
+def add_identity_options(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str
+) -> None:
+    """--identity and --issuer: the keyless signer of snapshots."""
+    parser.add_argument(
+        "--identity",
+        metavar="SAN",
+        help=f"keyless: the certificate identity (SAN, or /regex/) {what}; with --issuer",
+    )
+    parser.add_argument("--issuer", metavar="URL", help="keyless: the OIDC issuer of --identity")
+
+
+def _register_oci(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    push = group.add_parser(
+        "push",
+        help="Put snapshots (with their signatures) or a published folder in an OCI registry.",
+        description="Push FILEs (each with the signatures beside it) or a published folder "
+        "(its index and every file it lists) as one OCI artifact tagged REF "
+        "(docs/snapshots.md, media types).",
+    )
+    push.add_argument(
+        "reference", metavar="oci://REGISTRY/REPOSITORY:TAG", help="the tag to push to"
+    )
+    push.add_argument("files", nargs="+", metavar="FILE", help="snapshot files or a folder")
+    push.add_argument("--json", action="store_true", help="print the artifact's digest as JSON")
+    push.set_defaults(handler=_push)
+    pull = group.add_parser(
+        "pull",
+        help="Fetch the files of a snapshot artifact from an OCI registry into a folder.",
+        description="Write each file of the artifact REF (a snapshot series, or snapshots "
+        "with their signatures) into --out under its name; signatures are checked by "
+        "`assay store import`, not here.",
+    )
+    pull.add_argument(
+        "reference", metavar="oci://REGISTRY/REPOSITORY:TAG", help="the artifact to pull"
+    )
+    pull.add_argument("--out", default=".", metavar="DIR", help="folder to write into (default .)")
+    pull.set_defaults(handler=_pull)
 
 
 def _store_option(parser: argparse.ArgumentParser) -> None:
@@ -92,39 +159,93 @@ def _store_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    import tempfile
-
-    import orjson
-
     from assay.keys import load_private_key
     from assay.nvd.storage import open_store
-    from assay.snapshot.signing import file_sha256, sign_snapshot, signature_path
-    from assay.snapshot.store_io import export_snapshot
+    from assay.snapshot.publish import publish
 
-    out = Path(args.out)
     passphrase = read_passphrase(args.passphrase_env)
     keys = [load_private_key(_read(path), passphrase=passphrase, where=path) for path in args.key]
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError("--out", f"{folder}: expected an existing folder")
+    folder = _export_folder(args)
+    since = _export_since(args, folder)
     store = open_store(args.store or default_store_url(), create=False)
     try:
-        # Written beside the target and renamed at the end: never a half snapshot at OUT.
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{out.name}.", delete=False) as part:
-            try:
-                manifest = export_snapshot(store, part, since=args.since)
-            except BaseException:
-                Path(part.name).unlink(missing_ok=True)
-                raise
+        if args.publish and since is not None and since == store.generation():
+            print(f"nothing written after generation {since}: nothing to publish", file=sys.stderr)
+            return EXIT_OK
+        part, manifest = _write_part(store, folder, since)
     finally:
         store.close()
+    out = Path(args.out) if args.out else folder / _snapshot_name(manifest)
+    os.replace(part, out)
+    digest = _sign(out, manifest, keys, args.identity_token)
+    if args.publish:
+        publish(folder, out, manifest, digest)
+    _export_summary(args, out, manifest, digest)
+    return EXIT_OK
+
+
+def _export_folder(args: argparse.Namespace) -> Path:
+    folder = Path(args.publish) if args.publish else (Path(args.out).parent or Path("."))
+    if not folder.is_dir():
+        option = "--publish" if args.publish else "--out"
+        raise InputError(option, f"{folder}: expected an existing folder")
+    return folder
+
+
+def _export_since(args: argparse.Namespace, folder: Path) -> int | None:
+    """--since, or for --publish the newest generation the series lists."""
+    from assay.snapshot.publish import read_index
+
+    if args.since is not None or not args.publish:
+        return args.since  # type: ignore[no-any-return]
+    return read_index(folder).newest
+
+
+def _snapshot_name(manifest: Manifest) -> str:
+    from assay.snapshot.publish import snapshot_name
+
+    return snapshot_name(manifest)
+
+
+def _write_part(store: Store, folder: Path, since: int | None) -> tuple[Path, Manifest]:
+    """The snapshot, written beside its target (renamed at the end: never a half
+    snapshot under the target's name)."""
+    import tempfile
+
+    from assay.snapshot.store_io import export_snapshot
+
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=".snapshot.", delete=False) as part:
+        try:
+            manifest = export_snapshot(store, part, since=since)
+        except BaseException:
+            Path(part.name).unlink(missing_ok=True)
+            raise
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(part.name, 0o666 & ~umask)  # a snapshot is data to share, as any new file
-    os.replace(part.name, out)
+    return Path(part.name), manifest
+
+
+def _sign(out: Path, manifest: Manifest, keys: list[PrivateKey], token: str | None) -> str:
+    from assay.snapshot.signing import (
+        bundle_path,
+        file_sha256,
+        sign_snapshot,
+        sign_snapshot_keyless,
+        signature_path,
+    )
+
     digest = file_sha256(out)
     if keys:
         signature_path(out).write_bytes(sign_snapshot(manifest, out.name, digest, keys))
+    if token:
+        bundle_path(out).write_bytes(sign_snapshot_keyless(manifest, out.name, digest, token))
+    return digest
+
+
+def _export_summary(args: argparse.Namespace, out: Path, manifest: Manifest, digest: str) -> None:
+    import orjson
+
     summary = {
         "generation": manifest.generation,
         "since": manifest.since,
@@ -134,78 +255,165 @@ def _export(args: argparse.Namespace) -> int:
     }
     if args.json:
         sys.stdout.write(orjson.dumps(summary).decode() + "\n")
-    else:
-        signed = f", signed into {signature_path(out)}" if keys else ", unsigned"
-        print(
-            f"wrote {out}: {manifest.records:,} records, generation {manifest.generation}"
-            + (f" (after {manifest.since})" if manifest.since is not None else "")
-            + signed,
-            file=sys.stderr,
-        )
-    return EXIT_OK
+        return
+    signed = ", signed" if args.key or args.identity_token else ", unsigned"
+    print(
+        f"wrote {out}: {manifest.records:,} records, generation {manifest.generation}"
+        + (f" (after {manifest.since})" if manifest.since is not None else "")
+        + signed,
+        file=sys.stderr,
+    )
 
 
 def _import(args: argparse.Namespace) -> int:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="assay-pulled-") as pulled:
+        files = _local_files(args.files, Path(pulled))
+        return _import_files(args, files)
+
+
+def _local_files(names: list[str], folder: Path) -> list[Path]:
+    """The files named, an OCI artifact's snapshots pulled into `folder` in their place."""
+    from assay.snapshot.oci import is_oci, oci_reference, pull
+    from assay.snapshot.publish import INDEX_NAME, SIGNATURE_SUFFIXES
+
+    files: list[Path] = []
+    for number, name in enumerate(names):
+        if not is_oci(name):
+            files.append(Path(name))
+            continue
+        from assay.registry.client import RegistryClient
+
+        into = folder / str(number)
+        into.mkdir()
+        with RegistryClient() as client:
+            pulled = pull(client, oci_reference(name, "FILE"), into)
+        files.extend(
+            path
+            for path in pulled
+            if path.name != INDEX_NAME
+            and not path.name.endswith(tuple(SIGNATURE_SUFFIXES.values()))
+        )
+    return files
+
+
+def _import_files(args: argparse.Namespace, files: list[Path]) -> int:
     import orjson
 
-    from assay.keys import load_public_key
     from assay.nvd.storage import open_store
-    from assay.snapshot.format import SnapshotReader
-    from assay.snapshot.signing import check_manifest, signature_path
     from assay.snapshot.store_io import apply_snapshot
 
-    if not args.key and not args.insecure_unsigned:
-        raise InputError(
-            "--key", "expected the public key(s) snapshots are signed with, or --insecure-unsigned"
-        )
-    if args.key and args.insecure_unsigned:
-        raise InputError(
-            "--insecure-unsigned", "expected either --key or --insecure-unsigned, not both"
-        )
-    if args.signature and len(args.files) != 1:
-        raise InputError("--signature", "names the signature of one FILE; give one FILE with it")
-    files = [Path(name) for name in args.files]
-    for path in files:
-        if not path.is_file():
-            raise InputError(str(path), "expected a snapshot file")
-    keys = [load_public_key(_read(path), where=path) for path in args.key]
-    # Every signature is checked before any store is opened or written.
-    signed: dict[Path, SignedSnapshot] = {}
-    for path in files:
-        if keys:
-            signature = Path(args.signature) if args.signature else signature_path(path)
-            signed[path] = _verified(path, signature, keys)
-    if args.insecure_unsigned:
-        print(
-            "assay store import: --insecure-unsigned: no signature checked; nothing says who "
-            "made these snapshots",
-            file=sys.stderr,
-        )
+    signed = _checked_signatures(args, files)
     store = open_store(args.store or default_store_url(), create=args.create)
     results = []
     try:
         for path in files:
             with path.open("rb") as stream:
                 if path in signed:
-                    reader = SnapshotReader(stream, str(path))
-                    check_manifest(signed[path], reader.manifest, str(path))
-                    reader.close()
-                    stream.seek(0)
+                    _check_signed_manifest(stream, signed[path], path)
                 result = apply_snapshot(store, stream, str(path))
             results.append(result)
             if not args.json:
-                manifest = result.manifest
-                print(
-                    f"{path}: applied {manifest.records:,} records ({result.added:,} added, "
-                    f"{result.updated:,} updated, {result.unchanged:,} unchanged); the store is "
-                    f"at generation {manifest.generation} of {manifest.store}",
-                    file=sys.stderr,
-                )
+                _print_applied(path, result)
     finally:
         store.close()
     if args.json:
         sys.stdout.write(orjson.dumps([r.to_dict() for r in results]).decode() + "\n")
     return EXIT_OK
+
+
+def _checked_signatures(args: argparse.Namespace, files: list[Path]) -> dict[Path, SignedSnapshot]:
+    """Every file's signature, checked before any store is opened or written."""
+    trust = _trust(args)
+    if args.signature and len(files) != 1:
+        raise InputError("--signature", "names the signature of one FILE; give one FILE with it")
+    for path in files:
+        if not path.is_file():
+            raise InputError(str(path), "expected a snapshot file")
+    if trust is None:
+        print(
+            "assay store import: --insecure-unsigned: no signature checked; nothing says who "
+            "made these snapshots",
+            file=sys.stderr,
+        )
+        return {}
+    return {path: trust(path) for path in files}
+
+
+def _check_signed_manifest(stream: IO[bytes], signed: SignedSnapshot, path: Path) -> None:
+    from assay.snapshot.format import SnapshotReader
+    from assay.snapshot.signing import check_manifest
+
+    reader = SnapshotReader(stream, str(path))
+    check_manifest(signed, reader.manifest, str(path))
+    reader.close()
+    stream.seek(0)
+
+
+def _print_applied(path: Path, result: ApplyResult) -> None:
+    manifest = result.manifest
+    print(
+        f"{path}: applied {manifest.records:,} records ({result.added:,} added, "
+        f"{result.updated:,} updated, {result.unchanged:,} unchanged); the store is "
+        f"at generation {manifest.generation} of {manifest.store}",
+        file=sys.stderr,
+    )
+
+
+def _trust(args: argparse.Namespace) -> Callable[[Path], SignedSnapshot] | None:
+    """How each file's signature is checked (None: --insecure-unsigned)."""
+    given = [bool(args.key), args.identity is not None, bool(args.insecure_unsigned)]
+    if sum(given) != 1:
+        raise InputError(
+            "--key",
+            "expected one of: the public key(s) snapshots are signed with (--key), the "
+            "keyless signer (--identity and --issuer), or --insecure-unsigned",
+        )
+    if args.insecure_unsigned:
+        return None
+    if args.identity is not None:
+        keyless = keyless_check(args.identity, args.issuer, "--identity")
+        return lambda path: keyless(path, _signature(args, path, ".sigstore.json"))
+    check = verified_with_keys(args.key)
+    return lambda path: check(path, _signature(args, path, ".intoto.json"))
+
+
+def verified_with_keys(paths: list[str]) -> Callable[[Path, Path], SignedSnapshot]:
+    """Verify a snapshot's DSSE envelope with the public keys in `paths`."""
+    from assay.keys import load_public_key
+
+    keys = [load_public_key(_read(path), where=path) for path in paths]
+    return lambda path, signature: _verified(path, signature, keys)
+
+
+def _signature(args: argparse.Namespace, path: Path, suffix: str) -> Path:
+    return Path(args.signature) if args.signature else path.with_name(path.name + suffix)
+
+
+def keyless_check(
+    identity: str, issuer: str | None, option: str
+) -> Callable[[Path, Path], SignedSnapshot]:
+    """Verify a snapshot's Sigstore bundle against the shipped trusted roots, offline, for
+    the identity SAN (exactly, or /regex/ as a whole) from `issuer`."""
+    from assay._bounded import read_bounded
+    from assay._cli.scan_vex import identity_matcher
+    from assay.sigstore.roots import select_roots
+    from assay.sigstore.verifier import BundleVerifier
+    from assay.snapshot.signing import MAX_ENVELOPE_BYTES, verify_snapshot_bundle
+
+    if issuer is None:
+        raise InputError(option, "give the OIDC issuer with it (--issuer)")
+    verifier = BundleVerifier(select_roots())
+    matches = identity_matcher(identity, issuer)
+
+    def check(path: Path, bundle: Path) -> SignedSnapshot:
+        if not bundle.is_file():
+            raise InputError(str(bundle), f"expected the Sigstore bundle of {path}")
+        data = read_bounded(bundle, MAX_ENVELOPE_BYTES)
+        return verify_snapshot_bundle(data, path, verifier, matches, str(bundle))
+
+    return check
 
 
 def _verified(path: Path, signature: Path, keys: list[PublicKey]) -> SignedSnapshot:
@@ -225,3 +433,38 @@ def _read(path: str) -> bytes:
     from assay.keys import MAX_PEM_BYTES
 
     return read_bounded(path, MAX_PEM_BYTES)
+
+
+def _push(args: argparse.Namespace) -> int:
+    import orjson
+
+    from assay.registry.client import RegistryClient
+    from assay.snapshot.oci import oci_reference, push
+
+    ref = oci_reference(args.reference, "REFERENCE")
+    with RegistryClient() as client:
+        pushed = push(client, ref, [Path(name) for name in args.files])
+    if args.json:
+        document = {"reference": pushed.reference, "digest": pushed.digest, "files": pushed.files}
+        sys.stdout.write(orjson.dumps(document).decode() + "\n")
+    else:
+        print(
+            f"pushed {len(pushed.files)} file(s) to {pushed.reference}@{pushed.digest}",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
+def _pull(args: argparse.Namespace) -> int:
+    from assay.registry.client import RegistryClient
+    from assay.snapshot.oci import oci_reference, pull
+
+    ref = oci_reference(args.reference, "REFERENCE")
+    folder = Path(args.out)
+    if not folder.is_dir():
+        raise InputError("--out", f"{folder}: expected an existing folder")
+    with RegistryClient() as client:
+        written = pull(client, ref, folder)
+    for path in written:
+        print(path, file=sys.stderr)
+    return EXIT_OK

@@ -127,48 +127,62 @@ def _manifest(document: Any, where: str) -> Manifest:
         raise SnapshotError(
             f"{where}: $.format", f"expected {FORMAT}, found {document.get('format')!r:.40}"
         )
-    since = document.get("since")
-    if since is not None and (not isinstance(since, int) or isinstance(since, bool) or since < 0):
-        raise SnapshotError(
-            f"{where}: $.since", f"expected null or a generation, found {since!r:.40}"
-        )
-    generation = _field(document, "generation", int, where)
-    if generation < 0 or (since is not None and generation < since):
-        raise SnapshotError(
-            f"{where}: $.generation", f"expected at least {since or 0}, found {generation}"
-        )
+    since, generation = _generations(document, where)
     cursors = _field(document, "cursors", dict, where)
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in cursors.items()):
         raise SnapshotError(f"{where}: $.cursors", "expected string values")
-    listed = _field(document, "members", list, where)
-    if len(listed) > MAX_MEMBERS:
-        raise SnapshotError(f"{where}: $.members", f"expected at most {MAX_MEMBERS} members")
-    members: list[MemberInfo] = []
-    for index, item in enumerate(listed):
-        at = f"{where}: $.members[{index}]"
-        if not isinstance(item, dict):
-            raise SnapshotError(at, "expected an object")
-        name = _field(item, "name", str, at)
-        if not _MEMBER_NAME.fullmatch(name) or name in {m.name for m in members}:
-            raise SnapshotError(
-                f"{at}.name", f"expected a new SOURCE/KIND.jsonl name, found {name!r:.60}"
-            )
-        digest = _field(item, "sha256", str, at)
-        if not _HEX64.fullmatch(digest):
-            raise SnapshotError(f"{at}.sha256", "expected 64 lowercase hex digits")
-        size = _field(item, "bytes", int, at)
-        records = _field(item, "records", int, at)
-        if not 0 <= size <= MAX_MEMBER_BYTES or records < 0:
-            raise SnapshotError(at, f"expected sizes from 0 to {MAX_MEMBER_BYTES} bytes")
-        members.append(MemberInfo(name, _field(item, "kind", str, at), records, size, digest))
     return Manifest(
         store=_field(document, "store", str, where),
         since=since,
         generation=generation,
         created=_field(document, "created", str, where),
         cursors=dict(cursors),
-        members=tuple(members),
+        members=_members(_field(document, "members", list, where), where),
     )
+
+
+def _generations(document: dict[str, Any], where: str) -> tuple[int | None, int]:
+    since = document.get("since")
+    if since is not None and (not isinstance(since, int) or isinstance(since, bool) or since < 0):
+        raise SnapshotError(
+            f"{where}: $.since", f"expected null or a generation, found {since!r:.40}"
+        )
+    generation: int = _field(document, "generation", int, where)
+    if generation < 0 or (since is not None and generation < since):
+        raise SnapshotError(
+            f"{where}: $.generation", f"expected at least {since or 0}, found {generation}"
+        )
+    return since, generation
+
+
+def _members(listed: list[Any], where: str) -> tuple[MemberInfo, ...]:
+    if len(listed) > MAX_MEMBERS:
+        raise SnapshotError(f"{where}: $.members", f"expected at most {MAX_MEMBERS} members")
+    members: list[MemberInfo] = []
+    for index, item in enumerate(listed):
+        member = _member(item, f"{where}: $.members[{index}]")
+        if member.name in {m.name for m in members}:
+            raise SnapshotError(
+                f"{where}: $.members[{index}].name", f"expected a new name, found {member.name!r}"
+            )
+        members.append(member)
+    return tuple(members)
+
+
+def _member(item: Any, at: str) -> MemberInfo:
+    if not isinstance(item, dict):
+        raise SnapshotError(at, "expected an object")
+    name = _field(item, "name", str, at)
+    if not _MEMBER_NAME.fullmatch(name):
+        raise SnapshotError(f"{at}.name", f"expected a SOURCE/KIND.jsonl name, found {name!r:.60}")
+    digest = _field(item, "sha256", str, at)
+    if not _HEX64.fullmatch(digest):
+        raise SnapshotError(f"{at}.sha256", "expected 64 lowercase hex digits")
+    size = _field(item, "bytes", int, at)
+    records = _field(item, "records", int, at)
+    if not 0 <= size <= MAX_MEMBER_BYTES or records < 0:
+        raise SnapshotError(at, f"expected sizes from 0 to {MAX_MEMBER_BYTES} bytes")
+    return MemberInfo(name, _field(item, "kind", str, at), records, size, digest)
 
 
 class SnapshotWriter:

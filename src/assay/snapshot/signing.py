@@ -12,6 +12,7 @@ predicate says.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -20,7 +21,7 @@ import orjson
 
 from assay import dsse
 from assay.attestation.constants import PAYLOAD_TYPE_INTOTO, STATEMENT_V1
-from assay.errors import VerificationError
+from assay.errors import InputError, VerificationError
 from assay.keys import PrivateKey, PublicKey
 from assay.snapshot.format import Manifest, SnapshotError, strict_json
 
@@ -58,13 +59,7 @@ def predicate(manifest: Manifest) -> dict[str, Any]:
 
 def sign_snapshot(manifest: Manifest, name: str, sha256: str, keys: list[PrivateKey]) -> bytes:
     """The DSSE envelope (JSON bytes) of the statement about the snapshot file."""
-    statement = {
-        "_type": STATEMENT_V1,
-        "subject": [{"name": name, "digest": {"sha256": sha256}}],
-        "predicateType": PREDICATE_TYPE,
-        "predicate": predicate(manifest),
-    }
-    envelope = dsse.sign(orjson.dumps(statement), PAYLOAD_TYPE_INTOTO, keys)
+    envelope = dsse.sign(statement_bytes(manifest, name, sha256), PAYLOAD_TYPE_INTOTO, keys)
     return envelope.to_json()
 
 
@@ -92,19 +87,21 @@ def verify_snapshot_signature(
         raise SnapshotError(
             where, f"the signature does not verify with the keys given: {error}"
         ) from None
-    statement = strict_json(verified.payload, f"{where}: payload")
+    signers = tuple(getattr(key, "keyid", "") for key in verified.signed_by)
+    return _statement_about(verified.payload, snapshot, signers, where)
+
+
+def _statement_about(
+    payload: bytes, snapshot: Path, signers: tuple[str, ...], where: str
+) -> SignedSnapshot:
+    """The verified statement's account of `snapshot`: its subject must be the file."""
+    statement = strict_json(payload, f"{where}: payload")
     if not isinstance(statement, dict) or statement.get("predicateType") != PREDICATE_TYPE:
         raise SnapshotError(f"{where}: $.predicateType", f"expected {PREDICATE_TYPE}")
     if statement.get("_type") != STATEMENT_V1:
         raise SnapshotError(f"{where}: $._type", f"expected {STATEMENT_V1}")
-    subjects = statement.get("subject")
-    wanted = {
-        str(digest.get("sha256", "")).lower()
-        for subject in (subjects if isinstance(subjects, list) else [])
-        if isinstance(subject, dict) and isinstance(digest := subject.get("digest"), dict)
-    }
     actual = file_sha256(snapshot)
-    if actual not in wanted:
+    if actual not in _subject_digests(statement.get("subject")):
         raise SnapshotError(
             str(snapshot),
             f"its SHA-256 {actual} is not the signed subject's: the file is not the one signed",
@@ -112,8 +109,83 @@ def verify_snapshot_signature(
     body = statement.get("predicate")
     if not isinstance(body, dict):
         raise SnapshotError(f"{where}: $.predicate", "expected an object")
-    signers = tuple(getattr(key, "keyid", "") for key in verified.signed_by)
     return SignedSnapshot(actual, body, signers)
+
+
+def _subject_digests(subjects: object) -> set[str]:
+    return {
+        str(digest.get("sha256", "")).lower()
+        for subject in (subjects if isinstance(subjects, list) else [])
+        if isinstance(subject, dict) and isinstance(digest := subject.get("digest"), dict)
+    }
+
+
+# -- keyless: a Sigstore bundle (FILE.sigstore.json) -----------------------------------
+
+BUNDLE_SUFFIX: Final = ".sigstore.json"
+
+
+def bundle_path(snapshot: Path) -> Path:
+    return snapshot.with_name(snapshot.name + BUNDLE_SUFFIX)
+
+
+def statement_bytes(manifest: Manifest, name: str, sha256: str) -> bytes:
+    statement = {
+        "_type": STATEMENT_V1,
+        "subject": [{"name": name, "digest": {"sha256": sha256}}],
+        "predicateType": PREDICATE_TYPE,
+        "predicate": predicate(manifest),
+    }
+    return orjson.dumps(statement)
+
+
+def sign_snapshot_keyless(manifest: Manifest, name: str, sha256: str, token: str) -> bytes:
+    """A Sigstore bundle (JSON bytes) of the statement, signed with a Fulcio certificate
+    for the OIDC identity `token` and logged in Rekor (public-good instance; needs the
+    network)."""
+    from sigstore.dsse import Statement
+    from sigstore.models import ClientTrustConfig
+    from sigstore.oidc import IdentityToken
+    from sigstore.sign import SigningContext
+
+    try:
+        identity = IdentityToken(token)
+    except Exception as error:  # sigstore's IdentityError: an unusable token
+        raise SnapshotError("identity token", f"expected an OIDC identity token: {error}") from None
+    context = SigningContext.from_trust_config(ClientTrustConfig.production())
+    with context.signer(identity) as signer:
+        bundle = signer.sign_dsse(Statement(statement_bytes(manifest, name, sha256)))
+    return bundle.to_json().encode()
+
+
+IdentityCheck = Callable[[Any], bool]
+"""Whether a verified certificate identity (`assay.sigstore.identity`) is trusted."""
+
+
+def verify_snapshot_bundle(
+    bundle_bytes: bytes, snapshot: Path, verifier: Any, trusted: IdentityCheck, where: str
+) -> SignedSnapshot:
+    """Verify a Sigstore bundle offline against the verifier's trusted roots (certificate
+    chain, transparency-log proof, signature over the DSSE envelope), that its certificate
+    shows a trusted identity, then the statement as for a DSSE envelope."""
+    if len(bundle_bytes) > MAX_ENVELOPE_BYTES:
+        raise SnapshotError(where, f"expected at most {MAX_ENVELOPE_BYTES} bytes")
+    document = strict_json(bundle_bytes, where, max_depth=16)
+    if not isinstance(document, dict):
+        raise SnapshotError(where, "expected a Sigstore bundle (a JSON object)")
+    try:
+        verified = verifier.verify(document, where)
+    except (VerificationError, InputError) as error:
+        raise SnapshotError(where, f"the Sigstore bundle does not verify: {error}") from None
+    identity = verified.identity
+    if not trusted(identity):
+        raise SnapshotError(
+            where,
+            f"signed by {identity.san} ({identity.issuer}), not an identity given as trusted",
+        )
+    if verified.payload_type != PAYLOAD_TYPE_INTOTO or verified.payload is None:
+        raise SnapshotError(where, f"expected a DSSE envelope of {PAYLOAD_TYPE_INTOTO}")
+    return _statement_about(verified.payload, snapshot, (str(identity.san),), where)
 
 
 def check_manifest(signed: SignedSnapshot, manifest: Manifest, where: str) -> None:

@@ -20,7 +20,7 @@ from typing import IO, Any, Final
 
 from assay.nvd.dates import format_nvd_timestamp
 from assay.nvd.ingest.importer import Importer
-from assay.nvd.storage import Store
+from assay.nvd.storage import Store, UpsertCounts
 from assay.snapshot.format import (
     Manifest,
     MemberInfo,
@@ -29,6 +29,7 @@ from assay.snapshot.format import (
     SnapshotWriter,
 )
 from assay.snapshot.kinds import BY_MEMBER, KINDS
+from assay.snapshot.sources import SOURCE_BY_MEMBER, SOURCE_KINDS
 
 STORE_ID_KEY: Final = "store.id"
 """This store's own id, made the first time a snapshot is exported from it."""
@@ -87,6 +88,8 @@ def export_snapshot(store: Store, out: IO[bytes], *, since: int | None = None) -
     writer = SnapshotWriter()
     for kind in KINDS:
         writer.member(kind.member, kind.name, kind.records(store, since))
+    for source in SOURCE_KINDS:
+        writer.member(source.member, source.name, source.records(store, since))
     return writer.write(
         out,
         store=identity,
@@ -97,19 +100,36 @@ def export_snapshot(store: Store, out: IO[bytes], *, since: int | None = None) -
     )
 
 
+OTHER_CURSOR_KEYS: Final = (
+    "sync.cve5",
+    "kev.catalogVersion",
+    "epss.scoreDate",
+    "epss.modelVersion",
+)
+"""The checkpoints of the other sources' syncs and imports (`sync.osv.<ECOSYSTEM>` too)."""
+OSV_CURSOR_PREFIX: Final = "sync.osv."
+
+
 def _cursor_keys(store: Store) -> list[str]:
     # The upstream checkpoints of `assay nvd sync` (not its cursors into another assay's
-    # generations, which mean nothing to a store built from snapshots).
+    # generations, which mean nothing to a store built from snapshots), and those of the
+    # other sources.
     from assay.nvd.sync import SPECS
 
-    return [spec.meta_key for spec in SPECS.values()]
+    osv = [OSV_CURSOR_PREFIX + ecosystem for ecosystem in store.osv_ecosystems()]
+    return [*(spec.meta_key for spec in SPECS.values()), *OTHER_CURSOR_KEYS, *osv]
+
+
+def _is_cursor_key(key: str) -> bool:
+    from assay.nvd.sync import SPECS
+
+    known = {spec.meta_key for spec in SPECS.values()}
+    return key in known or key in OTHER_CURSOR_KEYS or key.startswith(OSV_CURSOR_PREFIX)
 
 
 def check_fits(store: Store, manifest: Manifest, where: str) -> None:
     """Refuse a snapshot that does not continue this store's history exactly."""
     source = store.get_meta(SOURCE_KEY)
-    reached_text = store.get_meta(SOURCE_GENERATION_KEY)
-    reached = int(reached_text) if reached_text and reached_text.isdigit() else None
     if manifest.since is None:
         if source is not None or store.count_cves() or store.generation():
             raise SnapshotError(
@@ -118,18 +138,24 @@ def check_fits(store: Store, manifest: Manifest, where: str) -> None:
                 f"(generation {store.generation()}): use a new store or a delta",
             )
         return
+    reached_text = store.get_meta(SOURCE_GENERATION_KEY)
+    reached = int(reached_text) if reached_text and reached_text.isdigit() else None
     if source is None or reached is None:
         raise SnapshotError(
             where,
             f"a delta (after generation {manifest.since}) needs a store built from a full "
             "snapshot of the same source first; this store was not",
         )
+    _check_delta(manifest, source, reached, where)
+
+
+def _check_delta(manifest: Manifest, source: str, reached: int, where: str) -> None:
     if source != manifest.store:
         raise SnapshotError(
             where, f"the delta comes from store {manifest.store}, this store from {source}"
         )
     if manifest.since != reached:
-        gap = "a gap" if manifest.since > reached else "an overlap"
+        gap = "a gap" if (manifest.since or 0) > reached else "an overlap"
         raise SnapshotError(
             where,
             f"{gap}: the delta starts after generation {manifest.since}, this store is at "
@@ -157,41 +183,69 @@ def _apply(
 ) -> ApplyResult:
     manifest, where = reader.manifest, reader.where
     check_fits(store, manifest, where)
-    unknown = [m.name for m in manifest.members if m.name not in BY_MEMBER]
+    unknown = [m.name for m in manifest.members if m.name not in BY_MEMBER | SOURCE_BY_MEMBER]
     if unknown:
         raise SnapshotError(where, f"members this assay cannot apply: {', '.join(unknown)}")
-    added = updated = unchanged = 0
     with tempfile.TemporaryDirectory(prefix="assay-snapshot-") as folder:
-        files: list[Path] = []
-        for info, member in reader.members():
-            path = Path(folder) / info.name.replace("/", "-")
-            with path.open("wb") as handle:
-                while chunk := member.read(1 << 20):
-                    handle.write(chunk)
-            files.append(path)
+        # Every member is read (and its digest checked) before anything is written.
+        files = _spooled(reader, Path(folder))
         importer = Importer(store)
         try:
             with store.transaction():
-                for path, info in zip(files, manifest.members, strict=True):
-                    if info.records == 0:
-                        continue
-                    before = importer.report.rejected, importer.report.failed_files
-                    importer.import_file(path)
-                    if (importer.report.rejected, importer.report.failed_files) != before:
-                        problem = importer.report.problems[-1] if importer.report.problems else ""
-                        raise SnapshotError(
-                            f"{where}: {info.name}",
-                            f"a record was refused, so nothing was applied: {problem}",
-                        )
-                    if on_member is not None:
-                        on_member(info)
+                counts = _write_members(store, importer, files, manifest, where, on_member)
                 store.set_meta(SOURCE_KEY, manifest.store)
                 store.set_meta(SOURCE_GENERATION_KEY, str(manifest.generation))
-                for key in _cursor_keys(store):
-                    if key in manifest.cursors:
-                        store.set_meta(key, manifest.cursors[key])
+                for key, value in manifest.cursors.items():
+                    if _is_cursor_key(key):
+                        store.set_meta(key, value)
         finally:
             importer.close()
-        total = importer.report.total()
-        added, updated, unchanged = total.added, total.updated, total.unchanged
-    return ApplyResult(manifest, added, updated, unchanged)
+        counts += importer.report.total()
+    return ApplyResult(manifest, counts.added, counts.updated, counts.unchanged)
+
+
+def _spooled(reader: SnapshotReader, folder: Path) -> list[Path]:
+    files: list[Path] = []
+    for info, member in reader.members():
+        path = folder / info.name.replace("/", "-")
+        with path.open("wb") as handle:
+            while chunk := member.read(1 << 20):
+                handle.write(chunk)
+        files.append(path)
+    return files
+
+
+def _write_members(  # noqa: PLR0917 - one call site, the apply's state
+    store: Store,
+    importer: Importer,
+    files: list[Path],
+    manifest: Manifest,
+    where: str,
+    on_member: Callable[[MemberInfo], None] | None,
+) -> UpsertCounts:
+    counts = UpsertCounts()
+    for path, info in zip(files, manifest.members, strict=True):
+        if info.records == 0:
+            continue
+        if info.name in SOURCE_BY_MEMBER:
+            counts += _apply_source(store, path, info, where)
+        else:
+            _apply_nvd(importer, path, info, where)
+        if on_member is not None:
+            on_member(info)
+    return counts
+
+
+def _apply_nvd(importer: Importer, path: Path, info: MemberInfo, where: str) -> None:
+    before = importer.report.rejected, importer.report.failed_files
+    importer.import_file(path)
+    if (importer.report.rejected, importer.report.failed_files) != before:
+        problem = importer.report.problems[-1] if importer.report.problems else ""
+        raise SnapshotError(
+            f"{where}: {info.name}", f"a record was refused, so nothing was applied: {problem}"
+        )
+
+
+def _apply_source(store: Store, path: Path, info: MemberInfo, where: str) -> UpsertCounts:
+    with path.open("rb") as lines:
+        return SOURCE_BY_MEMBER[info.name].apply(store, iter(lines), f"{where}: {info.name}")

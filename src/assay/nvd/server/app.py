@@ -39,6 +39,7 @@ from assay.nvd.server.responses import (
 )
 from assay.nvd.server.service import ServiceSettings, service_middleware
 from assay.nvd.server.shortcut import CveIdShortcut
+from assay.nvd.server.snapshots_api import snapshot_routes
 from assay.nvd.server.statistics import PATH as STATISTICS_PATH
 from assay.nvd.server.statistics import statistics_endpoint
 from assay.nvd.server.store_calls import in_store_thread
@@ -215,6 +216,7 @@ def create_app(
         *api_routes(SOURCES.path, lambda legacy: api.listing(SOURCES, legacy=legacy)),
         Route(STATISTICS_PATH, statistics_endpoint(store), methods=["GET", "HEAD", "OPTIONS"]),
         *osv_routes(store),  # osv.dev's API v1
+        *snapshot_routes(service.snapshots),  # assay serve --snapshots DIR
         Route("/openapi.json", _openapi, methods=["GET", "HEAD"]),
         Route("/docs", _docs, methods=["GET", "HEAD"]),
         # Relative redirects: the Host header (whatever a client or proxy sent) is not

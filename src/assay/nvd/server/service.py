@@ -55,6 +55,7 @@ class ServiceSettings:
     # Uploads (`/api/scan`, `/scan`, `/verify`): their own threads and time budget.
     upload_threads: int = 2
     upload_timeout: float = 60.0
+    snapshots: str | None = None  # a folder of published snapshots (`/api/snapshots`)
 
     def to_environment(self) -> str:
         return orjson.dumps(asdict(self)).decode()

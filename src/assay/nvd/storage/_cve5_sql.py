@@ -34,9 +34,16 @@ from assay.cve5.kev import KevCatalogue, KevEntry, entry_from_value
 from assay.cve5.record import CveRecord
 from assay.errors import StoreError
 from assay.nvd.storage._records import pack, unpack
+from assay.nvd.storage._source_changes import (
+    POSTGRES_CHANGES_SCHEMA,
+    SQLITE_CHANGES_SCHEMA,
+    SourceChanges,
+    bump_and_mark,
+)
 from assay.nvd.storage.interface import UpsertCounts
 
-SQLITE_CVE5_SCHEMA = """
+SQLITE_CVE5_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS cve5 (
     cve_id TEXT PRIMARY KEY,
     date_updated TEXT NOT NULL,
@@ -66,8 +73,11 @@ CREATE TABLE IF NOT EXISTS epss (
     model_version TEXT NOT NULL
 );
 """
+    + SQLITE_CHANGES_SCHEMA
+)
 
-POSTGRES_CVE5_SCHEMA = """
+POSTGRES_CVE5_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS cve5 (
     cve_id TEXT COLLATE "C" PRIMARY KEY,
     date_updated TEXT COLLATE "C" NOT NULL,
@@ -97,9 +107,10 @@ CREATE TABLE IF NOT EXISTS epss (
     model_version TEXT NOT NULL
 );
 """
+    + POSTGRES_CHANGES_SCHEMA
+)
 
 CHUNK = 500  # ids per `IN (...)` look-up
-BUMP = "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) WHERE key = 'generation'"
 META = (
     "INSERT INTO meta (key, value) VALUES (?, ?) "
     "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
@@ -156,6 +167,18 @@ class Cve5Store(Protocol):
         self, catalogue: KevCatalogue, *, meta: Mapping[str, str] | None = None
     ) -> tuple[UpsertCounts, int]: ...
 
+    def change_kev(
+        self,
+        entries: Sequence[KevEntry],
+        removed: Sequence[str],
+        *,
+        meta: Mapping[str, str] | None = None,
+    ) -> tuple[UpsertCounts, int]: ...
+
+    def source_changes(
+        self, table: str, since: int | None, after: str, limit: int
+    ) -> list[tuple[Any, ...]]: ...
+
     def kev_entries(self, cve_ids: Sequence[str]) -> dict[str, KevEntry]: ...
 
     def upsert_epss(
@@ -182,7 +205,7 @@ def _in(count: int) -> str:
     return "(" + ", ".join("?" * count) + ")"
 
 
-class Cve5Tables:
+class Cve5Tables(SourceChanges):
     """The tables' methods over `_cve5_writing` / `_cve5_reading` (each backend's)."""
 
     if TYPE_CHECKING:
@@ -240,8 +263,7 @@ class Cve5Tables:
                     for key in affected_keys(affected)
                 ],
             )
-            if written:
-                run.rows(BUMP)
+            bump_and_mark(run, "cve5", [r.cve_id for r in written])
             if meta:
                 run.many(META, list(meta.items()))
         return counts
@@ -280,31 +302,41 @@ class Cve5Tables:
     ) -> tuple[UpsertCounts, int]:
         """The catalogue becomes the store's: (entries added, changed, unchanged), and
         the number of entries no longer in it, removed."""
+        return self._write_kev(catalogue.entries, None, meta)
+
+    def change_kev(
+        self,
+        entries: Sequence[KevEntry],
+        removed: Sequence[str],
+        *,
+        meta: Mapping[str, str] | None = None,
+    ) -> tuple[UpsertCounts, int]:
+        """A part of the catalogue: `entries` added or changed, the entries of `removed`
+        taken out (a snapshot's delta); counted as `replace_kev` counts."""
+        return self._write_kev(entries, removed, meta)
+
+    def _write_kev(
+        self,
+        entries: Sequence[KevEntry],
+        removed: Sequence[str] | None,
+        meta: Mapping[str, str] | None,
+    ) -> tuple[UpsertCounts, int]:
         counts = UpsertCounts()
-        rows = [
-            (
-                e.cve_id,
-                e.date_added,
-                e.due_date,
-                e.ransomware,
-                e.vendor_project,
-                e.product,
-                orjson.dumps(e.to_dict(), option=orjson.OPT_SORT_KEYS),
-            )
-            for e in {entry.cve_id: entry for entry in catalogue.entries}.values()
-        ]
+        rows = _kev_rows(entries)
         with self._cve5_writing("writing the KEV catalogue") as run:
-            stored = {str(row[0]) for row in run.rows("SELECT cve_id FROM kev")}
-            wanted = {str(row[0]) for row in rows}
-            gone = sorted(stored - wanted)
+            stored = {
+                str(key): bytes(entry) for key, entry in run.rows("SELECT cve_id, entry FROM kev")
+            }
+            leaving = set(stored) - {row[0] for row in rows} if removed is None else removed
+            gone = sorted(set(leaving) & set(stored))
             for chunk in _chunks(gone):
                 run.rows(f"DELETE FROM kev WHERE cve_id IN {_in(len(chunk))}", chunk)
-            changed = run.many(KEV_UPSERT, rows)
-            counts.added = len(wanted - stored)
-            counts.updated = changed - counts.added
-            counts.unchanged = len(rows) - changed
-            if changed or gone:
-                run.rows(BUMP)
+            changed = [row for row in rows if stored.get(row[0]) != row[6]]
+            run.many(KEV_UPSERT, changed)
+            counts.added = sum(1 for row in changed if row[0] not in stored)
+            counts.updated = len(changed) - counts.added
+            counts.unchanged = len(rows) - len(changed)
+            bump_and_mark(run, "kev", [*(row[0] for row in changed), *gone])
             if meta:
                 run.many(META, list(meta.items()))
         return counts, len(gone)
@@ -331,14 +363,13 @@ class Cve5Tables:
             for s in {score.cve_id: score for score in scores.scores}.values()
         ]
         with self._cve5_writing("writing EPSS scores") as run:
-            before = int(run.rows("SELECT count(*) FROM epss")[0][0])
-            changed = run.load("epss", EPSS_COLUMNS, rows, EPSS_CONFLICT)
-            after = int(run.rows("SELECT count(*) FROM epss")[0][0])
-            counts.added = after - before
-            counts.updated = changed - counts.added
-            counts.unchanged = len(rows) - changed
-            if changed:
-                run.rows(BUMP)
+            stored = _stored_epss(run, [row[0] for row in rows])
+            changed = [row for row in rows if _epss_replaces(row, stored.get(row[0]))]
+            run.load("epss", EPSS_COLUMNS, changed, EPSS_CONFLICT)
+            counts.added = sum(1 for row in changed if row[0] not in stored)
+            counts.updated = len(changed) - counts.added
+            counts.unchanged = len(rows) - len(changed)
+            bump_and_mark(run, "epss", [row[0] for row in changed])
             if meta:
                 run.many(META, list(meta.items()))
         return counts
@@ -360,6 +391,48 @@ class Cve5Tables:
         return found
 
 
+def _kev_rows(entries: Sequence[KevEntry]) -> list[tuple[Any, ...]]:
+    """The table's rows of the entries (the last of each CVE id)."""
+    return [
+        (
+            e.cve_id,
+            e.date_added,
+            e.due_date,
+            e.ransomware,
+            e.vendor_project,
+            e.product,
+            orjson.dumps(e.to_dict(), option=orjson.OPT_SORT_KEYS),
+        )
+        for e in {entry.cve_id: entry for entry in entries}.values()
+    ]
+
+
+def _stored_epss(run: Executor, cve_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    stored: dict[str, tuple[Any, ...]] = {}
+    for chunk in _chunks(cve_ids):
+        for row in run.rows(
+            "SELECT cve_id, score, percentile, score_date, model_version FROM epss "
+            f"WHERE cve_id IN {_in(len(chunk))}",
+            chunk,
+        ):
+            stored[str(row[0])] = tuple(row)
+    return stored
+
+
+def _epss_replaces(row: tuple[Any, ...], stored: tuple[Any, ...] | None) -> bool:
+    """`EPSS_CONFLICT`'s rule: a later day, or the same day with other values."""
+    if stored is None:
+        return True
+    day, known_day = str(row[3]), str(stored[3])
+    if day != known_day:
+        return day > known_day
+    return (float(row[1]), float(row[2]), str(row[4])) != (
+        float(stored[1]),
+        float(stored[2]),
+        str(stored[4]),
+    )
+
+
 def cve5_store(store: object) -> Cve5Store:
     """`store` as a `Cve5Store` (every backend's store is one)."""
     if not hasattr(store, "upsert_cve5"):
@@ -370,7 +443,7 @@ def cve5_store(store: object) -> Cve5Store:
 # -- SQLite -----------------------------------------------------------------------------
 
 
-class _SqliteExecutor:
+class SqliteExecutor:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self.connection = connection
 
@@ -409,7 +482,7 @@ class SqliteCve5(Cve5Tables):
             if not outer:
                 connection.execute("BEGIN IMMEDIATE")
             try:
-                yield _SqliteExecutor(connection)
+                yield SqliteExecutor(connection)
             except BaseException:
                 if not outer and connection.in_transaction:
                     connection.execute("ROLLBACK")
@@ -422,6 +495,6 @@ class SqliteCve5(Cve5Tables):
     @contextmanager
     def _cve5_reading(self, action: str) -> Iterator[Executor]:
         try:
-            yield _SqliteExecutor(self._connection())
+            yield SqliteExecutor(self._connection())
         except sqlite3.Error as error:
             raise StoreError(f"{action}: the SQLite store at {self.path}: {error}") from error

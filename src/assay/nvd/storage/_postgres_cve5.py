@@ -17,7 +17,7 @@ def _dialect(statement: str) -> str:
     return statement.replace("?", "%s")
 
 
-class _PostgresExecutor:
+class PostgresExecutor:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
 
@@ -63,9 +63,9 @@ class PostgresCve5(Cve5Tables):
             connection.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (WRITE_LOCK,)
             )
-            yield _PostgresExecutor(connection)
+            yield PostgresExecutor(connection)
 
     @contextmanager
     def _cve5_reading(self, action: str) -> Iterator[Executor]:
         with self._using(action) as connection:
-            yield _PostgresExecutor(connection)
+            yield PostgresExecutor(connection)

@@ -16,7 +16,9 @@ from assay.nvd.storage._osv_sql import (
     OsvRows,
     latest_per_id,
 )
-from assay.nvd.storage._postgres_rows import BUMP_GENERATION, Connection, lock_for_writing, text
+from assay.nvd.storage._postgres_cve5 import PostgresExecutor
+from assay.nvd.storage._postgres_rows import Connection, lock_for_writing, text
+from assay.nvd.storage._source_changes import bump_and_mark
 from assay.nvd.storage.interface import UpsertCounts
 from assay.osv.names import normalized_name
 from assay.osv.record import OsvRecord
@@ -85,8 +87,7 @@ class OsvStoreMixin:
                 for table, rows in index.items():
                     if rows:
                         cursor.executemany(INDEX_INSERT_POSTGRES[table], rows)
-                if written:
-                    cursor.execute(BUMP_GENERATION)
+                bump_and_mark(PostgresExecutor(connection), "osv", [r.id for r in written])
                 if meta:
                     cursor.executemany(
                         "INSERT INTO meta (key, value) VALUES (%s, %s) "

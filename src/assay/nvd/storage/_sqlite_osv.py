@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from assay.errors import StoreError
+from assay.nvd.storage._cve5_sql import SqliteExecutor
 from assay.nvd.storage._osv_sql import (
     INDEX_INSERT_SQLITE,
     OSV_INDEX_TABLES,
@@ -15,6 +16,7 @@ from assay.nvd.storage._osv_sql import (
     latest_per_id,
 )
 from assay.nvd.storage._records import pack, unpack
+from assay.nvd.storage._source_changes import bump_and_mark
 from assay.nvd.storage._sqlite_products import write_meta
 from assay.nvd.storage.interface import UpsertCounts
 from assay.osv.names import normalized_name
@@ -60,6 +62,7 @@ class OsvStoreMixin:
             row = int(connection.execute("SELECT coalesce(max(id), 0) FROM osv").fetchone()[0])
             added: list[tuple[object, ...]] = []
             index: dict[str, list[tuple[object, ...]]] = {table: [] for table in OSV_INDEX_TABLES}
+            written: list[str] = []
             for record in latest.values():
                 current = existing.get(record.id)
                 if current is None:
@@ -81,6 +84,7 @@ class OsvStoreMixin:
                     for table in OSV_INDEX_TABLES:
                         connection.execute(f"DELETE FROM {table} WHERE osv = ?", (row_id,))
                     counts.updated += 1
+                written.append(record.id)
                 for table, rows in OsvRows.of(record).index_rows(row_id).items():
                     index[table].extend(rows)
             connection.executemany(
@@ -90,10 +94,7 @@ class OsvStoreMixin:
             for table, rows in index.items():
                 rows.sort(key=repr)
                 connection.executemany(INDEX_INSERT_SQLITE[table], rows)
-            if counts.added or counts.updated:
-                connection.execute(
-                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
-                )
+            bump_and_mark(SqliteExecutor(connection), "osv", written)
             write_meta(connection, meta)
             if not outer:
                 connection.execute("COMMIT")

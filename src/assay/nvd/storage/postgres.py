@@ -39,7 +39,7 @@ from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._cve5_sql import POSTGRES_CVE5_SCHEMA
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._osv_sql import POSTGRES_OSV_SCHEMA
-from assay.nvd.storage._postgres_cve5 import PostgresCve5
+from assay.nvd.storage._postgres_cve5 import PostgresCve5, PostgresExecutor
 from assay.nvd.storage._postgres_osv import OsvStoreMixin
 from assay.nvd.storage._postgres_products import ProductStoreMixin
 from assay.nvd.storage._postgres_rows import (
@@ -67,6 +67,7 @@ from assay.nvd.storage._postgres_rows import (
 )
 from assay.nvd.storage._postgres_service import ServiceStoreMixin
 from assay.nvd.storage._service_rows import POSTGRES_SERVICE_SCHEMA
+from assay.nvd.storage._source_changes import backfill
 from assay.nvd.storage._sql import (
     POSTGRES,
     SqlBuilder,
@@ -280,6 +281,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                     connection.execute(POSTGRES_SERVICE_SCHEMA)
                     connection.execute(POSTGRES_CVE5_SCHEMA)
                     connection.execute(POSTGRES_OSV_SCHEMA)
+                    backfill(PostgresExecutor(connection))  # tracking beside NVD's
             except BaseException as error:
                 self._criteria_ids.rolled_back()
                 self._vectors.rolled_back()

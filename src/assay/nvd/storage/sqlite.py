@@ -20,12 +20,13 @@ from assay.errors import StoreBusy, StoreError
 from assay.nvd.cve_query import CveQuery
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.storage._cache import ResultCache
-from assay.nvd.storage._cve5_sql import SQLITE_CVE5_SCHEMA, SqliteCve5
+from assay.nvd.storage._cve5_sql import SQLITE_CVE5_SCHEMA, SqliteCve5, SqliteExecutor
 from assay.nvd.storage._decoded import DecodedRecords
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._osv_sql import SQLITE_OSV_SCHEMA
 from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._service_rows import SQLITE_SERVICE_SCHEMA
+from assay.nvd.storage._source_changes import backfill
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_ids_select, cve_where
 from assay.nvd.storage._sqlite_osv import OsvStoreMixin
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
@@ -228,6 +229,7 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
                 connection.execute(
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
                 )
+            backfill(SqliteExecutor(connection))  # tracking of the sources beside NVD's
             connection.execute("COMMIT")
         except BaseException:
             # Forgotten before the rollback lets another writer in.
