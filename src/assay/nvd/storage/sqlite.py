@@ -424,6 +424,9 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
     def generation(self) -> int:
         return self._generation(self._connection())
 
+    def read_at_generation(self, read: Callable[[], T], *, at_least: int = 0) -> tuple[int, T]:
+        return self.generation(), read()
+
     def count_cves(self) -> int:
         return int(self._connection().execute("SELECT count(*) FROM cve").fetchone()[0])
 
