@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
@@ -62,6 +63,13 @@ class Cluster:
 
     def url(self, database: str = "test") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def same_store(self, url: str) -> str:
+        """`url` (a store on another server of this machine) on this server instead."""
+        parts = urlsplit(url)
+        return urlunsplit(
+            parts._replace(netloc=f"{parts.username or 'postgres'}@127.0.0.1:{self.port}")
+        )
 
     def stop(self, mode: str = "fast") -> None:
         assert self.directory is not None

@@ -25,7 +25,14 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.conftest import ASSETS, backends, make_store_url
+from tests.conftest import (
+    ASSETS,
+    LoadedStores,
+    backends,
+    make_store_url,
+    open_reading,
+    sample_files,
+)
 
 from assay.errors import StoreError
 from assay.nvd.cve_query import CveQuery, parse_cve_query
@@ -383,9 +390,11 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
         opened.close()
 
 
-@pytest.fixture(scope="module")
-def sample(sample_store_url: str) -> Iterator[Store]:
-    opened = open_store(sample_store_url)
+@pytest.fixture(scope="module", params=backends(replica=True))
+def sample(request: pytest.FixtureRequest, loaded_stores: LoadedStores) -> Iterator[Store]:
+    """The sample store of each backend, and of PostgreSQL read through a replica."""
+    url = loaded_stores.url(request.param, "sample", sample_files)
+    opened = open_reading(request, request.param, url)
     yield opened
     opened.close()
 
@@ -745,9 +754,12 @@ def products_reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sto
         opened.close()
 
 
-@pytest.fixture(scope="module")
-def products(products_store_url: str) -> Iterator[Store]:
-    opened = open_store(products_store_url)
+@pytest.fixture(scope="module", params=backends(replica=True))
+def products(request: pytest.FixtureRequest, loaded_stores: LoadedStores) -> Iterator[Store]:
+    from tests.nvd.conftest import product_files
+
+    url = loaded_stores.url(request.param, "products", product_files)
+    opened = open_reading(request, request.param, url)
     yield opened
     opened.close()
 
