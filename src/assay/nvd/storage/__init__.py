@@ -73,7 +73,7 @@ def open_store(
 
 
 def _replicated(url: str, read_urls: Sequence[str], *, timeout: float | None) -> Store:
-    from assay.nvd.storage.replicated import ReplicatedStore
+    from assay.nvd.storage.replicated import COPY_WAIT, ReplicatedStore
 
     for given in (url, *read_urls):
         if _scheme(given) not in ("postgres", "postgresql"):
@@ -84,7 +84,8 @@ def _replicated(url: str, read_urls: Sequence[str], *, timeout: float | None) ->
         _shown(given)  # (parses it: a bad URL fails now, not at its first use)
 
     def opener(copy_url: str) -> Store:
-        return open_store(copy_url, timeout=timeout, create=False)
+        wait = COPY_WAIT if timeout is None else min(timeout, COPY_WAIT)
+        return open_store(copy_url, timeout=wait, create=False)
 
     return ReplicatedStore(url, read_urls, opener, timeout=timeout)
 

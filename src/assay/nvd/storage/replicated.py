@@ -11,17 +11,23 @@ Which copy answers a read:
 * else, while the primary does not answer, the newest replica that does: reads go on.
 
 The floor is the newest generation this process knows of: every generation it has
-served, and the primary's own, read at most once a second (`REFRESH_SECONDS`), as is
-each replica's. A server therefore never answers from a copy older than an answer it
-already gave, and a replica lagging more than about a second behind its primary is left
-out until it has caught up. `read_at_generation` reads the generation and the page from
-one copy, so the generation an answer carries (`x-assay-generation`) is that of the copy
-it was read from.
+served, and the primary's own. Each copy is watched by a thread of its own that reads
+its generation every `REFRESH_SECONDS`; a request reads no generation but the one it is
+answered at, so a copy that stops answering does not hold requests up. A server
+therefore never answers from a copy older than an answer it already gave, and a replica
+lagging more than about a second behind its primary is left out until it has caught up
+(the primary or a fresher replica answers meanwhile). `read_at_generation` reads the
+generation and the page from one copy, so the generation an answer carries
+(`x-assay-generation`) is that of the copy it was read from.
 
-A copy whose operations fail (a `StoreError` other than a damaged record, and it does not
-answer a probe either) is left out for a while, 1 s doubling to `MAX_BACKOFF` seconds,
-then tried again by the next read; the failed read is retried on the next copy, so the
-client does not see it.
+A copy that cannot be reached (it refuses or drops connections, is shutting down or
+starting up, cannot be opened, or has not answered its watcher for `SILENT_AFTER`
+seconds) is closed and left out for a while, 1 s doubling to `MAX_BACKOFF` seconds, then
+opened again by its watcher; a read that failed on it is retried on the next copy, so
+the client does not see it. Each copy waits at most `COPY_WAIT` seconds for a pooled
+connection, so that a read on a copy that just went away fails over within that time.
+An operation that fails on a copy that answers (a statement out of time, a damaged
+record) is the caller's error, as on a single store.
 
 Writes (API keys, rate-limit counts, the time a generation was first served) go to the
 primary. While the primary is left out, a write raises `WritesUnavailable` at once,
@@ -60,14 +66,17 @@ if TYPE_CHECKING:
     from assay.osv.record import OsvRecord
 
 T = TypeVar("T")
-REFRESH_SECONDS = 1.0  # how old a copy's known generation may be before it is read again
+REFRESH_SECONDS = 1.0  # how often each copy's watcher reads its generation
+SILENT_AFTER = 3.0  # seconds without an answer to its watcher before a copy is left out
+COPY_WAIT = 2.0  # seconds a read may wait for a pooled connection to one copy
 FIRST_BACKOFF = 1.0  # seconds a failed copy is left out, doubling with each failure
 MAX_BACKOFF = 30.0
 _log = logging.getLogger("assay.store")
 
 
 class Copy:
-    """One copy of the data (the primary or a replica), opened when first used."""
+    """One copy of the data (the primary or a replica), opened when first used and
+    watched by a thread of its own (`watch`)."""
 
     def __init__(self, name: str, url: str, opener: Callable[[str], Store]) -> None:
         self.name = name
@@ -76,38 +85,60 @@ class Copy:
         self._store: Store | None = None
         self._lock = threading.Lock()
         self.generation = -1  # as last read; -1 while unknown
-        self.checked = float("-inf")  # when it was last read (time.monotonic)
+        # Presumed to answer until its watcher finds otherwise.
+        self.heard = time.monotonic()
         self.failures = 0
         self.retry_at = 0.0
+        self.shut = False  # closed for good (`ReplicatedStore.close`)
 
     def describe(self) -> str:
         return f"{self.name} ({redact_url(self.url)})"
 
     def store(self) -> Store:
         with self._lock:
+            if self.shut:
+                raise StoreError(f"{self.describe()}: the store was closed")
             if self._store is None:
-                self._store = self._opener(self.url)
+                try:
+                    self._store = self._opener(self.url)
+                except StoreError as error:
+                    raise _OpenFailed(str(error)) from error
             return self._store
 
     def usable(self, now: float) -> bool:
-        return now >= self.retry_at
+        """Not left out, and heard from lately."""
+        return now >= self.retry_at and now - self.heard <= SILENT_AFTER
 
-    def read_generation(self, now: float) -> int:
-        """The copy's generation, read again when older than REFRESH_SECONDS."""
-        if now - self.checked > REFRESH_SECONDS:
-            self.checked = now  # (claimed: concurrent reads use the value known)
-            self.saw(self.store().generation())
-        return self.generation
+    def probe(self) -> None:
+        """Read the copy's generation: it answers, or it is left out."""
+        try:
+            generation = self.store().generation()
+        except StoreError as error:
+            self.failed(error)
+            return
+        self.saw(generation)
+        self.heard = time.monotonic()
+        self.answered()
+
+    def watch(self, stop: threading.Event) -> None:
+        """Probe every REFRESH_SECONDS, and when a pause ends, until `stop` is set."""
+        while not stop.is_set():
+            if time.monotonic() >= self.retry_at:
+                self.probe()
+            stop.wait(max(REFRESH_SECONDS, self.retry_at - time.monotonic()))
 
     def saw(self, generation: int) -> None:
         self.generation = max(self.generation, generation)
 
     def failed(self, error: StoreError) -> None:
+        """Leave the copy out for a while; it is opened afresh when tried again (a pool of
+        broken connections would make that try wait for a free one)."""
         self.failures += 1
         pause = min(MAX_BACKOFF, FIRST_BACKOFF * 2 ** (self.failures - 1))
         self.retry_at = time.monotonic() + pause
-        self.checked = float("-inf")
+        self.heard = self.retry_at  # (to be heard from again once the pause ends)
         _log.warning("store: %s left out for %g s: %s", self.describe(), pause, error)
+        self.close()
 
     def answered(self) -> None:
         if self.failures:
@@ -115,20 +146,38 @@ class Copy:
             self.failures = 0
             self.retry_at = 0.0
 
-    def alive(self) -> bool:
-        """Whether the copy answers a probe (a failed operation may be the operation's own
-        fault, such as a statement that ran out of time, and not the copy's)."""
-        try:
-            self.saw(self.store().generation())
-        except StoreError:
-            return False
-        return True
-
     def close(self) -> None:
         with self._lock:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
+            store, self._store = self._store, None
+        if store is not None:
+            store.close()
+
+
+class _OpenFailed(StoreError):
+    """A copy could not be opened (unreachable, or no store there)."""
+
+
+# SQLSTATE classes of a server that cannot serve: connection exceptions, and shutting
+# down or starting up (57P01-57P05).
+_AWAY_STATES = ("08", "57P")
+
+
+def copy_away(error: StoreError) -> bool:
+    """Whether `error` says that its copy cannot be reached, rather than that the operation
+    failed on a copy that answers (a statement out of time, a conflict with recovery)."""
+    if isinstance(error, _OpenFailed):
+        return True
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    cause: BaseException | None = error.__cause__ or error.__context__
+    while cause is not None:
+        if isinstance(cause, PoolTimeout):
+            return True
+        if isinstance(cause, psycopg.Error):
+            return cause.sqlstate is None or cause.sqlstate.startswith(_AWAY_STATES)
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 class ReplicatedStore:
@@ -154,36 +203,23 @@ class ReplicatedStore:
         self._seen = 0  # the newest generation this process knows of (the floor)
         self._turn = 0
         self._local = threading.local()  # the copy `read_at_generation` holds, per thread
+        self._stop = threading.Event()
+        for copy in (self.primary, *self.replicas):
+            threading.Thread(
+                target=copy.watch, args=(self._stop,), name=f"assay-{copy.name}", daemon=True
+            ).start()
 
     # -- which copy ----------------------------------------------------------------------
 
-    def _floor(self, now: float) -> int:
-        primary = self.primary
-        if primary.usable(now) and now - primary.checked > REFRESH_SECONDS:
-            try:
-                primary.read_generation(now)
-            except StoreError as error:
-                primary.failed(error)
-        self._seen = max(self._seen, primary.generation)
-        return self._seen
-
     def copies(self, at_least: int = 0) -> list[Copy]:
-        """The copies a read tries, best first (see the module docstring)."""
+        """The copies a read tries, best first (see the module docstring); no I/O."""
         now = time.monotonic()
-        floor = max(at_least, self._floor(now))
+        self._seen = max(self._seen, self.primary.generation)
+        floor = max(at_least, self._seen)
         self._turn = (self._turn + 1) % max(1, len(self.replicas))
         turned = self.replicas[self._turn :] + self.replicas[: self._turn]
-        fresh: list[Copy] = []
-        behind: list[Copy] = []
-        for copy in turned:
-            if not copy.usable(now):
-                continue
-            try:
-                generation = copy.read_generation(now)
-            except StoreError as error:
-                copy.failed(error)
-                continue
-            (fresh if generation >= floor else behind).append(copy)
+        fresh = [copy for copy in turned if copy.usable(now) and copy.generation >= floor]
+        behind = [copy for copy in turned if copy.usable(now) and copy.generation < floor]
         order = fresh + ([self.primary] if self.primary.usable(now) else [])
         order += sorted(behind, key=lambda copy: -copy.generation)
         # Every copy left out: try them all rather than fail without asking.
@@ -191,7 +227,7 @@ class ReplicatedStore:
 
     def _retry_elsewhere(self, copy: Copy, error: StoreError) -> bool:
         """After `error` on `copy`: whether to leave it out and try the next copy."""
-        if isinstance(error, DamagedRecord) or copy.alive():
+        if isinstance(error, DamagedRecord) or not copy_away(error):
             return False
         copy.failed(error)
         return True
@@ -242,7 +278,7 @@ class ReplicatedStore:
 
     def _write(self, call: Callable[[Store], T], *, moves_generation: bool = False) -> T:
         primary = self.primary
-        if not primary.usable(time.monotonic()):
+        if not primary.usable(time.monotonic()) and primary.failures:
             raise WritesUnavailable(
                 f"writing: {primary.describe()} is left out after {primary.failures} "
                 "failure(s); reads are served from the replicas"
@@ -384,7 +420,9 @@ class ReplicatedStore:
         return self._on_primary(lambda store: store.transaction())
 
     def close(self) -> None:
+        self._stop.set()
         for copy in (self.primary, *self.replicas):
+            copy.shut = True
             copy.close()
 
     # -- the service's part (`ServiceStore`): keys and counts are written on the primary,
