@@ -114,7 +114,8 @@ class Copy:
         try:
             generation = self.store().generation()
         except StoreError as error:
-            self.failed(error)
+            if not self.shut:
+                self.failed(error)
             return
         self.saw(generation)
         self.heard = time.monotonic()
@@ -133,6 +134,8 @@ class Copy:
     def failed(self, error: StoreError) -> None:
         """Leave the copy out for a while; it is opened afresh when tried again (a pool of
         broken connections would make that try wait for a free one)."""
+        if time.monotonic() < self.retry_at:
+            return  # (already left out: another read met the same outage)
         self.failures += 1
         pause = min(MAX_BACKOFF, FIRST_BACKOFF * 2 ** (self.failures - 1))
         self.retry_at = time.monotonic() + pause
