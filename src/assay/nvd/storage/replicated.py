@@ -27,7 +27,8 @@ opened again by its watcher; a read that failed on it is retried on the next cop
 the client does not see it. Each copy waits at most `COPY_WAIT` seconds for a pooled
 connection, so that a read on a copy that just went away fails over within that time.
 An operation that fails on a copy that answers (a statement out of time, a damaged
-record) is the caller's error, as on a single store.
+record) is the caller's error, as on a single store; a read a replica cancelled to
+replay its primary's writes is retried on the next copy.
 
 Writes (API keys, rate-limit counts, the time a generation was first served) go to the
 primary. While the primary is left out, a write raises `WritesUnavailable` at once,
@@ -163,24 +164,31 @@ class _OpenFailed(StoreError):
 # SQLSTATE classes of a server that cannot serve: connection exceptions, and shutting
 # down or starting up (57P01-57P05).
 _AWAY_STATES = ("08", "57P")
+# A hot standby cancels a read whose rows its replay must remove or lock
+# ("canceling statement due to conflict with recovery"): that copy's moment, not the read's.
+_CONFLICT_STATES = ("40001",)
 
 
-def copy_away(error: StoreError) -> bool:
-    """Whether `error` says that its copy cannot be reached, rather than that the operation
-    failed on a copy that answers (a statement out of time, a conflict with recovery)."""
+def failure_kind(error: StoreError) -> str | None:
+    """ "away" when `error` says its copy cannot be reached; "conflict" when a replica
+    cancelled the read to replay its primary's writes; None when the operation failed on
+    a copy that answers (a statement out of time): the caller's error."""
     if isinstance(error, _OpenFailed):
-        return True
+        return "away"
     import psycopg
     from psycopg_pool import PoolTimeout
 
     cause: BaseException | None = error.__cause__ or error.__context__
     while cause is not None:
         if isinstance(cause, PoolTimeout):
-            return True
+            return "away"
         if isinstance(cause, psycopg.Error):
-            return cause.sqlstate is None or cause.sqlstate.startswith(_AWAY_STATES)
+            state = cause.sqlstate
+            if state is None or state.startswith(_AWAY_STATES):
+                return "away"
+            return "conflict" if state in _CONFLICT_STATES else None
         cause = cause.__cause__ or cause.__context__
-    return False
+    return None
 
 
 class ReplicatedStore:
@@ -229,11 +237,12 @@ class ReplicatedStore:
         return order or [self.primary, *self.replicas]
 
     def _retry_elsewhere(self, copy: Copy, error: StoreError) -> bool:
-        """After `error` on `copy`: whether to leave it out and try the next copy."""
-        if isinstance(error, DamagedRecord) or not copy_away(error):
-            return False
-        copy.failed(error)
-        return True
+        """After `error` on `copy`: whether to try the next copy (leaving this one out
+        when it cannot be reached)."""
+        kind = None if isinstance(error, DamagedRecord) else failure_kind(error)
+        if kind == "away":
+            copy.failed(error)
+        return kind is not None
 
     def _read(self, call: Callable[[Store], T]) -> T:
         pinned: Copy | None = getattr(self._local, "copy", None)
