@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 import assay._cli
+
+if TYPE_CHECKING:
+    from tests.replication import Cluster
+
+    from assay.nvd.storage import Store
 
 ASSETS = Path(__file__).parent / "assets"
 
@@ -24,17 +31,22 @@ POSTGRES_URL = os.environ.get(
 )
 
 
-def backends() -> list[str]:
-    """Every backend assay has; PostgreSQL joins once its module exists."""
+def backends(*, replica: bool = False) -> list[str]:
+    """Every backend assay has; PostgreSQL joins once its module exists. With `replica`,
+    also "postgres-replica": a PostgreSQL store written on the primary and read through a
+    hot standby (`open_reading`; for the store's read tests)."""
     names = ["sqlite"]
     if importlib.util.find_spec("assay.nvd.storage.postgres") is not None and not os.environ.get(
         "ASSAY_TEST_SKIP_POSTGRES"
     ):
         names.append("postgres")
+        if replica:
+            names.append("postgres-replica")
     return names
 
 
 def make_store_url(backend: str, folder: Path) -> Iterator[str]:
+    """A fresh store's URL (for "postgres-replica", its primary's: written there)."""
     if backend == "sqlite":
         yield f"sqlite:///{folder / 'store.db'}"
         return
@@ -57,28 +69,86 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     yield from make_store_url(request.param, tmp_path)
 
 
-@pytest.fixture(scope="session", params=backends())
-def sample_store_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """A store of each backend loaded once with the bundled sample and the test assets."""
+class LoadedStores:
+    """Stores loaded once per session, name and backend (a "postgres-replica" reads the
+    "postgres" one), removed when the session ends."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self._factory = factory
+        self._urls: dict[tuple[str, str], str] = {}
+        self._stack = contextlib.ExitStack()
+
+    def url(self, backend: str, name: str, files: Callable[[], list[Path]]) -> str:
+        from assay.nvd.ingest.importer import Importer
+        from assay.nvd.storage import open_store
+
+        backend = "postgres" if backend == "postgres-replica" else backend
+        if (backend, name) not in self._urls:
+            folder = self._factory.mktemp(f"{name}-{backend}")
+            url = self._stack.enter_context(
+                contextlib.contextmanager(make_store_url)(backend, folder)
+            )
+            store = open_store(url)
+            report = Importer(store).import_files(files())
+            store.close()
+            assert report.ok, report.problems
+            self._urls[backend, name] = url
+        return self._urls[backend, name]
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+@pytest.fixture(scope="session")
+def loaded_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoadedStores]:
+    stores = LoadedStores(tmp_path_factory)
+    yield stores
+    stores.close()
+
+
+def sample_files() -> list[Path]:
     from assay._cli.nvd import bundled_files
-    from assay.nvd.ingest.importer import Importer
+
+    return [
+        *bundled_files(),
+        *sorted((ASSETS / "nvd" / "cves").glob("*.json")),
+        ASSETS / "nvd" / "sources-20.json.gz",
+    ]
+
+
+@pytest.fixture(scope="session", params=backends())
+def sample_store_url(request: pytest.FixtureRequest, loaded_stores: LoadedStores) -> str:
+    """A store of each backend loaded once with the bundled sample and the test assets."""
+    return loaded_stores.url(request.param, "sample", sample_files)
+
+
+@pytest.fixture(scope="session")
+def standby() -> Iterator[Cluster]:
+    """A hot standby of the test primary (`tests/replication.py`), for the session."""
+    if "postgres" not in backends():
+        pytest.skip("PostgreSQL is not tested here (ASSAY_TEST_SKIP_POSTGRES)")
+    from tests.replication import ReplicationUnavailable, shared_standby
+
+    with contextlib.ExitStack() as stack:
+        try:
+            cluster = stack.enter_context(shared_standby())
+        except ReplicationUnavailable as error:
+            pytest.skip(f"no streaming replication here: {error}")
+        yield cluster
+
+
+def open_reading(request: pytest.FixtureRequest, backend: str, url: str) -> Store:
+    """The store at `url` opened for reading as `backend` says: "postgres-replica" reads
+    through the session's hot standby (once it has replayed every write so far)."""
     from assay.nvd.storage import open_store
 
-    folder = tmp_path_factory.mktemp(f"sample-{request.param}")
-    for url in make_store_url(request.param, folder):
-        store = open_store(url)
-        report = Importer(store).import_files(
-            [
-                *bundled_files(),
-                *sorted((ASSETS / "nvd" / "cves").glob("*.json")),
-                ASSETS / "nvd" / "sources-20.json.gz",
-            ]
-        )
-        store.close()
-        assert report.ok, report.problems
-        yield url
+    if backend != "postgres-replica":
+        return open_store(url)
+    from tests.replication import wait_replayed
+
+    cluster: Cluster = request.getfixturevalue("standby")
+    wait_replayed(POSTGRES_URL, cluster.url())
+    return open_store(url, read_urls=[cluster.same_store(url)])
 
 
 @pytest.fixture

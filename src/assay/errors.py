@@ -64,6 +64,14 @@ class StoreBusy(StoreError):
     """Another process holds the store's named lock (a sync already writing it)."""
 
 
+class WritesUnavailable(StoreError):
+    """A write was refused because the store's primary does not answer, while its read
+    replicas still serve reads (`assay serve --read-store`). `reason` is safe to show a
+    client: it names no host."""
+
+    reason = "The primary store is unavailable: reads are served from replicas, writes are refused"
+
+
 class ClientError(AssayError):
     """A request to an NVD-compatible service failed."""
 

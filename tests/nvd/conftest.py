@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 from starlette.testclient import TestClient
-from tests.conftest import ASSETS, backends, make_store_url
+from tests.conftest import ASSETS, LoadedStores, backends
 
 from assay.nvd.server.app import create_app
 from assay.nvd.storage import open_store
@@ -43,19 +43,13 @@ def bundled_cves() -> Path:
     return path
 
 
-@pytest.fixture(scope="session", params=backends())
-def products_store_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    from assay.nvd.ingest.importer import Importer
+def product_files() -> list[Path]:
+    return [bundled_cves(), *PRODUCT_FILES]
 
-    folder = tmp_path_factory.mktemp(f"products-{request.param}")
-    for url in make_store_url(request.param, folder):
-        store = open_store(url)
-        report = Importer(store).import_files([bundled_cves(), *PRODUCT_FILES])
-        store.close()
-        assert report.ok, report.problems
-        yield url
+
+@pytest.fixture(scope="session", params=backends())
+def products_store_url(request: pytest.FixtureRequest, loaded_stores: LoadedStores) -> str:
+    return loaded_stores.url(request.param, "products", product_files)
 
 
 @pytest.fixture(scope="session")

@@ -239,3 +239,19 @@ def test_required_keys_cover_the_pages_the_scan_api_and_the_osv_api(
             assert "HttpOnly" in cookie
             assert "SameSite=strict" in cookie or "SameSite=Strict" in cookie
             assert browser.get("/cpe").status_code == 200
+
+
+def test_serve_refuses_read_stores_that_cannot_be_replicas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sqlite_store = f"sqlite:///{tmp_path / 'store.db'}"
+    primary = "postgresql://assay:secret@127.0.0.1:1/nvd"
+    for store, replica, says in (
+        (sqlite_store, "postgresql://u@127.0.0.1:1/nvd", "needs a PostgreSQL --store"),
+        (primary, f"sqlite:///{tmp_path / 'copy.db'}", "expected a postgresql:// URL"),
+    ):
+        code, _, err = cli(capsys, "serve", "--store", store, "--read-store", replica)
+        assert code == 2, (store, replica)
+        assert f"--read-store: {says}" in err
+        assert "secret" not in err
+        assert "Traceback" not in err

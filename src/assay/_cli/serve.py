@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from assay._cli import EXIT_OK, CommandTree, add_list_option
-from assay.config import STORE_ENV, default_store_url
+from assay.config import READ_STORES_ENV, STORE_ENV, default_store_url
 from assay.errors import InputError
 from assay.nvd.server._memory import DEFAULT_RESERVE_MIB, RESERVE_ENV
 
@@ -28,6 +28,15 @@ def register(tree: CommandTree) -> None:
         "--store",
         default=None,
         help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
+    )
+    parser.add_argument(
+        "--read-store",
+        metavar="URL",
+        action="append",
+        default=None,
+        help="a PostgreSQL streaming replica of --store to read from (repeat the option "
+        "for several): reads go to the replicas, writes (API keys, rate-limit counts) to "
+        "--store; a replica that stops answering is left out and tried again (docs/scale.md)",
     )
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
@@ -115,6 +124,8 @@ def prepare_web(args: argparse.Namespace, url: str) -> None:
     print(
         startup_line(args.host, args.port, max(1, args.workers), state), file=sys.stderr, flush=True
     )
+    for line in replica_lines(args.read_store or []):
+        print(line, file=sys.stderr, flush=True)
     if state.empty:
         print(EMPTY_WARNING, file=sys.stderr, flush=True)
     if args.access_log:
@@ -135,8 +146,10 @@ def serve(args: argparse.Namespace) -> int:
         reserve_from_text(args.reserve_memory, "--reserve-memory")
         os.environ[RESERVE_ENV] = args.reserve_memory.strip()
     url = args.store or default_store_url()
+    check_read_stores(url, args.read_store or [])
     prepare_web(args, url)
     os.environ[STORE_ENV] = url
+    os.environ[READ_STORES_ENV] = "\n".join(args.read_store or [])
     os.environ[SERVICE_ENV] = service.to_environment()
     if args.compat == "nvd-api":
         os.environ["ASSAY_LEGACY_FIELDS_ONLY"] = "1"
@@ -154,6 +167,50 @@ def serve(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, previous)
     print("assay stopped", file=sys.stderr, flush=True)
     return EXIT_OK
+
+
+def check_read_stores(url: str, read_urls: list[str]) -> None:
+    """Replicas are PostgreSQL, of a PostgreSQL store: an `InputError` names the option."""
+    from assay.urls import redact_url
+
+    def postgres(given: str) -> bool:
+        return given.split(":", 1)[0].lower() in ("postgres", "postgresql")
+
+    if read_urls and not postgres(url):
+        raise InputError(
+            "--read-store", f"needs a PostgreSQL --store (its primary), found {redact_url(url)!r}"
+        )
+    for given in read_urls:
+        if not postgres(given):
+            raise InputError(
+                "--read-store",
+                f"expected a postgresql:// URL of a replica, found {redact_url(given)!r}",
+            )
+
+
+def replica_lines(read_urls: list[str]) -> list[str]:
+    """What `assay serve` says of each replica at start: its generation, or why it is
+    left out for now (it is tried again while serving). A replica that answers without
+    the store is an error: a mistyped URL (exit 2)."""
+    from assay._cli import fatal
+    from assay.errors import StoreError
+    from assay.nvd.storage import open_store, store_exists
+    from assay.urls import redact_url
+
+    lines = []
+    for number, url in enumerate(read_urls, start=1):
+        shown = redact_url(url)
+        try:
+            if not store_exists(url):
+                fatal(f"--read-store {shown}: no store there (is it a replica of --store?)")
+            replica = open_store(url, create=False)
+            try:
+                lines.append(f"replica {number}: {shown}, generation {replica.generation()}")
+            finally:
+                replica.close()
+        except StoreError as error:
+            lines.append(f"warning: replica {number}: {shown} left out for now: {error}")
+    return lines
 
 
 def _ignore_signal(signum: int, frame: object) -> None:
@@ -299,10 +356,17 @@ def guarded_protocol() -> type[asyncio.Protocol]:
 
 def service_settings(args: argparse.Namespace) -> ServiceSettings:
     """The service options as settings; a bad value is an `InputError` naming its option."""
-    from assay.nvd.server.bounds import MAX_SQLITE_CACHE_MIB, MAX_THREADS
-    from assay.nvd.server.ratelimit import parse_policy
     from assay.nvd.server.service import ServiceSettings
-    from assay.urls import redact_url
+
+    values: dict[str, object] = {"api_keys": args.api_keys}
+    for part in (_process_values, _rate_limit_values, _answer_values, _host_values, _limit_values):
+        values.update(part(args))
+    return ServiceSettings(**values)  # type: ignore[arg-type]
+
+
+def _process_values(args: argparse.Namespace) -> dict[str, object]:
+    """--threads and --sqlite-cache."""
+    from assay.nvd.server.bounds import MAX_SQLITE_CACHE_MIB, MAX_THREADS
 
     values: dict[str, object] = {}
     if args.threads is not None:
@@ -316,7 +380,15 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
                 f"expected 0 (no limit) to {MAX_SQLITE_CACHE_MIB} MiB, found {args.sqlite_cache}",
             )
         values["sqlite_cache_mib"] = args.sqlite_cache
-    values["api_keys"] = args.api_keys
+    return values
+
+
+def _rate_limit_values(args: argparse.Namespace) -> dict[str, object]:
+    """--rate-limit and --rate-limit-store."""
+    from assay.nvd.server.ratelimit import parse_policy
+    from assay.urls import redact_url
+
+    values: dict[str, object] = {}
     if args.rate_limit is not None:
         values["rate_limit"] = parse_policy(args.rate_limit, "--rate-limit").to_text()
     if args.rate_limit_store is not None:
@@ -328,6 +400,12 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
                 f"expected a redis://, rediss:// or unix:// URL, found {redact_url(args.rate_limit_store)!r}",
             )
         values["rate_limit_store"] = args.rate_limit_store
+    return values
+
+
+def _answer_values(args: argparse.Namespace) -> dict[str, object]:
+    """--cache-control and --no-compression."""
+    values: dict[str, object] = {}
     if args.cache_control is not None:
         value = args.cache_control
         if not value.isascii() or not value.isprintable() or len(value) > 200:
@@ -337,15 +415,26 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
         values["cache_control"] = value
     if args.no_compression:
         values["compression"] = False
+    return values
+
+
+def _host_values(args: argparse.Namespace) -> dict[str, object]:
+    """--allowed-host, or the default for --host."""
     if args.allowed_host:
         for name in args.allowed_host:
             if not name or not name.isascii() or not name.isprintable() or " " in name:
                 raise InputError("--allowed-host", f"expected a host name, found {name!r}")
-        values["allowed_hosts"] = tuple(args.allowed_host)
-    else:
-        from assay.web.hosts import default_allowed_hosts
+        return {"allowed_hosts": tuple(args.allowed_host)}
+    from assay.web.hosts import default_allowed_hosts
 
-        values["allowed_hosts"] = default_allowed_hosts(getattr(args, "host", "127.0.0.1"))
+    return {"allowed_hosts": default_allowed_hosts(getattr(args, "host", "127.0.0.1"))}
+
+
+def _limit_values(args: argparse.Namespace) -> dict[str, object]:
+    """The numeric limits of LIMIT_OPTIONS."""
+    from assay.nvd.server.bounds import MAX_THREADS
+
+    values: dict[str, object] = {}
     for option, field, _, _ in LIMIT_OPTIONS:
         value = getattr(args, field)
         if value is None:
@@ -363,4 +452,4 @@ def service_settings(args: argparse.Namespace) -> ServiceSettings:
     upload_threads = values.get("upload_threads")
     if isinstance(upload_threads, int) and upload_threads > MAX_THREADS:
         raise InputError("--upload-threads", f"expected 1 to {MAX_THREADS}, found {upload_threads}")
-    return ServiceSettings(**values)  # type: ignore[arg-type]
+    return values

@@ -266,13 +266,16 @@ def _inner_lifespan(api: Starlette) -> Callable[[Starlette], AbstractAsyncContex
 
 
 def app_from_environment() -> Starlette:
-    """Factory for `uvicorn --factory`: reads `ASSAY_STORE` and `ASSAY_ACCESS_LOG`."""
-    from assay.config import default_store_url
+    """Factory for `uvicorn --factory`: reads `ASSAY_STORE`, `ASSAY_READ_STORES` and
+    `ASSAY_ACCESS_LOG`."""
+    from assay.config import default_store_url, read_store_urls
     from assay.nvd.server._memory import prepare_serving_process
 
     prepare_serving_process()
     service = ServiceSettings.from_environment()
-    store = open_store(default_store_url(), timeout=service.store_timeout)
+    store = open_store(
+        default_store_url(), timeout=service.store_timeout, read_urls=read_store_urls()
+    )
     log = os.environ.get(ACCESS_LOG_ENV)
     access: Any = log if log in ("common", "json") else None
     return create_web_app(

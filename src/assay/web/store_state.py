@@ -95,8 +95,7 @@ def count_state(store: Store) -> StoreState:
 
 
 def _schema(store: Store) -> str:
-    module = type(store).__module__
-    backend = "PostgreSQL" if "postgres" in module else "SQLite"
+    backend = "PostgreSQL" if store.url.lower().startswith("postgres") else "SQLite"
     version = store.get_meta("schema") or ""
     return f"{backend} schema {version}".strip()
 

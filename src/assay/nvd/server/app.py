@@ -43,6 +43,7 @@ from assay.nvd.server.snapshots_api import snapshot_routes
 from assay.nvd.server.statistics import PATH as STATISTICS_PATH
 from assay.nvd.server.statistics import statistics_endpoint
 from assay.nvd.server.store_calls import in_store_thread
+from assay.nvd.server.walks import NOT_A_GENERATION, restart, walk_generation
 from assay.nvd.storage import Store, open_store
 
 API_PREFIX = "/rest/json"
@@ -91,11 +92,23 @@ class NvdApi:
                 query = parse_cve_query(request.query_params.multi_items())
             except QueryError as error:
                 return nvd_error(error.reason)
+            wanted = walk_generation(request.headers)
+            if wanted == NOT_A_GENERATION:
+                return restart(wanted, -1)
             release = await self._slot(query.results_per_page)
             try:
                 generation, page = await in_store_thread(
-                    self.store, read_with_generation, self.store, self.store.search_cves, query
+                    self.store,
+                    read_with_generation,
+                    self.store,
+                    self.store.search_cves,
+                    query,
+                    wanted,
                 )
+                if wanted is not None and generation != wanted:
+                    if release is not None:
+                        release()
+                    return restart(wanted, generation)
                 if self.settings.enrich:
                     from assay.nvd.server.enrich import Enricher
 
@@ -131,7 +144,7 @@ class NvdApi:
 
     def listing(self, endpoint: Listing[Q], *, legacy: bool) -> Callable[[Request], object]:
         """The handler of a change-history, CPE or match-criteria endpoint."""
-        inline = bool(getattr(self.store, "inline_reads", False))
+        inline = self.store.inline_reads
 
         async def handle(request: Request) -> Response:
             if request.method == "OPTIONS":
@@ -142,17 +155,24 @@ class NvdApi:
                 query = endpoint.parse(request.query_params.multi_items())
             except QueryError as error:
                 return nvd_error(error.reason)
+            wanted = walk_generation(request.headers)
+            if wanted == NOT_A_GENERATION:
+                return restart(wanted, -1)
             point = endpoint.point(query)
             release = None if point else await self._slot(_results_per_page(query))
             try:
                 search = partial(endpoint.search, self.store)
                 if inline and point:
                     # A look-up by id reads a few rows: on SQLite, cheaper than a thread hop.
-                    generation, page = read_with_generation(self.store, search, query)
+                    generation, page = read_with_generation(self.store, search, query, wanted)
                 else:
                     generation, page = await in_store_thread(
-                        self.store, read_with_generation, self.store, search, query
+                        self.store, read_with_generation, self.store, search, query, wanted
                     )
+                if wanted is not None and generation != wanted:
+                    if release is not None:
+                        release()
+                    return restart(wanted, generation)
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
                     records = [endpoint.legacy(record) for record in records]
@@ -227,8 +247,7 @@ def create_app(
     middleware: list[Middleware] = service_middleware(service, store)
     if not settings.legacy_fields_only and not settings.enrich:
         # Single-CVE look-ups skip routing and, on stores with cheap reads, the thread hop.
-        inline = bool(getattr(store, "inline_reads", False))
-        middleware.append(Middleware(CveIdShortcut, store=store, inline=inline))
+        middleware.append(Middleware(CveIdShortcut, store=store, inline=store.inline_reads))
     app = Starlette(routes=routes, middleware=middleware, lifespan=_warmed(store))
     app.state.store = store
     return app

@@ -20,7 +20,6 @@ nothing. Pieces are made as the socket takes them (`responses.Envelope`).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 
 import anyio
@@ -36,12 +35,9 @@ MAX_SQLITE_CACHE_MIB = 64 * 1024
 
 def limit_sqlite_heap(mebibytes: int) -> int:
     """Set SQLite's process-wide soft heap limit (0 lifts it); the limit now in force."""
-    connection = sqlite3.connect(":memory:")
-    try:
-        row = connection.execute(f"PRAGMA soft_heap_limit = {int(mebibytes) * 2**20}").fetchone()
-    finally:
-        connection.close()
-    return int(row[0]) if row else 0
+    from assay.nvd.storage.sqlite import limit_heap  # (the storage package's connection)
+
+    return limit_heap(mebibytes)
 
 
 class LargeAnswers:

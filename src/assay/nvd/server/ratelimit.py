@@ -33,7 +33,7 @@ from typing import Protocol, TypeVar
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from assay.errors import InputError, StoreError
+from assay.errors import InputError, StoreError, WritesUnavailable
 from assay.nvd.server.access import API_PREFIXES, SCOPE_KEY
 from assay.nvd.server.responses import nvd_error
 from assay.nvd.server.store_calls import in_store_thread
@@ -256,6 +256,9 @@ class RateLimit:
             return
         try:
             wait = await self.limiter.allow_key(key, rule, now_ms)
+        except WritesUnavailable as error:  # counts live on a primary that is away
+            await nvd_error(error.reason, status=503)(scope, receive, send)
+            return
         except StoreError:
             reason = getattr(self.limiter.counter, "unavailable", STORE_UNAVAILABLE)
             await nvd_error(reason, status=503)(scope, receive, send)

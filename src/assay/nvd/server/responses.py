@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
@@ -337,7 +338,9 @@ def store_failure(error: Exception) -> Response:
 
 
 def read_with_generation(
-    store: Store, search: Callable[[_Query], Page], query: _Query
+    store: Store, search: Callable[[_Query], Page], query: _Query, at: int | None = None
 ) -> tuple[int, Page]:
-    """The data generation, read before the page: the page holds every write up to it."""
-    return store.generation(), search(query)
+    """The data generation and the page, read from one copy of the data: the page holds
+    every write up to that generation. `at`: the generation a paging client's walk began
+    at (`walks.py`), so that a store with replicas reads from a copy at least that new."""
+    return store.read_at_generation(partial(search, query), at_least=at or 0)

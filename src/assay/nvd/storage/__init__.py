@@ -2,9 +2,14 @@
 
 sqlite:///path/to/assay.db       embedded (the default)
 postgresql://user@host/db        PostgreSQL (`?schema=NAME` selects a schema)
+
+`open_store(url, read_urls=[...])`: a PostgreSQL primary read through its streaming
+replicas (`replicated.py`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from assay.errors import StoreError
 from assay.nvd.storage.interface import (
@@ -29,11 +34,22 @@ __all__ = [
 ]
 
 
-def open_store(url: str, *, timeout: float | None = None, create: bool = True) -> Store:
+def open_store(
+    url: str,
+    *,
+    timeout: float | None = None,
+    create: bool = True,
+    read_urls: Sequence[str] = (),
+) -> Store:
     """Open (creating and migrating if needed) the store named by `url`. `timeout`:
     seconds a server-backed store may take to answer before a `StoreError`. With
     `create=False` a store that does not exist yet is a `StoreError` instead: a mistyped
-    URL must not become an empty store that answers "no vulnerabilities"."""
+    URL must not become an empty store that answers "no vulnerabilities".
+
+    With `read_urls` (PostgreSQL replicas of `url`, itself PostgreSQL), the store reads
+    from them and writes to `url`, each copy opened when first used (`replicated.py`)."""
+    if read_urls:
+        return _replicated(url, read_urls, timeout=timeout)
     if not create and not store_exists(url):
         raise StoreError(
             f"{_shown(url)}: no store there (it is made by `assay nvd import` or sync)"
@@ -54,6 +70,24 @@ def open_store(url: str, *, timeout: float | None = None, create: bool = True) -
 
         return SqliteStore(url)
     raise StoreError(f"unsupported store URL scheme {scheme!r}: expected sqlite: or postgresql:")
+
+
+def _replicated(url: str, read_urls: Sequence[str], *, timeout: float | None) -> Store:
+    from assay.nvd.storage.replicated import COPY_WAIT, ReplicatedStore
+
+    for given in (url, *read_urls):
+        if _scheme(given) not in ("postgres", "postgresql"):
+            raise StoreError(
+                f"{_shown(given)}: read replicas are PostgreSQL streaming replicas of a "
+                "PostgreSQL primary: expected postgresql:// URLs"
+            )
+        _shown(given)  # (parses it: a bad URL fails now, not at its first use)
+
+    def opener(copy_url: str) -> Store:
+        wait = COPY_WAIT if timeout is None else min(timeout, COPY_WAIT)
+        return open_store(copy_url, timeout=wait, create=False)
+
+    return ReplicatedStore(url, read_urls, opener, timeout=timeout)
 
 
 def store_exists(url: str) -> bool:

@@ -9,10 +9,10 @@ written in that same transaction, so they never get ahead of, or behind, the rec
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import Protocol, TypeVar, cast
 
 from assay.errors import StoreError
 from assay.nvd.change_record import ChangeFacts
@@ -27,6 +27,7 @@ from assay.nvd.source_query import SourceQuery
 from assay.nvd.source_record import SourceFacts
 from assay.osv.record import OsvRecord
 
+T = TypeVar("T")
 LOCK_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
@@ -63,6 +64,9 @@ class Page:
 
 class Store(Protocol):
     url: str
+    inline_reads: bool
+    """Whether a read of a few rows costs microseconds and no network round trip
+    (SQLite), so that the server may run it on its event loop rather than in a thread."""
 
     def upsert_cves(
         self, batch: Sequence[CveFacts], *, meta: Mapping[str, str] | None = None
@@ -86,6 +90,13 @@ class Store(Protocol):
     def generation(self) -> int:
         """The data generation: it moves with every write that changes a record, and each
         record's last write is kept with it (the change cursor, `sinceGeneration`)."""
+        ...
+
+    def read_at_generation(self, read: Callable[[], T], *, at_least: int = 0) -> tuple[int, T]:
+        """The data generation and `read()`, both from one copy of the data: every read
+        of this thread inside `read` sees every write up to that generation. A store
+        with replicas (`replicated.py`) picks a copy at least `at_least` new when one
+        answers; a single store is its own only copy, whatever `at_least`."""
         ...
 
     def count_cves_by_status(self) -> dict[str, int]:

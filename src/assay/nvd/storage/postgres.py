@@ -23,7 +23,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
@@ -79,6 +79,7 @@ from assay.nvd.storage._sql import (
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 from assay.nvd.storage.write_rule import stored_stays
 
+T = TypeVar("T")
 REDERIVE_BATCH = 2000
 FIND_PIPELINE = 500  # look-ups `find_cves` sends before reading their answers
 FIND_BATCH = 1000  # records read per statement by `find_cves`
@@ -171,6 +172,8 @@ def parse_url(url: str) -> Target:
 
 
 class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStoreMixin):
+    inline_reads = False  # every read is a network round trip: in a worker thread
+
     def __init__(self, url: str, *, timeout: float | None = None) -> None:
         """`timeout`: seconds to reach the server (unless the URL sets connect_timeout)
         and to wait for a pooled connection, for servers that must answer promptly
@@ -238,6 +241,8 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         """Create the schema, tables and indexes if absent (once per schema version)."""
         schema = self._target.schema
         with self._connect() as connection:
+            if self._on_standby(connection):
+                return
             try:
                 with connection.transaction():
                     connection.execute("SELECT pg_advisory_xact_lock(%s)", (SETUP_LOCK,))
@@ -292,6 +297,24 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 raise
             self._criteria_ids.committed()
             self._vectors.committed()
+
+    def _on_standby(self, connection: Connection) -> bool:
+        """Whether the server is a hot standby (a read replica): read-only, its schema is
+        its primary's and is only checked here."""
+        try:
+            row = connection.execute("SELECT pg_is_in_recovery()").fetchone()
+            if row is None or not row[0]:
+                return False
+            self._configure(connection)
+            found = self._schema_version(connection)
+        except psycopg.Error as error:
+            raise StoreError(f"cannot read {self._target.describe()}: {_reason(error)}") from error
+        if found != SCHEMA_VERSION:
+            raise StoreError(
+                f"the standby {self._target.describe()} holds store schema {found!r}; this "
+                f"assay reads schema {SCHEMA_VERSION}: create or upgrade it on its primary"
+            )
+        return True
 
     def _rederive(self, connection: Connection) -> None:
         """Rebuild every CVE's derived rows from its stored record."""
@@ -440,6 +463,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
     def generation(self) -> int:
         with self._using("reading the data generation") as connection:
             return self._generation(connection)
+
+    def read_at_generation(self, read: Callable[[], T], *, at_least: int = 0) -> tuple[int, T]:
+        return self.generation(), read()
 
     def count_cves_by_status(self) -> dict[str, int]:
         with self._using("counting CVEs by status") as connection:

@@ -426,6 +426,9 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
     def generation(self) -> int:
         return self._generation(self._connection())
 
+    def read_at_generation(self, read: Callable[[], T], *, at_least: int = 0) -> tuple[int, T]:
+        return self.generation(), read()
+
     def count_cves(self) -> int:
         return int(self._connection().execute("SELECT count(*) FROM cve").fetchone()[0])
 
@@ -798,3 +801,14 @@ def _latest_per_id(batch: Sequence[CveFacts]) -> dict[str, CveFacts]:
 def _chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def limit_heap(mebibytes: int) -> int:
+    """Set SQLite's process-wide soft heap limit (0 lifts it); the limit now in force
+    (`assay serve --sqlite-cache`: it bounds every connection of the process together)."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        row = connection.execute(f"PRAGMA soft_heap_limit = {int(mebibytes) * 2**20}").fetchone()
+    finally:
+        connection.close()
+    return int(row[0]) if row else 0
