@@ -3,12 +3,17 @@ to begin again (412 naming both generations), on every backend and listing."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from starlette.datastructures import Headers
 from starlette.testclient import TestClient
 
 from assay.nvd.server.app import create_app
+from assay.nvd.server.walks import NOT_A_GENERATION, walk_generation
 from assay.nvd.storage import open_store
 
 PATHS = ["/rest/json/cves/2.0", "/rest/json/cpes/2.0", "/rest/json/source/2.0"]
@@ -55,3 +60,19 @@ def test_an_if_match_naming_no_generation_matches_nothing(client: TestClient, ta
     page = client.get(PATHS[0], headers={"if-match": tag})
     assert page.status_code == 412
     assert "If-Match names no data generation" in page.headers["message"]
+
+
+@given(generation=st.integers(min_value=0, max_value=10**18 - 1), weak=st.booleans())
+def test_every_generation_tag_reads_back(generation: int, weak: bool) -> None:
+    tag = f'{"W/" if weak else ""}"g{generation}"'
+    assert walk_generation(Headers({"if-match": tag})) == generation
+    assert walk_generation(Headers({"if-match": f'{tag}, W/"g1"'})) == generation
+
+
+@given(text=st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=30))
+def test_any_other_if_match_names_no_generation(text: str) -> None:
+    found = walk_generation(Headers({"if-match": text}))
+    if text.strip() == "*":
+        assert found is None
+    elif not re.fullmatch(r'\s*(W/)?"g[0-9]{1,18}"\s*', text.split(",", 1)[0]):
+        assert found == NOT_A_GENERATION

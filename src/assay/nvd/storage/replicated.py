@@ -25,7 +25,9 @@ starting up, cannot be opened, or has not answered its watcher for `SILENT_AFTER
 seconds) is closed and left out for a while, 1 s doubling to `MAX_BACKOFF` seconds, then
 opened again by its watcher; a read that failed on it is retried on the next copy, so
 the client does not see it. Each copy waits at most `COPY_WAIT` seconds for a pooled
-connection, so that a read on a copy that just went away fails over within that time.
+connection, so that a read on a copy that just went away, or is busy with as many reads
+as it has connections, goes on to the next copy within that time (a busy copy is not
+closed: it is left out only while its watcher cannot reach it either).
 An operation that fails on a copy that answers (a statement out of time, a damaged
 record) is the caller's error, as on a single store; a read a replica cancelled to
 replay its primary's writes is retried on the next copy.
@@ -115,7 +117,9 @@ class Copy:
         try:
             generation = self.store().generation()
         except StoreError as error:
-            if not self.shut:
+            # Busy: not heard from, so left out once silent for SILENT_AFTER, but not
+            # closed under the reads that keep it busy.
+            if not self.shut and failure_kind(error) != "busy":
                 self.failed(error)
             return
         self.saw(generation)
@@ -170,9 +174,11 @@ _CONFLICT_STATES = ("40001",)
 
 
 def failure_kind(error: StoreError) -> str | None:
-    """ "away" when `error` says its copy cannot be reached; "conflict" when a replica
-    cancelled the read to replay its primary's writes; None when the operation failed on
-    a copy that answers (a statement out of time): the caller's error."""
+    """`away` when `error` says its copy cannot be reached; `busy` when no connection to
+    it became free in time (every one in use, or a pool of connections a restart broke);
+    `conflict` when a replica cancelled the read to replay its primary's writes; None
+    when the operation failed on a copy that answers (a statement out of time): the
+    caller's error."""
     if isinstance(error, _OpenFailed):
         return "away"
     import psycopg
@@ -181,7 +187,7 @@ def failure_kind(error: StoreError) -> str | None:
     cause: BaseException | None = error.__cause__ or error.__context__
     while cause is not None:
         if isinstance(cause, PoolTimeout):
-            return "away"
+            return "busy"
         if isinstance(cause, psycopg.Error):
             state = cause.sqlstate
             if state is None or state.startswith(_AWAY_STATES):
@@ -301,10 +307,9 @@ class ReplicatedStore:
             if moves_generation:  # what this process wrote, it reads back
                 self._seen = max(self._seen, store.generation())
         except StoreError as error:
-            if isinstance(error, StoreBusy | WritesUnavailable) or not self._retry_elsewhere(
-                primary, error
-            ):
+            if isinstance(error, StoreBusy | WritesUnavailable) or failure_kind(error) != "away":
                 raise
+            primary.failed(error)
             raise WritesUnavailable(f"writing failed on {primary.describe()}: {error}") from error
         primary.answered()
         return result
