@@ -112,3 +112,18 @@ def test_keyless_needs_both_identity_and_issuer(
     code = cli("store", "import", str(snapshot), "--store", url, "--identity", SIGNER)
     assert code == 2
     assert "--identity" in capsys.readouterr().err
+
+
+def test_an_unusable_identity_token_writes_no_snapshot(
+    tmp_path: Path, cli: Cli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Signing fails before the snapshot takes its name: no unsigned file is left at OUT."""
+    open_store(f"sqlite:///{tmp_path / 'source.db'}").close()
+    out = tmp_path / "full.snap"
+    code = cli(
+        "store", "export", "--store", f"sqlite:///{tmp_path / 'source.db'}", "--out", str(out),
+        "--identity-token", "not-a-token",
+    )  # fmt: skip
+    assert code == 2
+    assert "expected an OIDC identity token" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["source.db"]

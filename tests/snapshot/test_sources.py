@@ -227,3 +227,43 @@ def test_a_store_written_before_change_tracking_marks_its_records(store_url: str
         assert store.generation() == before + 1
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("member", "bad"),
+    [
+        ("osv/osv.jsonl", b'{"id": "GHSA-bad", "modified": "not a time"}'),
+        ("cve5/cve.jsonl", b'{"dataType": "CVE_RECORD"}'),
+        ("cisa/kev.jsonl", b'{"cveID": "CVE-2024-0001"}'),
+        ("first/epss.jsonl", b'{"cve": "CVE-2024-0001", "epss": "high"}'),
+    ],
+    ids=["osv", "cve5", "kev", "epss"],
+)
+def test_one_refused_record_of_any_source_applies_nothing(
+    urls: tuple[str, str], member: str, bad: bytes
+) -> None:
+    """A snapshot whose last source member holds one bad record (digests consistent):
+    refused, and the members before it, NVD's and the other sources', are not kept."""
+    from assay.snapshot.format import SnapshotError, SnapshotWriter
+    from assay.snapshot.sources import SOURCE_BY_MEMBER
+
+    source, target = open_store(urls[0]), open_store(urls[1])
+    try:
+        _fill(source)
+        writer = SnapshotWriter()
+        for kind in SOURCE_KINDS:
+            lines = list(kind.records(source, None))
+            if kind.member == member:
+                lines.append(bad)
+            writer.member(kind.member, kind.name, iter(lines))
+        out = io.BytesIO()
+        writer.write(out, store="s", since=None, generation=9, created="2026-01-01", cursors={})
+        with pytest.raises(SnapshotError, match="nothing was applied"):
+            apply_snapshot(target, io.BytesIO(out.getvalue()), "bad")
+        assert target.generation() == 0
+        assert target.count_osv() == 0
+        assert not any(_contents(target).values())
+        assert member in SOURCE_BY_MEMBER
+    finally:
+        source.close()
+        target.close()

@@ -4,6 +4,7 @@ upstream's published snapshots instead of reading its pages (docs/sync.md)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,7 +56,11 @@ def follow(args: argparse.Namespace, store: Store, console: Console) -> int | No
 
     verify = _verify(args)
     # The `sync` lock, as a paged sync holds it: one writer following the upstream.
-    with store.exclusive("sync"), httpx.Client(timeout=args.timeout) as client:
+    # The API key goes with these requests as with the pages' (a server or proxy that
+    # asks for one gets it; a static server ignores it).
+    key = args.api_key or os.environ.get("NVD_API_KEY")
+    headers = {"apiKey": key} if key else {}
+    with store.exclusive("sync"), httpx.Client(timeout=args.timeout, headers=headers) as client:
         follower = SnapshotFollower(store, verify, client=client)
         try:
             report = follower.run(args.upstream)

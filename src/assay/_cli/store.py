@@ -176,8 +176,12 @@ def _export(args: argparse.Namespace) -> int:
     finally:
         store.close()
     out = Path(args.out) if args.out else folder / _snapshot_name(manifest)
+    try:  # signed before it takes its name: a failed signing leaves no unsigned OUT
+        digest = _sign(part, out, manifest, keys, args.identity_token)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
     os.replace(part, out)
-    digest = _sign(out, manifest, keys, args.identity_token)
     if args.publish:
         publish(folder, out, manifest, digest)
     _export_summary(args, out, manifest, digest)
@@ -226,7 +230,10 @@ def _write_part(store: Store, folder: Path, since: int | None) -> tuple[Path, Ma
     return Path(part.name), manifest
 
 
-def _sign(out: Path, manifest: Manifest, keys: list[PrivateKey], token: str | None) -> str:
+def _sign(
+    part: Path, out: Path, manifest: Manifest, keys: list[PrivateKey], token: str | None
+) -> str:
+    """Sign the snapshot written at `part` as the file `out`: its signatures beside `out`."""
     from assay.snapshot.signing import (
         bundle_path,
         file_sha256,
@@ -235,7 +242,7 @@ def _sign(out: Path, manifest: Manifest, keys: list[PrivateKey], token: str | No
         signature_path,
     )
 
-    digest = file_sha256(out)
+    digest = file_sha256(part)
     if keys:
         signature_path(out).write_bytes(sign_snapshot(manifest, out.name, digest, keys))
     if token:

@@ -27,7 +27,7 @@ from typing import Any, Final
 import orjson
 
 from assay.errors import InputError
-from assay.registry.client import OCI_MANIFEST, RegistryClient, sha256_digest
+from assay.registry.client import OCI_MANIFEST, RegistryClient
 from assay.registry.reference import Reference, parse_reference
 from assay.snapshot.format import SnapshotError
 from assay.snapshot.publish import FILE_NAME, INDEX_NAME, SIGNATURE_SUFFIXES, read_index
@@ -128,7 +128,6 @@ def push(client: RegistryClient, ref: Reference, paths: list[Path]) -> Pushed:
     }
     data = orjson.dumps(manifest)
     digest = client.push_manifest(ref, ref.reference, data, OCI_MANIFEST)
-    assert digest == sha256_digest(data)
     return Pushed(str(ref), digest, tuple(layer["annotations"][TITLE] for layer in layers))
 
 

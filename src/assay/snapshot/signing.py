@@ -152,9 +152,14 @@ def sign_snapshot_keyless(manifest: Manifest, name: str, sha256: str, token: str
         identity = IdentityToken(token)
     except Exception as error:  # sigstore's IdentityError: an unusable token
         raise SnapshotError("identity token", f"expected an OIDC identity token: {error}") from None
-    context = SigningContext.from_trust_config(ClientTrustConfig.production())
-    with context.signer(identity) as signer:
-        bundle = signer.sign_dsse(Statement(statement_bytes(manifest, name, sha256)))
+    try:
+        context = SigningContext.from_trust_config(ClientTrustConfig.production())
+        with context.signer(identity) as signer:
+            bundle = signer.sign_dsse(Statement(statement_bytes(manifest, name, sha256)))
+    except Exception as error:  # the network, Fulcio or Rekor: sigstore's many errors
+        raise SnapshotError(
+            "keyless signing", f"Sigstore (Fulcio, Rekor) did not sign: {error}"
+        ) from None
     return bundle.to_json().encode()
 
 

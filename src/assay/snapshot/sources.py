@@ -32,7 +32,7 @@ from assay.osv.record import OsvRecord
 from assay.osv.record import read_record as read_osv
 from assay.snapshot.format import SnapshotError
 
-PAGE: Final = 1000
+PAGE: Final = 5000
 """Rows read per call of the change cursor, and records written per batch."""
 
 

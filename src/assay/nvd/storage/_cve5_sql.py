@@ -149,6 +149,18 @@ class Executor(Protocol):
         backend may stream them: PostgreSQL's COPY): the number of rows changed."""
         ...
 
+    def load_changed(
+        self,
+        table: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[object]],
+        conflict: str,
+        key: str,
+    ) -> list[str]:
+        """`load`, answering the `key` of each row inserted or changed (not those the
+        conflict clause left as they were)."""
+        ...
+
 
 class Cve5Store(Protocol):
     """What the CVE 5, KEV and EPSS tables answer (both backends' stores have it)."""
@@ -363,13 +375,13 @@ class Cve5Tables(SourceChanges):
             for s in {score.cve_id: score for score in scores.scores}.values()
         ]
         with self._cve5_writing("writing EPSS scores") as run:
-            stored = _stored_epss(run, [row[0] for row in rows])
-            changed = [row for row in rows if _epss_replaces(row, stored.get(row[0]))]
-            run.load("epss", EPSS_COLUMNS, changed, EPSS_CONFLICT)
-            counts.added = sum(1 for row in changed if row[0] not in stored)
+            before = int(run.rows("SELECT count(*) FROM epss")[0][0])
+            changed = run.load_changed("epss", EPSS_COLUMNS, rows, EPSS_CONFLICT, "cve_id")
+            after = int(run.rows("SELECT count(*) FROM epss")[0][0])
+            counts.added = after - before
             counts.updated = len(changed) - counts.added
             counts.unchanged = len(rows) - len(changed)
-            bump_and_mark(run, "epss", [row[0] for row in changed])
+            bump_and_mark(run, "epss", changed)
             if meta:
                 run.many(META, list(meta.items()))
         return counts
@@ -407,32 +419,6 @@ def _kev_rows(entries: Sequence[KevEntry]) -> list[tuple[Any, ...]]:
     ]
 
 
-def _stored_epss(run: Executor, cve_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
-    stored: dict[str, tuple[Any, ...]] = {}
-    for chunk in _chunks(cve_ids):
-        for row in run.rows(
-            "SELECT cve_id, score, percentile, score_date, model_version FROM epss "
-            f"WHERE cve_id IN {_in(len(chunk))}",
-            chunk,
-        ):
-            stored[str(row[0])] = tuple(row)
-    return stored
-
-
-def _epss_replaces(row: tuple[Any, ...], stored: tuple[Any, ...] | None) -> bool:
-    """`EPSS_CONFLICT`'s rule: a later day, or the same day with other values."""
-    if stored is None:
-        return True
-    day, known_day = str(row[3]), str(stored[3])
-    if day != known_day:
-        return day > known_day
-    return (float(row[1]), float(row[2]), str(row[4])) != (
-        float(stored[1]),
-        float(stored[2]),
-        str(stored[4]),
-    )
-
-
 def cve5_store(store: object) -> Cve5Store:
     """`store` as a `Cve5Store` (every backend's store is one)."""
     if not hasattr(store, "upsert_cve5"):
@@ -462,6 +448,34 @@ class SqliteExecutor:
     ) -> int:
         statement = f"INSERT INTO {table} ({', '.join(columns)}) VALUES {_in(len(columns))} "
         return self.many(statement + conflict, rows)
+
+    def load_changed(
+        self,
+        table: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[object]],
+        conflict: str,
+        key: str,
+    ) -> list[str]:
+        """Through a temporary table, then one INSERT ... SELECT ... RETURNING (SQLite
+        returns no rows from `executemany`)."""
+        if not rows:
+            return []
+        names = ", ".join(columns)
+        staging = f"temp.load_{table}"
+        self.connection.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS load_{table} AS SELECT {names} FROM {table} WHERE 0"
+        )
+        self.connection.execute(f"DELETE FROM {staging}")
+        self.connection.executemany(
+            f"INSERT INTO {staging} ({names}) VALUES {_in(len(columns))}", rows
+        )
+        changed = self.connection.execute(
+            f"INSERT INTO {table} ({names}) SELECT {names} FROM {staging} WHERE true "
+            f"{conflict} RETURNING {key}"
+        ).fetchall()
+        self.connection.execute(f"DELETE FROM {staging}")
+        return [str(row[0]) for row in changed]
 
 
 class SqliteCve5(Cve5Tables):

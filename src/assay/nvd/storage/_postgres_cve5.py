@@ -39,17 +39,42 @@ class PostgresExecutor:
         took 13 s for a day of EPSS scores)."""
         if not rows:
             return 0
-        names = ", ".join(columns)
-        self.connection.execute(f"DROP TABLE IF EXISTS load_{table}")
-        self.connection.execute(f"CREATE TEMP TABLE load_{table} (LIKE {table}) ON COMMIT DROP")
+        names = self._staged(table, columns, rows)
         with self.connection.cursor() as cursor:
-            with cursor.copy(f"COPY load_{table} ({names}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(bound(row))
             cursor.execute(
                 f"INSERT INTO {table} ({names}) SELECT {names} FROM load_{table} {conflict}"
             )
             return max(cursor.rowcount, 0)
+
+    def load_changed(
+        self,
+        table: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[object]],
+        conflict: str,
+        key: str,
+    ) -> list[str]:
+        if not rows:
+            return []
+        names = self._staged(table, columns, rows)
+        changed = self.connection.execute(
+            f"INSERT INTO {table} ({names}) SELECT {names} FROM load_{table} {conflict} "
+            f"RETURNING {key}"
+        ).fetchall()
+        return [str(row[0]) for row in changed]
+
+    def _staged(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+        """The rows COPYed into `load_<table>` (dropped at commit): the column list."""
+        names = ", ".join(columns)
+        self.connection.execute(f"DROP TABLE IF EXISTS load_{table}")
+        self.connection.execute(f"CREATE TEMP TABLE load_{table} (LIKE {table}) ON COMMIT DROP")
+        with (
+            self.connection.cursor() as cursor,
+            cursor.copy(f"COPY load_{table} ({names}) FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row(bound(row))
+        return names
 
 
 class PostgresCve5(Cve5Tables):

@@ -30,6 +30,10 @@ class Executor(Protocol):
 
     def many(self, statement: str, params: Sequence[Sequence[object]]) -> int: ...
 
+    def load(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[object]], conflict: str
+    ) -> int: ...
+
 
 KEY_COLUMNS: Final = {"osv": "osv_id", "cve5": "cve_id", "kev": "cve_id", "epss": "cve_id"}
 """Each tracked table and its key column."""
@@ -46,21 +50,23 @@ _BUMP: Final = (
 _GENERATION: Final = "SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'generation'"
 
 
-def _schema(key_type: str, generation_type: str) -> str:
+def _schema(key_type: str, generation_type: str, table_options: str) -> str:
+    # No index on the generation: a change page walks the key in order from where the
+    # last one stopped (all pages together read each row once), and a write then keeps
+    # one tree up to date rather than two.
     return "".join(
         f"""
 CREATE TABLE IF NOT EXISTS {table}_written (
     key {key_type} PRIMARY KEY,
     generation {generation_type} NOT NULL
-);
-CREATE INDEX IF NOT EXISTS {table}_written_by_generation ON {table}_written (generation);
+){table_options};
 """
         for table in KEY_COLUMNS
     )
 
 
-SQLITE_CHANGES_SCHEMA: Final = _schema("TEXT", "INTEGER")
-POSTGRES_CHANGES_SCHEMA: Final = _schema('TEXT COLLATE "C"', "BIGINT")
+SQLITE_CHANGES_SCHEMA: Final = _schema("TEXT", "INTEGER", " WITHOUT ROWID")
+POSTGRES_CHANGES_SCHEMA: Final = _schema('TEXT COLLATE "C"', "BIGINT", "")
 
 
 def bump_and_mark(run: Executor, table: str, keys: Iterable[str]) -> None:
@@ -71,10 +77,11 @@ def bump_and_mark(run: Executor, table: str, keys: Iterable[str]) -> None:
         return
     run.rows(_BUMP)
     generation = int(run.rows(_GENERATION)[0][0])
-    run.many(
-        f"INSERT INTO {table}_written (key, generation) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET generation = excluded.generation",
+    run.load(
+        f"{table}_written",
+        ("key", "generation"),
         [(key, generation) for key in marked],
+        "ON CONFLICT (key) DO UPDATE SET generation = excluded.generation",
     )
 
 
