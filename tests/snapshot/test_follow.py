@@ -258,3 +258,24 @@ def test_a_gap_or_a_changed_file_changes_nothing(
             assert store.generation() == before
         finally:
             store.close()
+
+
+def test_required_keys_cover_the_snapshot_api(
+    central: Central, tmp_path: Path, cli: Cli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # /api/snapshots serves the store's whole content: `--api-keys required` covers it
+    # like every other answer of the server.
+    capsys.readouterr()
+    assert cli("api-keys", "create", "mirror", "--store", central.url, "--json") == 0
+    key = json.loads(capsys.readouterr().out)["key"]
+    published = str(central.published)
+    with serving(
+        central.url, "--api-keys", "required", "--snapshots", published, folder=tmp_path
+    ) as served:
+        listing = f"{served.base}/api/snapshots"
+        refused = httpx.get(listing)
+        assert refused.status_code == 401
+        assert "API key" in refused.json()["error"]
+        name = httpx.get(listing, headers={"apiKey": key}).json()["snapshots"][0]["name"]
+        assert httpx.get(f"{listing}/{name}").status_code == 401
+        assert httpx.get(f"{listing}/{name}", headers={"apiKey": key}).status_code == 200
