@@ -24,7 +24,6 @@ more than `MAX_RECORDS` records. Nothing here checks a signature.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from typing import Any, Final, Literal
 
 from assay._bounded import read_bounded
 from assay._json_strict import case_variant, parse_checked, problem_reason, type_name
+from assay.attestation.envelope import decode_base64
 from assay.errors import AttestationError
 
 MAX_FILE_BYTES: Final = 16 * 1024 * 1024
@@ -155,11 +155,9 @@ def _check_payload(record: Record) -> None:
         return
     where = f"{record.label}: payload"
     try:
-        padded = payload + "=" * (-len(payload) % 4)
-        alphabet = b"-_" if ("-" in payload or "_" in payload) else None
-        data = base64.b64decode(padded, altchars=alphabet, validate=True)
+        data = decode_base64(payload, where=where, limit=MAX_FILE_BYTES)
         value, problem = parse_checked(data.decode("utf-8"), MAX_DEPTH - 1)
-    except (ValueError, UnicodeDecodeError):
+    except (AttestationError, ValueError, UnicodeDecodeError):
         return
     except RecursionError:
         raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
