@@ -105,12 +105,19 @@ def parse_file(data: bytes, name: str) -> list[Record]:
     try:
         whole = _loads(text, name)
     except _NotJson as error:
-        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-        if len(lines) < 2 or lines[0][1].strip() == b"{":
-            raise AttestationError(name, error.reason) from None
-        return _json_lines(lines, name)
-    records = _records(whole, name, "", "none")
-    return _bounded(records, name)
+        reason = error.reason  # not one JSON document: perhaps JSON Lines
+    else:
+        return _bounded(_records(whole, name, "", "none"), name)
+    return _json_lines(_lines_of(text, name, reason), name)
+
+
+def _lines_of(text: bytes, name: str, reason: str) -> list[tuple[int, bytes]]:
+    """The numbered non-blank lines of text that is not one JSON document; refused with
+    `reason` when it cannot be JSON Lines either (one line, or a pretty-printed object)."""
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if len(lines) < 2 or lines[0][1].strip() == b"{":
+        raise AttestationError(name, reason)
+    return lines
 
 
 def _json_lines(lines: list[tuple[int, bytes]], name: str) -> list[Record]:
