@@ -356,25 +356,14 @@ def _newest_mtime(paths: list[str]) -> dt.datetime:
 
 def _write(statement: Statement, args: argparse.Namespace) -> None:
     import json
-    from pathlib import Path
 
     from assay import dsse
-    from assay._cli.keys import read_passphrase
-    from assay.errors import InputError
-    from assay.keys import MAX_PEM_BYTES, load_private_key
+    from assay._cli.attest_signing import load_private_keys, write_output
 
     payload = statement.to_json()
     signed_by = ""
     if args.key:
-        passphrase = read_passphrase(args.passphrase_env)
-        signers = []
-        for text in args.key:
-            try:
-                with Path(text).open("rb") as handle:
-                    data = handle.read(MAX_PEM_BYTES + 1)
-            except OSError as error:
-                raise InputError(text, f"cannot read: {error.strerror}") from None
-            signers.append(load_private_key(data, passphrase=passphrase, where=text))
+        signers = load_private_keys(args.key, args.passphrase_env)
         envelope = dsse.sign(payload, dsse.INTOTO_PAYLOAD_TYPE, signers)
         output = (json.dumps(envelope.to_dict(), indent=2) + "\n").encode()
         signed_by = ", signed by " + ", ".join(s.keyid for s in signers)
@@ -383,10 +372,7 @@ def _write(statement: Statement, args: argparse.Namespace) -> None:
     count = len(statement.subject)
     dependencies = len(statement.provenance_v1().resolved_dependencies)
     if args.out:
-        try:
-            Path(args.out).write_bytes(output)
-        except OSError as error:
-            raise InputError(args.out, f"cannot write: {error.strerror}") from None
+        write_output(args.out, output)
         target = args.out
     else:
         sys.stdout.buffer.write(output)

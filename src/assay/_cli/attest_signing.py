@@ -20,7 +20,7 @@ from assay._cli.keys import read_passphrase
 from assay.errors import InputError
 
 if TYPE_CHECKING:
-    from assay.keys import PublicKey
+    from assay.keys import PrivateKey, PublicKey
 
 # DSSE's payloadType for in-toto statements (the in-toto attestation spec); stated here
 # too so that the parser does not load the signing code.
@@ -114,17 +114,23 @@ def load_public_keys(paths: list[str]) -> list[PublicKey]:
     return [load_public_key(read_limited(p, MAX_PEM_BYTES), where=p) for p in paths]
 
 
+def load_private_keys(paths: list[str], passphrase_env: str | None) -> list[PrivateKey]:
+    """The signing keys in `paths`, decrypted with the passphrase the variable holds."""
+    from assay.keys import MAX_PEM_BYTES, load_private_key
+
+    passphrase = read_passphrase(passphrase_env)
+    return [
+        load_private_key(read_limited(p, MAX_PEM_BYTES), passphrase=passphrase, where=p)
+        for p in paths
+    ]
+
+
 def _sign(args: argparse.Namespace) -> int:
     import json
 
     from assay import dsse
-    from assay.keys import MAX_PEM_BYTES, load_private_key
 
-    passphrase = read_passphrase(args.passphrase_env)
-    signers = [
-        load_private_key(read_limited(p, MAX_PEM_BYTES), passphrase=passphrase, where=p)
-        for p in args.key
-    ]
+    signers = load_private_keys(args.key, args.passphrase_env)
     payload = read_limited(args.file, dsse.MAX_ENVELOPE_BYTES)
     if args.payload_type == dsse.INTOTO_PAYLOAD_TYPE:
         from assay.attestation._json import loads_strict

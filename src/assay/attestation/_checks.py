@@ -7,6 +7,7 @@ when something is wrong, which keeps validation of a good document cheap.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, Final, Literal
 
 from assay.attestation._json import child, type_name
@@ -80,6 +81,33 @@ def present(
     else:
         wrong_type(out, path, expected, value)
     return False
+
+
+def objects(
+    out: list[Finding], items: list[Any], path: str
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each object of an array with its path; an entry that is no object is reported."""
+    for index, item in enumerate(items):
+        where = f"{path}[{index}]"
+        if isinstance(item, dict):
+            yield where, item
+        else:
+            wrong_type(out, where, "an object", item)
+
+
+def unset(
+    out: list[Finding],
+    obj: dict[str, Any],
+    key: str,
+    path: str,
+    *,
+    code: str,
+    severity: Severity,
+    what: str,
+) -> None:
+    """Reports `key` of `obj` when it is unset, null or empty: `what` was expected."""
+    if is_empty(obj.get(key)):
+        add(out, child(path, key), code, severity, f"expected {what}, found nothing")
 
 
 def is_empty(value: Any) -> bool:
@@ -352,26 +380,24 @@ def descriptor_list(
 ) -> None:
     """An optional array of ResourceDescriptors (unset, null and empty pass)."""
     value = obj.get(key)
-    if not value:
-        if value is not None and value != []:
-            wrong_type(out, child(path, key), "an array of resource descriptors", value)
+    if value is None or value == []:
         return
     where = child(path, key)
     if not isinstance(value, list):
         wrong_type(out, where, "an array of resource descriptors", value)
         return
     for index, item in enumerate(value):
-        if item is None or item == {}:
-            # Unset, null and empty read alike: an empty entry describes nothing.
-            add(
-                out,
-                f"{where}[{index}]",
-                "descriptor-empty",
-                WARNING,
-                "expected at least one of uri, digest or content, found an empty entry",
-            )
+        if item is not None and item != {}:
+            descriptor(out, item, f"{where}[{index}]", style)
             continue
-        descriptor(out, item, f"{where}[{index}]", style)
+        # Unset, null and empty read alike: an empty entry describes nothing.
+        add(
+            out,
+            f"{where}[{index}]",
+            "descriptor-empty",
+            WARNING,
+            "expected at least one of uri, digest or content, found an empty entry",
+        )
 
 
 _BASE64_CHARS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"

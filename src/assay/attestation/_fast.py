@@ -46,19 +46,15 @@ def _digests(value: Any) -> bool:
     return True
 
 
-def _field_ok(key: str, item: Any) -> bool:
-    if key == "digest":
-        return True
-    if key not in _DESCRIPTOR:
-        return False
-    return item is None or item.__class__ is (dict if key == "annotations" else str)
-
-
 def _descriptor(value: Any, *, digest_required: bool) -> bool:
     if value.__class__ is not dict:
         return False
-    for key, item in value.items():
-        if not _field_ok(key, item):
+    for key, item in value.items():  # inline, not a call per field: this is the hot loop
+        if key not in _DESCRIPTOR:
+            return False
+        if item is None or key == "digest":
+            continue
+        if item.__class__ is not (dict if key == "annotations" else str):
             return False
     digest = value.get("digest")
     if digest is None or digest == {}:

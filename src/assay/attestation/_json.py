@@ -83,6 +83,19 @@ def _depth_ok(data: bytes | str, limit: int) -> bool:
     return True
 
 
+def _parse_pairs(data: bytes | str, where: str) -> Any:
+    """JSON's grammar, strictly, with every object key once."""
+    try:
+        check_grammar(data)  # no BOM, NaN, lone surrogate: what `attest validate` refuses
+        return json.loads(data, object_pairs_hook=_pairs)
+    except _Duplicate as duplicate:
+        raise AttestationError(
+            where, f"expected each object key once, found {duplicate.key!r} twice"
+        ) from None
+    except (ValueError, RecursionError) as error:
+        raise AttestationError(where, f"expected JSON, found invalid JSON ({error})") from None
+
+
 def loads_strict(
     data: bytes | str, *, where: str = "$", limit: int = MAX_DOCUMENT_BYTES, statement: bool = False
 ) -> Any:
@@ -99,15 +112,7 @@ def loads_strict(
         raise AttestationError(where, f"expected at most {limit} bytes, found {size}")
     if not _depth_ok(data, MAX_DEPTH):
         raise AttestationError(where, f"expected JSON nested at most {MAX_DEPTH} deep, found more")
-    try:
-        check_grammar(data)  # no BOM, NaN, lone surrogate: what `attest validate` refuses
-        value = json.loads(data, object_pairs_hook=_pairs)
-    except _Duplicate as duplicate:
-        raise AttestationError(
-            where, f"expected each object key once, found {duplicate.key!r} twice"
-        ) from None
-    except (ValueError, RecursionError) as error:
-        raise AttestationError(where, f"expected JSON, found invalid JSON ({error})") from None
+    value = _parse_pairs(data, where)
     variant = (
         case_variant(value, _STATEMENT_FIELDS) if statement and isinstance(value, dict) else None
     )

@@ -115,14 +115,11 @@ def check_v1(out: list[Finding], predicate: dict[str, Any]) -> None:
 
 
 def _builder_id(out: list[Finding], predicate: dict[str, Any]) -> None:
-    builder = predicate.get("builder")
-    if isinstance(builder, dict):
-        c.required_str(out, builder, "id", child(_P, "builder"), uri=True)
-        c.extensions(out, builder, frozenset({"id"}), child(_P, "builder"), "uri", where="builder")
-    elif builder is None:
-        c.missing(out, child(_P, "builder"), "an object with id")
-    else:
-        c.wrong_type(out, child(_P, "builder"), "an object", builder)
+    builder: Any = predicate.get("builder")
+    path = child(_P, "builder")
+    if c.present(out, builder, dict, path, expected="an object", what="an object with id"):
+        c.required_str(out, builder, "id", path, uri=True)
+        c.extensions(out, builder, frozenset({"id"}), path, "uri", where="builder")
 
 
 def _materials(out: list[Finding], predicate: dict[str, Any]) -> int:
@@ -134,11 +131,7 @@ def _materials(out: list[Finding], predicate: dict[str, Any]) -> int:
     if not isinstance(value, list):
         c.wrong_type(out, path, "an array", value)
         return 0
-    for index, item in enumerate(value):
-        where = f"{path}[{index}]"
-        if not isinstance(item, dict):
-            c.wrong_type(out, where, "an object", item)
-            continue
+    for where, item in c.objects(out, value, path):
         c.optional_str(out, item, "uri", where)
         if item.get("digest") is not None:
             c.digest_set(out, item["digest"], child(where, "digest"))

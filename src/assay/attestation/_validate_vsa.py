@@ -29,12 +29,15 @@ def level_track(out: list[Finding], value: Any, path: str) -> str | None:
     if not isinstance(value, str):
         c.wrong_type(out, path, "a level string", value)
         return None
-    if value in STANDARD_LEVELS or value in VERIFIED_PROPERTIES:
-        match = _TRACK_LEVEL.fullmatch(value)
-        return match.group(1) if match else None
     match = _TRACK_LEVEL.fullmatch(value)
     if match is not None:
         return match.group(1)
+    if value not in STANDARD_LEVELS and value not in VERIFIED_PROPERTIES:
+        _custom_level(out, value, path)
+    return None
+
+
+def _custom_level(out: list[Finding], value: str, path: str) -> None:
     if value.startswith(RESERVED_LEVEL_PREFIX):
         c.add(
             out,
@@ -54,7 +57,6 @@ def level_track(out: list[Finding], value: Any, path: str) -> str | None:
         )
     else:
         c.missing(out, path, "a level value")
-    return None
 
 
 def check_v1(out: list[Finding], predicate: dict[str, Any]) -> None:
@@ -75,14 +77,10 @@ def check_v1(out: list[Finding], predicate: dict[str, Any]) -> None:
 
 def _verifier(out: list[Finding], verifier: Any) -> None:
     vpath = child(_P, "verifier")
-    if isinstance(verifier, dict):
+    if c.present(out, verifier, dict, vpath, expected="an object", what="an object with id"):
         c.required_str(out, verifier, "id", vpath, uri=True)
         c.string_map(out, verifier, "version", vpath)
         c.extensions(out, verifier, frozenset({"id", "version"}), vpath, "uri", where="verifier")
-    elif verifier is None:
-        c.missing(out, vpath, "an object with id")
-    else:
-        c.wrong_type(out, vpath, "an object", verifier)
 
 
 def _time_verified(out: list[Finding], predicate: dict[str, Any]) -> None:
@@ -100,22 +98,24 @@ def _policy(out: list[Finding], policy: Any) -> None:
         return
     if not c.descriptor(out, policy, ppath, "uri"):
         return
-    if c.is_empty(policy.get("uri")):
-        c.add(
-            out,
-            child(ppath, "uri"),
-            "policy-uri-missing",
-            c.ERROR,
-            "expected the policy uri, found nothing",
-        )
-    if c.is_empty(policy.get("digest")):
-        c.add(
-            out,
-            child(ppath, "digest"),
-            "policy-digest-missing",
-            c.WARNING,
-            "expected the policy digest, found nothing",
-        )
+    c.unset(
+        out,
+        policy,
+        "uri",
+        ppath,
+        code="policy-uri-missing",
+        severity=c.ERROR,
+        what="the policy uri",
+    )
+    c.unset(
+        out,
+        policy,
+        "digest",
+        ppath,
+        code="policy-digest-missing",
+        severity=c.WARNING,
+        what="the policy digest",
+    )
 
 
 def _result_consistency(out: list[Finding], result: Any, failed: bool | None) -> None:
@@ -195,15 +195,15 @@ def _input_attestations(out: list[Finding], value: Any) -> None:
         return
     for index, item in enumerate(value):
         where = f"{path}[{index}]"
-        if not c.descriptor(out, item, where, "uri", require_digest="input-attestation-digest"):
-            continue
-        if c.is_empty(item.get("uri")):
-            c.add(
+        if c.descriptor(out, item, where, "uri", require_digest="input-attestation-digest"):
+            c.unset(
                 out,
-                child(where, "uri"),
-                "input-attestation-uri",
-                c.WARNING,
-                "expected a fetchable uri for the input attestation, found nothing",
+                item,
+                "uri",
+                where,
+                code="input-attestation-uri",
+                severity=c.WARNING,
+                what="a fetchable uri for the input attestation",
             )
 
 
@@ -217,7 +217,7 @@ def _dependency_levels(out: list[Finding], value: Any) -> None:
     for level, count in value.items():
         where = child(path, level)
         level_track(out, level, where)
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        if not _is_count(count):
             found = repr(count) if isinstance(count, int | float) else type_name(count)
             c.add(
                 out,
@@ -226,3 +226,7 @@ def _dependency_levels(out: list[Finding], value: Any) -> None:
                 c.ERROR,
                 f"expected a non-negative integer count, found {found}",
             )
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -67,12 +67,8 @@ def _results(out: list[Finding], results: Any, path: str) -> None:
     what = "an array of results (empty when nothing was found)"
     if not c.present(out, results, list, path, expected="an array", what=what):
         return
-    for index, entry in enumerate(results):
-        at = f"{path}[{index}]"
-        if isinstance(entry, dict):
-            _result(out, entry, at)
-        else:
-            c.wrong_type(out, at, "an object", entry)
+    for at, entry in c.objects(out, results, path):
+        _result(out, entry, at)
 
 
 def _result(out: list[Finding], entry: dict[str, Any], at: str) -> None:
@@ -82,11 +78,7 @@ def _result(out: list[Finding], entry: dict[str, Any], at: str) -> None:
     if c.present(
         out, severity, list, path, expected="an array", what="an array of {method, score}"
     ):
-        for position, score in enumerate(severity):
-            where = f"{path}[{position}]"
-            if not isinstance(score, dict):
-                c.wrong_type(out, where, "an object", score)
-                continue
+        for where, score in c.objects(out, severity, path):
             c.required_str(out, score, "method", where)
             c.required_str(out, score, "score", where)
     notes = entry.get("annotations")

@@ -24,7 +24,6 @@ more than `MAX_RECORDS` records. Nothing here checks a signature.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from typing import Any, Final, Literal
 from assay import protocol
 from assay._bounded import read_bounded
 from assay._json_strict import case_variant, parse_checked, problem_reason, type_name
+from assay.attestation.envelope import decode_base64
 from assay.errors import AttestationError
 
 MAX_FILE_BYTES: Final = 16 * 1024 * 1024
@@ -106,12 +106,19 @@ def parse_file(data: bytes, name: str) -> list[Record]:
     try:
         whole = _loads(text, name)
     except _NotJson as error:
-        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-        if len(lines) < 2 or lines[0][1].strip() == b"{":
-            raise AttestationError(name, error.reason) from None
-        return _json_lines(lines, name)
-    records = _records(whole, name, "", "none")
-    return _bounded(records, name)
+        reason = error.reason  # not one JSON document: perhaps JSON Lines
+    else:
+        return _bounded(_records(whole, name, "", "none"), name)
+    return _json_lines(_lines_of(text, name, reason), name)
+
+
+def _lines_of(text: bytes, name: str, reason: str) -> list[tuple[int, bytes]]:
+    """The numbered non-blank lines of text that is not one JSON document; refused with
+    `reason` when it cannot be JSON Lines either (one line, or a pretty-printed object)."""
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if len(lines) < 2 or lines[0][1].strip() == b"{":
+        raise AttestationError(name, reason)
+    return lines
 
 
 def _json_lines(lines: list[tuple[int, bytes]], name: str) -> list[Record]:
@@ -156,11 +163,9 @@ def _check_payload(record: Record) -> None:
         return
     where = f"{record.label}: payload"
     try:
-        padded = payload + "=" * (-len(payload) % 4)
-        alphabet = b"-_" if ("-" in payload or "_" in payload) else None
-        data = base64.b64decode(padded, altchars=alphabet, validate=True)
+        data = decode_base64(payload, where=where, limit=MAX_FILE_BYTES)
         value, problem = parse_checked(data.decode("utf-8"), MAX_DEPTH - 1)
-    except (ValueError, UnicodeDecodeError):
+    except (AttestationError, ValueError, UnicodeDecodeError):
         return
     except RecursionError:
         raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None

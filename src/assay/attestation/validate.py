@@ -158,19 +158,23 @@ def _subjects(out: list[Finding], subjects: Any) -> None:
     names: set[str] = set()
     for index, subject in enumerate(subjects):
         path = f"$.subject[{index}]"
-        if not c.descriptor(out, subject, path, "uri", require_digest="missing-field"):
-            continue
-        name = subject.get("name")
-        if isinstance(name, str) and name:
-            if name in names:
-                c.add(
-                    out,
-                    child(path, "name"),
-                    "subject-name-duplicate",
-                    Severity.WARNING,
-                    f"expected unique subject names, found {name!r} again",
-                )
-            names.add(name)
+        if c.descriptor(out, subject, path, "uri", require_digest="missing-field"):
+            _unique_name(out, subject.get("name"), path, names)
+
+
+def _unique_name(out: list[Finding], name: Any, path: str, names: set[str]) -> None:
+    """Subject names are unique: a name seen before (in `names`) is reported."""
+    if not isinstance(name, str) or not name:
+        return
+    if name in names:
+        c.add(
+            out,
+            child(path, "name"),
+            "subject-name-duplicate",
+            Severity.WARNING,
+            f"expected unique subject names, found {name!r} again",
+        )
+    names.add(name)
 
 
 def _unchecked_predicate_type(out: list[Finding], predicate_type: str) -> None:

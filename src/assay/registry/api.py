@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from assay.errors import InputError, RegistryError
 from assay.registry.cache import Cache
-from assay.registry.client import MAX_BACKOFF, RequestLog, _retry_after
+from assay.registry.client import MAX_BACKOFF, RequestLog, _retry_after, bounded_chunks
 
 if TYPE_CHECKING:
     import httpx
@@ -141,13 +141,7 @@ def _answer(response: Any, url: str, limit: int) -> tuple[bytes, str]:
 
 
 def _read(response: Any, url: str, limit: int) -> bytes:
-    chunks, size = [], 0
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > limit:
-            raise RegistryError(url, f"expected at most {limit} bytes, the answer is larger")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return b"".join(bounded_chunks(response, url, limit))
 
 
 def _next_link(header: str) -> str:

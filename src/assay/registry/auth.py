@@ -107,18 +107,23 @@ def _from_auth(entry: dict[str, object], where: str) -> Credentials | None:
     username = entry.get("username")
     password = entry.get("password")
     if isinstance(auth, str) and auth:
-        try:
-            user, sep, secret = base64.b64decode(auth, validate=True).decode().partition(":")
-        except (ValueError, UnicodeDecodeError):
-            raise InputError(f"{where}.auth", "expected base64 of user:password") from None
-        if not sep:
-            raise InputError(f"{where}.auth", "expected base64 of user:password")
-        username, password = user, secret
+        username, password = _user_password(auth, f"{where}.auth")
     if isinstance(token, str) and token:
         return Credentials(username if isinstance(username, str) else None, None, token)
     if isinstance(username, str) and isinstance(password, str):
         return Credentials(username, password)
     return None
+
+
+def _user_password(auth: str, where: str) -> tuple[str, str]:
+    """docker's `auth`: base64 of `user:password`."""
+    try:
+        user, sep, secret = base64.b64decode(auth, validate=True).decode().partition(":")
+    except (ValueError, UnicodeDecodeError):
+        raise InputError(where, "expected base64 of user:password") from None
+    if not sep:
+        raise InputError(where, "expected base64 of user:password")
+    return user, secret
 
 
 def run_helper(name: str, server: str, *, missing_ok: bool = False) -> Credentials | None:
@@ -147,8 +152,12 @@ def run_helper(name: str, server: str, *, missing_ok: bool = False) -> Credentia
         if b"credentials not found" in done.stdout.lower() + done.stderr.lower():
             return None
         raise InputError(program, f"the credential helper failed (exit {done.returncode})")
+    return _helper_answer(done.stdout, program)
+
+
+def _helper_answer(stdout: bytes, program: str) -> Credentials:
     try:
-        answer = json.loads(done.stdout)
+        answer = json.loads(stdout)
         username, secret = answer["Username"], answer["Secret"]
     except (ValueError, KeyError, TypeError):
         raise InputError(program, 'expected {"Username": ..., "Secret": ...} on stdout') from None

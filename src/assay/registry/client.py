@@ -222,28 +222,14 @@ class RegistryClient:
                 else ""
             )
             raise RegistryError(realm, f"token request answered {response.status_code}{hint}")
-        if len(response.content) > MAX_TOKEN_BYTES:
-            raise RegistryError(realm, "the token answer is too large")
-        try:
-            answer = json.loads(response.content)
-        except ValueError:
-            raise RegistryError(realm, "expected a JSON token answer") from None
-        if not isinstance(answer, dict):
-            raise RegistryError(realm, "expected a JSON object")
-        return answer
+        return _token_answer(response.content, realm)
 
     def _read(self, response: httpx.Response, url: str, limit: int, digest: str | None) -> bytes:
         """The body, bounded, hashed while it is read; checked against `digest`."""
         hasher = hashlib.sha256()
         chunks = []
-        size = 0
         try:
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > limit:
-                    raise RegistryError(
-                        url, f"expected at most {limit} bytes, the answer is larger"
-                    )
+            for chunk in bounded_chunks(response, url, limit):
                 hasher.update(chunk)
                 chunks.append(chunk)
         except RegistryError:
@@ -484,6 +470,28 @@ def _pull(ref: Reference) -> str:
 
 def _push(ref: Reference) -> str:
     return f"repository:{ref.repository}:pull,push"
+
+
+def _token_answer(content: bytes, realm: str) -> dict[str, Any]:
+    if len(content) > MAX_TOKEN_BYTES:
+        raise RegistryError(realm, "the token answer is too large")
+    try:
+        answer = json.loads(content)
+    except ValueError:
+        raise RegistryError(realm, "expected a JSON token answer") from None
+    if not isinstance(answer, dict):
+        raise RegistryError(realm, "expected a JSON object")
+    return answer
+
+
+def bounded_chunks(response: Any, url: str, limit: int) -> Iterator[bytes]:
+    """The body's chunks, refused once more than `limit` bytes have come."""
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise RegistryError(url, f"expected at most {limit} bytes, the answer is larger")
+        yield chunk
 
 
 def _basic_header(creds: Credentials | None, url: str) -> str:
