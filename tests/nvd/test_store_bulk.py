@@ -197,3 +197,65 @@ def test_a_postgresql_bulk_load_leaves_the_planner_statistics_current(tmp_path: 
             )
     assert analyzed["cve"] is True
     assert all(analyzed.values()), analyzed
+
+
+def _pg_indexes(url: str) -> set[str]:
+    import psycopg
+
+    schema = dict(parse_qsl(url.split("?", 1)[1]))["schema"]
+    with psycopg.connect(url.split("?", 1)[0]) as connection:
+        rows = connection.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (schema,)
+        ).fetchall()
+    return {str(row[0]) for row in rows}
+
+
+@pytest.mark.skipif("postgres" not in backends(), reason="PostgreSQL only")
+def test_an_empty_postgresql_store_builds_its_costly_indexes_at_the_end(tmp_path: Path) -> None:
+    from assay.nvd.storage._postgres_rows import BULK_DEFERRED_INDEXES as DEFERRED
+
+    with contextmanager(make_store_url)("postgres", tmp_path) as url:
+        store = open_store(url)
+        try:
+            everything = _pg_indexes(url)
+            assert set(DEFERRED) <= everything
+            with store.bulk_load():
+                assert _pg_indexes(url) == everything - set(DEFERRED)
+                store.upsert_cves(facts(SAMPLE[:50]))
+                # A store opened meanwhile (a server) leaves them to the load.
+                open_store(url).close()
+                assert _pg_indexes(url) == everything - set(DEFERRED)
+            assert _pg_indexes(url) == everything
+            # A store that holds CVEs keeps its indexes through a bulk load.
+            with store.bulk_load():
+                assert _pg_indexes(url) == everything
+                store.upsert_cves(facts(SAMPLE[50:100]))
+            with pytest.raises(RuntimeError, match="the import failed"):
+                _failing_load(store)  # (not empty: nothing dropped, nothing lost)
+        finally:
+            store.close()
+
+
+@pytest.mark.skipif("postgres" not in backends(), reason="PostgreSQL only")
+def test_a_postgresql_store_gets_back_what_a_killed_load_dropped(tmp_path: Path) -> None:
+    import psycopg
+
+    from assay.nvd.storage._postgres_rows import BULK_DEFERRED_INDEXES as DEFERRED
+
+    with contextmanager(make_store_url)("postgres", tmp_path) as url:
+        store = open_store(url)
+        everything = _pg_indexes(url)
+        with pytest.raises(RuntimeError, match="the import failed"):
+            _failing_load(store)  # (empty: dropped, then built again)
+        assert _pg_indexes(url) == everything
+        store.close()
+        schema = dict(parse_qsl(url.split("?", 1)[1]))["schema"]
+        with psycopg.connect(url.split("?", 1)[0], autocommit=True) as connection:
+            for name in DEFERRED:  # as a killed bulk load leaves them
+                connection.execute(f"DROP INDEX {schema}.{name}")
+        reopened = open_store(url)
+        try:
+            assert _pg_indexes(url) == everything
+            assert reopened.count_cves() == 20
+        finally:
+            reopened.close()

@@ -22,7 +22,7 @@ import weakref
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -33,16 +33,18 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from assay.errors import StoreBusy, StoreError
-from assay.nvd.cve_query import CveQuery
+from assay.nvd.cve_query import MAX_RESULTS_PER_PAGE, CveQuery
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._cve5_sql import POSTGRES_CVE5_SCHEMA
+from assay.nvd.storage._decoded import GenerationRecords
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._osv_sql import POSTGRES_OSV_SCHEMA
 from assay.nvd.storage._postgres_cve5 import PostgresCve5
 from assay.nvd.storage._postgres_osv import OsvStoreMixin
 from assay.nvd.storage._postgres_products import ProductStoreMixin
 from assay.nvd.storage._postgres_rows import (
+    BULK_DEFERRED_INDEXES,
     BUMP_GENERATION,
     CRITERIA_COLUMNS,
     CVE_COLUMNS,
@@ -79,6 +81,7 @@ from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 from assay.nvd.storage.write_rule import stored_stays
 
 REDERIVE_BATCH = 2000
+BULK_INDEX_MEMORY_MB = 256  # maintenance_work_mem for building the deferred indexes
 FIND_PIPELINE = 500  # look-ups `find_cves` sends before reading their answers
 FIND_BATCH = 1000  # records read per statement by `find_cves`
 POOL_MIN_SIZE = 1
@@ -104,10 +107,21 @@ CONNECTION_BOUNDS = {
 # so that a query a request stopped waiting for does not run on: this many times the
 # timeout, and at least MIN_STATEMENT_SECONDS (large pages and scans take seconds).
 STATEMENT_TIMEOUT_FACTOR = 6
+# Settings of every session, unless the URL gives libpq `options` of its own. The store's
+# statements are short look-ups and index walks: compiling one with LLVM (`jit`, on by
+# default from PostgreSQL 12 for plans above `jit_above_cost`) costs tens of
+# milliseconds more than running it does.
+SESSION_SETTINGS = {"jit": "off"}
 MIN_STATEMENT_SECONDS = 30
 SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 SETUP_LOCK = 0x6173_7361_7973_746F  # advisory lock key serializing schema set-up ("assaysto")
 CVE_ORDER = 'c.published COLLATE "C", c.cve_id COLLATE "C"'
+ABSENT = b""  # kept for an id the store does not hold (no record is empty)
+# One CVE and the generation, in one statement (one snapshot); the meta row is always there.
+LOOK_UP = (
+    "SELECT CAST(m.value AS bigint), c.record FROM meta m "
+    "LEFT JOIN cve c ON c.cve_id = %s WHERE m.key = 'generation'"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,9 +192,16 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         self._pool_timeout = POOL_TIMEOUT if timeout is None else timeout
         self._target = parse_url(url)
         self._cache = ResultCache()
+        # Records served lately, by (table, row id) and by ("cve_id", id), for one data
+        # generation at a time (`_decoded.GenerationRecords`): see `search_cves`.
+        self._records: GenerationRecords[tuple[str, str | int]] = GenerationRecords()
+        # The generation this thread's last `generation()` returned, until its next read.
+        self._told = threading.local()
         self._pinned = threading.local()  # the connection of `transaction()`, per thread
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
+        self._bulk = False  # inside `bulk_load()`
+        self._bulk_key = f"assay-bulk:{self._target.schema or ''}"
         self._kwargs: dict[str, Any] = {"autocommit": True}
         self._returned: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
         if not self._target.sets_timeout:
@@ -194,9 +215,12 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         for key, value in CONNECTION_BOUNDS.items():
             if key not in given:
                 self._kwargs[key] = value
-        if timeout is not None and "options" not in given:
-            seconds = max(MIN_STATEMENT_SECONDS, math.ceil(timeout * STATEMENT_TIMEOUT_FACTOR))
-            self._kwargs["options"] = f"-c statement_timeout={seconds * 1000}"
+        if "options" not in given:
+            settings = dict(SESSION_SETTINGS)
+            if timeout is not None:
+                seconds = max(MIN_STATEMENT_SECONDS, math.ceil(timeout * STATEMENT_TIMEOUT_FACTOR))
+                settings["statement_timeout"] = str(seconds * 1000)
+            self._kwargs["options"] = " ".join(f"-c {k}={v}" for k, v in settings.items())
         try:
             search_tokens("")
         except sqlite3.Error as error:
@@ -211,7 +235,6 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             max_size=POOL_MAX_SIZE,
             configure=self._configure,
             check=self._check_if_idle,
-            reset=self._note_returned,
             timeout=self._pool_timeout,
             name="assay-store",
             open=False,
@@ -277,6 +300,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                             "UPDATE meta SET value = %s WHERE key = 'schema'", (SCHEMA_VERSION,)
                         )
                     # Tables added since (no rebuild needed): created where missing.
+                    # So are indexes a killed bulk load left dropped (unless a load is
+                    # under way: it holds the CVE table, and builds them when it ends).
+                    self._restore_deferred_indexes(connection)
                     connection.execute(POSTGRES_SERVICE_SCHEMA)
                     connection.execute(POSTGRES_CVE5_SCHEMA)
                     connection.execute(POSTGRES_OSV_SCHEMA)
@@ -290,6 +316,24 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 raise
             self._criteria_ids.committed()
             self._vectors.committed()
+
+    def _restore_deferred_indexes(self, connection: Connection) -> None:
+        """Build the deferred indexes a store lacks, unless a bulk load holds them off."""
+        present = {
+            str(name)
+            for (name,) in connection.execute(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+            )
+        }
+        missing = [name for name in BULK_DEFERRED_INDEXES if name not in present]
+        if not missing:
+            return
+        row = connection.execute(
+            "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (self._bulk_key,)
+        ).fetchone()
+        if row is not None and row[0]:
+            for name in missing:
+                connection.execute(BULK_DEFERRED_INDEXES[name])
 
     def _rederive(self, connection: Connection) -> None:
         """Rebuild every CVE's derived rows from its stored record."""
@@ -320,9 +364,6 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 sql.SQL("SET search_path TO {}").format(sql.Identifier(self._target.schema))
             )
 
-    def _note_returned(self, connection: Connection) -> None:
-        self._returned[connection] = time.monotonic()
-
     def _check_if_idle(self, connection: Connection) -> None:
         returned = self._returned.get(connection)
         if returned is None or time.monotonic() - returned > CHECK_IDLE_AFTER:
@@ -341,7 +382,14 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 yield pinned
                 return
             with self._pool.connection() as connection:
-                yield connection
+                try:
+                    yield connection
+                finally:
+                    # Noted here, not by a pool `reset` callback: with one, the pool hands
+                    # every returned connection to its worker thread (two context switches
+                    # and ~80 us of CPU a use, measured), and until that thread runs, the
+                    # connection is not free for the next request.
+                    self._returned[connection] = time.monotonic()
         except PoolTimeout as error:
             raise StoreError(
                 f"{action}: no connection to {self._target.describe()} "
@@ -354,18 +402,77 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
 
     @contextmanager
     def bulk_load(self) -> Iterator[None]:
-        """PostgreSQL keeps its indexes up to date as it goes; after the load, the
-        planner's statistics of the store's tables are brought up to date. Autovacuum
-        may take minutes to notice a large import, and until then queries are planned
-        for the tables as they were (a 1,000-component scan took 6.0 s instead of 1.4 s
-        right after 340,000 CVEs were imported into an empty store)."""
-        yield
+        """When the store holds no CVE, the secondary indexes whose upkeep costs most in
+        a load (`BULK_DEFERRED_INDEXES`: the full-text GIN index, and B-trees whose keys
+        arrive in no order) are dropped for the block and built again at its end, in one
+        transaction, however the block ends; the block's commits do not wait for the
+        disk (`synchronous_commit = off`: a crash loses no more than the last commits,
+        and the final, synchronous commit makes all of them durable). A store left
+        without those indexes (the process was killed) gets them back the next time it
+        is opened. Then the planner's statistics of the store's tables are brought up to
+        date: autovacuum may take minutes to notice a large import, and until then
+        queries are planned for the tables as they were (a 1,000-component scan took
+        6.0 s instead of 1.4 s right after 340,000 CVEs were imported into an empty
+        store)."""
+        with self._bulk_lock() as alone:
+            deferred = self._drop_indexes_if_empty() if alone else []
+            self._bulk = True
+            try:
+                yield
+            finally:
+                self._bulk = False
+                if deferred:
+                    with (
+                        self._using("building the deferred indexes") as connection,
+                        connection.transaction(),
+                    ):
+                        connection.execute(
+                            f"SET LOCAL maintenance_work_mem = '{BULK_INDEX_MEMORY_MB}MB'"
+                        )
+                        for statement in deferred:
+                            connection.execute(statement)
         with self._using("refreshing the planner's statistics") as connection:
             tables = connection.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
             ).fetchall()
             for (table,) in tables:
                 connection.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
+
+    @contextmanager
+    def _bulk_lock(self) -> Iterator[bool]:
+        """Held by a bulk load on a connection of its own: a store opened meanwhile
+        leaves the deferred indexes to it (`_restore_deferred_indexes`). False when
+        another load holds it (this one then drops nothing)."""
+        connection = self._connect()
+        try:
+            row = connection.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._bulk_key,)
+            ).fetchone()
+            yield row is not None and bool(row[0])
+        finally:
+            connection.close()  # (ends the session, and with it the lock)
+
+    def _drop_indexes_if_empty(self) -> list[str]:
+        """The statements that create the indexes dropped (none unless the store has no
+        CVE, or inside `transaction()`)."""
+        if getattr(self._pinned, "connection", None) is not None:
+            return []
+        with self._using("preparing a bulk load") as connection, connection.transaction():
+            lock_for_writing(connection, "cve")
+            if connection.execute("SELECT 1 FROM cve LIMIT 1").fetchone() is not None:
+                return []
+            present = {
+                str(name)
+                for (name,) in connection.execute(
+                    "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
+                    "AND indexname = ANY(%s::text[])",
+                    (list(BULK_DEFERRED_INDEXES),),
+                )
+            }
+            for name in BULK_DEFERRED_INDEXES:
+                if name in present:
+                    connection.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+        return [BULK_DEFERRED_INDEXES[name] for name in BULK_DEFERRED_INDEXES if name in present]
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -437,7 +544,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
 
     def generation(self) -> int:
         with self._using("reading the data generation") as connection:
-            return self._generation(connection)
+            generation = self._generation(connection)
+        self._told.generation = generation
+        return generation
 
     def count_cves_by_status(self) -> dict[str, int]:
         with self._using("counting CVEs by status") as connection:
@@ -558,6 +667,10 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         return ids
 
     def search_cves(self, query: CveQuery) -> Page:
+        told: int | None = getattr(self._told, "generation", None)
+        self._told.generation = None
+        if query.cve_id is not None and _lookup_only(query):
+            return self._look_up(query, told)
         builder = SqlBuilder(POSTGRES)
         where = cve_where(query, builder)
         with self._using("searching CVEs") as connection:
@@ -577,6 +690,29 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 query,
                 cacheable=True,
             )
+
+    def _look_up(self, query: CveQuery, told: int | None) -> Page:
+        """One CVE by id. A server asks `generation()` first, then this, in one thread
+        (`read_with_generation`): the record may then come from the records of that very
+        generation. Otherwise it is read with the generation in one statement (one
+        snapshot, so the record is exactly that generation's) and kept under it. Either
+        way the answer is never older than the generation the caller was told, and a
+        write (in any process) moves the generation, which empties the kept records."""
+        assert query.cve_id is not None
+        key = ("cve_id", text(query.cve_id))
+        record = None if told is None else self._records.get_many(told, [key]).get(key)
+        if record is None:
+            with self._using("searching CVEs") as connection:
+                row = connection.execute(LOOK_UP, (key[1],), binary=True).fetchone()
+            assert row is not None
+            generation, stored = int(row[0]), row[1]
+            record = ABSENT if stored is None else bytes(stored)
+            self._records.get_many(generation, [])  # (moves it on if the store has)
+            self._records.put_many(generation, {key: record})
+        if record == ABSENT:
+            return Page(0, [])
+        found = [record][query.start_index : query.start_index + query.results_per_page]
+        return Page(1, found)
 
     def find_cves(self, queries: Sequence[CveQuery]) -> Iterator[tuple[bytes, tuple[int, ...]]]:
         # One statement per query, with the filter `search_cves` applies (`cve_ids_select`),
@@ -642,6 +778,8 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         try:
             with self._using(f"storing {what}") as connection, connection.transaction():
                 try:
+                    if self._bulk:
+                        connection.execute("SET LOCAL synchronous_commit = off")
                     lock_for_writing(connection, name)
                     existing = stored_versions(
                         connection, name, key_column, order_column, list(latest)
@@ -707,26 +845,49 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         The generation is read before the list, so a list cached under generation g
         reflects g or a later state; once a write has moved past g, no reader asks for g.
         """
-        key = (self._generation(connection), query.filter_key)
+        generation = self._generation(connection)
+        key = (generation, query.filter_key)
         ids = self._cache.get(key) if cacheable else None
         if ids is None:
             ids = array("q", (int(row[0]) for row in connection.execute(ids_sql, params)))
             if cacheable:
                 self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
-        return Page(len(ids), self._fetch(connection, table, page_ids))
+        return Page(len(ids), self._fetch(connection, table, page_ids, generation))
 
-    def _fetch(self, connection: Connection, table: str, ids: Iterable[int]) -> list[bytes]:
-        wanted = list(ids)
+    def _fetch(
+        self, connection: Connection, table: str, ids: Iterable[int], generation: int
+    ) -> list[bytes]:
+        """The records of `ids`, in that order, read after `generation` was (so they
+        are at least that new): those kept for it, the others read and kept."""
+        wanted: list[tuple[str, str | int]] = [(table, row_id) for row_id in ids]
         if not wanted:
             return []
-        by_id = {
-            int(row_id): bytes(record)
-            for row_id, record in connection.execute(
-                f"SELECT id, record FROM {table} WHERE id = ANY(%s::bigint[])", (wanted,)
-            )
-        }
-        return [by_id[row_id] for row_id in wanted if row_id in by_id]
+        by_key = self._records.get_many(generation, wanted)
+        missing = [key[1] for key in wanted if key not in by_key]
+        if missing:
+            # Binary results: the records come as they are stored, not hex-encoded.
+            read: dict[tuple[str, str | int], bytes] = {
+                (table, int(row_id)): bytes(record)
+                for row_id, record in connection.execute(
+                    f"SELECT id, record FROM {table} WHERE id = ANY(%s::bigint[])",
+                    (missing,),
+                    binary=True,
+                )
+            }
+            self._records.put_many(generation, read)
+            by_key.update(read)
+        return [by_key[key] for key in wanted if key in by_key]
+
+
+_ONE_CVE_ID = CveQuery(cve_id="")
+
+
+def _lookup_only(query: CveQuery) -> bool:
+    """Whether `query` is a `cveId` and nothing else (paging aside)."""
+    return replace(query, cve_id="", start_index=0, results_per_page=MAX_RESULTS_PER_PAGE) == (
+        _ONE_CVE_ID
+    )
 
 
 def _digest(record: bytes) -> bytes:

@@ -1,0 +1,504 @@
+"""PostgreSQL against SQLite on the same corpus, in the same run, on the same machine.
+
+    python -m bench postgres                     (or: make bench)
+    python -m bench.bench_postgres [--count N] [--postgres URL] [--reuse-store]
+        [--import-rounds N] [--duration SECONDS] [--rounds N] [--baseline-src DIR]
+        [--skip-serving] [--skip-techniques]
+
+On the corpus of `bench/nvd_corpus.py` (340,000 CVEs at NVD's proportions):
+
+1. the import (`assay nvd import`) into a new SQLite file and into a new PostgreSQL
+   schema, one after the other (`--import-rounds` pairs, the order swapped each
+   round): wall and CPU time, PostgreSQL's time over SQLite's (target <= 1.5x);
+2. both stores served at once (`assay serve --workers 2` each; with `--baseline-src DIR`
+   also the PostgreSQL store served by the assay source in DIR, the code before a
+   change): `cveId` with wrk, the contenders taking turns, best run of each (target:
+   PostgreSQL >= 0.5x SQLite's requests/s); then every class of `bench nvd`'s query mix,
+   each query sent to each server in turn, so both see the same load (target: every
+   class within 2x of SQLite's p50 and p99);
+3. the store's techniques one at a time, in-process against the PostgreSQL store, each
+   variant in turn in batches, the best batch of each (`Techniques`).
+
+Results are printed with ratios and saved in `bench/out/postgres-results.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from bench._store import BenchStore
+from bench.bench_nvd import (
+    OUT,
+    ClassResult,
+    Queries,
+    _assay_serve,
+    _import,
+    _machine,
+    _percentile,
+    _row,
+    _server,
+    _wrk,
+)
+from bench.nvd_corpus import DEFAULT_COUNT, DEFAULT_OUT, DEFAULT_SEED, DEFAULT_SOURCE, generate
+
+DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test?schema=bench_postgres"
+MIB = 2**20
+TARGETS = {"import": 1.5, "cveId_rps": 0.5, "latency": 2.0}
+
+
+def run(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.bench_postgres")
+    parser.add_argument("--count", type=int, default=DEFAULT_COUNT)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+    parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="...?schema=NAME (remade)")
+    parser.add_argument("--reuse-store", action="store_true", help="import only what is missing")
+    parser.add_argument("--import-rounds", type=int, default=1)
+    parser.add_argument("--duration", type=int, default=8, help="seconds per wrk run")
+    parser.add_argument("--rounds", type=int, default=3, help="wrk runs per contender")
+    parser.add_argument("--baseline-src", type=Path, help="a src/ folder of another assay")
+    parser.add_argument("--skip-serving", action="store_true")
+    parser.add_argument("--skip-techniques", action="store_true")
+    args = parser.parse_args(argv)
+
+    try:
+        BenchStore(args.postgres).exists()
+    except Exception as error:  # (psycopg's errors, or no psycopg at all)
+        print(f"no PostgreSQL at {args.postgres.split('?')[0]} ({error}): nothing measured")
+        return
+    results: dict[str, Any] = {"machine": _machine(), "count": args.count}
+    print(f"machine: {results['machine']}, {_cpu_model()}", flush=True)
+    folder = generate(args.source, DEFAULT_OUT, count=args.count, seed=args.seed)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    OUT.mkdir(parents=True, exist_ok=True)
+    stores = {
+        "SQLite": BenchStore.sqlite(OUT / f"postgres-peer-{args.count}.db"),
+        "PostgreSQL": BenchStore(args.postgres),
+    }
+    results["import"] = _imports(stores, folder, args)
+    if not args.skip_serving:
+        results["serving"] = _serving(stores, manifest, folder, args)
+    if not args.skip_techniques:
+        import random
+
+        queries = Queries(manifest, folder, random.Random(args.seed))
+        examples = {
+            "cpeName range": queries.cpe_ranges(40),
+            "keywordSearch": queries.keywords(40),
+        }
+        techniques = Techniques(stores["PostgreSQL"].url, manifest["sample_ids"], examples)
+        results["techniques"] = techniques.run()
+    results["load_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    (OUT / "postgres-results.json").write_text(json.dumps(results, indent=1, default=str))
+    print(f"load average at the end: {results['load_at_end']}")
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+# -- 1. import ------------------------------------------------------------------------------
+
+
+def _imports(
+    stores: dict[str, BenchStore], folder: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    files = sorted(folder.glob("cves-*.jsonl.gz"))
+    if args.reuse_store and all(store.exists() for store in stores.values()):
+        print("reusing both stores (no import measured)")
+        return {}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in stores}
+    for number in range(args.import_rounds):
+        order = list(stores.items())
+        if number % 2:
+            order.reverse()
+        for name, store in order:
+            figures = _import(store, files, args.count)
+            print(f"  import into {name}: {figures}", flush=True)
+            runs[name].append(figures)
+    ratios = [
+        pg["seconds"] / lite["seconds"]
+        for lite, pg in zip(runs["SQLite"], runs["PostgreSQL"], strict=True)
+    ]
+    summary = {
+        "runs": runs,
+        "ratio_wall": [round(r, 2) for r in ratios],
+        "ratio_wall_median": round(statistics.median(ratios), 2),
+        "target": TARGETS["import"],
+    }
+    print(f"import, PostgreSQL over SQLite: {summary['ratio_wall']} (target <= 1.5x)", flush=True)
+    return summary
+
+
+# -- 2. serving ------------------------------------------------------------------------------
+
+
+def _serving(
+    stores: dict[str, BenchStore], manifest: dict[str, Any], folder: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    import contextlib
+    import random
+
+    specs = {name: _assay_serve(store) for name, store in stores.items()}
+    if args.baseline_src is not None:
+        command, _ = _assay_serve(stores["PostgreSQL"])
+        specs["PostgreSQL, baseline"] = (command, {"PYTHONPATH": str(args.baseline_src)})
+    cve_file = OUT / "postgres-cveid.txt"
+    cve_file.write_text(
+        "\n".join(f"/rest/json/cves/2.0?cveId={i}" for i in manifest["sample_ids"]) + "\n"
+    )
+    for store in stores.values():
+        store.warm()
+    figures: dict[str, Any] = {}
+    with contextlib.ExitStack() as stack:
+        bases = {name: stack.enter_context(_server(spec)) for name, spec in specs.items()}
+        figures["cveId"] = _cve_ids(bases, cve_file, args.duration, args.rounds)
+        queries = Queries(manifest, folder, random.Random(args.seed))
+        classes: dict[str, Any] = {}
+        for name, paths in queries.sequential_classes():
+            for store in stores.values():
+                store.warm()
+            classes[name] = _interleaved(name, bases, paths)
+        figures["classes"] = classes
+    return figures
+
+
+def _cve_ids(bases: dict[str, str], paths: Path, duration: int, rounds: int) -> dict[str, Any]:
+    """wrk on each server in turn (32 connections, then 1), best run of each."""
+    for base in bases.values():
+        _wrk(base, paths, 8, 3)  # warm-up
+    best: dict[tuple[str, int], dict[str, Any]] = {}
+    for number in range(rounds):
+        order = list(bases.items())
+        if number % 2:
+            order.reverse()
+        for connections in (32, 1):
+            for name, base in order:
+                r = _wrk(base, paths, connections, duration)
+                figures = {
+                    "rps": round(r["requests"] / (r["duration_us"] / 1e6)),
+                    "p50_ms": r["p50_us"] / 1000,
+                    "p99_ms": r["p99_us"] / 1000,
+                }
+                print(
+                    f"  round {number + 1}, {connections:>2} conn., {name}: {figures}", flush=True
+                )
+                kept = best.get((name, connections))
+                if kept is None or figures["rps"] > kept["rps"]:
+                    best[(name, connections)] = figures
+    out: dict[str, Any] = {}
+    for connections in (32, 1):
+        row = {name: best[(name, connections)] for name in bases}
+        for name in bases:
+            if name != "SQLite":
+                row[f"{name} / SQLite rps"] = round(
+                    best[(name, connections)]["rps"] / best[("SQLite", connections)]["rps"], 3
+                )
+        out[f"{connections} connections"] = row
+        print(f"cveId, {connections} connection(s): {row}", flush=True)
+    return out
+
+
+def _interleaved(name: str, bases: dict[str, str], paths: list[str]) -> dict[str, Any]:
+    """Each path sent to every server in turn (the order rotating), one at a time over
+    one keep-alive connection per server; latency until the body's last byte."""
+    connections = {
+        server: http.client.HTTPConnection(urlsplit(base).hostname or "", urlsplit(base).port)
+        for server, base in bases.items()
+    }
+    buffer = memoryview(bytearray(128 * MIB))
+    times: dict[str, list[float]] = {server: [] for server in bases}
+    totals: dict[str, list[int]] = {server: [] for server in bases}
+    servers = list(bases)
+    try:
+        for number, path in enumerate(paths):
+            shift = number % len(servers)
+            for server in servers[shift:] + servers[:shift]:
+                connection = connections[server]
+                started = time.perf_counter()
+                connection.request("GET", path)
+                response = connection.getresponse()
+                received = 0
+                while read := response.readinto(buffer[received:]):
+                    received += read
+                times[server].append((time.perf_counter() - started) * 1000)
+                if response.status != 200:
+                    raise SystemExit(f"{server} {path}: {response.status}")
+                match = re.search(rb'"totalResults":(\d+)', buffer[:200].tobytes())
+                totals[server].append(int(match.group(1)) if match else 0)
+    finally:
+        for connection in connections.values():
+            connection.close()
+    if any(totals[server] != totals["SQLite"] for server in servers):
+        raise SystemExit(f"{name}: the servers disagree on totalResults")
+    out: dict[str, Any] = {}
+    for server in servers:
+        result = ClassResult(
+            name=f"{name} [{server}]",
+            requests=len(times[server]),
+            p50_ms=_percentile(times[server], 50),
+            p99_ms=_percentile(times[server], 99),
+            mean_ms=statistics.fmean(times[server]),
+            max_ms=max(times[server]),
+            results_median=statistics.median(totals[server]),
+        )
+        print(f"  {_row(result)}", flush=True)
+        out[server] = {"p50_ms": round(result.p50_ms, 2), "p99_ms": round(result.p99_ms, 2)}
+    for server in servers[1:]:
+        out[f"{server} / SQLite"] = {
+            "p50": round(out[server]["p50_ms"] / out["SQLite"]["p50_ms"], 2),
+            "p99": round(out[server]["p99_ms"] / out["SQLite"]["p99_ms"], 2),
+        }
+        print(f"  {name}, {server} / SQLite: {out[f'{server} / SQLite']}", flush=True)
+    return out
+
+
+# -- 3. techniques, one at a time --------------------------------------------------------------
+
+
+class Techniques:
+    """Each technique as two variants of the same work on the PostgreSQL store, run in
+    turn (`BATCHES` batches of `BATCH` operations each), the best batch of each kept:
+    microseconds of wall time per operation, which on a loaded machine moves less than
+    CPU figures do."""
+
+    BATCHES = 15
+    BATCH = 300
+
+    def __init__(self, url: str, cve_ids: list[str], examples: dict[str, list[str]]) -> None:
+        self.url = url
+        self.cve_ids = cve_ids
+        self.examples = examples
+
+    def run(self) -> dict[str, Any]:
+        import psycopg
+        from psycopg_pool import ConnectionPool
+
+        from assay.nvd.storage.postgres import LOOK_UP, PostgresStore, parse_url
+
+        target = parse_url(self.url)
+        options = {"autocommit": True}
+        connection = psycopg.connect(target.conninfo, **options)
+        connection.execute(f"SET search_path TO {target.schema}")
+        ids = self.cve_ids
+        gen_sql = "SELECT value FROM meta WHERE key = 'generation'"
+        one_sql = "SELECT c.record FROM cve c WHERE c.cve_id = %s"
+        out: dict[str, Any] = {}
+
+        def by_turns(name: str, variants: dict[str, Callable[[int], object]]) -> None:
+            out[name] = self._compare(name, variants)
+
+        by_turns(
+            "prepared statements (cveId record)",
+            {
+                "unprepared": lambda k: connection.execute(
+                    one_sql, (ids[k % len(ids)],), prepare=False
+                ).fetchone(),
+                "prepared": lambda k: connection.execute(
+                    one_sql, (ids[k % len(ids)],), prepare=True
+                ).fetchone(),
+            },
+        )
+        by_turns(
+            "binary results (cveId record)",
+            {
+                "text (bytea as hex)": lambda k: connection.execute(
+                    one_sql, (ids[k % len(ids)],)
+                ).fetchone(),
+                "binary": lambda k: connection.execute(
+                    one_sql, (ids[k % len(ids)],), binary=True
+                ).fetchone(),
+            },
+        )
+
+        def pipelined(k: int) -> object:
+            with connection.pipeline():
+                first = connection.execute(gen_sql)
+                second = connection.execute(one_sql, (ids[k % len(ids)],), binary=True)
+            return first.fetchone(), second.fetchone()
+
+        by_turns(
+            "pipeline mode (generation, then the record)",
+            {
+                "two round trips": lambda k: (
+                    connection.execute(gen_sql).fetchone(),
+                    connection.execute(one_sql, (ids[k % len(ids)],), binary=True).fetchone(),
+                ),
+                "one pipeline": pipelined,
+                "one statement (what the store does)": lambda k: connection.execute(
+                    LOOK_UP, (ids[k % len(ids)],), binary=True
+                ).fetchone(),
+            },
+        )
+        pools = {
+            "reset callback (a worker thread returns each)": ConnectionPool(
+                target.conninfo, kwargs=options, min_size=1, max_size=2, reset=lambda c: None
+            ),
+            "no callback (the store's)": ConnectionPool(
+                target.conninfo, kwargs=options, min_size=1, max_size=2
+            ),
+        }
+        for pool in pools.values():
+            pool.wait()
+
+        def through(pool: ConnectionPool[Any]) -> Callable[[int], object]:
+            def one(k: int) -> object:
+                with pool.connection() as pooled:
+                    return pooled.execute("SELECT 1").fetchone()
+
+            return one
+
+        by_turns("connection pool", {name: through(pool) for name, pool in pools.items()})
+        for pool in pools.values():
+            pool.close()
+
+        from assay.nvd.cve_query import CveQuery
+        from assay.nvd.storage._decoded import GenerationRecords
+
+        cached = PostgresStore(self.url, timeout=10)
+        uncached = PostgresStore(self.url, timeout=10)
+        uncached._records = GenerationRecords(max_bytes=0)
+        subset = ids[:200]  # (kept by the cached store after its first pass)
+
+        def served(store: PostgresStore) -> Callable[[int], object]:
+            def one(k: int) -> object:
+                store.generation()
+                return store.search_cves(CveQuery(cve_id=subset[k % len(subset)]))
+
+            return one
+
+        by_turns(
+            "records kept per generation (generation + cveId, as a server asks)",
+            {"read each time": served(uncached), "kept": served(cached)},
+        )
+        cached.close()
+        uncached.close()
+        out["copy"] = self._copy(connection)
+        for name, paths in self.examples.items():
+            out[f"session settings ({name})"] = self._settings(connection, name, paths)
+        connection.close()
+        return out
+
+    def _settings(self, connection: Any, name: str, paths: list[str]) -> dict[str, Any]:
+        """The id query of each example (as `search_cves` sends it) under PostgreSQL's
+        defaults and under the store's session settings, in turn: best of 3 each."""
+        from urllib.parse import parse_qsl
+
+        from assay.nvd.cve_query import parse_cve_query
+        from assay.nvd.storage._postgres_rows import bound
+        from assay.nvd.storage._sql import POSTGRES, SqlBuilder, cve_where
+        from assay.nvd.storage.postgres import CVE_ORDER
+
+        statements = []
+        for path in paths:
+            query = parse_cve_query(parse_qsl(urlsplit(path).query, keep_blank_values=True))
+            builder = SqlBuilder(POSTGRES)
+            where = cve_where(query, builder)
+            text = f"SELECT c.id FROM cve c WHERE {where} ORDER BY {CVE_ORDER}"
+            statements.append((text, bound(builder.params)))
+        variants = {
+            "defaults (jit on, parallel workers)": ("on", "2"),
+            "jit off": ("off", "2"),
+            "jit off, no parallel workers": ("off", "0"),
+        }
+        times: dict[str, list[float]] = {label: [] for label in variants}
+        for text, params in statements:
+            for label, (jit, workers) in variants.items():
+                connection.execute(f"SET jit = {jit}")
+                connection.execute(f"SET max_parallel_workers_per_gather = {workers}")
+                best = float("inf")
+                for _ in range(3):
+                    started = time.perf_counter()
+                    connection.execute(text, params).fetchall()
+                    best = min(best, time.perf_counter() - started)
+                times[label].append(best * 1000)
+        connection.execute("RESET jit")
+        connection.execute("RESET max_parallel_workers_per_gather")
+        figures = {
+            label: {"p50_ms": round(_percentile(v, 50), 2), "p99_ms": round(_percentile(v, 99), 2)}
+            for label, v in times.items()
+        }
+        print(f"  {name}, the id query alone: {figures}", flush=True)
+        return figures
+
+    def _compare(self, name: str, variants: dict[str, Callable[[int], object]]) -> dict[str, Any]:
+        best = dict.fromkeys(variants, float("inf"))
+        for function in variants.values():
+            for k in range(50):
+                function(k)
+        for batch in range(self.BATCHES):
+            for label, function in variants.items():
+                started = time.perf_counter()
+                for k in range(batch * self.BATCH, (batch + 1) * self.BATCH):
+                    function(k)
+                best[label] = min(best[label], (time.perf_counter() - started) / self.BATCH * 1e6)
+        first = next(iter(best.values()))
+        figures = {
+            label: {"us": round(us, 1), "x first": round(us / first, 2)}
+            for label, us in best.items()
+        }
+        print(f"  {name}: {figures}", flush=True)
+        return figures
+
+    def _copy(self, connection: Any) -> dict[str, Any]:
+        """50,000 rows shaped like `cve_criteria` into a temporary table: binary COPY
+        against INSERT ... SELECT FROM unnest (one array per column), in turn."""
+        rows = [(i * 7 % 611_771, i, i % 2) for i in range(50_000)]
+        columns: list[list[int]] = [[row[c] for row in rows] for c in range(3)]
+        connection.execute(
+            "CREATE TEMPORARY TABLE IF NOT EXISTS bench_uses "
+            "(criteria BIGINT, cve BIGINT, vulnerable SMALLINT)"
+        )
+
+        def by_copy() -> None:
+            with (
+                connection.cursor() as cursor,
+                cursor.copy("COPY bench_uses FROM STDIN (FORMAT BINARY)") as copy,
+            ):
+                copy.set_types(["int8", "int8", "int2"])
+                for row in rows:
+                    copy.write_row(row)
+
+        def by_unnest() -> None:
+            connection.execute(
+                "INSERT INTO bench_uses SELECT * FROM "
+                "unnest(%s::bigint[], %s::bigint[], %s::smallint[])",
+                columns,
+            )
+
+        best = {"unnest": float("inf"), "copy": float("inf")}
+        for _ in range(5):
+            for label, function in (("unnest", by_unnest), ("copy", by_copy)):
+                connection.execute("TRUNCATE bench_uses")
+                started = time.perf_counter()
+                function()
+                best[label] = min(best[label], time.perf_counter() - started)
+        figures = {
+            "INSERT ... unnest ms": round(best["unnest"] * 1000, 1),
+            "COPY (binary) ms": round(best["copy"] * 1000, 1),
+            "x unnest": round(best["copy"] / best["unnest"], 2),
+        }
+        print(f"  50,000 rows: {figures}", flush=True)
+        return figures
+
+
+if __name__ == "__main__":
+    run(sys.argv[1:])
