@@ -157,9 +157,15 @@ def _serving(
     import contextlib
     import random
 
-    specs = {name: _assay_serve(store) for name, store in stores.items()}
+    # Each server's PostgreSQL sessions carry its name, so that their CPU can be read.
+    served = {
+        "SQLite": stores["SQLite"],
+        "PostgreSQL": BenchStore(_with_application(stores["PostgreSQL"].url, "bench-new")),
+    }
+    specs = {name: _assay_serve(store) for name, store in served.items()}
     if args.baseline_src is not None:
-        command, _ = _assay_serve(stores["PostgreSQL"])
+        baseline = BenchStore(_with_application(stores["PostgreSQL"].url, "bench-baseline"))
+        command, _ = _assay_serve(baseline)
         specs["PostgreSQL, baseline"] = (command, {"PYTHONPATH": str(args.baseline_src)})
     cve_file = OUT / "postgres-cveid.txt"
     cve_file.write_text(
@@ -170,7 +176,9 @@ def _serving(
     figures: dict[str, Any] = {}
     with contextlib.ExitStack() as stack:
         bases = {name: stack.enter_context(_server(spec)) for name, spec in specs.items()}
-        figures["cveId"] = _cve_ids(bases, cve_file, args.duration, args.rounds)
+        figures["cveId"] = _cve_ids(
+            bases, cve_file, args.duration, args.rounds, stores["PostgreSQL"].url
+        )
         queries = Queries(manifest, folder, random.Random(args.seed))
         classes: dict[str, Any] = {}
         for name, paths in queries.sequential_classes():
@@ -181,8 +189,67 @@ def _serving(
     return figures
 
 
-def _cve_ids(bases: dict[str, str], paths: Path, duration: int, rounds: int) -> dict[str, Any]:
-    """wrk on each server in turn (32 connections, then 1), best run of each."""
+def _with_application(url: str, name: str) -> str:
+    return f"{url}&application_name={name}" if "?" in url else f"{url}?application_name={name}"
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of `pids` so far (/proc), the ones gone left out."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / ticks
+
+
+def _server_pids(base: str) -> list[int]:
+    """The processes of the server listening at `base` (the one whose command line
+    names its port, and its workers)."""
+    port = f"--port\0{urlsplit(base).port}\0".encode()
+    parents = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if port in (entry / "cmdline").read_bytes():
+                    parents.append(int(entry.name))
+            except OSError:
+                continue
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) in parents:
+                    children.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return parents + children
+
+
+def _backend_pids(name: str, url: str) -> list[int]:
+    """The PostgreSQL server processes of the server `name`'s sessions."""
+    if name == "SQLite":
+        return []
+    application = "bench-baseline" if "baseline" in name else "bench-new"
+    import psycopg
+
+    with psycopg.connect(url.split("?", 1)[0]) as connection:
+        rows = connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (application,)
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+def _cve_ids(
+    bases: dict[str, str], paths: Path, duration: int, rounds: int, url: str
+) -> dict[str, Any]:
+    """wrk on each server in turn (32 connections, then 1), best run of each; the CPU
+    the server's processes and its PostgreSQL sessions spent per request."""
     for base in bases.values():
         _wrk(base, paths, 8, 3)  # warm-up
     best: dict[tuple[str, int], dict[str, Any]] = {}
@@ -192,11 +259,16 @@ def _cve_ids(bases: dict[str, str], paths: Path, duration: int, rounds: int) -> 
             order.reverse()
         for connections in (32, 1):
             for name, base in order:
+                server, backends = _server_pids(base), _backend_pids(name, url)
+                cpu = _cpu_seconds(server), _cpu_seconds(backends)
                 r = _wrk(base, paths, connections, duration)
+                spent = _cpu_seconds(server) - cpu[0], _cpu_seconds(backends) - cpu[1]
                 figures = {
                     "rps": round(r["requests"] / (r["duration_us"] / 1e6)),
                     "p50_ms": r["p50_us"] / 1000,
                     "p99_ms": r["p99_us"] / 1000,
+                    "server_cpu_us": round(spent[0] / max(1, r["requests"]) * 1e6, 1),
+                    "database_cpu_us": round(spent[1] / max(1, r["requests"]) * 1e6, 1),
                 }
                 print(
                     f"  round {number + 1}, {connections:>2} conn., {name}: {figures}", flush=True
