@@ -3,7 +3,7 @@
     python -m bench postgres                     (or: make bench)
     python -m bench.bench_postgres [--count N] [--postgres URL] [--reuse-store]
         [--import-rounds N] [--duration SECONDS] [--rounds N] [--baseline-src DIR]
-        [--skip-serving] [--skip-techniques]
+        [--skip-serving] [--skip-cpu] [--skip-techniques]
 
 On the corpus of `bench/nvd_corpus.py` (340,000 CVEs at NVD's proportions):
 
@@ -16,7 +16,10 @@ On the corpus of `bench/nvd_corpus.py` (340,000 CVEs at NVD's proportions):
    PostgreSQL >= 0.5x SQLite's requests/s); then every class of `bench nvd`'s query mix,
    each query sent to each server in turn, so both see the same load (target: every
    class within 2x of SQLite's p50 and p99);
-3. the store's techniques one at a time, in-process against the PostgreSQL store, each
+3. the CPU of one `cveId` request through the API app in-process, and the PostgreSQL
+   server's CPU for it (`_cpu_per_request`), which a loaded machine moves less than
+   throughput;
+4. the store's techniques one at a time, in-process against the PostgreSQL store, each
    variant in turn in batches, the best batch of each (`Techniques`).
 
 Results are printed with ratios and saved in `bench/out/postgres-results.json`.
@@ -70,6 +73,7 @@ def run(argv: list[str]) -> None:
     parser.add_argument("--baseline-src", type=Path, help="a src/ folder of another assay")
     parser.add_argument("--skip-serving", action="store_true")
     parser.add_argument("--skip-techniques", action="store_true")
+    parser.add_argument("--skip-cpu", action="store_true", help="no in-process CPU figures")
     args = parser.parse_args(argv)
 
     try:
@@ -89,6 +93,10 @@ def run(argv: list[str]) -> None:
     results["import"] = _imports(stores, folder, args)
     if not args.skip_serving:
         results["serving"] = _serving(stores, manifest, folder, args)
+    if not args.skip_cpu:
+        results["cpu_per_request"] = _cpu_per_request(
+            stores, manifest["sample_ids"], args.baseline_src
+        )
     if not args.skip_techniques:
         import random
 
@@ -125,19 +133,38 @@ def _imports(
     if args.reuse_store and all(store.exists() for store in stores.values()):
         print("reusing both stores (no import measured)")
         return {}
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in stores}
+    contenders = dict(stores)
+    if args.baseline_src is not None:
+        url = stores["PostgreSQL"].url
+        contenders["PostgreSQL, baseline"] = BenchStore(url.replace("schema=", "schema=baseline_"))
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in contenders}
     for number in range(args.import_rounds):
-        order = list(stores.items())
+        order = list(contenders.items())
         if number % 2:
             order.reverse()
         for name, store in order:
-            figures = _import(store, files, args.count)
+            saved = os.environ.get("PYTHONPATH")
+            if "baseline" in name:
+                os.environ["PYTHONPATH"] = str(args.baseline_src)
+            try:
+                figures = _import(store, files, args.count)
+            finally:
+                if saved is None:
+                    os.environ.pop("PYTHONPATH", None)
+                else:
+                    os.environ["PYTHONPATH"] = saved
             print(f"  import into {name}: {figures}", flush=True)
             runs[name].append(figures)
     ratios = [
         pg["seconds"] / lite["seconds"]
         for lite, pg in zip(runs["SQLite"], runs["PostgreSQL"], strict=True)
     ]
+    if "PostgreSQL, baseline" in runs:
+        before = [
+            old["seconds"] / lite["seconds"]
+            for lite, old in zip(runs["SQLite"], runs["PostgreSQL, baseline"], strict=True)
+        ]
+        print(f"import, PostgreSQL with the baseline code over SQLite: {before}", flush=True)
     summary = {
         "runs": runs,
         "ratio_wall": [round(r, 2) for r in ratios],
@@ -235,14 +262,7 @@ def _backend_pids(name: str, url: str) -> list[int]:
     """The PostgreSQL server processes of the server `name`'s sessions."""
     if name == "SQLite":
         return []
-    application = "bench-baseline" if "baseline" in name else "bench-new"
-    import psycopg
-
-    with psycopg.connect(url.split("?", 1)[0]) as connection:
-        rows = connection.execute(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (application,)
-        ).fetchall()
-    return [int(row[0]) for row in rows]
+    return _backend_pids_named("bench-baseline" if "baseline" in name else "bench-new", url)
 
 
 def _cve_ids(
@@ -343,6 +363,98 @@ def _interleaved(name: str, bases: dict[str, str], paths: list[str]) -> dict[str
     return out
 
 
+def _cpu_per_request(
+    stores: dict[str, BenchStore], cve_ids: list[str], baseline_src: Path | None
+) -> dict[str, Any]:
+    """CPU of one `cveId` request through the whole API app, driven in-process (no HTTP,
+    no other process of the benchmark running), with the PostgreSQL server's own CPU
+    for its sessions: best of 5 runs of 4,000 requests per store, the stores in turn.
+    Unlike throughput on a shared machine, this moves little with what else runs."""
+    import subprocess
+
+    script = (
+        "import asyncio, json, os, sys, time\n"
+        "from assay.nvd.server.app import create_app\n"
+        "from assay.nvd.storage import open_store\n"
+        "url, ids = sys.argv[1], sys.argv[2].split(',')\n"
+        "store = open_store(url, timeout=10 if url.startswith('postgres') else None)\n"
+        "app = create_app(store)\n"
+        "async def receive(): return {'type': 'http.request', 'body': b'', 'more_body': False}\n"
+        "async def send(message): return None\n"
+        "async def drive(count):\n"
+        "    for n in range(count):\n"
+        "        scope = {'type': 'http', 'method': 'GET', 'path': '/rest/json/cves/2.0',\n"
+        "                 'raw_path': b'/rest/json/cves/2.0', 'query_string': b'cveId=' + ids[n % len(ids)].encode(),\n"
+        "                 'headers': [(b'host', b'localhost')], 'client': ('127.0.0.1', 40000),\n"
+        "                 'server': ('127.0.0.1', 80), 'scheme': 'http', 'http_version': '1.1', 'root_path': ''}\n"
+        "        await app(scope, receive, send)\n"
+        "async def main():\n"
+        "    await drive(500)\n"
+        "    for line in sys.stdin:\n"
+        "        started = time.process_time(); await drive(int(line))\n"
+        "        print(time.process_time() - started, flush=True)\n"
+        "asyncio.run(main())\n"
+    )
+    contenders = {name: (store.url, {}) for name, store in stores.items()}
+    if baseline_src is not None:
+        contenders["PostgreSQL, baseline"] = (
+            stores["PostgreSQL"].url,
+            {"PYTHONPATH": str(baseline_src)},
+        )
+    processes = {}
+    for name, (url, env) in contenders.items():
+        application = "bench-cpu-" + str(len(processes))
+        served = url if name == "SQLite" else _with_application(url, application)
+        processes[name] = (
+            subprocess.Popen(
+                [sys.executable, "-c", script, served, ",".join(cve_ids[:2000])],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env={**os.environ, **env},
+            ),
+            application,
+        )
+    count = 4000
+    best: dict[str, tuple[float, float]] = {}
+    for _ in range(5):
+        for name, (process, application) in processes.items():
+            backends = _backend_pids_named(application, stores["PostgreSQL"].url)
+            before = _cpu_seconds(backends)
+            assert process.stdin is not None
+            assert process.stdout is not None
+            process.stdin.write(f"{count}\n")
+            process.stdin.flush()
+            own = float(process.stdout.readline())
+            database = _cpu_seconds(backends) - before
+            figures = (own / count * 1e6, database / count * 1e6)
+            if name not in best or sum(figures) < sum(best[name]):
+                best[name] = figures
+    for process, _ in processes.values():
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait()
+    out = {
+        name: {"app_us": round(app, 1), "database_us": round(db, 1), "total_us": round(app + db, 1)}
+        for name, (app, db) in best.items()
+    }
+    for name, figures in out.items():
+        if name != "SQLite":
+            figures["x SQLite"] = round(figures["total_us"] / out["SQLite"]["total_us"], 2)
+    print(f"CPU per cveId request, in-process: {out}", flush=True)
+    return out
+
+
+def _backend_pids_named(application: str, url: str) -> list[int]:
+    import psycopg
+
+    with psycopg.connect(url.split("?", 1)[0]) as connection:
+        rows = connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (application,)
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
 # -- 3. techniques, one at a time --------------------------------------------------------------
 
 
@@ -424,9 +536,7 @@ class Techniques:
             "reset callback (a worker thread returns each)": ConnectionPool(
                 target.conninfo, kwargs=options, min_size=1, max_size=2, reset=lambda c: None
             ),
-            "no callback (the store's)": ConnectionPool(
-                target.conninfo, kwargs=options, min_size=1, max_size=2
-            ),
+            "no callback": ConnectionPool(target.conninfo, kwargs=options, min_size=1, max_size=2),
         }
         for pool in pools.values():
             pool.wait()
@@ -513,18 +623,27 @@ class Techniques:
 
     def _compare(self, name: str, variants: dict[str, Callable[[int], object]]) -> dict[str, Any]:
         best = dict.fromkeys(variants, float("inf"))
+        cpu = dict.fromkeys(variants, float("inf"))
         for function in variants.values():
             for k in range(50):
                 function(k)
         for batch in range(self.BATCHES):
             for label, function in variants.items():
-                started = time.perf_counter()
+                started, used = time.perf_counter(), time.process_time()
                 for k in range(batch * self.BATCH, (batch + 1) * self.BATCH):
                     function(k)
                 best[label] = min(best[label], (time.perf_counter() - started) / self.BATCH * 1e6)
+                cpu[label] = min(cpu[label], (time.process_time() - used) / self.BATCH * 1e6)
         first = next(iter(best.values()))
+        first_cpu = next(iter(cpu.values()))
+        # Wall time and this process's CPU (all its threads: a pool's worker too).
         figures = {
-            label: {"us": round(us, 1), "x first": round(us / first, 2)}
+            label: {
+                "us": round(us, 1),
+                "x first": round(us / first, 2),
+                "cpu_us": round(cpu[label], 1),
+                "cpu x first": round(cpu[label] / first_cpu, 2),
+            }
             for label, us in best.items()
         }
         print(f"  {name}: {figures}", flush=True)

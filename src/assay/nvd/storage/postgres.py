@@ -235,6 +235,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             max_size=POOL_MAX_SIZE,
             configure=self._configure,
             check=self._check_if_idle,
+            reset=self._note_returned,
             timeout=self._pool_timeout,
             name="assay-store",
             open=False,
@@ -364,6 +365,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 sql.SQL("SET search_path TO {}").format(sql.Identifier(self._target.schema))
             )
 
+    def _note_returned(self, connection: Connection) -> None:
+        self._returned[connection] = time.monotonic()
+
     def _check_if_idle(self, connection: Connection) -> None:
         returned = self._returned.get(connection)
         if returned is None or time.monotonic() - returned > CHECK_IDLE_AFTER:
@@ -382,14 +386,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 yield pinned
                 return
             with self._pool.connection() as connection:
-                try:
-                    yield connection
-                finally:
-                    # Noted here, not by a pool `reset` callback: with one, the pool hands
-                    # every returned connection to its worker thread (two context switches
-                    # and ~80 us of CPU a use, measured), and until that thread runs, the
-                    # connection is not free for the next request.
-                    self._returned[connection] = time.monotonic()
+                yield connection
         except PoolTimeout as error:
             raise StoreError(
                 f"{action}: no connection to {self._target.describe()} "
