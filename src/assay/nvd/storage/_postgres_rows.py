@@ -14,7 +14,6 @@ Table and column names come from the constants below; values are always paramete
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol, TypeAlias, TypeVar
 
@@ -156,16 +155,6 @@ CREATE INDEX IF NOT EXISTS cve_change_by_cve ON cve_change (cve_id, created, cve
 CREATE INDEX IF NOT EXISTS cve_change_by_created ON cve_change (created, cve_change_id);
 CREATE INDEX IF NOT EXISTS cve_change_by_event ON cve_change (event_key, created, cve_change_id);
 """
-
-# Indexes an empty store's bulk load builds at its end rather than keeping up row by row
-# (`PostgresStore.bulk_load`): the full-text GIN index, and B-trees whose keys arrive in
-# no order. The unique keys stay (writes look rows up by them), and so do the indexes by
-# CVE row id, which a load only appends to.
-BULK_DEFERRED_INDEXES = {
-    name: statement
-    for statement, name in re.findall(r"(CREATE INDEX IF NOT EXISTS (\w+) ON [^;]+;)", SCHEMA)
-    if name in ("cve_by_last_modified", "cve_by_text", "criteria_by_product", "criteria_by_id")
-}
 
 # Tables added to schema 2 (created where missing each time a store opens).
 SOURCE_SCHEMA = f"""

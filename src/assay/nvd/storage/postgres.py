@@ -44,7 +44,6 @@ from assay.nvd.storage._postgres_cve5 import PostgresCve5
 from assay.nvd.storage._postgres_osv import OsvStoreMixin
 from assay.nvd.storage._postgres_products import ProductStoreMixin
 from assay.nvd.storage._postgres_rows import (
-    BULK_DEFERRED_INDEXES,
     BUMP_GENERATION,
     CRITERIA_COLUMNS,
     CVE_COLUMNS,
@@ -81,7 +80,6 @@ from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 from assay.nvd.storage.write_rule import stored_stays
 
 REDERIVE_BATCH = 2000
-BULK_INDEX_MEMORY_MB = 256  # maintenance_work_mem for building the deferred indexes
 FIND_PIPELINE = 500  # look-ups `find_cves` sends before reading their answers
 FIND_BATCH = 1000  # records read per statement by `find_cves`
 POOL_MIN_SIZE = 1
@@ -200,8 +198,6 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         self._pinned = threading.local()  # the connection of `transaction()`, per thread
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
-        self._bulk = False  # inside `bulk_load()`
-        self._bulk_key = f"assay-bulk:{self._target.schema or ''}"
         self._kwargs: dict[str, Any] = {"autocommit": True}
         self._returned: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
         if not self._target.sets_timeout:
@@ -301,9 +297,6 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                             "UPDATE meta SET value = %s WHERE key = 'schema'", (SCHEMA_VERSION,)
                         )
                     # Tables added since (no rebuild needed): created where missing.
-                    # So are indexes a killed bulk load left dropped (unless a load is
-                    # under way: it holds the CVE table, and builds them when it ends).
-                    self._restore_deferred_indexes(connection)
                     connection.execute(POSTGRES_SERVICE_SCHEMA)
                     connection.execute(POSTGRES_CVE5_SCHEMA)
                     connection.execute(POSTGRES_OSV_SCHEMA)
@@ -317,24 +310,6 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 raise
             self._criteria_ids.committed()
             self._vectors.committed()
-
-    def _restore_deferred_indexes(self, connection: Connection) -> None:
-        """Build the deferred indexes a store lacks, unless a bulk load holds them off."""
-        present = {
-            str(name)
-            for (name,) in connection.execute(
-                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
-            )
-        }
-        missing = [name for name in BULK_DEFERRED_INDEXES if name not in present]
-        if not missing:
-            return
-        row = connection.execute(
-            "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (self._bulk_key,)
-        ).fetchone()
-        if row is not None and row[0]:
-            for name in missing:
-                connection.execute(BULK_DEFERRED_INDEXES[name])
 
     def _rederive(self, connection: Connection) -> None:
         """Rebuild every CVE's derived rows from its stored record."""
@@ -399,77 +374,18 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
 
     @contextmanager
     def bulk_load(self) -> Iterator[None]:
-        """When the store holds no CVE, the secondary indexes whose upkeep costs most in
-        a load (`BULK_DEFERRED_INDEXES`: the full-text GIN index, and B-trees whose keys
-        arrive in no order) are dropped for the block and built again at its end, in one
-        transaction, however the block ends; the block's commits do not wait for the
-        disk (`synchronous_commit = off`: a crash loses no more than the last commits,
-        and the final, synchronous commit makes all of them durable). A store left
-        without those indexes (the process was killed) gets them back the next time it
-        is opened. Then the planner's statistics of the store's tables are brought up to
-        date: autovacuum may take minutes to notice a large import, and until then
-        queries are planned for the tables as they were (a 1,000-component scan took
-        6.0 s instead of 1.4 s right after 340,000 CVEs were imported into an empty
-        store)."""
-        with self._bulk_lock() as alone:
-            deferred = self._drop_indexes_if_empty() if alone else []
-            self._bulk = True
-            try:
-                yield
-            finally:
-                self._bulk = False
-                if deferred:
-                    with (
-                        self._using("building the deferred indexes") as connection,
-                        connection.transaction(),
-                    ):
-                        connection.execute(
-                            f"SET LOCAL maintenance_work_mem = '{BULK_INDEX_MEMORY_MB}MB'"
-                        )
-                        for statement in deferred:
-                            connection.execute(statement)
+        """PostgreSQL keeps its indexes up to date as it goes; after the load, the
+        planner's statistics of the store's tables are brought up to date. Autovacuum
+        may take minutes to notice a large import, and until then queries are planned
+        for the tables as they were (a 1,000-component scan took 6.0 s instead of 1.4 s
+        right after 340,000 CVEs were imported into an empty store)."""
+        yield
         with self._using("refreshing the planner's statistics") as connection:
             tables = connection.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
             ).fetchall()
             for (table,) in tables:
                 connection.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
-
-    @contextmanager
-    def _bulk_lock(self) -> Iterator[bool]:
-        """Held by a bulk load on a connection of its own: a store opened meanwhile
-        leaves the deferred indexes to it (`_restore_deferred_indexes`). False when
-        another load holds it (this one then drops nothing)."""
-        connection = self._connect()
-        try:
-            row = connection.execute(
-                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._bulk_key,)
-            ).fetchone()
-            yield row is not None and bool(row[0])
-        finally:
-            connection.close()  # (ends the session, and with it the lock)
-
-    def _drop_indexes_if_empty(self) -> list[str]:
-        """The statements that create the indexes dropped (none unless the store has no
-        CVE, or inside `transaction()`)."""
-        if getattr(self._pinned, "connection", None) is not None:
-            return []
-        with self._using("preparing a bulk load") as connection, connection.transaction():
-            lock_for_writing(connection, "cve")
-            if connection.execute("SELECT 1 FROM cve LIMIT 1").fetchone() is not None:
-                return []
-            present = {
-                str(name)
-                for (name,) in connection.execute(
-                    "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
-                    "AND indexname = ANY(%s::text[])",
-                    (list(BULK_DEFERRED_INDEXES),),
-                )
-            }
-            for name in BULK_DEFERRED_INDEXES:
-                if name in present:
-                    connection.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
-        return [BULK_DEFERRED_INDEXES[name] for name in BULK_DEFERRED_INDEXES if name in present]
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -775,8 +691,6 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         try:
             with self._using(f"storing {what}") as connection, connection.transaction():
                 try:
-                    if self._bulk:
-                        connection.execute("SET LOCAL synchronous_commit = off")
                     lock_for_writing(connection, name)
                     existing = stored_versions(
                         connection, name, key_column, order_column, list(latest)
