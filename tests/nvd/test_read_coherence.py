@@ -16,7 +16,7 @@ from tests.nvd.test_store import SAMPLE, facts, revised
 from assay.nvd.cve_query import CveQuery
 from assay.nvd.server.app import create_app
 from assay.nvd.server.responses import GENERATION_HEADER
-from assay.nvd.storage import Store, open_store
+from assay.nvd.storage import Page, Store, open_store
 
 API = "/rest/json/cves/2.0"
 TARGET = SAMPLE[7]
@@ -34,6 +34,16 @@ def stores(store_url: str) -> Iterator[tuple[Store, Store]]:
     finally:
         writer.close()
         served.close()
+
+
+def _at_generation(store: Store, query: CveQuery) -> tuple[int, Page]:
+    """The generation and the look-up, read as a server reads them (`read_at_generation`
+    where the store has it)."""
+    read = getattr(store, "read_at_generation", None)
+    if read is None:
+        return store.generation(), store.search_cves(query)
+    found: tuple[int, Page] = read(lambda: store.search_cves(query))
+    return found
 
 
 def _description(body: bytes, cve_id: str) -> str:
@@ -71,12 +81,11 @@ def test_an_id_the_store_lacked_is_found_once_written_elsewhere(
     missing = SAMPLE[60]
     query = CveQuery(cve_id=missing["id"])
     for _ in range(3):
-        served.generation()
-        assert served.search_cves(query).total == 0
+        assert _at_generation(served, query)[1].total == 0
     writer.upsert_cves(facts([missing]))
-    served.generation()
-    assert [json.loads(r)["id"] for r in served.search_cves(query).records] == [missing["id"]]
-    # Without `generation()` first, the look-up reads the store itself.
+    _, page = _at_generation(served, query)
+    assert [json.loads(r)["id"] for r in page.records] == [missing["id"]]
+    # Outside `read_at_generation`, the look-up reads the store itself.
     writer.upsert_cves(facts([revised(missing, "2026-07-01T00:00:00.000", "later")]))
     (record,) = served.search_cves(query).records
     assert json.loads(record)["descriptions"][0]["value"] == "later"
@@ -86,8 +95,8 @@ def test_no_answer_is_older_than_the_generation_it_claims(
     stores: tuple[Store, Store],
 ) -> None:
     """A writer revises one record again and again (each write moves the generation by
-    one); readers in other threads ask the generation then the record, as the server
-    does, and must find at least the revision of that generation."""
+    one); readers in other threads read the record at a generation, as the server does,
+    and must find at least the revision of that generation."""
     served, writer = stores
     cve_id = TARGET["id"]
     start = writer.generation()
@@ -98,8 +107,8 @@ def test_no_answer_is_older_than_the_generation_it_claims(
     def read() -> None:
         query = CveQuery(cve_id=cve_id)
         while not done.is_set():
-            generation = served.generation()
-            (record,) = served.search_cves(query).records
+            generation, page = _at_generation(served, query)
+            (record,) = page.records
             text = json.loads(record)["descriptions"][0]["value"]
             found = int(text.removeprefix("revision ")) if text.startswith("revision ") else 0
             if found < generation - start:

@@ -23,7 +23,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
@@ -79,6 +79,7 @@ from assay.nvd.storage._sql import (
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
 from assay.nvd.storage.write_rule import stored_stays
 
+T = TypeVar("T")
 REDERIVE_BATCH = 2000
 FIND_PIPELINE = 500  # look-ups `find_cves` sends before reading their answers
 FIND_BATCH = 1000  # records read per statement by `find_cves`
@@ -193,7 +194,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         # Records served lately, by (table, row id) and by ("cve_id", id), for one data
         # generation at a time (`_decoded.GenerationRecords`): see `search_cves`.
         self._records: GenerationRecords[tuple[str, str | int]] = GenerationRecords()
-        # The generation this thread's last `generation()` returned, until its next read.
+        # The generation `read_at_generation` told this thread, while its read runs.
         self._told = threading.local()
         self._pinned = threading.local()  # the connection of `transaction()`, per thread
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
@@ -457,9 +458,19 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
 
     def generation(self) -> int:
         with self._using("reading the data generation") as connection:
-            generation = self._generation(connection)
+            return self._generation(connection)
+
+    def read_at_generation(self, read: Callable[[], T], *, at_least: int = 0) -> tuple[int, T]:
+        """The data generation, then `read()`: every read in it sees every write up to
+        that generation, and a `cveId` look-up in it may be answered from the records
+        kept for exactly that generation (`_look_up`). A single store is its own only
+        copy, whatever `at_least`."""
+        generation = self.generation()
         self._told.generation = generation
-        return generation
+        try:
+            return generation, read()
+        finally:
+            self._told.generation = None
 
     def count_cves_by_status(self) -> dict[str, int]:
         with self._using("counting CVEs by status") as connection:
@@ -580,10 +591,8 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         return ids
 
     def search_cves(self, query: CveQuery) -> Page:
-        told: int | None = getattr(self._told, "generation", None)
-        self._told.generation = None
         if query.cve_id is not None and _lookup_only(query):
-            return self._look_up(query, told)
+            return self._look_up(query, getattr(self._told, "generation", None))
         builder = SqlBuilder(POSTGRES)
         where = cve_where(query, builder)
         with self._using("searching CVEs") as connection:
@@ -605,12 +614,12 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             )
 
     def _look_up(self, query: CveQuery, told: int | None) -> Page:
-        """One CVE by id. A server asks `generation()` first, then this, in one thread
-        (`read_with_generation`): the record may then come from the records of that very
-        generation. Otherwise it is read with the generation in one statement (one
-        snapshot, so the record is exactly that generation's) and kept under it. Either
-        way the answer is never older than the generation the caller was told, and a
-        write (in any process) moves the generation, which empties the kept records."""
+        """One CVE by id. Inside `read_at_generation` (how a server reads), the record
+        may come from the records kept for the very generation the caller was told.
+        Otherwise it is read with the generation in one statement (one snapshot, so the
+        record is exactly that generation's) and kept under it. Either way the answer is
+        never older than the generation the caller was told, and a write (in any
+        process) moves the generation, which empties the kept records."""
         assert query.cve_id is not None
         key = ("cve_id", text(query.cve_id))
         record = None if told is None else self._records.get_many(told, [key]).get(key)
