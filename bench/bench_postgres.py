@@ -562,8 +562,8 @@ class Techniques:
 
         def served(store: PostgresStore) -> Callable[[int], object]:
             def one(k: int) -> object:
-                store.generation()
-                return store.search_cves(CveQuery(cve_id=subset[k % len(subset)]))
+                query = CveQuery(cve_id=subset[k % len(subset)])
+                return store.read_at_generation(lambda: store.search_cves(query))
 
             return one
 
