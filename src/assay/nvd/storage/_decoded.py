@@ -11,19 +11,24 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Generic, TypeVar
 
 DEFAULT_MAX_BYTES = 64 * 2**20
+K = TypeVar("K", bound=Hashable)
 
 
-class DecodedRecords:
+class GenerationRecords(Generic[K]):
+    """Records by any key (row id, CVE id...), kept for one data generation."""
+
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self._max = max_bytes
         self._size = 0
         self._generation = -1
-        self._records: OrderedDict[int, bytes] = OrderedDict()
+        self._records: OrderedDict[K, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get_many(self, generation: int, row_ids: list[int]) -> dict[int, bytes]:
+    def get_many(self, generation: int, row_ids: list[K]) -> dict[K, bytes]:
         """The cached ones of `row_ids`, as of `generation` (read before the records)."""
         with self._lock:
             if generation != self._generation:
@@ -32,7 +37,7 @@ class DecodedRecords:
                     self._size = 0
                     self._generation = generation
                 return {}
-            found: dict[int, bytes] = {}
+            found: dict[K, bytes] = {}
             for row_id in row_ids:
                 record = self._records.get(row_id)
                 if record is not None:
@@ -40,7 +45,7 @@ class DecodedRecords:
                     found[row_id] = record
             return found
 
-    def put_many(self, generation: int, records: dict[int, bytes]) -> None:
+    def put_many(self, generation: int, records: dict[K, bytes]) -> None:
         """Keep `records`, read after `generation` was (a reader that saw an older
         generation may hold records older than the cache's: they are not kept)."""
         with self._lock:
@@ -54,3 +59,7 @@ class DecodedRecords:
             while self._size > self._max:
                 _, evicted = self._records.popitem(last=False)
                 self._size -= len(evicted)
+
+
+class DecodedRecords(GenerationRecords[int]):
+    """Decoded records by row id (the SQLite store's)."""

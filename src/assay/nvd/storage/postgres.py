@@ -22,7 +22,7 @@ import weakref
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -33,10 +33,11 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from assay.errors import StoreBusy, StoreError
-from assay.nvd.cve_query import CveQuery
+from assay.nvd.cve_query import MAX_RESULTS_PER_PAGE, CveQuery
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._cve5_sql import POSTGRES_CVE5_SCHEMA
+from assay.nvd.storage._decoded import GenerationRecords
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._osv_sql import POSTGRES_OSV_SCHEMA
 from assay.nvd.storage._postgres_cve5 import PostgresCve5, PostgresExecutor
@@ -106,10 +107,21 @@ CONNECTION_BOUNDS = {
 # so that a query a request stopped waiting for does not run on: this many times the
 # timeout, and at least MIN_STATEMENT_SECONDS (large pages and scans take seconds).
 STATEMENT_TIMEOUT_FACTOR = 6
+# Settings of every session, unless the URL gives libpq `options` of its own. The store's
+# statements are short look-ups and index walks: compiling one with LLVM (`jit`, on by
+# default from PostgreSQL 12 for plans above `jit_above_cost`) costs tens of
+# milliseconds more than running it does.
+SESSION_SETTINGS = {"jit": "off"}
 MIN_STATEMENT_SECONDS = 30
 SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 SETUP_LOCK = 0x6173_7361_7973_746F  # advisory lock key serializing schema set-up ("assaysto")
 CVE_ORDER = 'c.published COLLATE "C", c.cve_id COLLATE "C"'
+ABSENT = b""  # kept for an id the store does not hold (no record is empty)
+# One CVE and the generation, in one statement (one snapshot); the meta row is always there.
+LOOK_UP = (
+    "SELECT CAST(m.value AS bigint), c.record FROM meta m "
+    "LEFT JOIN cve c ON c.cve_id = %s WHERE m.key = 'generation'"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +194,11 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         self._pool_timeout = POOL_TIMEOUT if timeout is None else timeout
         self._target = parse_url(url)
         self._cache = ResultCache()
+        # Records served lately, by (table, row id) and by ("cve_id", id), for one data
+        # generation at a time (`_decoded.GenerationRecords`): see `search_cves`.
+        self._records: GenerationRecords[tuple[str, str | int]] = GenerationRecords()
+        # The generation `read_at_generation` told this thread, while its read runs.
+        self._told = threading.local()
         self._pinned = threading.local()  # the connection of `transaction()`, per thread
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
@@ -198,9 +215,12 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         for key, value in CONNECTION_BOUNDS.items():
             if key not in given:
                 self._kwargs[key] = value
-        if timeout is not None and "options" not in given:
-            seconds = max(MIN_STATEMENT_SECONDS, math.ceil(timeout * STATEMENT_TIMEOUT_FACTOR))
-            self._kwargs["options"] = f"-c statement_timeout={seconds * 1000}"
+        if "options" not in given:
+            settings = dict(SESSION_SETTINGS)
+            if timeout is not None:
+                seconds = max(MIN_STATEMENT_SECONDS, math.ceil(timeout * STATEMENT_TIMEOUT_FACTOR))
+                settings["statement_timeout"] = str(seconds * 1000)
+            self._kwargs["options"] = " ".join(f"-c {k}={v}" for k, v in settings.items())
         try:
             search_tokens("")
         except sqlite3.Error as error:
@@ -465,7 +485,16 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             return self._generation(connection)
 
     def read_at_generation(self, read: Callable[[], T], *, at_least: int = 0) -> tuple[int, T]:
-        return self.generation(), read()
+        """The data generation, then `read()`: every read in it sees every write up to
+        that generation, and a `cveId` look-up in it may be answered from the records
+        kept for exactly that generation (`_look_up`). A single store is its own only
+        copy, whatever `at_least`."""
+        generation = self.generation()
+        self._told.generation = generation
+        try:
+            return generation, read()
+        finally:
+            self._told.generation = None
 
     def count_cves_by_status(self) -> dict[str, int]:
         with self._using("counting CVEs by status") as connection:
@@ -586,6 +615,8 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         return ids
 
     def search_cves(self, query: CveQuery) -> Page:
+        if query.cve_id is not None and _lookup_only(query):
+            return self._look_up(query, getattr(self._told, "generation", None))
         builder = SqlBuilder(POSTGRES)
         where = cve_where(query, builder)
         with self._using("searching CVEs") as connection:
@@ -605,6 +636,29 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 query,
                 cacheable=True,
             )
+
+    def _look_up(self, query: CveQuery, told: int | None) -> Page:
+        """One CVE by id. Inside `read_at_generation` (how a server reads), the record
+        may come from the records kept for the very generation the caller was told.
+        Otherwise it is read with the generation in one statement (one snapshot, so the
+        record is exactly that generation's) and kept under it. Either way the answer is
+        never older than the generation the caller was told, and a write (in any
+        process) moves the generation, which empties the kept records."""
+        assert query.cve_id is not None
+        key = ("cve_id", text(query.cve_id))
+        record = None if told is None else self._records.get_many(told, [key]).get(key)
+        if record is None:
+            with self._using("searching CVEs") as connection:
+                row = connection.execute(LOOK_UP, (key[1],), binary=True).fetchone()
+            assert row is not None
+            generation, stored = int(row[0]), row[1]
+            record = ABSENT if stored is None else bytes(stored)
+            self._records.get_many(generation, [])  # (moves it on if the store has)
+            self._records.put_many(generation, {key: record})
+        if record == ABSENT:
+            return Page(0, [])
+        found = [record][query.start_index : query.start_index + query.results_per_page]
+        return Page(1, found)
 
     def find_cves(self, queries: Sequence[CveQuery]) -> Iterator[tuple[bytes, tuple[int, ...]]]:
         # One statement per query, with the filter `search_cves` applies (`cve_ids_select`),
@@ -735,26 +789,49 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         The generation is read before the list, so a list cached under generation g
         reflects g or a later state; once a write has moved past g, no reader asks for g.
         """
-        key = (self._generation(connection), query.filter_key)
+        generation = self._generation(connection)
+        key = (generation, query.filter_key)
         ids = self._cache.get(key) if cacheable else None
         if ids is None:
             ids = array("q", (int(row[0]) for row in connection.execute(ids_sql, params)))
             if cacheable:
                 self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
-        return Page(len(ids), self._fetch(connection, table, page_ids))
+        return Page(len(ids), self._fetch(connection, table, page_ids, generation))
 
-    def _fetch(self, connection: Connection, table: str, ids: Iterable[int]) -> list[bytes]:
-        wanted = list(ids)
+    def _fetch(
+        self, connection: Connection, table: str, ids: Iterable[int], generation: int
+    ) -> list[bytes]:
+        """The records of `ids`, in that order, read after `generation` was (so they
+        are at least that new): those kept for it, the others read and kept."""
+        wanted: list[tuple[str, str | int]] = [(table, row_id) for row_id in ids]
         if not wanted:
             return []
-        by_id = {
-            int(row_id): bytes(record)
-            for row_id, record in connection.execute(
-                f"SELECT id, record FROM {table} WHERE id = ANY(%s::bigint[])", (wanted,)
-            )
-        }
-        return [by_id[row_id] for row_id in wanted if row_id in by_id]
+        by_key = self._records.get_many(generation, wanted)
+        missing = [key[1] for key in wanted if key not in by_key]
+        if missing:
+            # Binary results: the records come as they are stored, not hex-encoded.
+            read: dict[tuple[str, str | int], bytes] = {
+                (table, int(row_id)): bytes(record)
+                for row_id, record in connection.execute(
+                    f"SELECT id, record FROM {table} WHERE id = ANY(%s::bigint[])",
+                    (missing,),
+                    binary=True,
+                )
+            }
+            self._records.put_many(generation, read)
+            by_key.update(read)
+        return [by_key[key] for key in wanted if key in by_key]
+
+
+_ONE_CVE_ID = CveQuery(cve_id="")
+
+
+def _lookup_only(query: CveQuery) -> bool:
+    """Whether `query` is a `cveId` and nothing else (paging aside)."""
+    return replace(query, cve_id="", start_index=0, results_per_page=MAX_RESULTS_PER_PAGE) == (
+        _ONE_CVE_ID
+    )
 
 
 def _digest(record: bytes) -> bytes:
