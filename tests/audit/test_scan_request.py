@@ -262,3 +262,31 @@ def test_limits_are_the_front_ends_and_purls_count_once() -> None:
     many = [NamedData(f"f{n}", b"x") for n in range(3)]
     with pytest.raises(RequestFieldError, match="inputs: expected at most 2 inputs, found 3"):
         parse_scan_request(ScanFields(inputs=many), ScanLimits(max_inputs=2))
+
+
+def test_a_signed_vex_document_is_refused_alike_without_a_trusted_key(
+    cli: Callable[..., int],
+    store_url: str,
+    client: TestClient,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A signed document counts only once its signature verifies: the command line
+    without `--vex-key`, and the server (which trusts no VEX signer), refuse it alike."""
+    from assay import dsse
+    from assay.keys import generate_private_key
+
+    signed = dsse.sign(
+        VEX.read_bytes(), dsse.INTOTO_PAYLOAD_TYPE, [generate_private_key("ecdsa-p256")]
+    ).to_json()
+    path = tmp_path / "signed.openvex.json"
+    path.write_bytes(signed)
+    reason = "the DSSE envelope is signed, and no trusted key was given to verify it"
+    assert cli("scan", "--store", store_url, "--purl", URLLIB3, "--vex", str(path)) == 2
+    assert reason in capsys.readouterr().err
+    api = _api(
+        client,
+        {"purls": [URLLIB3], "vex": [{"name": path.name, "content": orjson.loads(signed)}]},
+    )
+    assert api.status_code == 400, api.text
+    assert reason in api.json()["error"]

@@ -275,6 +275,32 @@ def scan_subjects(
     return subjects
 
 
+def _json_bytes(document: dict[str, Any]) -> bytes:
+    import json
+
+    return json.dumps(document, indent=2).encode() + b"\n"
+
+
+def _predicate(args: argparse.Namespace, result: Any, times: tuple[Any, Any]) -> dict[str, Any]:
+    """The scan as a vulns v0.2 predicate, or cosign's vuln v1 (`--format cosign-vuln`)."""
+    from assay import __version__
+    from assay.audit import vulns
+
+    scanned = vulns.ScannedAt(result, times[0], times[1])
+    if args.format == "cosign-vuln":
+        return vulns.cosign_vuln_predicate(scanned, version=__version__)
+    return vulns.vulns_predicate(scanned, version=__version__)
+
+
+def _openvex(result: Any, verdict: Any) -> dict[str, Any]:
+    from datetime import UTC, datetime
+
+    from assay import __version__
+    from assay.audit.vex_out import to_openvex
+
+    return to_openvex(result, verdict, now=datetime.now(UTC), version=__version__)
+
+
 def write_vex_and_attestations(
     args: argparse.Namespace,
     result: Any,
@@ -284,42 +310,27 @@ def write_vex_and_attestations(
 ) -> bool:
     """Write `--format openvex`, `--format cosign-vuln` and `--attest` output; False when
     the format is another module's."""
-    import json
-    from datetime import UTC, datetime
-
-    from assay import __version__
-
     if not args.attest and args.format not in VEX_FORMATS:
         if args.key or args.subject:
             raise InputError("--key", "only applies with --attest")
         return False
-    document: dict[str, Any]
-    if args.format == "openvex" and not args.attest:
-        from assay.audit.vex_out import to_openvex
-
-        document = to_openvex(result, verdict, now=datetime.now(UTC), version=__version__)
-        _emit(args.out, json.dumps(document, indent=2).encode() + b"\n")
-        return True
-    if args.attest and args.format not in (None, "json", "cosign-vuln"):
-        raise InputError("--format", "--attest writes json (vulns v0.2) or cosign-vuln")
-    from assay.audit import vulns
-
-    scanned = vulns.ScannedAt(result, times[0], times[1])
-    cosign = args.format == "cosign-vuln"
-    predicate = (
-        vulns.cosign_vuln_predicate(scanned, version=__version__)
-        if cosign
-        else vulns.vulns_predicate(scanned, version=__version__)
-    )
     if not args.attest:
-        _emit(args.out, json.dumps(predicate, indent=2).encode() + b"\n")
+        document = (
+            _openvex(result, verdict)
+            if args.format == "openvex"
+            else _predicate(args, result, times)
+        )
+        _emit(args.out, _json_bytes(document))
         return True
+    if args.format not in (None, "json", "cosign-vuln"):
+        raise InputError("--format", "--attest writes json (vulns v0.2) or cosign-vuln")
     if args.out is None:
         raise InputError("--out", "required with --attest")
+    from assay.audit import vulns
+
+    predicate_type = vulns.COSIGN_VULN_V1 if args.format == "cosign-vuln" else vulns.VULNS_V02
     statement = vulns.vulns_statement(
-        scan_subjects(args, inventories),
-        predicate,
-        vulns.COSIGN_VULN_V1 if cosign else vulns.VULNS_V02,
+        scan_subjects(args, inventories), _predicate(args, result, times), predicate_type
     )
     _emit(args.out, sign_statement(statement, args.key, args.passphrase_env))
     return True

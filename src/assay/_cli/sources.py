@@ -12,9 +12,9 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
 from assay.config import STORE_ENV, default_store_url
@@ -75,50 +75,69 @@ def register(tree: CommandTree) -> None:
     _common(parser)
     parser.set_defaults(handler=cve_sync)
 
-    kev = tree.group("kev", help="CISA's Known Exploited Vulnerabilities catalogue.")
-    parser = kev.add_parser(
-        "import",
-        help="Import the KEV catalogue (JSON).",
-        description="Make the KEV catalogue in FILE (CISA's JSON feed) the store's: "
-        "entries are added and updated, entries no longer in it removed.",
-    )
-    parser.add_argument("file", type=Path, metavar="FILE", help="the catalogue (JSON)")
-    _common(parser)
-    parser.set_defaults(handler=kev_import)
-    parser = kev.add_parser(
-        "sync",
-        help="Download the KEV catalogue into the store.",
-        description="Download CISA's KEV catalogue and make it the store's, as kev import does.",
-    )
-    parser.add_argument(
-        "--upstream",
-        default=DEFAULT_KEV_URL,
-        help=f"the catalogue's URL (default: {DEFAULT_KEV_URL})",
-    )
-    _common(parser)
-    parser.set_defaults(handler=kev_sync)
+    for command in _FEED_COMMANDS:
+        _register_feed(tree, command)
 
-    epss = tree.group("epss", help="FIRST's Exploit Prediction Scoring System scores.")
-    parser = epss.add_parser(
-        "import",
-        help="Import FIRST's daily EPSS CSV (.gz or plain).",
-        description="Store the scores of FIRST's daily EPSS CSV (with its "
+
+class _FeedCommand(NamedTuple):
+    """The `import` and `sync` commands of a whole-file source, as the help shows them."""
+
+    group: str
+    group_help: str
+    import_help: str
+    import_description: str
+    file_help: str
+    sync_help: str
+    sync_description: str
+    upstream: str
+    upstream_help: str
+
+
+_FEED_COMMANDS: Final = (
+    _FeedCommand(
+        "kev",
+        "CISA's Known Exploited Vulnerabilities catalogue.",
+        "Import the KEV catalogue (JSON).",
+        "Make the KEV catalogue in FILE (CISA's JSON feed) the store's: "
+        "entries are added and updated, entries no longer in it removed.",
+        "the catalogue (JSON)",
+        "Download the KEV catalogue into the store.",
+        "Download CISA's KEV catalogue and make it the store's, as kev import does.",
+        DEFAULT_KEV_URL,
+        "the catalogue's URL",
+    ),
+    _FeedCommand(
+        "epss",
+        "FIRST's Exploit Prediction Scoring System scores.",
+        "Import FIRST's daily EPSS CSV (.gz or plain).",
+        "Store the scores of FIRST's daily EPSS CSV (with its "
         "#model_version:...,score_date:... line), gzip-compressed or plain. A score "
         "replaces a stored one of an earlier day.",
+        "the scores (CSV, .gz or plain)",
+        "Download the current EPSS scores into the store.",
+        "Download FIRST's current EPSS CSV and store it, as epss import does.",
+        DEFAULT_EPSS_URL,
+        "the CSV's URL",
+    ),
+)
+
+
+def _register_feed(tree: CommandTree, command: _FeedCommand) -> None:
+    group = tree.group(command.group, help=command.group_help)
+    parser = group.add_parser(
+        "import", help=command.import_help, description=command.import_description
     )
-    parser.add_argument("file", type=Path, metavar="FILE", help="the scores (CSV, .gz or plain)")
+    parser.add_argument("file", type=Path, metavar="FILE", help=command.file_help)
     _common(parser)
-    parser.set_defaults(handler=epss_import)
-    parser = epss.add_parser(
-        "sync",
-        help="Download the current EPSS scores into the store.",
-        description="Download FIRST's current EPSS CSV and store it, as epss import does.",
-    )
+    parser.set_defaults(handler=partial(_from_file, feed=_FEEDS[command.group]))
+    parser = group.add_parser("sync", help=command.sync_help, description=command.sync_description)
     parser.add_argument(
-        "--upstream", default=DEFAULT_EPSS_URL, help=f"the CSV's URL (default: {DEFAULT_EPSS_URL})"
+        "--upstream",
+        default=command.upstream,
+        help=f"{command.upstream_help} (default: {command.upstream})",
     )
     _common(parser)
-    parser.set_defaults(handler=epss_sync)
+    parser.set_defaults(handler=partial(_from_upstream, feed=_FEEDS[command.group]))
 
 
 def _console() -> Console:
@@ -261,8 +280,7 @@ def _store_epss(store: Cve5Store, scores: Any) -> tuple[dict[str, Any], str]:
     return document, f"EPSS {scores.score_date} ({scores.model_version}): {_counts_text(counts)}"
 
 
-@dataclass(frozen=True, slots=True)
-class _Feed:
+class _Feed(NamedTuple):
     """A whole-file source (the KEV catalogue, the EPSS scores): how to read and store it."""
 
     limit: int
@@ -272,8 +290,10 @@ class _Feed:
     """Store the value: the summary, as JSON and as text."""
 
 
-_KEV = _Feed(MAX_KEV_FILE, _read_kev, _store_kev)
-_EPSS = _Feed(MAX_EPSS_FILE, _read_epss, _store_epss)
+_FEEDS: Final = {
+    "kev": _Feed(MAX_KEV_FILE, _read_kev, _store_kev),
+    "epss": _Feed(MAX_EPSS_FILE, _read_epss, _store_epss),
+}
 
 
 def _load(args: argparse.Namespace, feed: _Feed, data: bytes | None, source: str) -> int:
@@ -295,27 +315,11 @@ def _load(args: argparse.Namespace, feed: _Feed, data: bytes | None, source: str
     return EXIT_OK
 
 
-def _from_file(args: argparse.Namespace, feed: _Feed) -> int:
+def _from_file(args: argparse.Namespace, *, feed: _Feed) -> int:
     return _load(args, feed, _read(args.file, feed.limit), str(args.file))
 
 
-def _from_upstream(args: argparse.Namespace, feed: _Feed) -> int:
+def _from_upstream(args: argparse.Namespace, *, feed: _Feed) -> int:
     from assay.cve5.sync import fetch_bytes
 
     return _load(args, feed, fetch_bytes(args.upstream, feed.limit), args.upstream)
-
-
-def kev_import(args: argparse.Namespace) -> int:
-    return _from_file(args, _KEV)
-
-
-def kev_sync(args: argparse.Namespace) -> int:
-    return _from_upstream(args, _KEV)
-
-
-def epss_import(args: argparse.Namespace) -> int:
-    return _from_file(args, _EPSS)
-
-
-def epss_sync(args: argparse.Namespace) -> int:
-    return _from_upstream(args, _EPSS)

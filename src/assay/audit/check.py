@@ -43,7 +43,7 @@ from assay.audit.model import Component, Inventory, SourceStatus
 from assay.audit.rules import evaluate
 from assay.audit.scan import scan
 from assay.audit.source import VulnerabilitySource
-from assay.audit.vex import admit, apply_vex, product_names
+from assay.audit.vex import Admission, admit, apply_vex, product_names
 from assay.audit.vulns import ScannedAt, read_vulns_predicate
 from assay.errors import AssayError
 from assay.policy.model import Policy
@@ -129,18 +129,7 @@ class VulnerabilityCheck:
         now = self._now()
         self.performed = None
         admission = admit(self.vex, rule.vex_signers)
-        vex_checks: tuple[Check, ...] = ()
-        if admission.refused:
-            refused = [f"{d.source}: {reason}" for d, reason in admission.refused]
-            vex_checks = (
-                Check(
-                    "vulnerabilities.vex",
-                    False,
-                    f"VEX signed by {', '.join(rule.vex_signers)}",
-                    refused,
-                    "refused: " + "; ".join(refused),
-                ),
-            )
+        vex_checks = _vex_checks(admission, rule.vex_signers)
         taken, why_not = _attestation(rule, subject.documents, now)
         if taken is not None:
             return self._judge_attestation(rule, taken, admission.admitted, vex_checks, now)
@@ -154,17 +143,7 @@ class VulnerabilityCheck:
             )
             return DependencyCheckResult(self.name, (missing, *vex_checks))
         status = self.source.status()
-        age = status.age_days(now)
-        store_ok = bool(status.cve_count) and (
-            rule.max_age_days is None or (age is not None and age <= rule.max_age_days)
-        )
-        store_check = Check(
-            "vulnerabilities.store",
-            store_ok,
-            {"cves": "> 0", "maxAgeDays": rule.max_age_days},
-            {"cves": status.cve_count, "ageDays": None if age is None else round(age, 2)},
-            "" if store_ok else _store_problem(status, age, rule.max_age_days),
-        )
+        store_check = _store_check(status, rule.max_age_days, now)
         try:
             inventories = dependency_inventory(subject)
             started = self._now()
@@ -269,6 +248,37 @@ class VulnerabilityCheck:
             details,
             inputs,
         )
+
+
+def _vex_checks(admission: Admission, signers: Sequence[str]) -> tuple[Check, ...]:
+    """A failed check naming the VEX documents a policy refused (none when none was)."""
+    if not admission.refused:
+        return ()
+    refused = [f"{d.source}: {reason}" for d, reason in admission.refused]
+    return (
+        Check(
+            "vulnerabilities.vex",
+            False,
+            f"VEX signed by {', '.join(signers)}",
+            refused,
+            "refused: " + "; ".join(refused),
+        ),
+    )
+
+
+def _store_check(status: SourceStatus, max_age_days: float | None, now: datetime) -> Check:
+    """Whether the store holds CVEs and was synced within `max_age_days`."""
+    age = status.age_days(now)
+    store_ok = bool(status.cve_count) and (
+        max_age_days is None or (age is not None and age <= max_age_days)
+    )
+    return Check(
+        "vulnerabilities.store",
+        store_ok,
+        {"cves": "> 0", "maxAgeDays": max_age_days},
+        {"cves": status.cve_count, "ageDays": None if age is None else round(age, 2)},
+        "" if store_ok else _store_problem(status, age, max_age_days),
+    )
 
 
 def _finished(document: VerifiedDocument, wanted: AttestationRule, now: datetime) -> datetime | str:

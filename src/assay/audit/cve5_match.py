@@ -138,18 +138,25 @@ def _source_name(container: Container) -> str:
     return "cisa-adp" if container.org_id == CISA_ADP_ORG_ID else "cve5"
 
 
+def _nvd_cwes(nvd: Mapping[str, Any] | None) -> list[object]:
+    """The values of NVD's `weaknesses[].description[]`."""
+    return [
+        description.get("value")
+        for weakness in (nvd or {}).get("weaknesses") or ()
+        for description in weakness.get("description") or ()
+    ]
+
+
 def _cwes(record: CveRecord, nvd: Mapping[str, Any] | None) -> tuple[str, ...]:
-    found: list[str] = []
-    for container in record.containers:
-        for cwe, _ in container.cwes:
-            if cwe.startswith("CWE-") and cwe not in found:
-                found.append(cwe)
-    for weakness in (nvd or {}).get("weaknesses") or ():
-        for description in weakness.get("description") or ():
-            value = description.get("value")
-            if isinstance(value, str) and value.startswith("CWE-") and value not in found:
-                found.append(value)
-    return tuple(found)
+    """The CWE ids of the CVE 5 containers, then NVD's, each once."""
+    given = [cwe for container in record.containers for cwe, _ in container.cwes]
+    return tuple(
+        dict.fromkeys(
+            value
+            for value in (*given, *_nvd_cwes(nvd))
+            if isinstance(value, str) and value.startswith("CWE-")
+        )
+    )
 
 
 def _adp_kev(record: CveRecord) -> str | None:
@@ -409,18 +416,24 @@ def _match(
     return components + promoted, unidentified
 
 
+def _english(record: Mapping[str, Any]) -> str | None:
+    """An NVD record's English description."""
+    for description in record.get("descriptions") or ():
+        if description.get("lang") == "en" and isinstance(description.get("value"), str):
+            return str(description["value"])
+    return None
+
+
 def describe(source: object, cve_ids: Sequence[str]) -> dict[str, str]:
     """The English description of each CVE the store holds (NVD's, else the CNA's in the
     CVE 5 record); none for a source without a store."""
     store = _store_of(source)
     if store is None or not cve_ids:
         return {}
-    found: dict[str, str] = {}
-    for cve_id, record in _nvd_records(store, sorted(set(cve_ids))).items():
-        for description in record.get("descriptions") or ():
-            if description.get("lang") == "en" and isinstance(description.get("value"), str):
-                found[cve_id] = description["value"]
-                break
+    nvd = _nvd_records(store, sorted(set(cve_ids)))
+    found = {
+        cve_id: text for cve_id, record in nvd.items() if (text := _english(record)) is not None
+    }
     missing = [cve_id for cve_id in cve_ids if cve_id not in found]
     for cve_id, raw in store.cve5_records(missing).items():
         text = read_record(raw, f"stored CVE 5 record {cve_id}").cna.description

@@ -38,10 +38,11 @@ class Component:
 
 @dataclass(frozen=True, slots=True)
 class Inventory:
-    """The components one input file (or the command line) describes."""
+    """The components one input file (or a request's purls) describes."""
 
     source: str
-    """The file name, or `--purl` for purls given on the command line."""
+    """The file name, or the name of a request's purls (`ScanFields.purl_source`:
+    `--purl` on the command line, `purls` in `POST /api/scan`, `purls typed in` on `/scan`)."""
     format: str
     """`cyclonedx-json`, `cyclonedx-xml`, `spdx-json`, `spdx-tag-value`, `spdx3-json`,
     `slsa-provenance`, `requirements`, `poetry-lock`, `uv-lock`, `package-lock`, `purl`."""

@@ -132,6 +132,45 @@ def _checkpoint(saved: str | None) -> dict[str, str]:
     return {"day": value["day"], "hour": value["hour"]}
 
 
+_Load = Callable[[str, str, dict[str, str]], bool]
+"""Load one archive (URL, asset name, the checkpoint it reaches); False when absent."""
+
+
+def _baseline(load: _Load, base: str, now: datetime) -> None:
+    """Load today's midnight baseline, else yesterday's."""
+    for day in (now.date(), now.date() - timedelta(days=1)):
+        asset = f"{day.isoformat()}_all_CVEs_at_midnight.zip.zip"
+        reached = {"day": day.isoformat(), "hour": "0000Z"}
+        if load(f"{base}/cve_{day.isoformat()}_0000Z/{asset}", asset, reached):
+            return
+    raise ClientError(
+        f"{base}: no baseline archive (..._all_CVEs_at_midnight.zip.zip) for "
+        f"{now.date().isoformat()} or the day before"
+    )
+
+
+def _day_candidates(day: date, reached: str | None, now: datetime) -> Sequence[str]:
+    """The hours of a day's deltas to try, newest first (the end of day's first, for a
+    day that is over)."""
+    candidates: Sequence[str] = _hours(reached, now.hour if day == now.date() else 23)
+    return [END_OF_DAY, *candidates] if day < now.date() else candidates
+
+
+def _deltas(load: _Load, base: str, checkpoint: dict[str, str], now: datetime) -> None:
+    """Load each day's newest delta not yet loaded, from the checkpoint's day to today."""
+    day = date.fromisoformat(checkpoint["day"])
+    while day <= now.date():
+        text = day.isoformat()
+        reached = checkpoint.get("hour") if checkpoint.get("day") == text else None
+        if reached != END_OF_DAY:
+            for hour in _day_candidates(day, reached, now):
+                tag = f"cve_{text}_at_end_of_day" if hour == END_OF_DAY else f"cve_{text}_{hour}"
+                asset = f"{text}_delta_CVEs_at_{hour}.zip"
+                if load(f"{base}/{tag}/{asset}", asset, {"day": text, "hour": hour}):
+                    break
+        day += timedelta(days=1)
+
+
 def sync_cvelist(
     store: _Store,
     upstream: str = DEFAULT_CVELIST_URL,
@@ -167,34 +206,7 @@ def sync_cvelist(
         return True
 
     if not checkpoint:
-        for day in (now.date(), now.date() - timedelta(days=1)):
-            asset = f"{day.isoformat()}_all_CVEs_at_midnight.zip.zip"
-            if load(
-                f"{base}/cve_{day.isoformat()}_0000Z/{asset}",
-                asset,
-                {"day": day.isoformat(), "hour": "0000Z"},
-            ):
-                break
-        else:
-            raise ClientError(
-                f"{base}: no baseline archive (..._all_CVEs_at_midnight.zip.zip) for "
-                f"{now.date().isoformat()} or the day before"
-            )
-    day = date.fromisoformat(checkpoint["day"])
-    while day <= now.date():
-        text = day.isoformat()
-        reached = checkpoint.get("hour") if checkpoint.get("day") == text else None
-        if reached == END_OF_DAY:
-            day += timedelta(days=1)
-            continue
-        candidates: Sequence[str] = _hours(reached, now.hour if day == now.date() else 23)
-        if day < now.date():
-            candidates = [END_OF_DAY, *candidates]
-        for hour in candidates:
-            tag = f"cve_{text}_at_end_of_day" if hour == END_OF_DAY else f"cve_{text}_{hour}"
-            asset = f"{text}_delta_CVEs_at_{hour}.zip"
-            if load(f"{base}/{tag}/{asset}", asset, {"day": text, "hour": hour}):
-                break
-        day += timedelta(days=1)
+        _baseline(load, base, now)
+    _deltas(load, base, checkpoint, now)
     report.checkpoint = dict(checkpoint)
     return report
