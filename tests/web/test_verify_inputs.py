@@ -112,3 +112,34 @@ def test_an_unsigned_statement_is_refused_alike(
     )
     assert code == 2
     assert refusal in err
+
+
+def test_a_policy_key_that_is_no_key_is_refused_alike(
+    client: TestClient,
+    cli: Callable[..., int],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    # The same policy text, posted and given as a file: the policy reader names the key.
+    text = (
+        "version: 1\nbuildTypes: [https://example.com/build/v1]\nsigners:\n"
+        "  - name: ci\n    publicKeys: ['-----BEGIN PUBLIC KEY-----\\nnot a key\\n"
+        "-----END PUBLIC KEY-----\\n']\n    builders: [{id: https://example.com/builder}]\n"
+    )
+    path = tmp_path / "pasted policy"
+    path.write_text(text)
+    answer = client.post(
+        "/verify",
+        files=[("attestation", (GCB_PROVENANCE.name, GCB_PROVENANCE.read_bytes()))],
+        data={"policy_text": text, "digests": GOOD},
+    )
+    assert answer.status_code == 400
+    alert = _alert(answer.text)
+    assert "$.signers[0].publicKeys[0]" in alert
+    code, err = _command(
+        cli, capsys, "verify", GOOD, "--attestation", str(GCB_PROVENANCE), "--policy", str(path)
+    )
+    assert code == 2
+    reason = alert.split("$.signers[0].publicKeys[0]", 1)[1]
+    assert len(reason) > 10, alert  # the reader says what it expected and found
+    assert reason in err

@@ -472,24 +472,12 @@ def _verify_vsa(args: argparse.Namespace) -> int:
     from assay.verify import vsa
     from assay.verify.inputs import read_attestations
 
-    if not args.key and not args.certificate_identity:
-        raise InputError("--key", "expected --key or --certificate-identity (keyless)")
-    if (args.certificate_identity is None) != (args.certificate_oidc_issuer is None):
-        raise InputError(
-            "--certificate-identity", "give --certificate-identity and --certificate-oidc-issuer"
-        )
+    _check_vsa_trust_flags(args)
     keys = load_public_keys(args.key)
     attestations = read_attestations(read_file(args.file), args.file)
     if len(attestations) != 1:
         raise InputError(args.file, f"expected one VSA envelope, found {len(attestations)}")
-    if not args.digests:
-        raise InputError("--subject-digest", "expected at least one digest")
-    digests = []
-    for text in args.digests:
-        try:
-            digests.append(vsa.parse_digest(text))
-        except InputError as error:
-            raise InputError("--subject-digest", error.reason) from None
+    digests = _subject_digests(args.digests)
     attestation = attestations[0]
     if args.certificate_identity is not None and attestation.sigstore is not None:
         result = _keyless_vsa(args, attestation, digests)
@@ -512,6 +500,29 @@ def _verify_vsa(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_OK if result.passed else EXIT_FAILED
+
+
+def _check_vsa_trust_flags(args: argparse.Namespace) -> None:
+    if not args.key and not args.certificate_identity:
+        raise InputError("--key", "expected --key or --certificate-identity (keyless)")
+    if (args.certificate_identity is None) != (args.certificate_oidc_issuer is None):
+        raise InputError(
+            "--certificate-identity", "give --certificate-identity and --certificate-oidc-issuer"
+        )
+
+
+def _subject_digests(texts: list[str]) -> list[tuple[str, str]]:
+    from assay.verify import vsa
+
+    if not texts:
+        raise InputError("--subject-digest", "expected at least one digest")
+    digests = []
+    for text in texts:
+        try:
+            digests.append(vsa.parse_digest(text))
+        except InputError as error:
+            raise InputError("--subject-digest", error.reason) from None
+    return digests
 
 
 def _keyless_vsa(args: argparse.Namespace, attestation: Any, digests: list[Any]) -> Any:

@@ -109,37 +109,8 @@ class Envelope:
                 f"{where}.payload", f"expected a base64 string, got {type(payload_text).__name__}"
             )
         payload = b64decode(payload_text, f"{where}.payload")
-        raw_signatures = data.get("signatures")
-        if not isinstance(raw_signatures, list) or not raw_signatures:
-            raise AttestationError(
-                f"{where}.signatures", "expected a non-empty array of signatures"
-            )
-        if len(raw_signatures) > MAX_SIGNATURES:
-            raise AttestationError(
-                f"{where}.signatures",
-                f"expected at most {MAX_SIGNATURES} signatures, got {len(raw_signatures)}",
-            )
-        signatures = []
-        for index, item in enumerate(raw_signatures):
-            path = f"{where}.signatures[{index}]"
-            if not isinstance(item, dict):
-                raise AttestationError(path, f"expected an object, got {type(item).__name__}")
-            sig_text = item.get("sig")
-            if not isinstance(sig_text, str) or not sig_text:
-                raise AttestationError(
-                    f"{path}.sig", f"expected a non-empty base64 string, got {sig_text!r}"
-                )
-            if len(sig_text) > MAX_SIGNATURE_BYTES:
-                raise AttestationError(
-                    f"{path}.sig", f"expected at most {MAX_SIGNATURE_BYTES} characters"
-                )
-            keyid = item.get("keyid") or ""
-            if not isinstance(keyid, str):
-                raise AttestationError(
-                    f"{path}.keyid", f"expected a string, got {type(keyid).__name__}"
-                )
-            signatures.append(Signature(b64decode(sig_text, f"{path}.sig"), keyid))
-        return cls(payload, payload_type, tuple(signatures))
+        signatures = _signature_list(data.get("signatures"), f"{where}.signatures")
+        return cls(payload, payload_type, signatures)
 
     @classmethod
     def from_json(cls, data: bytes | str, *, where: str = "envelope") -> Envelope:
@@ -202,3 +173,30 @@ def read_envelopes(data: bytes, *, where: str = "envelope") -> list[Envelope]:
         Envelope.from_json(line, where=f"{where} line {number}")
         for number, line in enumerate(lines, start=1)
     ]
+
+
+def _signature_list(raw: object, where: str) -> tuple[Signature, ...]:
+    """An envelope's `signatures`: a bounded, non-empty array of signature objects."""
+    if not isinstance(raw, list) or not raw:
+        raise AttestationError(where, "expected a non-empty array of signatures")
+    if len(raw) > MAX_SIGNATURES:
+        raise AttestationError(
+            where, f"expected at most {MAX_SIGNATURES} signatures, got {len(raw)}"
+        )
+    return tuple(_signature(item, f"{where}[{index}]") for index, item in enumerate(raw))
+
+
+def _signature(item: object, path: str) -> Signature:
+    if not isinstance(item, dict):
+        raise AttestationError(path, f"expected an object, got {type(item).__name__}")
+    sig_text = item.get("sig")
+    if not isinstance(sig_text, str) or not sig_text:
+        raise AttestationError(
+            f"{path}.sig", f"expected a non-empty base64 string, got {sig_text!r}"
+        )
+    if len(sig_text) > MAX_SIGNATURE_BYTES:
+        raise AttestationError(f"{path}.sig", f"expected at most {MAX_SIGNATURE_BYTES} characters")
+    keyid = item.get("keyid") or ""
+    if not isinstance(keyid, str):
+        raise AttestationError(f"{path}.keyid", f"expected a string, got {type(keyid).__name__}")
+    return Signature(b64decode(sig_text, f"{path}.sig"), keyid)

@@ -110,32 +110,49 @@ def check_signatures(
     distinct: dict[str, Verifier] = {}
     for key in keys:
         distinct.setdefault(key_fingerprint(key), key)
-    message = envelope.pae()
-    signed: dict[str, Verifier] = {}
-    attempts = 0
-    budget = MAX_VERIFICATIONS + len(distinct)
-    hinted = set().union(*(_hint_ids(k) for k in distinct.values())) if distinct else set()
-    # Signatures that name a trusted key first, then unnamed ones, then the rest.
-    ordered = sorted(
-        envelope.signatures,
-        key=lambda sig: 0 if sig.keyid in hinted else (1 if not sig.keyid else 2),
-    )
-    for signature in ordered:
-        if len(signed) >= threshold or attempts >= budget:
+    counter = _Counter(distinct, envelope.pae(), threshold)
+    for signature in _hinted_first(envelope.signatures, distinct.values()):
+        if counter.done:
             break
-        remaining = [(f, k) for f, k in distinct.items() if f not in signed]
+        counter.try_signature(signature)
+    return SignatureCheck(
+        threshold, tuple(counter.signed.values()), envelope.payload, envelope.payload_type
+    )
+
+
+def _hinted_first(signatures: Sequence[Signature], keys: Iterable[Verifier]) -> list[Signature]:
+    """Signatures that name a trusted key first, then unnamed ones, then the rest."""
+    hinted: set[str] = set().union(*(_hint_ids(k) for k in keys))
+    return sorted(
+        signatures, key=lambda sig: 0 if sig.keyid in hinted else (1 if not sig.keyid else 2)
+    )
+
+
+class _Counter:
+    """The distinct keys that verified a signature so far, within the work budget."""
+
+    def __init__(self, distinct: dict[str, Verifier], message: bytes, threshold: int) -> None:
+        self.distinct, self.message, self.threshold = distinct, message, threshold
+        self.signed: dict[str, Verifier] = {}
+        self.attempts = 0
+        self.budget = MAX_VERIFICATIONS + len(distinct)
+
+    @property
+    def done(self) -> bool:
+        return len(self.signed) >= self.threshold or self.attempts >= self.budget
+
+    def try_signature(self, signature: Signature) -> None:
+        """Each key not yet counted, those the keyid hints at first, until one verifies."""
+        remaining = [(f, k) for f, k in self.distinct.items() if f not in self.signed]
         if len(remaining) > 1 and signature.keyid:
             remaining.sort(key=lambda item: signature.keyid not in _hint_ids(item[1]))
         for fingerprint, key in remaining:
-            if attempts >= budget:
-                break
-            attempts += 1
-            if key.verify(signature.sig, message):
-                signed[fingerprint] = key
-                break
-    return SignatureCheck(
-        threshold, tuple(signed.values()), envelope.payload, envelope.payload_type
-    )
+            if self.attempts >= self.budget:
+                return
+            self.attempts += 1
+            if key.verify(signature.sig, self.message):
+                self.signed[fingerprint] = key
+                return
 
 
 def verify(

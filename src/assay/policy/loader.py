@@ -343,27 +343,7 @@ def parse_policy(
     are the values of the policy's declared parameters (`assay.policy.parameters`), kept
     in `Policy.arguments`.
     """
-    if len(data) > MAX_POLICY_BYTES:
-        raise PolicyError(source, f"expected at most {MAX_POLICY_BYTES} bytes, got {len(data)}")
-    try:
-        if data.lstrip().startswith(b"{"):
-            parsed = loads_strict(data, where=source, limit=MAX_POLICY_BYTES)
-            # The root is level 1 here, as in the YAML reader.
-            if first_problem(parsed, MAX_POLICY_DEPTH - 1) is not None:
-                raise PolicyError(source, f"expected nesting at most {MAX_POLICY_DEPTH} deep")
-        else:
-            # No anchors or aliases, bounded depth, each key once (assay._yaml_strict).
-            parsed = _yaml_strict.load(data, source, max_depth=MAX_POLICY_DEPTH)
-    except AttestationError as error:
-        reason = error.reason
-        if "invalid JSON" in reason:
-            reason = f"expected YAML or JSON: {reason}"
-        raise PolicyError(source, reason) from None
-    except PolicyError:
-        raise
-    except InputError as error:
-        reason = error.reason.replace("expected YAML:", "expected YAML or JSON:", 1)
-        raise PolicyError(error.where, reason) from None
+    parsed = _read_document(data, source)
     try:
         parsed, arguments = apply_parameters(parsed, parameters or {}, source)
     except InputError as error:
@@ -382,13 +362,7 @@ def parse_policy(
     build_types = reader.items(top.get("buildTypes"), "$.buildTypes", reader.string)
     if not build_types:
         raise reader.fail("$.buildTypes", "expected at least one accepted buildType")
-    predicate_types = reader.items(top.get("predicateTypes"), "$.predicateTypes", reader.string)
-    for index, predicate_type in enumerate(predicate_types):
-        if predicate_type not in _KNOWN_PREDICATES:
-            raise reader.fail(
-                f"$.predicateTypes[{index}]",
-                f"expected one of {', '.join(_KNOWN_PREDICATES)}, got {predicate_type!r}",
-            )
+    predicate_types = _predicate_types(reader, top.get("predicateTypes"))
     digest = hashlib.sha256(data).hexdigest()
     return Policy(
         uri=reader.optional_string(top, "uri", "$") or uri or source,
@@ -407,6 +381,42 @@ def parse_policy(
         ),
         arguments=arguments,
     )
+
+
+def _read_document(data: bytes, source: str) -> Any:
+    """The policy file's YAML or JSON document, bounded in size and depth."""
+    if len(data) > MAX_POLICY_BYTES:
+        raise PolicyError(source, f"expected at most {MAX_POLICY_BYTES} bytes, got {len(data)}")
+    try:
+        if not data.lstrip().startswith(b"{"):
+            # No anchors or aliases, bounded depth, each key once (assay._yaml_strict).
+            return _yaml_strict.load(data, source, max_depth=MAX_POLICY_DEPTH)
+        parsed = loads_strict(data, where=source, limit=MAX_POLICY_BYTES)
+    except AttestationError as error:
+        reason = error.reason
+        if "invalid JSON" in reason:
+            reason = f"expected YAML or JSON: {reason}"
+        raise PolicyError(source, reason) from None
+    except PolicyError:
+        raise
+    except InputError as error:
+        reason = error.reason.replace("expected YAML:", "expected YAML or JSON:", 1)
+        raise PolicyError(error.where, reason) from None
+    # The root is level 1 here, as in the YAML reader.
+    if first_problem(parsed, MAX_POLICY_DEPTH - 1) is not None:
+        raise PolicyError(source, f"expected nesting at most {MAX_POLICY_DEPTH} deep")
+    return parsed
+
+
+def _predicate_types(reader: _Reader, value: object) -> tuple[str, ...]:
+    predicate_types = reader.items(value, "$.predicateTypes", reader.string)
+    for index, predicate_type in enumerate(predicate_types):
+        if predicate_type not in _KNOWN_PREDICATES:
+            raise reader.fail(
+                f"$.predicateTypes[{index}]",
+                f"expected one of {', '.join(_KNOWN_PREDICATES)}, got {predicate_type!r}",
+            )
+    return predicate_types
 
 
 def _vulnerabilities(value: object, source: str, signers: list[str]) -> VulnerabilityRule | None:

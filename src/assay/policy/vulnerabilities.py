@@ -194,37 +194,39 @@ def parse_ignore_entries(items: object, where: str) -> tuple[IgnoreEntry, ...]:
         raise InputError(where, "expected an array of entries")
     if len(items) > MAX_IGNORE_ENTRIES:
         raise InputError(where, f"expected at most {MAX_IGNORE_ENTRIES} entries")
-    entries = []
-    for index, item in enumerate(items):
-        path = f"{where}[{index}]"
-        if not isinstance(item, Mapping):
-            raise InputError(path, "expected an object with id, reason and expires")
-        unknown = sorted(str(k) for k in item if k not in ("id", "component", "reason", "expires"))
-        if unknown:
-            raise InputError(
-                f"{path}.{unknown[0]}", "unknown field; expected id, component, reason, expires"
-            )
-        identifier = item.get("id")
-        if not isinstance(identifier, str) or not CVE_ID.fullmatch(identifier.upper()):
-            raise InputError(
-                f"{path}.id", f"expected a CVE id (CVE-YYYY-NNNN), found {identifier!r}"
-            )
-        reason = item.get("reason")
-        if not isinstance(reason, str) or not reason.strip():
-            raise InputError(f"{path}.reason", "expected a non-empty reason")
-        expires = item.get("expires")
-        if isinstance(expires, str):
-            try:
-                expires = date.fromisoformat(expires)
-            except ValueError:
-                expires = None
-        if not isinstance(expires, date):
-            raise InputError(f"{path}.expires", "expected a date (YYYY-MM-DD)")
-        component = item.get("component")
-        if component is not None and (not isinstance(component, str) or not component):
-            raise InputError(f"{path}.component", "expected a non-empty string")
-        entries.append(IgnoreEntry(identifier.upper(), reason.strip(), expires, component, path))
-    return tuple(entries)
+    return tuple(_ignore_entry(item, f"{where}[{index}]") for index, item in enumerate(items))
+
+
+def _ignore_entry(item: object, path: str) -> IgnoreEntry:
+    if not isinstance(item, Mapping):
+        raise InputError(path, "expected an object with id, reason and expires")
+    unknown = sorted(str(k) for k in item if k not in ("id", "component", "reason", "expires"))
+    if unknown:
+        raise InputError(
+            f"{path}.{unknown[0]}", "unknown field; expected id, component, reason, expires"
+        )
+    identifier = item.get("id")
+    if not isinstance(identifier, str) or not CVE_ID.fullmatch(identifier.upper()):
+        raise InputError(f"{path}.id", f"expected a CVE id (CVE-YYYY-NNNN), found {identifier!r}")
+    reason = item.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise InputError(f"{path}.reason", "expected a non-empty reason")
+    expires = _date(item.get("expires"), f"{path}.expires")
+    component = item.get("component")
+    if component is not None and (not isinstance(component, str) or not component):
+        raise InputError(f"{path}.component", "expected a non-empty string")
+    return IgnoreEntry(identifier.upper(), reason.strip(), expires, component, path)
+
+
+def _date(value: object, where: str) -> date:
+    if isinstance(value, str):
+        try:
+            value = date.fromisoformat(value)
+        except ValueError:
+            value = None
+    if not isinstance(value, date):
+        raise InputError(where, "expected a date (YYYY-MM-DD)")
+    return value
 
 
 SCANNED_LEVEL_PREFIX: Final = "ASSAY_VULN_SCANNED_"
@@ -346,38 +348,52 @@ def parse_vulnerability_rule(
     unknown = sorted(str(k) for k in value if k not in _FIELDS)
     if unknown:
         raise InputError(f"{where}.{unknown[0]}", f"unknown field; expected {', '.join(_FIELDS)}")
-    vex_signers: tuple[str, ...] = ()
-    if value.get("vex") is not None:
-        vex = _section(value["vex"], f"{where}.vex", ("signers",))
-        vex_signers = _names(vex.get("signers"), f"{where}.vex.signers", signers)
-    attestations = None
-    if value.get("attestations") is not None:
-        section = _section(value["attestations"], f"{where}.attestations", ("signers", "maxAge"))
-        attestations = AttestationRule(
-            _names(section.get("signers"), f"{where}.attestations.signers", signers),
-            DEFAULT_SCAN_AGE
-            if section.get("maxAge") is None
-            else parse_duration(section["maxAge"], f"{where}.attestations.maxAge"),
-        )
-    fail_on = value.get("failOn", ["severity>=HIGH"])
-    if isinstance(fail_on, str):
-        fail_on = [fail_on]
-    if not isinstance(fail_on, list) or not fail_on:
-        raise InputError(f"{where}.failOn", "expected a non-empty array of rules")
-    rules = []
-    for index, text in enumerate(fail_on):
-        if not isinstance(text, str):
-            raise InputError(f"{where}.failOn[{index}]", "expected a rule such as severity>=HIGH")
-        rules.append(parse_fail_on(text, f"{where}.failOn[{index}]"))
+    # In the order of the file's checks: with several errors, the first is named.
+    vex_signers = _vex_signers(value.get("vex"), f"{where}.vex", signers)
+    attestations = _attestation_rule(value.get("attestations"), f"{where}.attestations", signers)
+    rules = _fail_on_rules(value.get("failOn", ["severity>=HIGH"]), f"{where}.failOn")
     max_age = value.get("maxAge")
     if max_age is not None and (
         isinstance(max_age, bool) or not isinstance(max_age, int | float) or max_age <= 0
     ):
         raise InputError(f"{where}.maxAge", f"expected a number of days above 0, found {max_age!r}")
     return VulnerabilityRule(
-        tuple(rules),
+        rules,
         parse_ignore_entries(value.get("ignore") or [], f"{where}.ignore"),
         None if max_age is None else float(max_age),
         vex_signers,
         attestations,
     )
+
+
+def _vex_signers(value: object, where: str, signers: Collection[str]) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    vex = _section(value, where, ("signers",))
+    return _names(vex.get("signers"), f"{where}.signers", signers)
+
+
+def _attestation_rule(
+    value: object, where: str, signers: Collection[str]
+) -> AttestationRule | None:
+    if value is None:
+        return None
+    section = _section(value, where, ("signers", "maxAge"))
+    max_age = section.get("maxAge")
+    return AttestationRule(
+        _names(section.get("signers"), f"{where}.signers", signers),
+        DEFAULT_SCAN_AGE if max_age is None else parse_duration(max_age, f"{where}.maxAge"),
+    )
+
+
+def _fail_on_rules(fail_on: object, where: str) -> tuple[FailRule, ...]:
+    if isinstance(fail_on, str):
+        fail_on = [fail_on]
+    if not isinstance(fail_on, list) or not fail_on:
+        raise InputError(where, "expected a non-empty array of rules")
+    rules = []
+    for index, text in enumerate(fail_on):
+        if not isinstance(text, str):
+            raise InputError(f"{where}[{index}]", "expected a rule such as severity>=HIGH")
+        rules.append(parse_fail_on(text, f"{where}[{index}]"))
+    return tuple(rules)

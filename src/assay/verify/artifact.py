@@ -29,6 +29,7 @@ from assay.policy.slsa_github import (
     testing_mode,
 )
 from assay.results import Check
+from assay.sigstore.identity import CertificateIdentity
 from assay.sigstore.legacy import is_legacy_envelope
 from assay.sigstore.signature import RekorLookup, verify_signed_document
 from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, BundleVerifier, VerifiedSignature
@@ -210,53 +211,58 @@ def _workflow(san: str | None) -> tuple[str, str | None]:
 
 
 def identity_checks(verified: VerifiedSignature, options: Options, testing: bool) -> list[Check]:
+    """slsa-verifier's rules for the certificate: GitHub's issuer, a trusted reusable
+    workflow at a release tag, and the expected source repository."""
     identity = verified.identity
-    checks = [
+    workflow, ref = _workflow(identity.san)
+    return [
         Check(
             "certificate.issuer", identity.issuer == GITHUB_ISSUER, GITHUB_ISSUER, identity.issuer
-        )
+        ),
+        _trusted_builder_check(workflow, options),
+        _builder_ref_check(ref, testing),
+        _source_repository_check(identity, options),
     ]
-    workflow, ref = _workflow(identity.san)
+
+
+def _trusted_builder_check(workflow: str, options: Options) -> Check:
     family = family_for(workflow, image=options.image)
     trusted = family is not None
     if options.builder_id and family is not None and not family.delegator:
         trusted = split_ref(options.builder_id)[0] == workflow
-    checks.append(
-        Check(
-            "certificate.builder",
-            trusted,
-            "a trusted slsa-github-generator reusable workflow",
-            workflow or None,
-            "" if trusted else "untrusted reusable workflow",
-        )
+    return Check(
+        "certificate.builder",
+        trusted,
+        "a trusted slsa-github-generator reusable workflow",
+        workflow or None,
+        "" if trusted else "untrusted reusable workflow",
     )
-    ref_ok = ref is not None and (is_release_tag(ref) and ref.startswith("refs/tags/"))
-    if testing and ref == "refs/heads/main":
-        ref_ok = True
-    checks.append(
-        Check(
-            "certificate.builderRef",
-            ref_ok,
-            "refs/tags/vX.Y.Z",
-            ref,
-            "" if ref_ok else "the builder must be referenced by a release tag",
-        )
+
+
+def _builder_ref_check(ref: str | None, testing: bool) -> Check:
+    ok = ref is not None and is_release_tag(ref) and ref.startswith("refs/tags/")
+    ok = ok or (testing and ref == "refs/heads/main")
+    return Check(
+        "certificate.builderRef",
+        ok,
+        "refs/tags/vX.Y.Z",
+        ref,
+        "" if ok else "the builder must be referenced by a release tag",
     )
+
+
+def _source_repository_check(identity: CertificateIdentity, options: Options) -> Check:
+    repository = identity.github_workflow_repository
     source = identity.source_repository_uri or (
-        f"https://github.com/{identity.github_workflow_repository}"
-        if identity.github_workflow_repository
-        else None
+        f"https://github.com/{repository}" if repository else None
     )
     want = normalize_repository(options.source_uri)
-    checks.append(
-        Check(
-            "certificate.sourceRepository",
-            source is not None and normalize_repository(source) == want,
-            want,
-            source,
-        )
+    return Check(
+        "certificate.sourceRepository",
+        source is not None and normalize_repository(source) == want,
+        want,
+        source,
     )
-    return checks
 
 
 def _builder_matches_certificate(claims: Claims, san: str | None) -> Check:

@@ -312,20 +312,18 @@ def check_source(claims: Claims, rule: SourceRule) -> list[Check]:
             f"{mismatched[0]} is not from the expected repository" if mismatched else "",
         )
     ]
-    if claims.trigger_uri and claims.source_uri and not mismatched:
-        # The repository that triggered the build must be the one whose code was built.
-        same = claims.trigger_uri.removeprefix("git+") == claims.source_uri.removeprefix("git+")
-        if not same and "@" in claims.trigger_uri and "@" in claims.source_uri:
-            checks.append(
-                Check(
-                    "source.consistency",
-                    False,
-                    claims.trigger_uri,
-                    claims.source_uri,
-                    "trigger and source differ",
-                )
-            )
+    if not mismatched:
+        checks.extend(_consistency_checks(claims.trigger_uri, claims.source_uri))
     return checks
+
+
+def _consistency_checks(trigger: str | None, source: str | None) -> list[Check]:
+    """The repository that triggered the build must be the one whose code was built."""
+    if not trigger or not source or "@" not in trigger or "@" not in source:
+        return []
+    if trigger.removeprefix("git+") == source.removeprefix("git+"):
+        return []
+    return [Check("source.consistency", False, trigger, source, "trigger and source differ")]
 
 
 def _branch(claims: Claims) -> str | None:
@@ -397,32 +395,10 @@ def check_gcb_context(gcb: GcbMetadata, statement: Mapping[str, Any]) -> list[Ch
     """Google Cloud Build: the unsigned metadata printed beside the envelope must agree
     with the signed statement (as slsa-verifier requires), or the output was tampered with.
     """
-    checks = [Check("gcb.kind", gcb.kind == "BUILD", "BUILD", gcb.kind)]
-    subjects = statement.get("subject")
-    digests = {
-        f"sha256:{s['digest']['sha256']}"
-        for s in (subjects if isinstance(subjects, list) else [])
-        if isinstance(s, Mapping)
-        and isinstance(s.get("digest"), Mapping)
-        and "sha256" in s["digest"]
-    }
-    image = gcb.image_digest
-    qualified = gcb.fully_qualified_digest
-    resource = gcb.resource_uri
-    consistent = (
-        isinstance(image, str)
-        and image in digests
-        and (not isinstance(qualified, str) or qualified.endswith(f"@{image}"))
-        and (not isinstance(resource, str) or resource.endswith(f"@{image}"))
-    )
-    checks.append(
-        Check(
-            "gcb.imageSummary",
-            consistent,
-            sorted(digests),
-            {"digest": image, "fullyQualifiedDigest": qualified, "resourceUri": resource},
-        )
-    )
+    checks = [
+        Check("gcb.kind", gcb.kind == "BUILD", "BUILD", gcb.kind),
+        _gcb_image_check(gcb, statement),
+    ]
     text = gcb.text
     if text is not None:
         differing = sorted(str(k) for k in text if text[k] != statement.get(k))
@@ -436,3 +412,27 @@ def check_gcb_context(gcb: GcbMetadata, statement: Mapping[str, Any]) -> list[Ch
             )
         )
     return checks
+
+
+def _gcb_image_check(gcb: GcbMetadata, statement: Mapping[str, Any]) -> Check:
+    """The image summary names a subject's sha256, and so do the other digests printed."""
+    subjects = statement.get("subject")
+    digests = {
+        f"sha256:{s['digest']['sha256']}"
+        for s in (subjects if isinstance(subjects, list) else [])
+        if isinstance(s, Mapping)
+        and isinstance(s.get("digest"), Mapping)
+        and "sha256" in s["digest"]
+    }
+    image, qualified, resource = gcb.image_digest, gcb.fully_qualified_digest, gcb.resource_uri
+    consistent = (
+        isinstance(image, str)
+        and image in digests
+        and all(not isinstance(x, str) or x.endswith(f"@{image}") for x in (qualified, resource))
+    )
+    return Check(
+        "gcb.imageSummary",
+        consistent,
+        sorted(digests),
+        {"digest": image, "fullyQualifiedDigest": qualified, "resourceUri": resource},
+    )

@@ -258,28 +258,35 @@ class Verifier:
         attestations, sigstore = self._certify(attestations)
         report = _evaluate(self.policy, artifacts, attestations, sigstore)
         passing = [r for r in report.attestations if _covers_something(report, r)]
-        if not passing:
-            return report  # nothing verified: no dependency claim can be made
-        dependencies = tuple(
-            dep for r in passing if r.claims is not None for dep in r.claims.dependencies
-        )
+        if passing:  # else nothing verified: no dependency claim can be made
+            self._judge_dependencies(report, passing, attestations)
+        return report
+
+    def _judge_dependencies(
+        self,
+        report: VerificationReport,
+        passing: Sequence[AttestationReport],
+        attestations: Sequence[Attestation],
+    ) -> None:
+        """Dependency levels through the evidence, then the dependency checks, for what
+        passed."""
+        claims = [r.claims for r in passing if r.claims is not None]
+        dependencies = tuple(dep for claim in claims for dep in claim.dependencies)
         index = EvidenceIndex(self.policy, self._certify(self.evidence or ())[0])
         report.dependencies = resolve_dependencies(
             dependencies, index, self.policy.dependencies, evidence_given=self.evidence is not None
         )
         report.dependencies.rejected = list(index.rejected)
         applicable = [check for check in self.dependency_checks if check.applies_to(self.policy)]
-        if applicable:
-            subject_input = DependencyCheckInput(
-                policy=self.policy,
-                subjects=tuple(
-                    s for r in passing if r.claims is not None for s in r.claims.subjects
-                ),
-                dependencies=dependencies,
-                documents=tuple(_documents(self.policy, attestations, report)),
-            )
-            report.dependency_checks = [check.check(subject_input) for check in applicable]
-        return report
+        if not applicable:
+            return
+        subject_input = DependencyCheckInput(
+            policy=self.policy,
+            subjects=tuple(s for claim in claims for s in claim.subjects),
+            dependencies=dependencies,
+            documents=tuple(_documents(self.policy, attestations, report)),
+        )
+        report.dependency_checks = [check.check(subject_input) for check in applicable]
 
     def _certify(self, attestations: Sequence[Attestation]) -> tuple[list[Attestation], _Sigstore]:
         """Attestations with the identities their verified certificates show, or the

@@ -403,24 +403,15 @@ def _scanned_check(
         for value in verified
         if (age := parse_scanned_level(value)) is not None and age <= wanted
     ]
-    moment = now or dt.datetime.now(dt.UTC)
-    try:
-        verified_at = dt.datetime.fromisoformat(str(time_verified).replace("Z", "+00:00"))
-    except ValueError:
-        verified_at = None
-    if verified_at is not None and verified_at.tzinfo is None:
-        verified_at = None
-    since = None if verified_at is None else moment - verified_at
+    since = _age(time_verified, now)
     fresh = since is not None and since <= wanted
     detail = ""
     if not held:
         detail = f"no scan level of at most {wanted} among the VSA's verifiedLevels"
+    elif since is None:
+        detail = "timeVerified is missing or unreadable"
     elif not fresh:
-        detail = (
-            "timeVerified is missing or unreadable"
-            if since is None
-            else f"verified {since} ago, more than {wanted}: the scan may be older now"
-        )
+        detail = f"verified {since} ago, more than {wanted}: the scan may be older now"
     return Check(
         "verifiedLevels",
         bool(held) and fresh,
@@ -429,6 +420,17 @@ def _scanned_check(
         detail,
         subject=level,
     )
+
+
+def _age(time_verified: object, now: dt.datetime | None) -> dt.timedelta | None:
+    """How long ago `timeVerified` was (None: missing, unreadable or without a zone)."""
+    try:
+        verified_at = dt.datetime.fromisoformat(str(time_verified).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if verified_at.tzinfo is None:
+        return None
+    return (now or dt.datetime.now(dt.UTC)) - verified_at
 
 
 def real_level_name(value: str) -> bool:
