@@ -22,15 +22,13 @@ from dataclasses import dataclass, replace
 
 from assay.errors import InputError, QueryError
 from assay.nvd.cpe import Cpe, parse_cpe
+from assay.nvd.operations import OPERATIONS
 from assay.nvd.params import RawQuery, Window, parse_generation, printable
 
-MAX_RESULTS_PER_PAGE = 10000
+MAX_RESULTS_PER_PAGE = OPERATIONS["cpes"].max_page
 MAX_KEYWORDS = 20
 
-PARAMETERS = (
-    "cpeNameId", "cpeMatchString", "keywordExactMatch", "keywordSearch",
-    "lastModStartDate", "lastModEndDate", "matchCriteriaId", "resultsPerPage", "startIndex", "sinceGeneration",
-)  # fmt: skip
+PARAMETERS = OPERATIONS["cpes"].wire_names
 
 UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from assay.errors import InputError, QueryError
 from assay.nvd.cpe import Cpe, parse_cpe
+from assay.nvd.operations import CVE_TAGS, CVSS_SEVERITIES, OPERATIONS
 from assay.nvd.params import (
     RawQuery,
     Window,
@@ -23,28 +24,13 @@ from assay.nvd.params import (
     printable,
 )
 
-MAX_RESULTS_PER_PAGE = 2000
+MAX_RESULTS_PER_PAGE = OPERATIONS["cves"].max_page
 MAX_KEYWORDS = 20
 
-PARAMETERS = (
-    "cpeName", "cveId", "cveIds", "cveTag",
-    "cvssV2Metrics", "cvssV2Severity", "cvssV3Metrics", "cvssV3Severity",
-    "cvssV4Metrics", "cvssV4Severity", "cweId",
-    "hasCertAlerts", "hasCertNotes", "hasKev", "hasOval", "isVulnerable",
-    "keywordExactMatch", "keywordSearch", "kevStartDate", "kevEndDate",
-    "lastModStartDate", "lastModEndDate", "noRejected", "pubStartDate", "pubEndDate",
-    "resultsPerPage", "startIndex", "sourceIdentifier",
-    "versionStart", "versionStartType", "versionEnd", "versionEndType",
-    "virtualMatchString", "sinceGeneration",
-)  # fmt: skip
+PARAMETERS = OPERATIONS["cves"].wire_names
 
 CWE_ID = re.compile(r"CWE-\d{1,9}|NVD-CWE-Other|NVD-CWE-noinfo", re.IGNORECASE)
-CVE_TAGS = ("disputed", "unsupported-when-assigned", "exclusively-hosted-service")
-SEVERITIES = {
-    "V2": ("LOW", "MEDIUM", "HIGH"),
-    "V3": ("LOW", "MEDIUM", "HIGH", "CRITICAL"),
-    "V4": ("LOW", "MEDIUM", "HIGH", "CRITICAL"),
-}
+SEVERITIES = CVSS_SEVERITIES
 # Metric names each CVSS version defines (base, temporal/threat, environmental, supplemental).
 CVSS_METRICS = {
     "V2": frozenset(

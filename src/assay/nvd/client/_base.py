@@ -35,7 +35,6 @@ from assay.nvd.client._models import (
     parse_sources,
 )
 from assay.nvd.client._params import (
-    MAX_RESULTS_PER_PAGE,
     InvalidQuery,
     Operation,
     Query,
@@ -44,6 +43,8 @@ from assay.nvd.client._params import (
 )
 from assay.nvd.client._retry import RetryPolicy
 from assay.nvd.defaults import DEFAULT_BASE_URL
+from assay.nvd.operations import OPERATIONS
+from assay.nvd.operations import Operation as OperationFacts
 from assay.urls import redact_url
 
 __all__ = [
@@ -69,19 +70,30 @@ R = TypeVar("R", bound=Result)
 
 @dataclass(frozen=True)
 class Endpoint(Generic[R]):
-    """One NVD API 2.0 operation: where it lives and how its pages are read."""
+    """One NVD API 2.0 operation (`assay.nvd.operations`) and how its pages are read."""
 
-    operation: Operation
-    path: str
+    facts: OperationFacts
     parse: Callable[[Body], R]
     result_type: type[R]
-    attr: str
-    """Attribute of the result holding the page's items."""
+
+    @property
+    def operation(self) -> Operation:
+        return self.facts.name
+
+    @property
+    def path(self) -> str:
+        """The path below the base URL (`cves/2.0`)."""
+        return self.facts.path.lstrip("/")
 
     @property
     def max_page(self) -> int:
         """The largest page the service serves (used by `get_all_*` and the iterators)."""
-        return MAX_RESULTS_PER_PAGE[self.operation]
+        return self.facts.max_page
+
+    @property
+    def attr(self) -> str:
+        """Attribute of the result holding the page's items."""
+        return self.facts.result_attr
 
     def items(self, result: R) -> list[Any]:
         """The wrapped items of a page (`CveItem`, `ChangeItem`, ...)."""
@@ -89,16 +101,11 @@ class Endpoint(Generic[R]):
         return items
 
 
-CVES: Final = Endpoint("cves", "cves/2.0", parse_cves, CveResult, "vulnerabilities")
-CVEHISTORY: Final = Endpoint(
-    "cvehistory", "cvehistory/2.0", parse_cve_history, CveHistoryResult, "cve_changes"
-)
-CPES: Final = Endpoint("cpes", "cpes/2.0", parse_cpes, CpeResult, "products")
-CPEMATCH: Final = Endpoint(
-    "cpematch", "cpematch/2.0", parse_cpe_match, CpeMatchResult, "match_strings"
-)
-
-SOURCES: Final = Endpoint("source", "source/2.0", parse_sources, SourceResult, "sources")
+CVES: Final = Endpoint(OPERATIONS["cves"], parse_cves, CveResult)
+CVEHISTORY: Final = Endpoint(OPERATIONS["cvehistory"], parse_cve_history, CveHistoryResult)
+CPES: Final = Endpoint(OPERATIONS["cpes"], parse_cpes, CpeResult)
+CPEMATCH: Final = Endpoint(OPERATIONS["cpematch"], parse_cpe_match, CpeMatchResult)
+SOURCES: Final = Endpoint(OPERATIONS["source"], parse_sources, SourceResult)
 
 _PAGING: Final = ("results_per_page", "start_index")
 

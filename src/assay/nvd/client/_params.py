@@ -14,14 +14,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from enum import Enum
-from typing import Final, Literal, TypedDict
+from typing import Final, TypedDict
 from urllib.parse import quote
 
 from assay.errors import InputError, QueryError
 from assay.nvd.cpe import ANY, Cpe, parse_cpe
+from assay.nvd.operations import (
+    CVE_HISTORY_EVENT_NAMES,
+    CVE_TAGS,
+    OPERATIONS,
+    OperationName,
+    Parameter,
+)
 
 __all__ = [
     "CVE_HISTORY_EVENT_NAMES",
@@ -49,8 +55,8 @@ __all__ = [
     "split_window",
 ]
 
-Operation = Literal["cves", "cvehistory", "cpes", "cpematch", "source"]
-"""The NVD API 2.0 operations, named after their path segment."""
+Operation = OperationName
+"""The NVD API 2.0 operations, named after their path segment (`assay.nvd.operations`)."""
 
 Query = dict[str, str | None]
 """Wire name → value, in sending order; `None` is a flag sent as a bare name."""
@@ -59,13 +65,7 @@ DateLike = datetime | date | str
 """A `datetime` (naive means UTC), a `date` (midnight UTC) or ISO 8601 text."""
 
 MAX_RESULTS_PER_PAGE: Final[Mapping[Operation, int]] = {
-    "cves": 2000,
-    "cvehistory": 5000,
-    "cpes": 10000,
-    # The reference client allows 5000; NVD lowered the limit to 500 on 2024-04-15 and
-    # answers 404 above it.
-    "cpematch": 500,
-    "source": 1000,
+    name: operation.max_page for name, operation in OPERATIONS.items()
 }
 """Largest `resultsPerPage` the service accepts, per operation (also its default)."""
 
@@ -74,30 +74,6 @@ MAX_DATE_RANGE: Final = timedelta(days=120)
 
 MAX_CVE_IDS: Final = 100
 """Most CVE identifiers one `cveIds` list may hold."""
-
-SEVERITIES_V2: Final = ("LOW", "MEDIUM", "HIGH")
-SEVERITIES_V3: Final = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
-VERSION_TYPES: Final = ("including", "excluding")
-CVE_TAGS: Final = ("disputed", "unsupported-when-assigned", "exclusively-hosted-service")
-CVE_HISTORY_EVENT_NAMES: Final = (
-    "New CVE Received",
-    "Initial Analysis",
-    "Reanalysis",
-    "CVE Modified",
-    "Modified Analysis",
-    "CVE Translated",
-    "Vendor Comment",
-    "CVE Source Update",
-    "CPE Deprecation Remap",
-    "CWE Remap",
-    "Reference Tag Update",
-    "CVE Rejected",
-    "CVE Unrejected",
-    "CVE CISA KEV Update",
-    "CVE Status Change",
-    "Data Remediation",
-)
-"""Every `eventName` value: the reference client's eleven plus the five NVD added since."""
 
 _CVE_ID = re.compile(r"CVE-\d{4}-\d{4,}", re.ASCII)
 _CWE_ID = re.compile(r"CWE-\d+", re.ASCII)
@@ -177,6 +153,7 @@ class CveHistoryFilters(TypedDict, total=False):
     change_start_date: DateLike
     change_end_date: DateLike
     cve_id: str
+    cve_ids: str | Sequence[str]  # assay's extension
     event_name: EnumLike
     since_generation: int  # assay's extension: another assay's change cursor
 
@@ -244,114 +221,16 @@ class SourcesParams(SourcesFilters, total=False):
 
 # --- parameter table ---------------------------------------------------------------------
 
-Kind = Literal[
-    "text", "flag", "int", "date", "cve", "cve_list", "cwe", "uuid", "enum", "cpe", "cpe13"
-]
-
-
-@dataclass(frozen=True)
-class _Param:
-    name: str
-    wire: str
-    kind: Kind
-    choices: tuple[str, ...] = field(default=())
-
-
-def _p(name: str, kind: Kind, choices: tuple[str, ...] = ()) -> _Param:
-    head, *rest = name.split("_")
-    wire = head + "".join(part.capitalize() for part in rest)
-    return _Param(name, wire, kind, choices)
-
-
-_PAGING = (_p("results_per_page", "int"), _p("start_index", "int"))
-# assay's extension, on every listing (another assay's change cursor: docs/sync.md).
-_EXTENSIONS = (_p("since_generation", "int"),)
-
-_TABLE: Final[Mapping[Operation, tuple[_Param, ...]]] = {
-    "cves": (
-        _p("cpe_name", "cpe"),
-        _p("cve_id", "cve"),
-        _p("cve_ids", "cve_list"),
-        _p("cve_tag", "enum", CVE_TAGS),
-        _p("cvss_v2_metrics", "text"),
-        _p("cvss_v2_severity", "enum", SEVERITIES_V2),
-        _p("cvss_v3_metrics", "text"),
-        _p("cvss_v3_severity", "enum", SEVERITIES_V3),
-        _p("cvss_v4_metrics", "text"),
-        _p("cvss_v4_severity", "enum", SEVERITIES_V3),
-        _p("cwe_id", "cwe"),
-        _p("has_cert_alerts", "flag"),
-        _p("has_cert_notes", "flag"),
-        _p("has_kev", "flag"),
-        _p("has_oval", "flag"),
-        _p("is_vulnerable", "flag"),
-        _p("keyword_exact_match", "flag"),
-        _p("keyword_search", "text"),
-        _p("kev_start_date", "date"),
-        _p("kev_end_date", "date"),
-        _p("last_mod_start_date", "date"),
-        _p("last_mod_end_date", "date"),
-        _p("no_rejected", "flag"),
-        _p("pub_start_date", "date"),
-        _p("pub_end_date", "date"),
-        _p("source_identifier", "text"),
-        _p("version_end", "text"),
-        _p("version_end_type", "enum", VERSION_TYPES),
-        _p("version_start", "text"),
-        _p("version_start_type", "enum", VERSION_TYPES),
-        _p("virtual_match_string", "cpe"),
-        *_EXTENSIONS,
-        *_PAGING,
-    ),
-    "cvehistory": (
-        _p("change_start_date", "date"),
-        _p("change_end_date", "date"),
-        _p("cve_id", "cve"),
-        _p("event_name", "enum", CVE_HISTORY_EVENT_NAMES),
-        *_EXTENSIONS,
-        *_PAGING,
-    ),
-    "cpes": (
-        _p("cpe_name_id", "uuid"),
-        _p("cpe_match_string", "cpe"),
-        _p("keyword_exact_match", "flag"),
-        _p("keyword_search", "text"),
-        _p("last_mod_start_date", "date"),
-        _p("last_mod_end_date", "date"),
-        _p("match_criteria_id", "uuid"),
-        *_EXTENSIONS,
-        *_PAGING,
-    ),
-    "cpematch": (
-        _p("cve_id", "cve"),
-        _p("last_mod_start_date", "date"),
-        _p("last_mod_end_date", "date"),
-        _p("match_criteria_id", "uuid"),
-        _p("match_string_search", "cpe13"),
-        *_EXTENSIONS,
-        *_PAGING,
-    ),
-    "source": (
-        _p("last_mod_start_date", "date"),
-        _p("last_mod_end_date", "date"),
-        _p("source_identifier", "text"),
-        *_EXTENSIONS,
-        *_PAGING,
-    ),
+_TABLE: Final[Mapping[Operation, tuple[Parameter, ...]]] = {
+    name: operation.parameters for name, operation in OPERATIONS.items()
 }
 
 _WIRE: Final = {p.name: p.wire for params in _TABLE.values() for p in params}
+_NAMES: Final = {wire: name for name, wire in _WIRE.items()}
 
 _DATE_PAIRS: Final[Mapping[Operation, tuple[tuple[str, str], ...]]] = {
-    "cves": (
-        ("last_mod_start_date", "last_mod_end_date"),
-        ("pub_start_date", "pub_end_date"),
-        ("kev_start_date", "kev_end_date"),
-    ),
-    "cvehistory": (("change_start_date", "change_end_date"),),
-    "cpes": (("last_mod_start_date", "last_mod_end_date"),),
-    "cpematch": (("last_mod_start_date", "last_mod_end_date"),),
-    "source": (("last_mod_start_date", "last_mod_end_date"),),
+    name: tuple((_NAMES[start], _NAMES[end]) for start, end in operation.date_pairs)
+    for name, operation in OPERATIONS.items()
 }
 
 
@@ -448,7 +327,7 @@ def _cpe(value: object, name: str, *, complete: bool, product: bool = False) -> 
     return cpe
 
 
-def _value(param: _Param, value: object) -> str | None:
+def _value(param: Parameter, value: object) -> str | None:
     """Normalise one argument; the result is the wire value (`None` for a bare flag)."""
     name = param.name
     match param.kind:

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from assay import __version__
-from assay.nvd.history_query import EVENT_NAMES
+from assay.nvd.operations import OPERATIONS, Operation, Parameter
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +19,10 @@ class Param:
     kind: str  # "string", "integer", "flag", "datetime", "enum"
     description: str
     values: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, parameter: Parameter) -> Param:
+        return cls(parameter.wire, parameter.openapi_type, parameter.description, parameter.choices)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,137 +35,22 @@ class EndpointDoc:
     max_page: int
     parameters: tuple[Param, ...]
 
+    @classmethod
+    def of(cls, operation: Operation) -> EndpointDoc:
+        return cls(
+            path=API_ROOT + operation.path,
+            operation_id=operation.method,
+            summary=operation.summary,
+            format_name=operation.format_name,
+            list_key=operation.list_key,
+            max_page=operation.max_page,
+            parameters=tuple(Param.of(parameter) for parameter in operation.parameters),
+        )
 
-PAGING = (
-    Param(
-        "sinceGeneration",
-        "integer",
-        "assay extension (the change cursor): only records written to this store after its "
-        "data generation N, whatever their dates; every answer gives the current generation "
-        "in the x-assay-generation header.",
-    ),
-    Param("resultsPerPage", "integer", "Page size; default and maximum given per endpoint."),
-    Param("startIndex", "integer", "Zero-based index of the first record of the page."),
-)
 
-CVE_ENDPOINT = EndpointDoc(
-    path="/rest/json/cves/2.0",
-    operation_id="get_cves",
-    summary="CVE records, filtered and paged (ordered by published date, then id).",
-    format_name="NVD_CVE",
-    list_key="vulnerabilities",
-    max_page=2000,
-    parameters=(
-        Param("cpeName", "string", "CVEs whose configurations match this CPE 2.3 name, version ranges included; partial names are padded with *."),
-        Param("cveId", "string", "One CVE (CVE-YYYY-NNNN)."),
-        Param("cveIds", "string", "Up to 100 comma-separated CVE ids."),
-        Param("cveTag", "enum", "Records tagged so.", ("disputed", "unsupported-when-assigned", "exclusively-hosted-service")),
-        Param("cvssV2Metrics", "string", "Full or partial CVSS v2 vector; every metric must appear in one v2 vector."),
-        Param("cvssV2Severity", "enum", "CVSS v2 base severity.", ("LOW", "MEDIUM", "HIGH")),
-        Param("cvssV3Metrics", "string", "Full or partial CVSS v3.x vector, with or without the CVSS:3.x/ prefix."),
-        Param("cvssV3Severity", "enum", "CVSS v3.x base severity.", ("LOW", "MEDIUM", "HIGH", "CRITICAL")),
-        Param("cvssV4Metrics", "string", "Full or partial CVSS v4.0 vector."),
-        Param("cvssV4Severity", "enum", "CVSS v4.0 base severity.", ("LOW", "MEDIUM", "HIGH", "CRITICAL")),
-        Param("cweId", "string", "CWE-N, NVD-CWE-Other or NVD-CWE-noinfo."),
-        Param("hasCertAlerts", "flag", "Records referencing a US-CERT technical alert."),
-        Param("hasCertNotes", "flag", "Records referencing a CERT/CC vulnerability note."),
-        Param("hasKev", "flag", "Records in CISA's Known Exploited Vulnerabilities catalog."),
-        Param("hasOval", "flag", "Records referencing OVAL definitions."),
-        Param("isVulnerable", "flag", "With cpeName: only criteria marked vulnerable."),
-        Param("keywordExactMatch", "flag", "With keywordSearch: match the words as one exact phrase."),
-        Param("keywordSearch", "string", "Words that must all begin a word of the English description."),
-        Param("kevStartDate", "datetime", "Start of a window (at most 120 days) on the KEV date added; needs kevEndDate."),
-        Param("kevEndDate", "datetime", "End of the KEV window."),
-        Param("lastModStartDate", "datetime", "Start of a window (at most 120 days) on lastModified; needs lastModEndDate."),
-        Param("lastModEndDate", "datetime", "End of the lastModified window."),
-        Param("noRejected", "flag", "Leave out rejected records."),
-        Param("pubStartDate", "datetime", "Start of a window (at most 120 days) on published; needs pubEndDate."),
-        Param("pubEndDate", "datetime", "End of the published window."),
-        Param("sourceIdentifier", "string", "Records in which this source appears (record, metrics, weaknesses, references, tags)."),
-        Param("versionStart", "string", "With virtualMatchString: start of a version range; needs versionStartType."),
-        Param("versionStartType", "enum", "Whether versionStart is included.", ("including", "excluding")),
-        Param("versionEnd", "string", "With virtualMatchString: end of a version range; needs versionEndType."),
-        Param("versionEndType", "enum", "Whether versionEnd is included.", ("including", "excluding")),
-        Param("virtualMatchString", "string", "CVEs whose match criteria carry every non-* component of this CPE match string."),
-        *PAGING,
-    ),
-)  # fmt: skip
-
-HISTORY_ENDPOINT = EndpointDoc(
-    path="/rest/json/cvehistory/2.0",
-    operation_id="get_cve_history",
-    summary="CVE change events, filtered and paged (ordered by created, then cveChangeId).",
-    format_name="NVD_CVEHistory",
-    list_key="cveChanges",
-    max_page=5000,
-    parameters=(
-        Param("cveId", "string", "The complete change history of one CVE (CVE-YYYY-NNNN)."),
-        Param("cveIds", "string", "The change histories of up to 100 comma-separated CVE ids."),
-        Param("changeStartDate", "datetime", "Start of a window (at most 120 days) on the change's created date; needs changeEndDate."),
-        Param("changeEndDate", "datetime", "End of the change window."),
-        Param("eventName", "enum", "Changes of one event type (case-insensitive; spaces as + or %20).", EVENT_NAMES),
-        *PAGING,
-    ),
-)  # fmt: skip
-
-CPE_ENDPOINT = EndpointDoc(
-    path="/rest/json/cpes/2.0",
-    operation_id="get_cpes",
-    summary="CPE dictionary products, deprecated ones included, filtered and paged (ordered by created, then cpeNameId).",
-    format_name="NVD_CPE",
-    list_key="products",
-    max_page=10000,
-    parameters=(
-        Param("cpeNameId", "string", "One product by its UUID (case-insensitive)."),
-        Param("cpeMatchString", "string", "Products matching this CPE 2.3 match string: every component other than * must be equal (case-insensitive); partial strings are padded with *."),
-        Param("keywordSearch", "string", "Words that must all begin a word of a title or a reference link."),
-        Param("keywordExactMatch", "flag", "With keywordSearch: match the words as one exact phrase."),
-        Param("lastModStartDate", "datetime", "Start of a window (at most 120 days) on lastModified; needs lastModEndDate."),
-        Param("lastModEndDate", "datetime", "End of the lastModified window."),
-        Param("matchCriteriaId", "string", "The products a match criteria (UUID) expands to: its stored matches, else the dictionary names its criteria and version bounds cover."),
-        *PAGING,
-    ),
-)  # fmt: skip
-
-CPEMATCH_ENDPOINT = EndpointDoc(
-    path="/rest/json/cpematch/2.0",
-    operation_id="get_cpe_match",
-    summary="Match criteria with their dictionary expansions, filtered and paged (ordered by created, then matchCriteriaId).",
-    format_name="NVD_CPEMatchString",
-    list_key="matchStrings",
-    max_page=500,
-    parameters=(
-        Param("cveId", "string", "Every match criteria the configurations of this CVE reference."),
-        Param("matchCriteriaId", "string", "One match criteria by its UUID (case-insensitive)."),
-        Param("matchStringSearch", "string", "Criteria conforming to this complete (13-field) CPE 2.3 match string: every component other than * must be equal."),
-        Param("lastModStartDate", "datetime", "Start of a window (at most 120 days) on lastModified or cpeLastModified; needs lastModEndDate."),
-        Param("lastModEndDate", "datetime", "End of the lastModified window."),
-        *PAGING,
-    ),
-)  # fmt: skip
-
-SOURCE_ENDPOINT = EndpointDoc(
-    path="/rest/json/source/2.0",
-    operation_id="get_sources",
-    summary="CVE sources (assigners: CNAs, NVD, ADPs), filtered and paged (ordered by created, then as stored).",
-    format_name="NVD_SOURCE",
-    list_key="sources",
-    max_page=1000,
-    parameters=(
-        Param("sourceIdentifier", "string", "The source one of whose sourceIdentifiers this is (an address or a UUID)."),
-        Param("lastModStartDate", "datetime", "Start of a window (at most 120 days) on lastModified; needs lastModEndDate."),
-        Param("lastModEndDate", "datetime", "End of the lastModified window."),
-        *PAGING,
-    ),
-)  # fmt: skip
-
-ENDPOINTS: list[EndpointDoc] = [
-    CVE_ENDPOINT,
-    HISTORY_ENDPOINT,
-    CPE_ENDPOINT,
-    CPEMATCH_ENDPOINT,
-    SOURCE_ENDPOINT,
-]
+API_ROOT = "/rest/json"
+ENDPOINTS: list[EndpointDoc] = [EndpointDoc.of(operation) for operation in OPERATIONS.values()]
+CVE_ENDPOINT, HISTORY_ENDPOINT, CPE_ENDPOINT, CPEMATCH_ENDPOINT, SOURCE_ENDPOINT = ENDPOINTS
 
 
 STATISTICS_OPERATION: dict[str, Any] = {
