@@ -102,7 +102,7 @@ def _validate(args: argparse.Namespace) -> int:
             code = EXIT_FAILED
         reports.append(report)
     if args.json:
-        from assay.attestation import _json
+        from assay.attestation import dump_json
 
         summary = {
             "valid": code == EXIT_OK,
@@ -111,7 +111,7 @@ def _validate(args: argparse.Namespace) -> int:
             "note": SIGNATURE_NOTE,
             "files": reports,
         }
-        sys.stdout.write(_json.dumps(summary, pretty=True).decode() + "\n")
+        sys.stdout.write(dump_json(summary, pretty=True).decode() + "\n")
     else:
         _print_reports(reports)
     return code
@@ -209,7 +209,7 @@ def _read(path: Path) -> list[Document]:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from assay.attestation import _json
+    from assay.attestation import dump_json
     from assay.attestation.migrate import migrate
 
     documents = _read(args.file)
@@ -251,7 +251,7 @@ def _migrate(args: argparse.Namespace) -> int:
             "signed": False,
             "documents": reports,
         }
-        sys.stdout.write(_json.dumps(report, pretty=True).decode() + "\n")
+        sys.stdout.write(dump_json(report, pretty=True).decode() + "\n")
         return EXIT_OK
     print("note: the migrated statement is unsigned", file=sys.stderr)
     if args.out is None:
@@ -260,7 +260,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from assay.attestation import _json
+    from assay.attestation import dump_json
     from assay.attestation.schema import SCHEMA_NAMES, json_schema
 
     if args.list == (args.name is not None):
@@ -274,11 +274,11 @@ def _schema(args: argparse.Namespace) -> int:
             for schema in (json_schema(name),)
         ]
         if args.json:
-            sys.stdout.write(_json.dumps({"schemas": listing}, pretty=True).decode() + "\n")
+            sys.stdout.write(dump_json({"schemas": listing}, pretty=True).decode() + "\n")
         else:
             width = max(len(entry["name"]) for entry in listing)
             for entry in listing:
                 print(f"{entry['name']:<{width}}  {entry['title']}")
         return EXIT_OK
-    sys.stdout.write(_json.dumps(json_schema(args.name), pretty=True).decode() + "\n")
+    sys.stdout.write(dump_json(json_schema(args.name), pretty=True).decode() + "\n")
     return EXIT_OK

@@ -119,7 +119,7 @@ def _sign(args: argparse.Namespace) -> int:
     ]
     payload = read_limited(args.file, dsse.MAX_ENVELOPE_BYTES)
     if args.payload_type == dsse.INTOTO_PAYLOAD_TYPE:
-        from assay.attestation._json import loads_strict
+        from assay.attestation import loads_strict
 
         try:
             loads_strict(payload, where=args.file, limit=dsse.MAX_ENVELOPE_BYTES, statement=True)

@@ -6,7 +6,8 @@ limits), the OpenAPI document and `/docs`, the sync (what it walks, by which dat
 under which checkpoint key, with which label), the importer (which list key holds which
 record kind), `/metrics` (the `kind` label of the sync gauges) and the home page (the
 syncs it shows). Pure data with no imports of our own: building the command line's
-parser reads it without loading the client or the server.
+parser reads it without loading the client or the server (named tuples, not dataclasses,
+for the same reason: `tests/cli/test_startup.py`).
 
 Parameters are named on the wire (`lastModStartDate`); `Parameter.name` is the client's
 snake_case keyword (`last_mod_start_date`). Paging (`resultsPerPage`, `startIndex`) and
@@ -18,9 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 __all__ = [
     "CVE_HISTORY_EVENT_NAMES",
@@ -91,8 +91,7 @@ def _snake(wire: str) -> str:
     return _UPPER.sub("_", wire).lower()
 
 
-@dataclass(frozen=True, slots=True)
-class Parameter:
+class Parameter(NamedTuple):
     """One query parameter of an operation."""
 
     wire: str
@@ -134,8 +133,7 @@ def _window(name: str, what: str, needs: str) -> Parameter:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Operation:
+class Operation(NamedTuple):
     """One operation of the NVD API 2.0 and everything assay says about it."""
 
     name: OperationName

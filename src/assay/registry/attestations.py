@@ -83,7 +83,7 @@ def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[st
     from cryptography import x509
     from cryptography.hazmat.primitives.serialization import Encoding
 
-    from assay.sigstore import _json
+    from assay.sigstore import load_json
 
     annotations = layer.get("annotations")
     if not isinstance(annotations, dict):
@@ -101,7 +101,7 @@ def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[st
     chain = [
         {"rawBytes": base64.b64encode(c.public_bytes(Encoding.DER)).decode()} for c in certificates
     ]
-    promise = _json.loads(annotations.get(COSIGN_BUNDLE) or "{}", f"{where}: {COSIGN_BUNDLE}")
+    promise = load_json(annotations.get(COSIGN_BUNDLE) or "{}", f"{where}: {COSIGN_BUNDLE}")
     payload = promise.get("Payload") if isinstance(promise, dict) else None
     if not isinstance(payload, dict) or "SignedEntryTimestamp" not in promise:
         raise RegistryError(where, f"expected the Rekor promise in {COSIGN_BUNDLE}")
@@ -118,7 +118,7 @@ def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[st
         }
     except (KeyError, TypeError, ValueError):
         raise RegistryError(where, f"expected a Rekor entry in {COSIGN_BUNDLE}") from None
-    document = _json.loads(envelope, f"{where}: layer")
+    document = load_json(envelope, f"{where}: layer")
     return {
         "mediaType": V01,
         "verificationMaterial": {
@@ -153,9 +153,9 @@ def image_attestations(
             label = f"{reference.with_digest(digest)} ({tag} layer {number})"
             annotations = layer.get("annotations")
             if isinstance(annotations, dict) and not annotations.get(COSIGN_CERTIFICATE):
-                from assay.sigstore import _json
+                from assay.sigstore import load_json
 
-                envelope = _json.loads(data, label)
+                envelope = load_json(data, label)
                 if not isinstance(envelope, dict):
                     raise RegistryError(url, "expected a DSSE envelope (a JSON object)")
                 found.key_signed.append((label, envelope))
@@ -173,10 +173,10 @@ def image_attestations(
         data = client.blob(reference, layers[0]["digest"])
         url = f"{reference.base_url}/blobs/{layers[0]['digest']}"
         found.fetched.append(Fetched(url, layers[0]["digest"], str(artifact_type), data))
-        from assay.sigstore import _json
+        from assay.sigstore import load_json
 
         label = f"{reference.with_digest(digest)} (referrer {manifest.digest})"
-        document = _json.loads(data, label)
+        document = load_json(data, label)
         if not isinstance(document, dict):
             raise RegistryError(url, "expected a Sigstore bundle (a JSON object)")
         found.bundles.append((label, document))

@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from assay.errors import AttestationError, VerificationError
 from assay.results import Check
-from assay.sigstore import _json
+from assay.sigstore import load_json
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
 
 DEFAULT_INDEX: Final = "https://pypi.org"
@@ -65,7 +65,7 @@ def name_and_version(filename: str) -> tuple[str, str]:
 
 def release_files(data: bytes, where: str) -> list[tuple[str, str]]:
     """(file name, sha256) of each distribution of PyPI's JSON API answer for a release."""
-    document = _json.loads(data, where)
+    document = load_json(data, where)
     urls = document.get("urls") if isinstance(document, dict) else None
     if not isinstance(urls, list):
         raise AttestationError(f"{where}: $.urls", "expected the release's distributions")
@@ -140,7 +140,7 @@ def _groups(
     """(publisher, [(label, bundle)]) of a provenance object or one attestation."""
     from assay.attestation.files import parse_file
 
-    document = _json.loads(data, where)
+    document = load_json(data, where)
     publishers: list[Any] = []
     if isinstance(document, dict) and isinstance(document.get("attestation_bundles"), list):
         publishers = [
@@ -189,7 +189,7 @@ def verify_distribution(  # noqa: PLR0917 - what, evidence, rules, trust
             item.signature = verified
             item.checks.append(Check("signature", True, "a verified Sigstore bundle", "verified"))
             assert verified.payload is not None
-            statement = _json.loads(verified.payload, f"{label}: payload")
+            statement = load_json(verified.payload, f"{label}: payload")
             _statement_checks(
                 item, statement if isinstance(statement, dict) else {}, filename, sha256
             )

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from assay.errors import AttestationError, VerificationError
 from assay.results import Check
-from assay.sigstore import _json
+from assay.sigstore import load_json
 from assay.sigstore.identity import CertificateIdentity
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
 
@@ -272,7 +272,7 @@ def verify_bundles(
             Check("signature", True, "a verified Sigstore bundle", verified.media_type)
         )
         if verified.payload is not None:
-            statement = _json.loads(verified.payload, f"{label}: payload")
+            statement = load_json(verified.payload, f"{label}: payload")
             if not isinstance(statement, dict) or statement.get("_type") not in STATEMENT_TYPES:
                 result.checks.append(
                     Check(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay import attestation
-from assay.attestation._json import loads_strict
+from assay.attestation import loads_strict
 from assay.attestation.constants import MAX_PAYLOAD_BYTES
 from assay.errors import AttestationError
 from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1

@@ -270,7 +270,7 @@ def _inner_lifespan(api: Starlette) -> Callable[[Starlette], AbstractAsyncContex
 def app_from_environment() -> Starlette:
     """Factory for `uvicorn --factory`: reads `ASSAY_STORE` and `ASSAY_ACCESS_LOG`."""
     from assay.config import default_store_url
-    from assay.nvd.server._memory import prepare_serving_process
+    from assay.nvd.server.memory import prepare_serving_process
 
     prepare_serving_process()
     service = ServiceSettings.from_environment()

@@ -7,6 +7,7 @@ postgresql://user@host/db        PostgreSQL (`?schema=NAME` selects a schema)
 from __future__ import annotations
 
 from assay.errors import StoreError
+from assay.nvd.storage._records import DamagedRecord
 from assay.nvd.storage.interface import (
     ApiKey,
     Page,
@@ -19,6 +20,7 @@ from assay.urls import redact_url
 
 __all__ = [
     "ApiKey",
+    "DamagedRecord",
     "Page",
     "ServiceStore",
     "Store",
