@@ -11,6 +11,8 @@ import orjson
 
 from assay import __version__
 from assay.nvd.operations import OPERATIONS, Operation, Parameter
+from assay.nvd.server.osv_api import MAX_BATCH_QUERIES, MAX_FIELD
+from assay.nvd.server.osv_api import PAGE_SIZE as OSV_PAGE_SIZE
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,19 +161,167 @@ def _operation(endpoint: EndpointDoc) -> dict[str, Any]:
     }
 
 
+# --- osv.dev's API v1 (`osv_api.py`) ------------------------------------------------------
+
+_OSV_TEXT = {"type": "string", "minLength": 1, "maxLength": MAX_FIELD}
+_OSV_QUERY = {
+    "type": "object",
+    "description": "By package (name and ecosystem, or a purl) with or without a version, "
+    "or by commit; page_token as a previous answer gave it.",
+    "additionalProperties": False,
+    "properties": {
+        "package": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"name": _OSV_TEXT, "ecosystem": _OSV_TEXT, "purl": _OSV_TEXT},
+        },
+        "version": _OSV_TEXT,
+        "commit": _OSV_TEXT,
+        "page_token": {"type": "string", "maxLength": 64},
+    },
+}
+_OSV_ERROR = {
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+            }
+        }
+    }
+}
+_OSV_PAGE = {
+    "next_page_token": {
+        "type": "string",
+        "description": f"More than {OSV_PAGE_SIZE} records: send it back as page_token.",
+    }
+}
+
+
+def _osv_errors(*statuses: str) -> dict[str, Any]:
+    reasons = {
+        "400": "Invalid input: osv.dev's error shape naming the field.",
+        "404": "No record by that id.",
+        "413": "A body over its limit.",
+        "503": "The store did not answer.",
+    }
+    return {status: {"description": reasons[status], **_OSV_ERROR} for status in statuses}
+
+
+def _osv_json(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _osv_body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+OSV_PATHS: dict[str, Any] = {
+    "/v1/query": {
+        "post": {
+            "operationId": "osv_query",
+            "summary": "osv.dev's query: the OSV records affecting a package version, or "
+            "naming a commit (whole records, ordered by id).",
+            "requestBody": _osv_body(_OSV_QUERY),
+            "responses": {
+                "200": _osv_json(
+                    "The matching records ({} when none).",
+                    {
+                        "type": "object",
+                        "properties": {
+                            "vulns": {"type": "array", "items": {"type": "object"}},
+                            **_OSV_PAGE,
+                        },
+                    },
+                ),
+                **_osv_errors("400", "413", "503"),
+            },
+        }
+    },
+    "/v1/querybatch": {
+        "post": {
+            "operationId": "osv_querybatch",
+            "summary": "osv.dev's batch query: for each query, the ids and modified times "
+            "of the matching records.",
+            "requestBody": _osv_body(
+                {
+                    "type": "object",
+                    "required": ["queries"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "queries": {
+                            "type": "array",
+                            "maxItems": MAX_BATCH_QUERIES,
+                            "items": _OSV_QUERY,
+                        }
+                    },
+                }
+            ),
+            "responses": {
+                "200": _osv_json(
+                    "One result per query, in order.",
+                    {
+                        "type": "object",
+                        "required": ["results"],
+                        "properties": {
+                            "results": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "properties": {
+                                        "vulns": {
+                                            "type": "array",
+                                            "items": {
+                                                "type": "object",
+                                                "required": ["id", "modified"],
+                                                "properties": {
+                                                    "id": {"type": "string"},
+                                                    "modified": {"type": "string"},
+                                                },
+                                            },
+                                        },
+                                        **_OSV_PAGE,
+                                    },
+                                },
+                            }
+                        },
+                    },
+                ),
+                **_osv_errors("400", "413", "503"),
+            },
+        }
+    },
+    "/v1/vulns/{id}": {
+        "get": {
+            "operationId": "osv_vuln",
+            "summary": "One OSV record by id (withdrawn ones too).",
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": _OSV_TEXT}],
+            "responses": {
+                "200": _osv_json("The record.", {"type": "object"}),
+                **_osv_errors("400", "404", "503"),
+            },
+        }
+    },
+}
+
+
 @cache
 def openapi_document() -> bytes:
     paths: dict[str, Any] = {}
     for endpoint in ENDPOINTS:
         paths[endpoint.path] = {"get": _operation(endpoint)}
     paths["/rest/public/dashboard/statistics"] = {"get": STATISTICS_OPERATION}
+    paths.update(OSV_PATHS)
     document = {
         "openapi": "3.1.0",
         "info": {
-            "title": "assay: NVD API 2.0",
+            "title": "assay: NVD API 2.0 and osv.dev API v1",
             "version": __version__,
-            "description": "A drop-in local mirror of the NVD REST API 2.0. Parameter names are "
-            "case-insensitive; flags are on when present; errors answer 404 with a `message` header.",
+            "description": "A drop-in local mirror of the NVD REST API 2.0 (`/rest/json/...`) "
+            "and osv.dev's API v1 (`/v1/...`). NVD: parameter names are case-insensitive; "
+            "flags are on when present; errors answer 404 with a `message` header. osv.dev: "
+            "errors answer 400 with a JSON `{code, message}`.",
         },
         "servers": [{"url": "/"}],
         "paths": paths,
