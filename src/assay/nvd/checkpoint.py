@@ -200,28 +200,36 @@ class CursorState:
     @classmethod
     def from_json(cls, text: str | None) -> CursorState | None:
         """The stored state, or None for anything not of its shape (a fresh pass)."""
-        if text is None:
-            return None
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            return None
-        if not isinstance(value, dict) or not isinstance(value.get("upstream"), str):
+        value = _loose_object(text)
+        if value is None or not isinstance(value.get("upstream"), str):
             return None
         since = value.get("since")
         if since is not None and not _is_count(since):
             return None
-        try:
-            reached = None if value.get("time") is None else _moment(value["time"], "time")
-        except CheckpointError:
-            reached = None
         passing = value.get("pass")
         return cls(
             upstream=value["upstream"],
             since=since,
-            reached=reached,
+            reached=_loose_moment(value.get("time")),
             passing=passing if _is_pass(passing) else None,
         )
+
+
+def _loose_object(text: str | None) -> dict[str, Any] | None:
+    """`text` as a JSON object, or None for anything else."""
+    try:
+        value = orjson.loads(text) if text is not None else None
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _loose_moment(value: object) -> datetime | None:
+    """A stored UTC timestamp, or None for anything else."""
+    try:
+        return None if value is None else _moment(value, "time")
+    except CheckpointError:
+        return None
 
 
 def _is_count(value: object) -> bool:

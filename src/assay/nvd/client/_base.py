@@ -8,7 +8,10 @@ returns short pages never makes the client skip or repeat records.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 from urllib.parse import urljoin, urlsplit
@@ -19,7 +22,13 @@ from assay.nvd.client._body import (
     MAX_WIRE_BYTES,
     BodyReader,
 )
-from assay.nvd.client._errors import NvdApiError, NvdRateLimitError, NvdRedirectError
+from assay.nvd.client._errors import (
+    NvdApiError,
+    NvdClientError,
+    NvdRateLimitError,
+    NvdRedirectError,
+    NvdResponseError,
+)
 from assay.nvd.client._models import (
     Body,
     CpeMatchResult,
@@ -67,6 +76,8 @@ _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 R = TypeVar("R", bound=Result)
 
+_log = logging.getLogger("assay.nvd.client")
+
 
 @dataclass(frozen=True)
 class Endpoint(Generic[R]):
@@ -95,6 +106,12 @@ class Endpoint(Generic[R]):
         """Attribute of the result holding the page's items."""
         return self.facts.result_attr
 
+    @property
+    def record_attr(self) -> str | None:
+        """Attribute of an item holding the record (None: the item is the record)."""
+        wrapper = self.facts.wrapper
+        return None if wrapper is None else _SNAKE.sub("_", wrapper).lower()
+
     def items(self, result: R) -> list[Any]:
         """The wrapped items of a page (`CveItem`, `ChangeItem`, ...)."""
         items: list[Any] = getattr(result, self.attr)
@@ -108,6 +125,7 @@ CPEMATCH: Final = Endpoint(OPERATIONS["cpematch"], parse_cpe_match, CpeMatchResu
 SOURCES: Final = Endpoint(OPERATIONS["source"], parse_sources, SourceResult)
 
 _PAGING: Final = ("results_per_page", "start_index")
+_SNAKE: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,19 +147,15 @@ class ClientSettings:
     """Cap on one answer's body once decoded (gzip, zstd)."""
 
     def __post_init__(self) -> None:
-        for name in ("wait_time", "request_timeout", "max_retries"):
+        for name, least in _LEAST.items():
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{name}: expected an integer >= 0, got {value!r}")
+            if not _is_int(value) or value < least:
+                raise ValueError(f"{name}: expected an integer >= {least}, got {value!r}")
         if self.request_timeout == 0:
             raise ValueError("request_timeout: must be at least 1 ms")
         problem = base_url_problem(self.base_url)
         if problem is not None:
             raise ValueError(f"base_url: {problem}")
-        for name in ("max_wire_bytes", "max_decoded_bytes"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
 
     @property
     def retry(self) -> RetryPolicy:
@@ -203,6 +217,20 @@ class ClientSettings:
                 url,
             )
         return target
+
+
+# The least value of each integer setting (`request_timeout` 0 is refused on its own).
+_LEAST: Final = {
+    "wait_time": 0,
+    "request_timeout": 0,
+    "max_retries": 0,
+    "max_wire_bytes": 1,
+    "max_decoded_bytes": 1,
+}
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def base_url_problem(url: str) -> str | None:
@@ -349,10 +377,70 @@ def concat(endpoint: Endpoint[R], pages: Sequence[R]) -> R:
     return endpoint.result_type(**fields)
 
 
+def records(page: Any, endpoint: Endpoint[Any]) -> Iterator[Any]:
+    """The records of one page (unwrapped from their items)."""
+    inner = endpoint.record_attr
+    for item in endpoint.items(page):
+        yield item if inner is None else getattr(item, inner)
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A request that failed in a way worth another try."""
+
+    error: NvdClientError
+    retry_after: str | None = None
+
+
+def settle(
+    endpoint: Endpoint[R],
+    answer: tuple[int, Mapping[str, str], bytes | bytearray],
+    url: str,
+    retry: RetryPolicy,
+) -> R | Failed:
+    """The page an answer holds, or a failure worth retrying; raises one that is not."""
+    status, headers, body = answer
+    if 200 <= status < 300:
+        try:
+            return endpoint.parse(body)
+        except NvdResponseError as exc:
+            return Failed(exc)  # a cut or garbled body: worth another try
+    error = api_error(status, headers, body, url)
+    if not retry.should_retry_status(status):
+        raise error
+    return Failed(error, headers.get("retry-after"))
+
+
 class SettingsView:
-    """The reference client's read-only settings, shared by both clients."""
+    """The reference client's settings and the request state both clients keep."""
 
     _settings: ClientSettings
+    _retry: RetryPolicy
+    _headers: dict[str, str]
+    _last_finished: float | None
+
+    def _configure(self, settings: ClientSettings, headers: Mapping[str, str] | None) -> None:
+        self._settings = settings
+        self._retry = settings.retry
+        self._headers = {**settings.headers(), **(headers or {})}
+        self._last_finished = None
+
+    def _pause(self) -> float:
+        """Seconds still to wait after the previous request (`wait_time`)."""
+        wait = self._settings.wait_seconds
+        if not wait or self._last_finished is None:
+            return 0.0
+        return max(0.0, self._last_finished + wait - time.monotonic())
+
+    def _next_delay(self, attempt: int, failed: Failed) -> float:
+        """Seconds before retry `attempt + 1`; raises the failure when none is left."""
+        if not self._retry.can_retry(attempt):
+            raise failed.error
+        delay = self._retry.delay(attempt, failed.retry_after)
+        _log.info(
+            "retrying in %.1f s (%d/%d): %s", delay, attempt + 1, self.max_retries, failed.error
+        )
+        return delay
 
     @property
     def wait_time(self) -> int:

@@ -13,7 +13,7 @@ Nothing here performs I/O or imports an HTTP library: the sync and async clients
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from enum import Enum
 from typing import Final, TypedDict
@@ -27,6 +27,7 @@ from assay.nvd.operations import (
     OPERATIONS,
     OperationName,
     Parameter,
+    ParameterKind,
 )
 
 __all__ = [
@@ -327,64 +328,77 @@ def _cpe(value: object, name: str, *, complete: bool, product: bool = False) -> 
     return cpe
 
 
+def _flag(param: Parameter, value: object) -> str | None:
+    if not isinstance(value, bool):
+        raise _fail([param.name], f"{_label(param.name)}: expected True or False, got {value!r}")
+    return None
+
+
+def _int(param: Parameter, value: object) -> str:
+    name = param.name
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _fail([name], f"{_label(name)}: expected an integer, got {value!r}")
+    if value < 0:
+        raise _fail([name], f"{_label(name)}: must be at least 0, got {value}")
+    return str(value)
+
+
+def _cve_list(param: Parameter, value: object) -> str:
+    name = param.name
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, Sequence) or isinstance(items, bytes):
+        raise _fail([name], f"{_label(name)}: expected CVE ids (text or a list), got {value!r}")
+    ids = [_cve(item, name) for item in items]
+    if not ids:
+        raise _fail([name], f"{_label(name)}: must hold at least one CVE id")
+    if len(ids) > MAX_CVE_IDS:
+        raise _fail([name], f"{_label(name)}: at most {MAX_CVE_IDS} CVE ids, got {len(ids)}")
+    return ",".join(ids)
+
+
+def _cwe(param: Parameter, value: object) -> str:
+    text = _text(value, param.name).strip()
+    if text.casefold() in _CWE_SPECIAL:
+        return _CWE_SPECIAL[text.casefold()]
+    if not _CWE_ID.fullmatch(text.upper()):
+        raise _fail(
+            [param.name],
+            f"{_label(param.name)}: expected CWE-N, NVD-CWE-Other or NVD-CWE-noinfo, got {text!r}",
+        )
+    return text.upper()
+
+
+def _uuid(param: Parameter, value: object) -> str:
+    text = _text(value, param.name).strip()
+    if not _UUID.fullmatch(text):
+        raise _fail([param.name], f"{_label(param.name)}: expected a UUID, got {text!r}")
+    return text.upper()
+
+
+def _cpe_text(param: Parameter, value: object) -> str:
+    _cpe(value, param.name, complete=param.kind == "cpe13", product=param.name == "cpe_name")
+    return _text(value, param.name).strip()
+
+
+# How each kind of argument becomes its wire value (`None`: a bare flag).
+_VALUES: Final[Mapping[ParameterKind, Callable[[Parameter, object], str | None]]] = {
+    "flag": _flag,
+    "int": _int,
+    "date": lambda param, value: format_datetime(to_utc(value, param.name)),
+    "cve": lambda param, value: _cve(value, param.name),
+    "cve_list": _cve_list,
+    "cwe": _cwe,
+    "uuid": _uuid,
+    "enum": lambda param, value: _enum(value, param.name, param.choices),
+    "cpe": _cpe_text,
+    "cpe13": _cpe_text,
+    "text": lambda param, value: _text(value, param.name),
+}
+
+
 def _value(param: Parameter, value: object) -> str | None:
     """Normalise one argument; the result is the wire value (`None` for a bare flag)."""
-    name = param.name
-    match param.kind:
-        case "flag":
-            if not isinstance(value, bool):
-                raise _fail([name], f"{_label(name)}: expected True or False, got {value!r}")
-            return None
-        case "int":
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise _fail([name], f"{_label(name)}: expected an integer, got {value!r}")
-            if value < 0:
-                raise _fail([name], f"{_label(name)}: must be at least 0, got {value}")
-            return str(value)
-        case "date":
-            return format_datetime(to_utc(value, name))
-        case "cve":
-            return _cve(value, name)
-        case "cve_list":
-            items = value.split(",") if isinstance(value, str) else value
-            if not isinstance(items, Sequence) or isinstance(items, bytes):
-                raise _fail(
-                    [name], f"{_label(name)}: expected CVE ids (text or a list), got {value!r}"
-                )
-            ids = [_cve(item, name) for item in items]
-            if not ids:
-                raise _fail([name], f"{_label(name)}: must hold at least one CVE id")
-            if len(ids) > MAX_CVE_IDS:
-                raise _fail(
-                    [name], f"{_label(name)}: at most {MAX_CVE_IDS} CVE ids, got {len(ids)}"
-                )
-            return ",".join(ids)
-        case "cwe":
-            text = _text(value, name).strip()
-            if text.casefold() in _CWE_SPECIAL:
-                return _CWE_SPECIAL[text.casefold()]
-            if not _CWE_ID.fullmatch(text.upper()):
-                raise _fail(
-                    [name],
-                    f"{_label(name)}: expected CWE-N, NVD-CWE-Other or NVD-CWE-noinfo, "
-                    f"got {text!r}",
-                )
-            return text.upper()
-        case "uuid":
-            text = _text(value, name).strip()
-            if not _UUID.fullmatch(text):
-                raise _fail([name], f"{_label(name)}: expected a UUID, got {text!r}")
-            return text.upper()
-        case "enum":
-            return _enum(value, name, param.choices)
-        case "cpe":
-            _cpe(value, name, complete=False, product=name == "cpe_name")
-            return _text(value, name).strip()
-        case "cpe13":
-            _cpe(value, name, complete=True)
-            return _text(value, name).strip()
-        case "text":
-            return _text(value, name)
+    return _VALUES[param.kind](param, value)
 
 
 # --- the query ---------------------------------------------------------------------------
@@ -422,62 +436,77 @@ def _check_rules(
             f"{_label('results_per_page')}: must be between 0 and {limit} for {operation}, "
             f"got {per_page}",
         )
-
     for start, end in _DATE_PAIRS[operation]:
-        if (start in given) != (end in given):
-            missing, present = (end, start) if start in given else (start, end)
-            raise _fail(
-                [start, end],
-                f"{_label(start)} and {_label(end)} must be given together; "
-                f"{present} was given without {missing}",
-            )
-        if start in given:
-            begin, finish = to_utc(given[start], start), to_utc(given[end], end)
-            if finish < begin:
-                raise _fail(
-                    [start, end], f"{_label(end)} is before {_label(start)}: {finish} < {begin}"
-                )
-            if finish - begin > MAX_DATE_RANGE:
-                raise _fail(
-                    [start, end],
-                    f"{_label(start)} to {_label(end)} spans {finish - begin}; "
-                    f"NVD allows at most {MAX_DATE_RANGE.days} days",
-                )
-
-    def exclusive(*names: str) -> None:
-        present = [n for n in names if n in given]
-        if len(present) > 1:
-            raise _fail(present, f"{' and '.join(_label(n) for n in present)} cannot be combined")
-
-    def requires(name: str, needed: str, why: str = "") -> None:
-        if name in given and needed not in given:
-            raise _fail([name, needed], f"{_label(name)} requires {_label(needed)}{why}")
-
+        _check_dates(given, start, end)
     if operation == "cves":
-        exclusive("cvss_v2_metrics", "cvss_v3_metrics", "cvss_v4_metrics")
-        exclusive("cvss_v2_severity", "cvss_v3_severity", "cvss_v4_severity")
-        requires("is_vulnerable", "cpe_name")
-        exclusive("is_vulnerable", "virtual_match_string")
-        requires("version_start", "version_start_type")
-        requires("version_start_type", "version_start")
-        requires("version_end", "version_end_type")
-        requires("version_end_type", "version_end")
-        requires("version_start", "virtual_match_string")
-        requires("version_end", "virtual_match_string")
-        vms = values.get("virtual_match_string")
-        ranged = "version_start" in given or "version_end" in given
-        if (
-            vms is not None
-            and ranged
-            and _cpe(vms, "virtual_match_string", complete=False).version != ANY
-        ):
-            raise _fail(
-                ["virtual_match_string", "version_start", "version_end"],
-                f"{_label('virtual_match_string')} must not name a version when "
-                f"version_start/version_end give a range, got {vms!r}",
-            )
+        _check_cves_rules(given, values)
     if operation in ("cves", "cpes"):
-        requires("keyword_exact_match", "keyword_search")
+        _requires(given, "keyword_exact_match", "keyword_search")
+
+
+def _check_dates(given: Mapping[str, object], start: str, end: str) -> None:
+    """A start/end pair: both or neither, in order, at most `MAX_DATE_RANGE` apart."""
+    if (start in given) != (end in given):
+        missing, present = (end, start) if start in given else (start, end)
+        raise _fail(
+            [start, end],
+            f"{_label(start)} and {_label(end)} must be given together; "
+            f"{present} was given without {missing}",
+        )
+    if start not in given:
+        return
+    begin, finish = to_utc(given[start], start), to_utc(given[end], end)
+    if finish < begin:
+        raise _fail([start, end], f"{_label(end)} is before {_label(start)}: {finish} < {begin}")
+    if finish - begin > MAX_DATE_RANGE:
+        raise _fail(
+            [start, end],
+            f"{_label(start)} to {_label(end)} spans {finish - begin}; "
+            f"NVD allows at most {MAX_DATE_RANGE.days} days",
+        )
+
+
+def _exclusive(given: Mapping[str, object], *names: str) -> None:
+    present = [n for n in names if n in given]
+    if len(present) > 1:
+        raise _fail(present, f"{' and '.join(_label(n) for n in present)} cannot be combined")
+
+
+def _requires(given: Mapping[str, object], name: str, needed: str) -> None:
+    if name in given and needed not in given:
+        raise _fail([name, needed], f"{_label(name)} requires {_label(needed)}")
+
+
+# (name, what it needs) for the CVE API's arguments that are meaningless alone.
+_CVES_NEEDS: Final = (
+    ("version_start", "version_start_type"),
+    ("version_start_type", "version_start"),
+    ("version_end", "version_end_type"),
+    ("version_end_type", "version_end"),
+    ("version_start", "virtual_match_string"),
+    ("version_end", "virtual_match_string"),
+)
+
+
+def _check_cves_rules(given: Mapping[str, object], values: Mapping[str, str | None]) -> None:
+    _exclusive(given, "cvss_v2_metrics", "cvss_v3_metrics", "cvss_v4_metrics")
+    _exclusive(given, "cvss_v2_severity", "cvss_v3_severity", "cvss_v4_severity")
+    _requires(given, "is_vulnerable", "cpe_name")
+    _exclusive(given, "is_vulnerable", "virtual_match_string")
+    for name, needed in _CVES_NEEDS:
+        _requires(given, name, needed)
+    vms = values.get("virtual_match_string")
+    ranged = "version_start" in given or "version_end" in given
+    if (
+        vms is not None
+        and ranged
+        and _cpe(vms, "virtual_match_string", complete=False).version != ANY
+    ):
+        raise _fail(
+            ["virtual_match_string", "version_start", "version_end"],
+            f"{_label('virtual_match_string')} must not name a version when "
+            f"version_start/version_end give a range, got {vms!r}",
+        )
 
 
 def split_window(

@@ -126,23 +126,23 @@ class SyncOptions:
         problem = base_url_problem(self.upstream)
         if problem is not None:
             raise InputError("upstream", problem)
-        if self.page_size is not None and self.page_size < 1:
-            raise InputError("page_size", f"expected at least 1, got {self.page_size}")
-        if self.timeout <= 0:
-            raise InputError(
-                "timeout", f"expected a positive number of seconds, got {self.timeout}"
-            )
-        if self.max_retries < 0:
-            raise InputError("max_retries", f"expected at least 0, got {self.max_retries}")
-        if self.backoff < 0:
-            raise InputError("backoff", f"expected at least 0 seconds, got {self.backoff}")
-        if self.overlap < timedelta(0):
-            raise InputError("overlap", f"expected a positive duration, got {self.overlap}")
-        if not self.kinds:
-            raise InputError("kinds", "expected at least one record kind")
-        for name in ("max_page_bytes", "max_decoded_page_bytes"):
-            if getattr(self, name) < 1:
-                raise InputError(name, f"expected at least 1 byte, got {getattr(self, name)}")
+        for name, allowed, expected in _OPTION_RULES:
+            value = getattr(self, name)
+            if not allowed(value):
+                raise InputError(name, f"expected {expected}, got {value}")
+
+
+# (option, whether a value is allowed, what is expected) for `SyncOptions`.
+_OPTION_RULES: Final[tuple[tuple[str, Callable[[Any], bool], str], ...]] = (
+    ("page_size", lambda value: value is None or value >= 1, "at least 1"),
+    ("timeout", lambda value: value > 0, "a positive number of seconds"),
+    ("max_retries", lambda value: value >= 0, "at least 0"),
+    ("backoff", lambda value: value >= 0, "at least 0 seconds"),
+    ("overlap", lambda value: value >= timedelta(0), "a positive duration"),
+    ("kinds", bool, "at least one record kind"),
+    ("max_page_bytes", lambda value: value >= 1, "at least 1 byte"),
+    ("max_decoded_page_bytes", lambda value: value >= 1, "at least 1 byte"),
+)
 
 
 # --- report and events --------------------------------------------------------------------
