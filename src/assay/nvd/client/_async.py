@@ -16,10 +16,8 @@ from assay.nvd.client._base import (
     CPES,
     CVEHISTORY,
     CVES,
-    DEFAULT_BASE_URL,
     MAX_REDIRECTS,
     SOURCES,
-    ClientSettings,
     Endpoint,
     Failed,
     Pager,
@@ -32,7 +30,6 @@ from assay.nvd.client._base import (
     records,
     settle,
 )
-from assay.nvd.client._body import MAX_DECODED_BYTES, MAX_WIRE_BYTES
 from assay.nvd.client._errors import (
     NvdRedirectError,
     NvdTimeoutError,
@@ -73,7 +70,7 @@ R = TypeVar("R", bound=Result)
 _log = logging.getLogger("assay.nvd.client")
 
 
-class AsyncNvdClient(SettingsView):
+class AsyncNvdClient(SettingsView[httpx.AsyncBaseTransport]):
     """`NvdClient` for asyncio: the same methods, awaitable; iterators are async.
 
     ```python
@@ -92,35 +89,7 @@ class AsyncNvdClient(SettingsView):
     followed within the base URL's origin only (`NvdRedirectError`). `transport` injects an `httpx.AsyncBaseTransport` (tests, proxies).
     """
 
-    def __init__(
-        self,
-        wait_time: int = 6000,
-        request_timeout: int = 20000,
-        max_retries: int = 3,
-        api_key: str | None = None,
-        base_url: str = DEFAULT_BASE_URL,
-        *,
-        transport: httpx.AsyncBaseTransport | None = None,
-        backoff: float = 1.0,
-        max_backoff: float = 60.0,
-        max_retry_after: float = 300.0,
-        headers: Mapping[str, str] | None = None,
-        max_wire_bytes: int = MAX_WIRE_BYTES,
-        max_decoded_bytes: int = MAX_DECODED_BYTES,
-    ) -> None:
-        settings = ClientSettings(
-            wait_time=wait_time,
-            request_timeout=request_timeout,
-            max_retries=max_retries,
-            api_key=api_key,
-            base_url=base_url,
-            backoff=backoff,
-            max_backoff=max_backoff,
-            max_retry_after=max_retry_after,
-            max_wire_bytes=max_wire_bytes,
-            max_decoded_bytes=max_decoded_bytes,
-        )
-        self._configure(settings, headers)
+    def _open(self, transport: httpx.AsyncBaseTransport | None) -> None:
         self._http = httpx.AsyncClient(
             transport=transport,
             timeout=httpx.Timeout(self._settings.timeout_seconds),

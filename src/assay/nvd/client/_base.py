@@ -75,6 +75,7 @@ REDIRECT_STATUSES: Final = frozenset({301, 302, 303, 307, 308})
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 R = TypeVar("R", bound=Result)
+T = TypeVar("T")
 
 _log = logging.getLogger("assay.nvd.client")
 
@@ -411,19 +412,46 @@ def settle(
     return Failed(error, headers.get("retry-after"))
 
 
-class SettingsView:
-    """The reference client's settings and the request state both clients keep."""
+class SettingsView(Generic[T]):
+    """What both clients share: the reference client's constructor and read-only
+    settings, the pacing and retry state. `T` is the client's httpx transport type."""
 
-    _settings: ClientSettings
-    _retry: RetryPolicy
-    _headers: dict[str, str]
-    _last_finished: float | None
+    def __init__(
+        self,
+        wait_time: int = 6000,
+        request_timeout: int = 20000,
+        max_retries: int = 3,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        transport: T | None = None,
+        backoff: float = 1.0,
+        max_backoff: float = 60.0,
+        max_retry_after: float = 300.0,
+        headers: Mapping[str, str] | None = None,
+        max_wire_bytes: int = MAX_WIRE_BYTES,
+        max_decoded_bytes: int = MAX_DECODED_BYTES,
+    ) -> None:
+        self._settings = ClientSettings(
+            wait_time=wait_time,
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            api_key=api_key,
+            base_url=base_url,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_retry_after=max_retry_after,
+            max_wire_bytes=max_wire_bytes,
+            max_decoded_bytes=max_decoded_bytes,
+        )
+        self._retry = self._settings.retry
+        self._headers = {**self._settings.headers(), **(headers or {})}
+        self._last_finished: float | None = None
+        self._open(transport)
 
-    def _configure(self, settings: ClientSettings, headers: Mapping[str, str] | None) -> None:
-        self._settings = settings
-        self._retry = settings.retry
-        self._headers = {**settings.headers(), **(headers or {})}
-        self._last_finished = None
+    def _open(self, transport: T | None) -> None:
+        """Create the HTTP client and the lock that serialises requests."""
+        raise NotImplementedError
 
     def _pause(self) -> float:
         """Seconds still to wait after the previous request (`wait_time`)."""
