@@ -188,6 +188,11 @@ class Operation(NamedTuple):
         return f"sync.{self.name}"
 
     @property
+    def meta_key(self) -> str:
+        """`checkpoint_key`, by the name the sync's `KindSpec` gave it."""
+        return self.checkpoint_key
+
+    @property
     def cursor_key(self) -> str:
         """The store meta key of the sync's change-cursor state (from another assay)."""
         return f"{self.checkpoint_key}.generation"

@@ -100,9 +100,9 @@ def export_snapshot(store: Store, out: IO[bytes], *, since: int | None = None) -
 def _cursor_keys(store: Store) -> list[str]:
     # The upstream checkpoints of `assay nvd sync` (not its cursors into another assay's
     # generations, which mean nothing to a store built from snapshots).
-    from assay.nvd.operations import OPERATIONS
+    from assay.nvd.sync import SPECS
 
-    return [operation.checkpoint_key for operation in OPERATIONS.values()]
+    return [spec.meta_key for spec in SPECS.values()]
 
 
 def check_fits(store: Store, manifest: Manifest, where: str) -> None:
