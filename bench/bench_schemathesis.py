@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench._fuzz import fuzz
 
-OPERATIONS_TIMES_MODES = 12  # 6 documented operations, positive and negative values
+OPERATIONS_TIMES_MODES = 18  # 9 documented operations (NVD 6, osv.dev 3), positive and negative
 DEFAULT_POSTGRES = os.environ.get(
     "ASSAY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
 )

@@ -117,3 +117,36 @@ def test_sigstore_is_a_leaf_adapter() -> None:
 def test_verify_and_nvd_meet_only_in_audit() -> None:
     assert _crossing("assay.verify", "assay.nvd") == []
     assert _crossing("assay.nvd", "assay.verify") == []
+
+
+def _private_owner(module: str) -> str | None:
+    """The package a `_`-prefixed module belongs to (None for a public module): the
+    modules of that package, and of its subpackages, may import it; no other may."""
+    parts = module.split(".")
+    for index, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:index])
+    return None
+
+
+def _private_imports(graph: dict[str, set[str]]) -> list[str]:
+    found = []
+    for name, imports in graph.items():
+        for target in imports:
+            owner = _private_owner(target)
+            if owner is not None and name != owner and not name.startswith(owner + "."):
+                found.append(f"{name} imports {target}")
+    return sorted(found)
+
+
+def test_no_private_module_is_imported_from_outside_its_package() -> None:
+    assert _private_imports(GRAPH) == []
+
+
+def test_the_check_finds_a_private_import() -> None:
+    graph = {
+        "assay.web.pages": {"assay.nvd.storage._records"},
+        "assay.nvd.storage.sqlite": {"assay.nvd.storage._records"},
+        "assay._cli.serve": {"assay._json_strict", "assay._cli._tree"},
+    }
+    assert _private_imports(graph) == ["assay.web.pages imports assay.nvd.storage._records"]

@@ -1,4 +1,4 @@
-"""The serving process's allocator settings (`assay.nvd.server._memory`)."""
+"""The serving process's allocator settings (`assay.nvd.server.memory`)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import pytest
 
 from assay._cli import main
 from assay.errors import InputError
-from assay.nvd.server._memory import DEFAULT_RESERVE_MIB, RESERVE_ENV, reserve_from_text
+from assay.nvd.server.memory import DEFAULT_RESERVE_MIB, RESERVE_ENV, reserve_from_text
 
 GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 
 # In a process of its own: the settings are process-wide.
 PROBE = """
 from pathlib import Path
-from assay.nvd.server._memory import keep_freed_memory, reserve_memory
+from assay.nvd.server.memory import keep_freed_memory, reserve_memory
 
 def rss_mib():
     for line in Path("/proc/self/status").read_text().splitlines():

@@ -98,7 +98,7 @@ def _validate(args: argparse.Namespace) -> int:
         reports.append(_validated_file(path, strict=strict))
     code = _validation_code(reports)
     if args.json:
-        from assay.attestation import _json
+        from assay.attestation import dump_json
 
         summary = {
             "valid": code == EXIT_OK,
@@ -107,7 +107,7 @@ def _validate(args: argparse.Namespace) -> int:
             "note": SIGNATURE_NOTE,
             "files": reports,
         }
-        sys.stdout.write(_json.dumps(summary, pretty=True).decode() + "\n")
+        sys.stdout.write(dump_json(summary, pretty=True).decode() + "\n")
     else:
         _print_reports(reports)
     return code
@@ -222,7 +222,7 @@ def _read(path: Path) -> list[Document]:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from assay.attestation import _json
+    from assay.attestation import dump_json
     from assay.attestation.migrate import migrate
 
     documents = _read(args.file)
@@ -246,7 +246,7 @@ def _migrate(args: argparse.Namespace) -> int:
             "signed": False,
             "documents": reports,
         }
-        sys.stdout.write(_json.dumps(report, pretty=True).decode() + "\n")
+        sys.stdout.write(dump_json(report, pretty=True).decode() + "\n")
         return EXIT_OK
     print("note: the migrated statement is unsigned", file=sys.stderr)
     if args.out is None:
@@ -281,7 +281,7 @@ def _print_migration_notes(location: str, result: Migration) -> None:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from assay.attestation import _json
+    from assay.attestation import dump_json
     from assay.attestation.schema import SCHEMA_NAMES, json_schema
 
     if args.list == (args.name is not None):
@@ -295,11 +295,11 @@ def _schema(args: argparse.Namespace) -> int:
             for schema in (json_schema(name),)
         ]
         if args.json:
-            sys.stdout.write(_json.dumps({"schemas": listing}, pretty=True).decode() + "\n")
+            sys.stdout.write(dump_json({"schemas": listing}, pretty=True).decode() + "\n")
         else:
             _print_listing(listing)
         return EXIT_OK
-    sys.stdout.write(_json.dumps(json_schema(args.name), pretty=True).decode() + "\n")
+    sys.stdout.write(dump_json(json_schema(args.name), pretty=True).decode() + "\n")
     return EXIT_OK
 
 

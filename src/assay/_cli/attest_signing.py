@@ -133,7 +133,7 @@ def _sign(args: argparse.Namespace) -> int:
     signers = load_private_keys(args.key, args.passphrase_env)
     payload = read_limited(args.file, dsse.MAX_ENVELOPE_BYTES)
     if args.payload_type == dsse.INTOTO_PAYLOAD_TYPE:
-        from assay.attestation._json import loads_strict
+        from assay.attestation import loads_strict
 
         try:
             loads_strict(payload, where=args.file, limit=dsse.MAX_ENVELOPE_BYTES, statement=True)

@@ -12,6 +12,7 @@ from assay._cli.nvd_follow import add_follow_options, follow, wants_snapshots
 from assay.config import STORE_ENV, default_store_url
 from assay.errors import InputError
 from assay.nvd.defaults import DEFAULT_BASE_URL, KINDS
+from assay.nvd.operations import OPERATIONS
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -33,7 +34,7 @@ def register(tree: CommandTree) -> None:
         "sync",
         help="Mirror an NVD-compatible API (NVD itself, or another assay) into a store.",
         description="Mirror an NVD API 2.0 service into a store: the first run loads every "
-        "CVE, CVE change, CPE and match criteria; later runs fetch what changed since the "
+        "CVE, CVE change, CPE, match criteria and source; later runs fetch what changed since the "
         "last checkpoint, in lastModified windows of at most 120 days. A checkpoint is "
         "committed after every page: a run stopped at any moment resumes where it stopped. "
         "Requests are paced as NVD allows (5 per 30 s, 50 with an API key); an upstream on "
@@ -90,8 +91,9 @@ def register(tree: CommandTree) -> None:
         "--page-size",
         type=int,
         default=None,
-        help="records per request (default and maximum: 2000 CVEs, 5000 changes, "
-        "10000 CPEs, 500 match criteria)",
+        help="records per request (default and maximum: "
+        + ", ".join(f"{op.max_page} {op.label}" for op in OPERATIONS.values())
+        + ")",
     )
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds allowed per answer (default 60)"
@@ -308,10 +310,10 @@ class _Display:
     def event(self, event: SyncEvent) -> None:
         from rich.markup import escape
 
-        from assay.nvd.sync import SPECS, KindFinished, KindStarted, Notice, PageStored
+        from assay.nvd.sync import KindFinished, KindStarted, Notice, PageStored
 
         if isinstance(event, KindStarted):
-            label = SPECS[event.kind].label
+            label = OPERATIONS[event.kind].label
             self.console.print(f"{label}: {escape(event.plan)}", highlight=False)
             self.tasks[event.kind] = self.progress.add_task(label, total=None)
             self.done[event.kind] = 0
@@ -335,8 +337,6 @@ def _summary(report: SyncReport, console: Console) -> None:
 
     from rich.table import Table
 
-    from assay.nvd.sync import SPECS
-
     table = Table(title="sync summary", show_edge=False)
     table.add_column("records")
     for column in ("fetched", "added", "updated", "unchanged", "rejected", "pages"):
@@ -344,7 +344,7 @@ def _summary(report: SyncReport, console: Console) -> None:
     for kind in report.kinds:
         counts = kind.counts
         table.add_row(
-            SPECS[kind.kind].label,
+            OPERATIONS[kind.kind].label,
             str(kind.fetched),
             str(counts.added),
             str(counts.updated),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from assay._cli import EXIT_OK, CommandTree, add_list_option
 from assay.config import READ_STORES_ENV, STORE_ENV, default_store_url
 from assay.errors import InputError
-from assay.nvd.server._memory import DEFAULT_RESERVE_MIB, RESERVE_ENV
+from assay.nvd.server.memory import DEFAULT_RESERVE_MIB, RESERVE_ENV
 
 if TYPE_CHECKING:
     import asyncio
@@ -138,7 +138,7 @@ def prepare_web(args: argparse.Namespace, url: str) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from assay.nvd.server._memory import reserve_from_text
+    from assay.nvd.server.memory import reserve_from_text
     from assay.nvd.server.service import SERVICE_ENV
 
     service = service_settings(args)

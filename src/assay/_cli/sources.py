@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from assay.cve5.importer import Cve5ImportReport
-    from assay.nvd.storage._cve5_sql import Cve5Store
+    from assay.nvd.storage.cve5 import Cve5Store
 
 STORE_HELP = f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)"
 JSON_HELP = "print the summary as JSON on stdout (docs/cli.md); progress stays on stderr"
@@ -148,7 +148,7 @@ def _console() -> Console:
 
 def _store(args: argparse.Namespace) -> Cve5Store:
     from assay.nvd.storage import open_store
-    from assay.nvd.storage._cve5_sql import cve5_store
+    from assay.nvd.storage.cve5 import cve5_store
 
     return cve5_store(open_store(args.store or default_store_url()))
 

@@ -35,6 +35,11 @@ Files, migration and schemas
     `migrate(statement) -> Migration` (`.statement` in provenance v1, `.losses`, `.notes`).
     `json_schema(name)` for each of `SCHEMA_NAMES` (Draft 2020-12).
 
+JSON
+    `loads_strict(data, where=...)`: one JSON document, bounded in size and depth, with
+    duplicate keys and non-RFC 8259 text refused (`AttestationError` naming the path);
+    `dump_json(value, pretty=...) -> bytes`.
+
 Constants
     `STATEMENT_V1`, `STATEMENT_V01`, `PROVENANCE_V1`, `PROVENANCE_V02`, `PROVENANCE_V01`,
     `VSA_V1`, `PAYLOAD_TYPE_INTOTO`, size limits `MAX_*`.
@@ -42,6 +47,8 @@ Constants
 
 from __future__ import annotations
 
+from assay.attestation._json import dumps as dump_json
+from assay.attestation._json import loads_strict
 from assay.attestation.constants import (
     MAX_DOCUMENT_BYTES,
     MAX_FILE_BYTES,
@@ -126,11 +133,13 @@ __all__ = [
     "VerificationSummaryV1",
     "Verifier",
     "build_vsa_statement",
+    "dump_json",
     "extract_payload",
     "format_timestamp",
     "has_errors",
     "is_intoto_payload_type",
     "json_schema",
+    "loads_strict",
     "migrate",
     "parse_statement",
     "read_documents",

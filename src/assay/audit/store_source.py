@@ -24,11 +24,13 @@ from assay.audit.source import (
     RecordCache,
 )
 from assay.errors import InputError
+from assay.nvd.checkpoint import sync_status, utc_text
 from assay.nvd.cpe import Cpe, parse_cpe
 from assay.nvd.cpe_query import MAX_RESULTS_PER_PAGE as MAX_CPE_PAGE
 from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cve_query import MAX_RESULTS_PER_PAGE, CveQuery
 from assay.nvd.defaults import LAST_IMPORT_KEY
+from assay.nvd.operations import OPERATIONS
 from assay.nvd.storage import Store
 from assay.urls import redact_url
 
@@ -48,7 +50,7 @@ class StoreSource:
         generation = self.store.get_meta("generation")
         return SourceStatus(
             generation=int(generation) if generation and generation.isdigit() else None,
-            last_sync=last_sync(self.store.get_meta("sync.cves")),
+            last_sync=last_sync(self.store),
             # NVD's records, or else the CVE 5 records (a store of `assay cve import` only).
             cve_count=self.store.count_cves() or _count_cve5(self.store),
             url=redact_url(self.store.url),
@@ -168,18 +170,11 @@ def _criteria_names(record: Record) -> Iterator[Cpe]:
                     continue
 
 
-def last_sync(checkpoint: str | None) -> str | None:
-    """The time a mirror is complete up to (its CVE checkpoint, incremental phase)."""
-    if not checkpoint:
-        return None
-    try:
-        value = orjson.loads(checkpoint)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(value, dict) or value.get("phase") != "incremental":
-        return None
-    since = value.get("since")
-    return since if isinstance(since, str) else None
+def last_sync(store: Store) -> str | None:
+    """The time a mirror holds every CVE up to (its CVE sync, `...Z`), if it has one."""
+    status = sync_status(store.get_meta, OPERATIONS["cves"])
+    moment = None if status is None else status.complete_to
+    return None if moment is None else utc_text(moment)
 
 
 def open_store_source(url: str) -> StoreSource:

@@ -22,15 +22,12 @@ from dataclasses import dataclass, replace
 
 from assay.errors import InputError, QueryError
 from assay.nvd.cpe import Cpe, parse_cpe
-from assay.nvd.params import RawQuery, Window, parse_generation, printable
+from assay.nvd.operations import OPERATIONS
+from assay.nvd.params import RawQuery, Window, parse_generation, parse_keywords, printable
 
-MAX_RESULTS_PER_PAGE = 10000
-MAX_KEYWORDS = 20
+MAX_RESULTS_PER_PAGE = OPERATIONS["cpes"].max_page
 
-PARAMETERS = (
-    "cpeNameId", "cpeMatchString", "keywordExactMatch", "keywordSearch",
-    "lastModStartDate", "lastModEndDate", "matchCriteriaId", "resultsPerPage", "startIndex", "sinceGeneration",
-)  # fmt: skip
+PARAMETERS = OPERATIONS["cpes"].wire_names
 
 UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
 
@@ -93,17 +90,3 @@ def parse_match_string(raw: RawQuery, name: str, *, partial: bool) -> Cpe | None
         return parse_cpe(value, partial=partial)
     except InputError as error:
         raise QueryError(name, f"Invalid {name}: {error.reason}") from None
-
-
-def parse_keywords(raw: RawQuery) -> tuple[tuple[str, ...], bool]:
-    """`keywordSearch` split on white space, and whether `keywordExactMatch` is on."""
-    keywords: tuple[str, ...] = ()
-    text = raw.text("keywordSearch")
-    if text is not None:
-        keywords = tuple(text.split())
-        if len(keywords) > MAX_KEYWORDS:
-            raise QueryError("keywordSearch", f"keywordSearch has more than {MAX_KEYWORDS} words")
-    exact = raw.flag("keywordExactMatch")
-    if exact and not keywords:
-        raise QueryError("keywordExactMatch", "keywordExactMatch requires keywordSearch")
-    return keywords, exact

@@ -20,14 +20,12 @@ from dataclasses import dataclass, replace
 
 from assay.nvd.cpe import Cpe
 from assay.nvd.cpe_query import parse_match_string, parse_uuid
+from assay.nvd.operations import OPERATIONS
 from assay.nvd.params import RawQuery, Window, parse_cve_id, parse_generation
 
-MAX_RESULTS_PER_PAGE = 500
+MAX_RESULTS_PER_PAGE = OPERATIONS["cpematch"].max_page
 
-PARAMETERS = (
-    "cveId", "lastModStartDate", "lastModEndDate", "matchCriteriaId", "matchStringSearch",
-    "resultsPerPage", "startIndex", "sinceGeneration",
-)  # fmt: skip
+PARAMETERS = OPERATIONS["cpematch"].wire_names
 
 
 @dataclass(frozen=True, slots=True)

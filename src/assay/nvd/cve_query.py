@@ -14,37 +14,23 @@ from dataclasses import dataclass, replace
 
 from assay.errors import InputError, QueryError
 from assay.nvd.cpe import Cpe, parse_cpe
+from assay.nvd.operations import CVE_TAGS, CVSS_SEVERITIES, OPERATIONS
 from assay.nvd.params import (
     RawQuery,
     Window,
     parse_cve_id,
     parse_cve_ids,
     parse_generation,
+    parse_keywords,
     printable,
 )
 
-MAX_RESULTS_PER_PAGE = 2000
-MAX_KEYWORDS = 20
+MAX_RESULTS_PER_PAGE = OPERATIONS["cves"].max_page
 
-PARAMETERS = (
-    "cpeName", "cveId", "cveIds", "cveTag",
-    "cvssV2Metrics", "cvssV2Severity", "cvssV3Metrics", "cvssV3Severity",
-    "cvssV4Metrics", "cvssV4Severity", "cweId",
-    "hasCertAlerts", "hasCertNotes", "hasKev", "hasOval", "isVulnerable",
-    "keywordExactMatch", "keywordSearch", "kevStartDate", "kevEndDate",
-    "lastModStartDate", "lastModEndDate", "noRejected", "pubStartDate", "pubEndDate",
-    "resultsPerPage", "startIndex", "sourceIdentifier",
-    "versionStart", "versionStartType", "versionEnd", "versionEndType",
-    "virtualMatchString", "sinceGeneration",
-)  # fmt: skip
+PARAMETERS = OPERATIONS["cves"].wire_names
 
 CWE_ID = re.compile(r"CWE-\d{1,9}|NVD-CWE-Other|NVD-CWE-noinfo", re.IGNORECASE)
-CVE_TAGS = ("disputed", "unsupported-when-assigned", "exclusively-hosted-service")
-SEVERITIES = {
-    "V2": ("LOW", "MEDIUM", "HIGH"),
-    "V3": ("LOW", "MEDIUM", "HIGH", "CRITICAL"),
-    "V4": ("LOW", "MEDIUM", "HIGH", "CRITICAL"),
-}
+SEVERITIES = CVSS_SEVERITIES
 # Metric names each CVSS version defines (base, temporal/threat, environmental, supplemental).
 CVSS_METRICS = {
     "V2": frozenset(
@@ -173,36 +159,8 @@ def parse_cve_query(pairs: Iterable[tuple[str, str]]) -> CveQuery:
     """Validate decoded query-string pairs and build a `CveQuery`."""
     raw = RawQuery(pairs, PARAMETERS)
 
-    cpe_name = _cpe(raw, "cpeName", complete_product=True)
-    virtual = _cpe(raw, "virtualMatchString", complete_product=False)
-    is_vulnerable = raw.flag("isVulnerable")
-    if is_vulnerable and cpe_name is None:
-        raise QueryError("isVulnerable", "isVulnerable requires cpeName")
-    version_start = _version_bound(raw, "versionStart", "versionStartType")
-    version_end = _version_bound(raw, "versionEnd", "versionEndType")
-    if virtual is not None and is_vulnerable and cpe_name is None:
-        raise QueryError("isVulnerable", "isVulnerable cannot be combined with virtualMatchString")
-    if (version_start or version_end) and virtual is None:
-        name = "versionStart" if version_start else "versionEnd"
-        raise QueryError(name, f"{name} requires virtualMatchString")
-    if (version_start or version_end) and virtual is not None and virtual.version not in ("*",):
-        raise QueryError(
-            "virtualMatchString",
-            "virtualMatchString cannot contain a version when versionStart or versionEnd is given",
-        )
-    if cpe_name is not None:
-        # NVD: "if both cpeName and virtualMatchString are provided, only cpeName is used".
-        virtual, version_start, version_end = None, None, None
-
-    keywords: tuple[str, ...] = ()
-    keyword_text = raw.text("keywordSearch")
-    if keyword_text is not None:
-        keywords = tuple(keyword_text.split())
-        if len(keywords) > MAX_KEYWORDS:
-            raise QueryError("keywordSearch", f"keywordSearch has more than {MAX_KEYWORDS} words")
-    keyword_exact = raw.flag("keywordExactMatch")
-    if keyword_exact and not keywords:
-        raise QueryError("keywordExactMatch", "keywordExactMatch requires keywordSearch")
+    cpe_name, is_vulnerable, virtual, version_start, version_end = _cpe_filters(raw)
+    keywords, keyword_exact = parse_keywords(raw)
 
     return CveQuery(
         cve_id=parse_cve_id(raw, "cveId"),
@@ -233,6 +191,33 @@ def parse_cve_query(pairs: Iterable[tuple[str, str]]) -> CveQuery:
             "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE
         ),
     )
+
+
+_CpeFilters = tuple[Cpe | None, bool, Cpe | None, VersionBound | None, VersionBound | None]
+
+
+def _cpe_filters(raw: RawQuery) -> _CpeFilters:
+    """`cpeName` with `isVulnerable`, or `virtualMatchString` with its version range."""
+    cpe_name = _cpe(raw, "cpeName", complete_product=True)
+    virtual = _cpe(raw, "virtualMatchString", complete_product=False)
+    is_vulnerable = raw.flag("isVulnerable")
+    if is_vulnerable and cpe_name is None:
+        raise QueryError("isVulnerable", "isVulnerable requires cpeName")
+    version_start = _version_bound(raw, "versionStart", "versionStartType")
+    version_end = _version_bound(raw, "versionEnd", "versionEndType")
+    ranged = version_start is not None or version_end is not None
+    if ranged and virtual is None:
+        name = "versionStart" if version_start else "versionEnd"
+        raise QueryError(name, f"{name} requires virtualMatchString")
+    if ranged and virtual is not None and virtual.version != "*":
+        raise QueryError(
+            "virtualMatchString",
+            "virtualMatchString cannot contain a version when versionStart or versionEnd is given",
+        )
+    if cpe_name is not None:
+        # NVD: "if both cpeName and virtualMatchString are provided, only cpeName is used".
+        return cpe_name, is_vulnerable, None, None, None
+    return cpe_name, is_vulnerable, virtual, version_start, version_end
 
 
 def _cwe_id(raw: RawQuery) -> str | None:

@@ -76,18 +76,8 @@ def cve_facts(obj: Any, where: str = "$") -> CveFacts:
     vuln_status = obj.get("vulnStatus", "")
     if not isinstance(vuln_status, str):
         raise InputError(f"{where}.vulnStatus", f"expected a string, found {_kind(vuln_status)}")
-    descriptions = obj.get("descriptions", [])
-    if not isinstance(descriptions, list):
-        raise InputError(f"{where}.descriptions", f"expected an array, found {_kind(descriptions)}")
-    english = [
-        d["value"]
-        for d in descriptions
-        if isinstance(d, dict) and d.get("lang") == "en" and isinstance(d.get("value"), str)
-    ]
+    english = _english(obj, where)
     rejected = vuln_status == "Rejected" or any(text.startswith("** REJECT **") for text in english)
-    kev_added = obj.get("cisaExploitAdd")
-    if kev_added is not None and not isinstance(kev_added, str):
-        raise InputError(f"{where}.cisaExploitAdd", f"expected a date, found {_kind(kev_added)}")
     if "metrics" not in obj:
         # NVD always emits `metrics` (nvdlib fails without it); records from older
         # sources may lack it.
@@ -101,12 +91,32 @@ def cve_facts(obj: Any, where: str = "$") -> CveFacts:
         last_modified=last_modified,
         vuln_status=vuln_status,
         rejected=rejected,
-        kev_added=f"{kev_added[:10]}T00:00:00.000" if kev_added else None,
+        kev_added=_kev_added(obj, where),
         search_text="\n".join(english),
         facets=tuple(dict.fromkeys(map(_shared_facet, _facets(obj, where)))),
         criteria=_criteria(obj, where),
         record=record,
     )
+
+
+def _english(obj: dict[str, Any], where: str) -> list[str]:
+    """The English descriptions of a CVE."""
+    descriptions = obj.get("descriptions", [])
+    if not isinstance(descriptions, list):
+        raise InputError(f"{where}.descriptions", f"expected an array, found {_kind(descriptions)}")
+    return [
+        d["value"]
+        for d in descriptions
+        if isinstance(d, dict) and d.get("lang") == "en" and isinstance(d.get("value"), str)
+    ]
+
+
+def _kev_added(obj: dict[str, Any], where: str) -> str | None:
+    """The day CISA added the CVE to its KEV catalog, as stored (midnight UTC)."""
+    added = obj.get("cisaExploitAdd")
+    if added is not None and not isinstance(added, str):
+        raise InputError(f"{where}.cisaExploitAdd", f"expected a date, found {_kind(added)}")
+    return f"{added[:10]}T00:00:00.000" if added else None
 
 
 # Facets repeat across records (a few thousand distinct values): one tuple each, so a
@@ -127,18 +137,36 @@ def _shared_facet(facet: tuple[str, str]) -> tuple[str, str]:
 def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str]]:
     sources: set[str] = set()
     _add_source(sources, obj.get("sourceIdentifier"))
+    yield from _tag_facets(obj, sources)
+    yield from _cwe_facets(obj, sources)
+    yield from _reference_facets(obj, sources)
+    metrics = obj.get("metrics")
+    if metrics is not None and not isinstance(metrics, dict):
+        raise InputError(f"{where}.metrics", f"expected an object, found {_kind(metrics)}")
+    yield from _metric_facets(metrics or {}, sources)
+    for source in sorted(sources):
+        yield "source", source
+
+
+def _tag_facets(obj: dict[str, Any], sources: set[str]) -> Iterator[tuple[str, str]]:
     for tag_set in _list(obj, "cveTags"):
         if isinstance(tag_set, dict):
             _add_source(sources, tag_set.get("sourceIdentifier"))
             for tag in tag_set.get("tags") or ():
                 if isinstance(tag, str):
                     yield "tag", tag.lower()
+
+
+def _cwe_facets(obj: dict[str, Any], sources: set[str]) -> Iterator[tuple[str, str]]:
     for weakness in _list(obj, "weaknesses"):
         if isinstance(weakness, dict):
             _add_source(sources, weakness.get("source"))
             for description in weakness.get("description") or ():
                 if isinstance(description, dict) and isinstance(description.get("value"), str):
                     yield "cwe", description["value"].upper()
+
+
+def _reference_facets(obj: dict[str, Any], sources: set[str]) -> Iterator[tuple[str, str]]:
     urls: list[str] = []
     for reference in _list(obj, "references"):
         if isinstance(reference, dict):
@@ -153,33 +181,32 @@ def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str]]:
     ):
         if any(marker in linked for marker in markers):
             yield kind, "1"
-    metrics = obj.get("metrics")
-    if metrics is not None and not isinstance(metrics, dict):
-        raise InputError(f"{where}.metrics", f"expected an object, found {_kind(metrics)}")
-    for version, keys in (
-        ("V2", ("cvssMetricV2",)),
-        ("V3", V3_METRIC_KEYS),
-        ("V4", ("cvssMetricV40",)),
-    ):
+
+
+_METRIC_KEYS = (("V2", ("cvssMetricV2",)), ("V3", V3_METRIC_KEYS), ("V4", ("cvssMetricV40",)))
+
+
+def _metric_facets(metrics: dict[str, Any], sources: set[str]) -> Iterator[tuple[str, str]]:
+    for version, keys in _METRIC_KEYS:
         for key in keys:
-            for entry in (metrics or {}).get(key) or ():
-                if not isinstance(entry, dict):
-                    continue
-                _add_source(sources, entry.get("source"))
-                data = entry.get("cvssData")
-                if not isinstance(data, dict):
-                    data = {}
-                # v2 keeps baseSeverity beside cvssData (inside it in 2022 beta records).
-                severity = data.get("baseSeverity") or entry.get("baseSeverity")
-                if isinstance(severity, str):
-                    yield f"sev{version}", severity.upper()
-                vector = data.get("vectorString")
-                if isinstance(vector, str):
-                    normalized = cvss_vector(vector)
-                    if normalized:
-                        yield f"vec{version}", normalized
-    for source in sorted(sources):
-        yield "source", source
+            for entry in metrics.get(key) or ():
+                if isinstance(entry, dict):
+                    _add_source(sources, entry.get("source"))
+                    yield from _cvss_facets(version, entry)
+
+
+def _cvss_facets(version: str, entry: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    data = entry.get("cvssData")
+    if not isinstance(data, dict):
+        data = {}
+    # v2 keeps baseSeverity beside cvssData (inside it in 2022 beta records).
+    severity = data.get("baseSeverity") or entry.get("baseSeverity")
+    if isinstance(severity, str):
+        yield f"sev{version}", severity.upper()
+    vector = data.get("vectorString")
+    normalized = cvss_vector(vector) if isinstance(vector, str) else ""
+    if normalized:
+        yield f"vec{version}", normalized
 
 
 def cvss_vector(vector: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from assay.errors import QueryError
+from assay.nvd.operations import CVE_HISTORY_EVENT_NAMES, OPERATIONS
 from assay.nvd.params import (
     RawQuery,
     Window,
@@ -24,31 +25,11 @@ from assay.nvd.params import (
     printable,
 )
 
-MAX_RESULTS_PER_PAGE = 5000
+MAX_RESULTS_PER_PAGE = OPERATIONS["cvehistory"].max_page
 
-PARAMETERS = (
-    "changeStartDate", "changeEndDate", "cveId", "cveIds", "eventName",
-    "resultsPerPage", "startIndex", "sinceGeneration",
-)  # fmt: skip
+PARAMETERS = OPERATIONS["cvehistory"].wire_names
 
-EVENT_NAMES = (
-    "New CVE Received",
-    "Initial Analysis",
-    "Reanalysis",
-    "CVE Modified",
-    "Modified Analysis",
-    "CVE Translated",
-    "Vendor Comment",
-    "CVE Source Update",
-    "CPE Deprecation Remap",
-    "CWE Remap",
-    "Reference Tag Update",
-    "CVE Rejected",
-    "CVE Unrejected",
-    "CVE CISA KEV Update",
-    "CVE Status Change",
-    "Data Remediation",
-)
+EVENT_NAMES = CVE_HISTORY_EVENT_NAMES
 _EVENTS_BY_KEY = {name.lower(): name for name in EVENT_NAMES}
 
 

@@ -21,6 +21,7 @@ MAX_PARAMETERS = 40
 MAX_VALUE_LENGTH = 2048
 INVALID_DATE = "Invalid ISO 8601 date/time format, see documentation."
 MAX_CVE_IDS = 100
+MAX_KEYWORDS = 20
 # Words for a full-text index (SQLite's FTS5 refuses a NUL in a query; no word holds one).
 NO_NUL = frozenset({"keywordSearch"})
 # The largest integer a parameter may hold (the stores' 64-bit offsets); a larger
@@ -163,3 +164,17 @@ def parse_generation(raw: RawQuery) -> int | None:
     if GENERATION_PARAMETER not in raw:
         return None
     return raw.integer(GENERATION_PARAMETER, default=0)
+
+
+def parse_keywords(raw: RawQuery) -> tuple[tuple[str, ...], bool]:
+    """`keywordSearch` split on white space, and whether `keywordExactMatch` is on."""
+    keywords: tuple[str, ...] = ()
+    text = raw.text("keywordSearch")
+    if text is not None:
+        keywords = tuple(text.split())
+        if len(keywords) > MAX_KEYWORDS:
+            raise QueryError("keywordSearch", f"keywordSearch has more than {MAX_KEYWORDS} words")
+    exact = raw.flag("keywordExactMatch")
+    if exact and not keywords:
+        raise QueryError("keywordExactMatch", "keywordExactMatch requires keywordSearch")
+    return keywords, exact

@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from assay.nvd.operations import OPERATIONS
 from assay.nvd.params import RawQuery, Window, parse_generation
 
-MAX_RESULTS_PER_PAGE = 1000
+MAX_RESULTS_PER_PAGE = OPERATIONS["source"].max_page
 
-PARAMETERS = (
-    "lastModStartDate", "lastModEndDate", "resultsPerPage", "sourceIdentifier", "startIndex", "sinceGeneration",
-)  # fmt: skip
+PARAMETERS = OPERATIONS["source"].wire_names
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from assay import _yaml_strict
 from assay._json_strict import first_problem
-from assay.attestation._json import loads_strict
+from assay.attestation import loads_strict
 from assay.errors import AttestationError, InputError
 from assay.keys import MAX_PEM_BYTES, PublicKey, load_public_key
 from assay.policy.model import (

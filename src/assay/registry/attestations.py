@@ -101,9 +101,9 @@ def _certificate_chain(annotations: dict[str, Any], where: str) -> list[dict[str
 
 def _rekor_entry(annotations: dict[str, Any], where: str) -> dict[str, Any]:
     """The transparency log entry of cosign's bundle annotation (a Rekor promise)."""
-    from assay.sigstore import _json
+    from assay.sigstore import load_json
 
-    promise = _json.loads(annotations.get(COSIGN_BUNDLE) or "{}", f"{where}: {COSIGN_BUNDLE}")
+    promise = load_json(annotations.get(COSIGN_BUNDLE) or "{}", f"{where}: {COSIGN_BUNDLE}")
     payload = promise.get("Payload") if isinstance(promise, dict) else None
     if not isinstance(payload, dict) or "SignedEntryTimestamp" not in promise:
         raise RegistryError(where, f"expected the Rekor promise in {COSIGN_BUNDLE}")
@@ -124,14 +124,14 @@ def _rekor_entry(annotations: dict[str, Any], where: str) -> dict[str, Any]:
 
 def cosign_bundle(layer: dict[str, Any], envelope: bytes, where: str) -> dict[str, Any]:
     """A cosign attestation layer as the v0.1 Sigstore bundle it amounts to."""
-    from assay.sigstore import _json
+    from assay.sigstore import load_json
 
     annotations = layer.get("annotations")
     if not isinstance(annotations, dict):
         raise RegistryError(where, "expected the layer's cosign annotations")
     chain = _certificate_chain(annotations, where)
     entry = _rekor_entry(annotations, where)
-    document = _json.loads(envelope, f"{where}: layer")
+    document = load_json(envelope, f"{where}: layer")
     return {
         "mediaType": V01,
         "verificationMaterial": {
@@ -152,9 +152,9 @@ def _cosign_layer(
     found.fetched.append(Fetched(url, layer["digest"], DSSE_LAYER, data))
     annotations = layer.get("annotations")
     if isinstance(annotations, dict) and not annotations.get(COSIGN_CERTIFICATE):
-        from assay.sigstore import _json
+        from assay.sigstore import load_json
 
-        envelope = _json.loads(data, label)
+        envelope = load_json(data, label)
         if not isinstance(envelope, dict):
             raise RegistryError(url, "expected a DSSE envelope (a JSON object)")
         found.key_signed.append((label, envelope))
@@ -179,7 +179,7 @@ def _cosign_attestations(client: ImageSource, found: ImageAttestations) -> None:
 
 def _referrer(client: ImageSource, found: ImageAttestations, descriptor: dict[str, Any]) -> None:
     """One Sigstore bundle the OCI referrers API lists for the image."""
-    from assay.sigstore import _json
+    from assay.sigstore import load_json
 
     reference = found.reference
     artifact_type = descriptor.get("artifactType")
@@ -194,7 +194,7 @@ def _referrer(client: ImageSource, found: ImageAttestations, descriptor: dict[st
     url = f"{reference.base_url}/blobs/{layers[0]['digest']}"
     found.fetched.append(Fetched(url, layers[0]["digest"], str(artifact_type), data))
     label = f"{reference.with_digest(found.digest)} (referrer {manifest.digest})"
-    document = _json.loads(data, label)
+    document = load_json(data, label)
     if not isinstance(document, dict):
         raise RegistryError(url, "expected a Sigstore bundle (a JSON object)")
     found.bundles.append((label, document))

@@ -516,10 +516,10 @@ def _retry_after(header: str | None, attempt: int) -> float:
 
 
 def _manifest(data: bytes, url: str, content_type: str) -> Manifest:
-    from assay.sigstore import _json
+    from assay.sigstore import load_json
 
     try:
-        document = _json.loads(data, url)
+        document = load_json(data, url)
     except Exception as failure:
         raise RegistryError(url, f"expected a JSON manifest ({failure})") from None
     if not isinstance(document, dict):

@@ -16,7 +16,7 @@ from urllib.parse import quote, urlsplit
 
 from assay.errors import AttestationError, RegistryError
 from assay.registry.api import MAX_DOCUMENT_BYTES, ApiClient
-from assay.sigstore import _json
+from assay.sigstore import load_json
 
 DEFAULT_API: Final = "https://api.github.com"
 MAX_LIMIT: Final = 1000
@@ -97,7 +97,7 @@ def fetch_bundles(
 
 
 def _page_entries(body: bytes, url: str) -> list[Any]:
-    document = _json.loads(body, url)
+    document = load_json(body, url)
     entries = document.get("attestations") if isinstance(document, dict) else None
     if not isinstance(entries, list):
         raise RegistryError(url, 'expected {"attestations": [...]}')
@@ -114,7 +114,7 @@ def _bundle(api: ApiClient, entry: Any, label: str) -> dict[str, Any]:
     if not isinstance(link, str):
         raise RegistryError(label, "expected a bundle or a bundle_url")
     compressed, _ = api.get(link)  # no token: the storage host is not GitHub's API
-    document = _json.loads(snappy_decompress(compressed, MAX_DOCUMENT_BYTES, link), link)
+    document = load_json(snappy_decompress(compressed, MAX_DOCUMENT_BYTES, link), link)
     if not isinstance(document, dict):
         raise RegistryError(link, "expected a Sigstore bundle (a JSON object)")
     return document

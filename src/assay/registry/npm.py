@@ -35,7 +35,7 @@ from assay.keys import PublicKey, load_public_key
 from assay.policy.refs import is_release_tag, normalize_repository, split_ref
 from assay.policy.slsa_github import GENERATOR, GITHUB_ISSUER, Options, testing_mode
 from assay.results import Check
-from assay.sigstore import _json
+from assay.sigstore import load_json
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
 from assay.verify.artifact import check_options
 
@@ -75,7 +75,7 @@ def registry_keys(data: bytes | None = None, where: str = "npm-registry.json") -
     """npm's keys for publish attestations: the shipped `keys.json`, or `data`."""
     if data is None:
         data = resources.files("assay.registry").joinpath("keys/npm-registry.json").read_bytes()
-    document = _json.loads(data, where)
+    document = load_json(data, where)
     keys = document.get("keys") if isinstance(document, dict) else None
     if not isinstance(keys, list):
         raise AttestationError(f"{where}: $.keys", "expected a list of keys")
@@ -134,7 +134,7 @@ class NpmVerification:
 
 
 def _attestation_items(data: bytes, where: str) -> list[Any]:
-    document = _json.loads(data, where)
+    document = load_json(data, where)
     items = document.get("attestations") if isinstance(document, dict) else None
     if not isinstance(items, list):
         raise AttestationError(f"{where}: $.attestations", "expected npm's list of attestations")
@@ -167,7 +167,7 @@ def _attestations(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, An
 
 
 def _statement(payload: bytes, where: str) -> dict[str, Any]:
-    statement = _json.loads(payload, f"{where}: payload")
+    statement = load_json(payload, f"{where}: payload")
     if not isinstance(statement, dict):
         raise AttestationError(f"{where}: payload", "expected an in-toto statement")
     return statement

@@ -25,7 +25,7 @@ from urllib.parse import quote
 from assay import protocol
 from assay.errors import AttestationError, VerificationError
 from assay.results import Check
-from assay.sigstore import _json
+from assay.sigstore import load_json
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
 
 DEFAULT_INDEX: Final = "https://pypi.org"
@@ -66,7 +66,7 @@ def name_and_version(filename: str) -> tuple[str, str]:
 
 def release_files(data: bytes, where: str) -> list[tuple[str, str]]:
     """(file name, sha256) of each distribution of PyPI's JSON API answer for a release."""
-    document = _json.loads(data, where)
+    document = load_json(data, where)
     urls = document.get("urls") if isinstance(document, dict) else None
     if not isinstance(urls, list):
         raise AttestationError(f"{where}: $.urls", "expected the release's distributions")
@@ -137,7 +137,7 @@ class DistributionVerification:
 
 def _publishers(data: bytes, where: str) -> list[dict[str, Any] | None]:
     """The publisher of each `attestation_bundles` group (None where there is none)."""
-    document = _json.loads(data, where)
+    document = load_json(data, where)
     groups = document.get("attestation_bundles") if isinstance(document, dict) else None
     if not isinstance(groups, list):
         return []
@@ -206,7 +206,7 @@ def _attestation_checks(
     item.signature = verified
     item.checks.append(Check("signature", True, "a verified Sigstore bundle", "verified"))
     assert verified.payload is not None
-    statement = _json.loads(verified.payload, f"{item.where}: payload")
+    statement = load_json(verified.payload, f"{item.where}: payload")
     _statement_checks(
         item, statement if isinstance(statement, dict) else {}, result.filename, result.sha256
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from assay import attestation, protocol
-from assay.attestation._json import loads_strict
+from assay.attestation import loads_strict
 from assay.attestation.constants import MAX_PAYLOAD_BYTES
 from assay.attestation.provenance import Material, ProvenanceV01, ProvenanceV02, ProvenanceV1
 from assay.attestation.views import ResourceDescriptor

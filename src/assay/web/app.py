@@ -269,7 +269,7 @@ def app_from_environment() -> Starlette:
     """Factory for `uvicorn --factory`: reads `ASSAY_STORE`, `ASSAY_READ_STORES` and
     `ASSAY_ACCESS_LOG`."""
     from assay.config import default_store_url, read_store_urls
-    from assay.nvd.server._memory import prepare_serving_process
+    from assay.nvd.server.memory import prepare_serving_process
 
     prepare_serving_process()
     service = ServiceSettings.from_environment()

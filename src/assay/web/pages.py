@@ -333,7 +333,7 @@ def _cve_sources(store: object, cve_id: str) -> tuple[Any, SourcesView]:
     epss: tuple[float, float, str, str] | None = None
     if hasattr(store, "cve5_records"):
         from assay.cve5.record import read_record
-        from assay.nvd.storage._cve5_sql import cve5_store
+        from assay.nvd.storage.cve5 import cve5_store
 
         tables = cve5_store(store)
         raw = tables.cve5_records([cve_id]).get(cve_id)

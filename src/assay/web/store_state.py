@@ -11,14 +11,13 @@ import logging
 import threading
 from dataclasses import dataclass
 
-import orjson
-
+from assay.nvd.checkpoint import sync_status, utc_text
 from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cpematch_query import CpeMatchQuery
+from assay.nvd.operations import OPERATIONS
 from assay.nvd.storage import Store
 from assay.urls import redact_url
 
-SYNC_KINDS = ("cves", "cvehistory", "cpes", "cpematch")
 STORE_UNAVAILABLE = "the store is unavailable; try again shortly"
 """What a public page or probe says when the store fails: what failed (host, database,
 user) goes to the server's log only."""
@@ -60,21 +59,15 @@ def generation_of(store: Store) -> int:
 
 def _syncs(store: Store) -> tuple[SyncState, ...]:
     found: list[SyncState] = []
-    for kind in SYNC_KINDS:
-        text = store.get_meta(f"sync.{kind}")
-        if not text:
-            continue
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
+    for operation in OPERATIONS.values():
+        status = sync_status(store.get_meta, operation)
+        if status is not None:
             found.append(
                 SyncState(
-                    kind=kind,
-                    upstream=redact_url(str(value.get("upstream", ""))),
-                    phase=str(value.get("phase", "")),
-                    since=str(value.get("since", "")),
+                    kind=operation.name,
+                    upstream=redact_url(status.upstream),
+                    phase=status.phase,
+                    since="" if status.since is None else utc_text(status.since),
                 )
             )
     return tuple(found)

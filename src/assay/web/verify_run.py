@@ -131,7 +131,7 @@ def validate_file(item: InputFile) -> FileValidation:
 def screen_policy_keys(data: bytes, source: str) -> None:
     """Refuse a posted policy whose keys are file paths: they would be read on the server."""
     from assay import _yaml_strict
-    from assay.attestation._json import loads_strict
+    from assay.attestation import loads_strict
     from assay.policy.loader import MAX_POLICY_BYTES, MAX_POLICY_DEPTH
 
     try:

@@ -16,25 +16,22 @@ from assay.nvd.client._base import (
     CPES,
     CVEHISTORY,
     CVES,
-    DEFAULT_BASE_URL,
     MAX_REDIRECTS,
     SOURCES,
-    ClientSettings,
     Endpoint,
+    Failed,
     Pager,
     SettingsView,
-    api_error,
     concat,
     decoded,
     filters_only,
     pager_for,
     query_for,
+    records,
+    settle,
 )
-from assay.nvd.client._body import MAX_DECODED_BYTES, MAX_WIRE_BYTES
 from assay.nvd.client._errors import (
-    NvdClientError,
     NvdRedirectError,
-    NvdResponseError,
     NvdTimeoutError,
     NvdTransportError,
 )
@@ -73,7 +70,7 @@ R = TypeVar("R", bound=Result)
 _log = logging.getLogger("assay.nvd.client")
 
 
-class AsyncNvdClient(SettingsView):
+class AsyncNvdClient(SettingsView[httpx.AsyncBaseTransport]):
     """`NvdClient` for asyncio: the same methods, awaitable; iterators are async.
 
     ```python
@@ -92,43 +89,13 @@ class AsyncNvdClient(SettingsView):
     followed within the base URL's origin only (`NvdRedirectError`). `transport` injects an `httpx.AsyncBaseTransport` (tests, proxies).
     """
 
-    def __init__(
-        self,
-        wait_time: int = 6000,
-        request_timeout: int = 20000,
-        max_retries: int = 3,
-        api_key: str | None = None,
-        base_url: str = DEFAULT_BASE_URL,
-        *,
-        transport: httpx.AsyncBaseTransport | None = None,
-        backoff: float = 1.0,
-        max_backoff: float = 60.0,
-        max_retry_after: float = 300.0,
-        headers: Mapping[str, str] | None = None,
-        max_wire_bytes: int = MAX_WIRE_BYTES,
-        max_decoded_bytes: int = MAX_DECODED_BYTES,
-    ) -> None:
-        self._settings = ClientSettings(
-            wait_time=wait_time,
-            request_timeout=request_timeout,
-            max_retries=max_retries,
-            api_key=api_key,
-            base_url=base_url,
-            backoff=backoff,
-            max_backoff=max_backoff,
-            max_retry_after=max_retry_after,
-            max_wire_bytes=max_wire_bytes,
-            max_decoded_bytes=max_decoded_bytes,
-        )
-        self._retry = self._settings.retry
-        self._headers = {**self._settings.headers(), **(headers or {})}
+    def _open(self, transport: httpx.AsyncBaseTransport | None) -> None:
         self._http = httpx.AsyncClient(
             transport=transport,
             timeout=httpx.Timeout(self._settings.timeout_seconds),
             follow_redirects=False,  # followed in `_send`, within the origin only
         )
         self._lock = asyncio.Lock()
-        self._last_finished: float | None = None
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -224,23 +191,23 @@ class AsyncNvdClient(SettingsView):
 
     def iter_cves(self, **params: Unpack[CvesParams]) -> AsyncIterator[Cve]:
         """CVE records one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CVES, params), "vulnerabilities", "cve")
+        return _records(self._iter_pages(CVES, params), CVES)
 
     def iter_cve_history(self, **params: Unpack[CveHistoryParams]) -> AsyncIterator[Change]:
         """Change events one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CVEHISTORY, params), "cve_changes", "change")
+        return _records(self._iter_pages(CVEHISTORY, params), CVEHISTORY)
 
     def iter_cpes(self, **params: Unpack[CpesParams]) -> AsyncIterator[Cpe]:
         """CPE records one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CPES, params), "products", "cpe")
+        return _records(self._iter_pages(CPES, params), CPES)
 
     def iter_cpe_match(self, **params: Unpack[CpeMatchParams]) -> AsyncIterator[MatchString]:
         """Match criteria one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CPEMATCH, params), "match_strings", "match_string")
+        return _records(self._iter_pages(CPEMATCH, params), CPEMATCH)
 
     def iter_sources(self, **params: Unpack[SourcesParams]) -> AsyncIterator[Source]:
         """Sources one by one; only one page is held at a time."""
-        return _records(self._iter_pages(SOURCES, params), "sources", None)
+        return _records(self._iter_pages(SOURCES, params), SOURCES)
 
     # --- machinery ----------------------------------------------------------------------
 
@@ -259,42 +226,18 @@ class AsyncNvdClient(SettingsView):
         _log.debug("GET %s", redact_url(url))
         attempt = 0
         while True:
-            retry_after: str | None = None
             async with self._lock:
-                await self._pace()
+                await asyncio.sleep(self._pause())
                 try:
-                    status, headers, body = await self._send(url)
+                    outcome = settle(endpoint, await self._send(url), url, self._retry)
                 except NvdTransportError as exc:
-                    failure: NvdClientError = exc
-                else:
-                    if 200 <= status < 300:
-                        try:
-                            return endpoint.parse(body)
-                        except NvdResponseError as exc:
-                            failure = exc  # a cut or garbled body: worth another try
-                    else:
-                        error = api_error(status, headers, body, url)
-                        if not self._retry.should_retry_status(status):
-                            raise error
-                        failure = error
-                        retry_after = headers.get("retry-after")
+                    outcome = Failed(exc)
                 finally:
                     self._last_finished = time.monotonic()
-            if not self._retry.can_retry(attempt):
-                raise failure
-            delay = self._retry.delay(attempt, retry_after)
-            _log.info(
-                "retrying in %.1f s (%d/%d): %s", delay, attempt + 1, self.max_retries, failure
-            )
-            await asyncio.sleep(delay)
+            if not isinstance(outcome, Failed):
+                return outcome
+            await asyncio.sleep(self._next_delay(attempt, outcome))
             attempt += 1
-
-    async def _pace(self) -> None:
-        wait = self._settings.wait_seconds
-        if wait and self._last_finished is not None:
-            remaining = self._last_finished + wait - time.monotonic()
-            if remaining > 0:
-                await asyncio.sleep(remaining)
 
     async def _send(self, url: str) -> tuple[int, httpx.Headers, bytearray]:
         """One GET with a deadline on the whole answer, following redirects within the
@@ -324,7 +267,7 @@ class AsyncNvdClient(SettingsView):
         raise NvdRedirectError(f"more than {MAX_REDIRECTS} redirects", url)
 
 
-async def _records(pages: AsyncIterator[Any], attr: str, inner: str | None) -> AsyncIterator[Any]:
+async def _records(pages: AsyncIterator[Any], endpoint: Endpoint[Any]) -> AsyncIterator[Any]:
     async for page in pages:
-        for item in getattr(page, attr):
-            yield item if inner is None else getattr(item, inner)
+        for record in records(page, endpoint):
+            yield record

@@ -8,7 +8,10 @@ returns short pages never makes the client skip or repeat records.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 from urllib.parse import urljoin, urlsplit
@@ -19,7 +22,13 @@ from assay.nvd.client._body import (
     MAX_WIRE_BYTES,
     BodyReader,
 )
-from assay.nvd.client._errors import NvdApiError, NvdRateLimitError, NvdRedirectError
+from assay.nvd.client._errors import (
+    NvdApiError,
+    NvdClientError,
+    NvdRateLimitError,
+    NvdRedirectError,
+    NvdResponseError,
+)
 from assay.nvd.client._models import (
     Body,
     CpeMatchResult,
@@ -35,7 +44,6 @@ from assay.nvd.client._models import (
     parse_sources,
 )
 from assay.nvd.client._params import (
-    MAX_RESULTS_PER_PAGE,
     InvalidQuery,
     Operation,
     Query,
@@ -44,6 +52,8 @@ from assay.nvd.client._params import (
 )
 from assay.nvd.client._retry import RetryPolicy
 from assay.nvd.defaults import DEFAULT_BASE_URL
+from assay.nvd.operations import OPERATIONS
+from assay.nvd.operations import Operation as OperationFacts
 from assay.urls import redact_url
 
 __all__ = [
@@ -65,23 +75,43 @@ REDIRECT_STATUSES: Final = frozenset({301, 302, 303, 307, 308})
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 R = TypeVar("R", bound=Result)
+T = TypeVar("T")
+
+_log = logging.getLogger("assay.nvd.client")
 
 
 @dataclass(frozen=True)
 class Endpoint(Generic[R]):
-    """One NVD API 2.0 operation: where it lives and how its pages are read."""
+    """One NVD API 2.0 operation (`assay.nvd.operations`) and how its pages are read."""
 
-    operation: Operation
-    path: str
+    facts: OperationFacts
     parse: Callable[[Body], R]
     result_type: type[R]
-    attr: str
-    """Attribute of the result holding the page's items."""
+
+    @property
+    def operation(self) -> Operation:
+        return self.facts.name
+
+    @property
+    def path(self) -> str:
+        """The path below the base URL (`cves/2.0`)."""
+        return self.facts.path.lstrip("/")
 
     @property
     def max_page(self) -> int:
         """The largest page the service serves (used by `get_all_*` and the iterators)."""
-        return MAX_RESULTS_PER_PAGE[self.operation]
+        return self.facts.max_page
+
+    @property
+    def attr(self) -> str:
+        """Attribute of the result holding the page's items."""
+        return self.facts.result_attr
+
+    @property
+    def record_attr(self) -> str | None:
+        """Attribute of an item holding the record (None: the item is the record)."""
+        wrapper = self.facts.wrapper
+        return None if wrapper is None else _SNAKE.sub("_", wrapper).lower()
 
     def items(self, result: R) -> list[Any]:
         """The wrapped items of a page (`CveItem`, `ChangeItem`, ...)."""
@@ -89,18 +119,14 @@ class Endpoint(Generic[R]):
         return items
 
 
-CVES: Final = Endpoint("cves", "cves/2.0", parse_cves, CveResult, "vulnerabilities")
-CVEHISTORY: Final = Endpoint(
-    "cvehistory", "cvehistory/2.0", parse_cve_history, CveHistoryResult, "cve_changes"
-)
-CPES: Final = Endpoint("cpes", "cpes/2.0", parse_cpes, CpeResult, "products")
-CPEMATCH: Final = Endpoint(
-    "cpematch", "cpematch/2.0", parse_cpe_match, CpeMatchResult, "match_strings"
-)
-
-SOURCES: Final = Endpoint("source", "source/2.0", parse_sources, SourceResult, "sources")
+CVES: Final = Endpoint(OPERATIONS["cves"], parse_cves, CveResult)
+CVEHISTORY: Final = Endpoint(OPERATIONS["cvehistory"], parse_cve_history, CveHistoryResult)
+CPES: Final = Endpoint(OPERATIONS["cpes"], parse_cpes, CpeResult)
+CPEMATCH: Final = Endpoint(OPERATIONS["cpematch"], parse_cpe_match, CpeMatchResult)
+SOURCES: Final = Endpoint(OPERATIONS["source"], parse_sources, SourceResult)
 
 _PAGING: Final = ("results_per_page", "start_index")
+_SNAKE: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,19 +148,15 @@ class ClientSettings:
     """Cap on one answer's body once decoded (gzip, zstd)."""
 
     def __post_init__(self) -> None:
-        for name in ("wait_time", "request_timeout", "max_retries"):
+        for name, least in _LEAST.items():
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{name}: expected an integer >= 0, got {value!r}")
+            if not _is_int(value) or value < least:
+                raise ValueError(f"{name}: expected an integer >= {least}, got {value!r}")
         if self.request_timeout == 0:
             raise ValueError("request_timeout: must be at least 1 ms")
         problem = base_url_problem(self.base_url)
         if problem is not None:
             raise ValueError(f"base_url: {problem}")
-        for name in ("max_wire_bytes", "max_decoded_bytes"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
 
     @property
     def retry(self) -> RetryPolicy:
@@ -196,6 +218,20 @@ class ClientSettings:
                 url,
             )
         return target
+
+
+# The least value of each integer setting (`request_timeout` 0 is refused on its own).
+_LEAST: Final = {
+    "wait_time": 0,
+    "request_timeout": 0,
+    "max_retries": 0,
+    "max_wire_bytes": 1,
+    "max_decoded_bytes": 1,
+}
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def base_url_problem(url: str) -> str | None:
@@ -342,10 +378,97 @@ def concat(endpoint: Endpoint[R], pages: Sequence[R]) -> R:
     return endpoint.result_type(**fields)
 
 
-class SettingsView:
-    """The reference client's read-only settings, shared by both clients."""
+def records(page: Any, endpoint: Endpoint[Any]) -> Iterator[Any]:
+    """The records of one page (unwrapped from their items)."""
+    inner = endpoint.record_attr
+    for item in endpoint.items(page):
+        yield item if inner is None else getattr(item, inner)
 
-    _settings: ClientSettings
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A request that failed in a way worth another try."""
+
+    error: NvdClientError
+    retry_after: str | None = None
+
+
+def settle(
+    endpoint: Endpoint[R],
+    answer: tuple[int, Mapping[str, str], bytes | bytearray],
+    url: str,
+    retry: RetryPolicy,
+) -> R | Failed:
+    """The page an answer holds, or a failure worth retrying; raises one that is not."""
+    status, headers, body = answer
+    if 200 <= status < 300:
+        try:
+            return endpoint.parse(body)
+        except NvdResponseError as exc:
+            return Failed(exc)  # a cut or garbled body: worth another try
+    error = api_error(status, headers, body, url)
+    if not retry.should_retry_status(status):
+        raise error
+    return Failed(error, headers.get("retry-after"))
+
+
+class SettingsView(Generic[T]):
+    """What both clients share: the reference client's constructor and read-only
+    settings, the pacing and retry state. `T` is the client's httpx transport type."""
+
+    def __init__(
+        self,
+        wait_time: int = 6000,
+        request_timeout: int = 20000,
+        max_retries: int = 3,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        transport: T | None = None,
+        backoff: float = 1.0,
+        max_backoff: float = 60.0,
+        max_retry_after: float = 300.0,
+        headers: Mapping[str, str] | None = None,
+        max_wire_bytes: int = MAX_WIRE_BYTES,
+        max_decoded_bytes: int = MAX_DECODED_BYTES,
+    ) -> None:
+        self._settings = ClientSettings(
+            wait_time=wait_time,
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            api_key=api_key,
+            base_url=base_url,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_retry_after=max_retry_after,
+            max_wire_bytes=max_wire_bytes,
+            max_decoded_bytes=max_decoded_bytes,
+        )
+        self._retry = self._settings.retry
+        self._headers = {**self._settings.headers(), **(headers or {})}
+        self._last_finished: float | None = None
+        self._open(transport)
+
+    def _open(self, transport: T | None) -> None:
+        """Create the HTTP client and the lock that serialises requests."""
+        raise NotImplementedError
+
+    def _pause(self) -> float:
+        """Seconds still to wait after the previous request (`wait_time`)."""
+        wait = self._settings.wait_seconds
+        if not wait or self._last_finished is None:
+            return 0.0
+        return max(0.0, self._last_finished + wait - time.monotonic())
+
+    def _next_delay(self, attempt: int, failed: Failed) -> float:
+        """Seconds before retry `attempt + 1`; raises the failure when none is left."""
+        if not self._retry.can_retry(attempt):
+            raise failed.error
+        delay = self._retry.delay(attempt, failed.retry_after)
+        _log.info(
+            "retrying in %.1f s (%d/%d): %s", delay, attempt + 1, self.max_retries, failed.error
+        )
+        return delay
 
     @property
     def wait_time(self) -> int:

@@ -13,15 +13,22 @@ Nothing here performs I/O or imports an HTTP library: the sync and async clients
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from enum import Enum
-from typing import Final, Literal, TypedDict
+from typing import Final, TypedDict
 from urllib.parse import quote
 
 from assay.errors import InputError, QueryError
 from assay.nvd.cpe import ANY, Cpe, parse_cpe
+from assay.nvd.operations import (
+    CVE_HISTORY_EVENT_NAMES,
+    CVE_TAGS,
+    OPERATIONS,
+    OperationName,
+    Parameter,
+    ParameterKind,
+)
 
 __all__ = [
     "CVE_HISTORY_EVENT_NAMES",
@@ -49,8 +56,8 @@ __all__ = [
     "split_window",
 ]
 
-Operation = Literal["cves", "cvehistory", "cpes", "cpematch", "source"]
-"""The NVD API 2.0 operations, named after their path segment."""
+Operation = OperationName
+"""The NVD API 2.0 operations, named after their path segment (`assay.nvd.operations`)."""
 
 Query = dict[str, str | None]
 """Wire name → value, in sending order; `None` is a flag sent as a bare name."""
@@ -59,13 +66,7 @@ DateLike = datetime | date | str
 """A `datetime` (naive means UTC), a `date` (midnight UTC) or ISO 8601 text."""
 
 MAX_RESULTS_PER_PAGE: Final[Mapping[Operation, int]] = {
-    "cves": 2000,
-    "cvehistory": 5000,
-    "cpes": 10000,
-    # The reference client allows 5000; NVD lowered the limit to 500 on 2024-04-15 and
-    # answers 404 above it.
-    "cpematch": 500,
-    "source": 1000,
+    name: operation.max_page for name, operation in OPERATIONS.items()
 }
 """Largest `resultsPerPage` the service accepts, per operation (also its default)."""
 
@@ -74,30 +75,6 @@ MAX_DATE_RANGE: Final = timedelta(days=120)
 
 MAX_CVE_IDS: Final = 100
 """Most CVE identifiers one `cveIds` list may hold."""
-
-SEVERITIES_V2: Final = ("LOW", "MEDIUM", "HIGH")
-SEVERITIES_V3: Final = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
-VERSION_TYPES: Final = ("including", "excluding")
-CVE_TAGS: Final = ("disputed", "unsupported-when-assigned", "exclusively-hosted-service")
-CVE_HISTORY_EVENT_NAMES: Final = (
-    "New CVE Received",
-    "Initial Analysis",
-    "Reanalysis",
-    "CVE Modified",
-    "Modified Analysis",
-    "CVE Translated",
-    "Vendor Comment",
-    "CVE Source Update",
-    "CPE Deprecation Remap",
-    "CWE Remap",
-    "Reference Tag Update",
-    "CVE Rejected",
-    "CVE Unrejected",
-    "CVE CISA KEV Update",
-    "CVE Status Change",
-    "Data Remediation",
-)
-"""Every `eventName` value: the reference client's eleven plus the five NVD added since."""
 
 _CVE_ID = re.compile(r"CVE-\d{4}-\d{4,}", re.ASCII)
 _CWE_ID = re.compile(r"CWE-\d+", re.ASCII)
@@ -177,6 +154,7 @@ class CveHistoryFilters(TypedDict, total=False):
     change_start_date: DateLike
     change_end_date: DateLike
     cve_id: str
+    cve_ids: str | Sequence[str]  # assay's extension
     event_name: EnumLike
     since_generation: int  # assay's extension: another assay's change cursor
 
@@ -244,114 +222,16 @@ class SourcesParams(SourcesFilters, total=False):
 
 # --- parameter table ---------------------------------------------------------------------
 
-Kind = Literal[
-    "text", "flag", "int", "date", "cve", "cve_list", "cwe", "uuid", "enum", "cpe", "cpe13"
-]
-
-
-@dataclass(frozen=True)
-class _Param:
-    name: str
-    wire: str
-    kind: Kind
-    choices: tuple[str, ...] = field(default=())
-
-
-def _p(name: str, kind: Kind, choices: tuple[str, ...] = ()) -> _Param:
-    head, *rest = name.split("_")
-    wire = head + "".join(part.capitalize() for part in rest)
-    return _Param(name, wire, kind, choices)
-
-
-_PAGING = (_p("results_per_page", "int"), _p("start_index", "int"))
-# assay's extension, on every listing (another assay's change cursor: docs/sync.md).
-_EXTENSIONS = (_p("since_generation", "int"),)
-
-_TABLE: Final[Mapping[Operation, tuple[_Param, ...]]] = {
-    "cves": (
-        _p("cpe_name", "cpe"),
-        _p("cve_id", "cve"),
-        _p("cve_ids", "cve_list"),
-        _p("cve_tag", "enum", CVE_TAGS),
-        _p("cvss_v2_metrics", "text"),
-        _p("cvss_v2_severity", "enum", SEVERITIES_V2),
-        _p("cvss_v3_metrics", "text"),
-        _p("cvss_v3_severity", "enum", SEVERITIES_V3),
-        _p("cvss_v4_metrics", "text"),
-        _p("cvss_v4_severity", "enum", SEVERITIES_V3),
-        _p("cwe_id", "cwe"),
-        _p("has_cert_alerts", "flag"),
-        _p("has_cert_notes", "flag"),
-        _p("has_kev", "flag"),
-        _p("has_oval", "flag"),
-        _p("is_vulnerable", "flag"),
-        _p("keyword_exact_match", "flag"),
-        _p("keyword_search", "text"),
-        _p("kev_start_date", "date"),
-        _p("kev_end_date", "date"),
-        _p("last_mod_start_date", "date"),
-        _p("last_mod_end_date", "date"),
-        _p("no_rejected", "flag"),
-        _p("pub_start_date", "date"),
-        _p("pub_end_date", "date"),
-        _p("source_identifier", "text"),
-        _p("version_end", "text"),
-        _p("version_end_type", "enum", VERSION_TYPES),
-        _p("version_start", "text"),
-        _p("version_start_type", "enum", VERSION_TYPES),
-        _p("virtual_match_string", "cpe"),
-        *_EXTENSIONS,
-        *_PAGING,
-    ),
-    "cvehistory": (
-        _p("change_start_date", "date"),
-        _p("change_end_date", "date"),
-        _p("cve_id", "cve"),
-        _p("event_name", "enum", CVE_HISTORY_EVENT_NAMES),
-        *_EXTENSIONS,
-        *_PAGING,
-    ),
-    "cpes": (
-        _p("cpe_name_id", "uuid"),
-        _p("cpe_match_string", "cpe"),
-        _p("keyword_exact_match", "flag"),
-        _p("keyword_search", "text"),
-        _p("last_mod_start_date", "date"),
-        _p("last_mod_end_date", "date"),
-        _p("match_criteria_id", "uuid"),
-        *_EXTENSIONS,
-        *_PAGING,
-    ),
-    "cpematch": (
-        _p("cve_id", "cve"),
-        _p("last_mod_start_date", "date"),
-        _p("last_mod_end_date", "date"),
-        _p("match_criteria_id", "uuid"),
-        _p("match_string_search", "cpe13"),
-        *_EXTENSIONS,
-        *_PAGING,
-    ),
-    "source": (
-        _p("last_mod_start_date", "date"),
-        _p("last_mod_end_date", "date"),
-        _p("source_identifier", "text"),
-        *_EXTENSIONS,
-        *_PAGING,
-    ),
+_TABLE: Final[Mapping[Operation, tuple[Parameter, ...]]] = {
+    name: operation.parameters for name, operation in OPERATIONS.items()
 }
 
 _WIRE: Final = {p.name: p.wire for params in _TABLE.values() for p in params}
+_NAMES: Final = {wire: name for name, wire in _WIRE.items()}
 
 _DATE_PAIRS: Final[Mapping[Operation, tuple[tuple[str, str], ...]]] = {
-    "cves": (
-        ("last_mod_start_date", "last_mod_end_date"),
-        ("pub_start_date", "pub_end_date"),
-        ("kev_start_date", "kev_end_date"),
-    ),
-    "cvehistory": (("change_start_date", "change_end_date"),),
-    "cpes": (("last_mod_start_date", "last_mod_end_date"),),
-    "cpematch": (("last_mod_start_date", "last_mod_end_date"),),
-    "source": (("last_mod_start_date", "last_mod_end_date"),),
+    name: tuple((_NAMES[start], _NAMES[end]) for start, end in operation.date_pairs)
+    for name, operation in OPERATIONS.items()
 }
 
 
@@ -448,64 +328,77 @@ def _cpe(value: object, name: str, *, complete: bool, product: bool = False) -> 
     return cpe
 
 
-def _value(param: _Param, value: object) -> str | None:
-    """Normalise one argument; the result is the wire value (`None` for a bare flag)."""
+def _flag(param: Parameter, value: object) -> str | None:
+    if not isinstance(value, bool):
+        raise _fail([param.name], f"{_label(param.name)}: expected True or False, got {value!r}")
+    return None
+
+
+def _int(param: Parameter, value: object) -> str:
     name = param.name
-    match param.kind:
-        case "flag":
-            if not isinstance(value, bool):
-                raise _fail([name], f"{_label(name)}: expected True or False, got {value!r}")
-            return None
-        case "int":
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise _fail([name], f"{_label(name)}: expected an integer, got {value!r}")
-            if value < 0:
-                raise _fail([name], f"{_label(name)}: must be at least 0, got {value}")
-            return str(value)
-        case "date":
-            return format_datetime(to_utc(value, name))
-        case "cve":
-            return _cve(value, name)
-        case "cve_list":
-            items = value.split(",") if isinstance(value, str) else value
-            if not isinstance(items, Sequence) or isinstance(items, bytes):
-                raise _fail(
-                    [name], f"{_label(name)}: expected CVE ids (text or a list), got {value!r}"
-                )
-            ids = [_cve(item, name) for item in items]
-            if not ids:
-                raise _fail([name], f"{_label(name)}: must hold at least one CVE id")
-            if len(ids) > MAX_CVE_IDS:
-                raise _fail(
-                    [name], f"{_label(name)}: at most {MAX_CVE_IDS} CVE ids, got {len(ids)}"
-                )
-            return ",".join(ids)
-        case "cwe":
-            text = _text(value, name).strip()
-            if text.casefold() in _CWE_SPECIAL:
-                return _CWE_SPECIAL[text.casefold()]
-            if not _CWE_ID.fullmatch(text.upper()):
-                raise _fail(
-                    [name],
-                    f"{_label(name)}: expected CWE-N, NVD-CWE-Other or NVD-CWE-noinfo, "
-                    f"got {text!r}",
-                )
-            return text.upper()
-        case "uuid":
-            text = _text(value, name).strip()
-            if not _UUID.fullmatch(text):
-                raise _fail([name], f"{_label(name)}: expected a UUID, got {text!r}")
-            return text.upper()
-        case "enum":
-            return _enum(value, name, param.choices)
-        case "cpe":
-            _cpe(value, name, complete=False, product=name == "cpe_name")
-            return _text(value, name).strip()
-        case "cpe13":
-            _cpe(value, name, complete=True)
-            return _text(value, name).strip()
-        case "text":
-            return _text(value, name)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _fail([name], f"{_label(name)}: expected an integer, got {value!r}")
+    if value < 0:
+        raise _fail([name], f"{_label(name)}: must be at least 0, got {value}")
+    return str(value)
+
+
+def _cve_list(param: Parameter, value: object) -> str:
+    name = param.name
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, Sequence) or isinstance(items, bytes):
+        raise _fail([name], f"{_label(name)}: expected CVE ids (text or a list), got {value!r}")
+    ids = [_cve(item, name) for item in items]
+    if not ids:
+        raise _fail([name], f"{_label(name)}: must hold at least one CVE id")
+    if len(ids) > MAX_CVE_IDS:
+        raise _fail([name], f"{_label(name)}: at most {MAX_CVE_IDS} CVE ids, got {len(ids)}")
+    return ",".join(ids)
+
+
+def _cwe(param: Parameter, value: object) -> str:
+    text = _text(value, param.name).strip()
+    if text.casefold() in _CWE_SPECIAL:
+        return _CWE_SPECIAL[text.casefold()]
+    if not _CWE_ID.fullmatch(text.upper()):
+        raise _fail(
+            [param.name],
+            f"{_label(param.name)}: expected CWE-N, NVD-CWE-Other or NVD-CWE-noinfo, got {text!r}",
+        )
+    return text.upper()
+
+
+def _uuid(param: Parameter, value: object) -> str:
+    text = _text(value, param.name).strip()
+    if not _UUID.fullmatch(text):
+        raise _fail([param.name], f"{_label(param.name)}: expected a UUID, got {text!r}")
+    return text.upper()
+
+
+def _cpe_text(param: Parameter, value: object) -> str:
+    _cpe(value, param.name, complete=param.kind == "cpe13", product=param.name == "cpe_name")
+    return _text(value, param.name).strip()
+
+
+# How each kind of argument becomes its wire value (`None`: a bare flag).
+_VALUES: Final[Mapping[ParameterKind, Callable[[Parameter, object], str | None]]] = {
+    "flag": _flag,
+    "int": _int,
+    "date": lambda param, value: format_datetime(to_utc(value, param.name)),
+    "cve": lambda param, value: _cve(value, param.name),
+    "cve_list": _cve_list,
+    "cwe": _cwe,
+    "uuid": _uuid,
+    "enum": lambda param, value: _enum(value, param.name, param.choices),
+    "cpe": _cpe_text,
+    "cpe13": _cpe_text,
+    "text": lambda param, value: _text(value, param.name),
+}
+
+
+def _value(param: Parameter, value: object) -> str | None:
+    """Normalise one argument; the result is the wire value (`None` for a bare flag)."""
+    return _VALUES[param.kind](param, value)
 
 
 # --- the query ---------------------------------------------------------------------------
@@ -543,62 +436,77 @@ def _check_rules(
             f"{_label('results_per_page')}: must be between 0 and {limit} for {operation}, "
             f"got {per_page}",
         )
-
     for start, end in _DATE_PAIRS[operation]:
-        if (start in given) != (end in given):
-            missing, present = (end, start) if start in given else (start, end)
-            raise _fail(
-                [start, end],
-                f"{_label(start)} and {_label(end)} must be given together; "
-                f"{present} was given without {missing}",
-            )
-        if start in given:
-            begin, finish = to_utc(given[start], start), to_utc(given[end], end)
-            if finish < begin:
-                raise _fail(
-                    [start, end], f"{_label(end)} is before {_label(start)}: {finish} < {begin}"
-                )
-            if finish - begin > MAX_DATE_RANGE:
-                raise _fail(
-                    [start, end],
-                    f"{_label(start)} to {_label(end)} spans {finish - begin}; "
-                    f"NVD allows at most {MAX_DATE_RANGE.days} days",
-                )
-
-    def exclusive(*names: str) -> None:
-        present = [n for n in names if n in given]
-        if len(present) > 1:
-            raise _fail(present, f"{' and '.join(_label(n) for n in present)} cannot be combined")
-
-    def requires(name: str, needed: str, why: str = "") -> None:
-        if name in given and needed not in given:
-            raise _fail([name, needed], f"{_label(name)} requires {_label(needed)}{why}")
-
+        _check_dates(given, start, end)
     if operation == "cves":
-        exclusive("cvss_v2_metrics", "cvss_v3_metrics", "cvss_v4_metrics")
-        exclusive("cvss_v2_severity", "cvss_v3_severity", "cvss_v4_severity")
-        requires("is_vulnerable", "cpe_name")
-        exclusive("is_vulnerable", "virtual_match_string")
-        requires("version_start", "version_start_type")
-        requires("version_start_type", "version_start")
-        requires("version_end", "version_end_type")
-        requires("version_end_type", "version_end")
-        requires("version_start", "virtual_match_string")
-        requires("version_end", "virtual_match_string")
-        vms = values.get("virtual_match_string")
-        ranged = "version_start" in given or "version_end" in given
-        if (
-            vms is not None
-            and ranged
-            and _cpe(vms, "virtual_match_string", complete=False).version != ANY
-        ):
-            raise _fail(
-                ["virtual_match_string", "version_start", "version_end"],
-                f"{_label('virtual_match_string')} must not name a version when "
-                f"version_start/version_end give a range, got {vms!r}",
-            )
+        _check_cves_rules(given, values)
     if operation in ("cves", "cpes"):
-        requires("keyword_exact_match", "keyword_search")
+        _requires(given, "keyword_exact_match", "keyword_search")
+
+
+def _check_dates(given: Mapping[str, object], start: str, end: str) -> None:
+    """A start/end pair: both or neither, in order, at most `MAX_DATE_RANGE` apart."""
+    if (start in given) != (end in given):
+        missing, present = (end, start) if start in given else (start, end)
+        raise _fail(
+            [start, end],
+            f"{_label(start)} and {_label(end)} must be given together; "
+            f"{present} was given without {missing}",
+        )
+    if start not in given:
+        return
+    begin, finish = to_utc(given[start], start), to_utc(given[end], end)
+    if finish < begin:
+        raise _fail([start, end], f"{_label(end)} is before {_label(start)}: {finish} < {begin}")
+    if finish - begin > MAX_DATE_RANGE:
+        raise _fail(
+            [start, end],
+            f"{_label(start)} to {_label(end)} spans {finish - begin}; "
+            f"NVD allows at most {MAX_DATE_RANGE.days} days",
+        )
+
+
+def _exclusive(given: Mapping[str, object], *names: str) -> None:
+    present = [n for n in names if n in given]
+    if len(present) > 1:
+        raise _fail(present, f"{' and '.join(_label(n) for n in present)} cannot be combined")
+
+
+def _requires(given: Mapping[str, object], name: str, needed: str) -> None:
+    if name in given and needed not in given:
+        raise _fail([name, needed], f"{_label(name)} requires {_label(needed)}")
+
+
+# (name, what it needs) for the CVE API's arguments that are meaningless alone.
+_CVES_NEEDS: Final = (
+    ("version_start", "version_start_type"),
+    ("version_start_type", "version_start"),
+    ("version_end", "version_end_type"),
+    ("version_end_type", "version_end"),
+    ("version_start", "virtual_match_string"),
+    ("version_end", "virtual_match_string"),
+)
+
+
+def _check_cves_rules(given: Mapping[str, object], values: Mapping[str, str | None]) -> None:
+    _exclusive(given, "cvss_v2_metrics", "cvss_v3_metrics", "cvss_v4_metrics")
+    _exclusive(given, "cvss_v2_severity", "cvss_v3_severity", "cvss_v4_severity")
+    _requires(given, "is_vulnerable", "cpe_name")
+    _exclusive(given, "is_vulnerable", "virtual_match_string")
+    for name, needed in _CVES_NEEDS:
+        _requires(given, name, needed)
+    vms = values.get("virtual_match_string")
+    ranged = "version_start" in given or "version_end" in given
+    if (
+        vms is not None
+        and ranged
+        and _cpe(vms, "virtual_match_string", complete=False).version != ANY
+    ):
+        raise _fail(
+            ["virtual_match_string", "version_start", "version_end"],
+            f"{_label('virtual_match_string')} must not name a version when "
+            f"version_start/version_end give a range, got {vms!r}",
+        )
 
 
 def split_window(

@@ -170,30 +170,32 @@ class Importer:
                 self.store.transaction() if self.atomic else contextlib.nullcontext(),
                 BatchCollector() as collector,
             ):
-                for kind, batch, position, problems, rejected in batches:
-                    self.report.rejected += rejected
-                    for problem in problems:
-                        self._problem(problem)
-                    if batch:
-                        self._write(kind, batch)
-                    if self._on_progress:
-                        self._on_progress(position)
-                    collector.batch_done()
+                self._store_batches(batches, collector)
                 if self.atomic and self.report.rejected > rejected_before:
                     raise _RejectedRecords(self.report.rejected - rejected_before)
         except _RejectedRecords as error:
             self.report.counts = counts_before
             self._problem(f"{path}: {error.count} record(s) rejected; {lost} (--atomic)")
-        except IngestError as error:
+        except (IngestError, OSError) as error:
             self.report.failed_files += 1
             if self.atomic:
                 self.report.counts = counts_before
-            self._problem(f"{error}; {lost}")
-        except OSError as error:
-            self.report.failed_files += 1
-            if self.atomic:
-                self.report.counts = counts_before
-            self._problem(f"{path}: cannot read: {error.strerror or error}")
+            self._problem(
+                f"{error}; {lost}"
+                if isinstance(error, IngestError)
+                else f"{path}: cannot read: {error.strerror or error}"
+            )
+
+    def _store_batches(self, batches: Iterable[Batch], collector: BatchCollector) -> None:
+        for kind, batch, position, problems, rejected in batches:
+            self.report.rejected += rejected
+            for problem in problems:
+                self._problem(problem)
+            if batch:
+                self._write(kind, batch)
+            if self._on_progress:
+                self._on_progress(position)
+            collector.batch_done()
 
     def _write(self, kind: str, batch: list[Any]) -> None:
         counts = HANDLERS[kind].write(self.store, batch, None)

@@ -24,15 +24,12 @@ import orjson
 
 from assay.errors import IngestError
 from assay.nvd.ingest.depth import DepthLimitedReader, TooDeep, check_depth
+from assay.nvd.operations import OPERATIONS
 
 # What each list key of an NVD response holds: (record kind, item wrapper key; None
 # where the items are the records themselves, as in the Source API's `sources`).
 LIST_KEYS: dict[str, tuple[str, str | None]] = {
-    "vulnerabilities": ("cve", "cve"),
-    "products": ("cpe", "cpe"),
-    "matchStrings": ("cpematch", "matchString"),
-    "cveChanges": ("change", "change"),
-    "sources": ("source", None),
+    operation.list_key: (operation.record, operation.wrapper) for operation in OPERATIONS.values()
 }
 WRAPPERS = {wrapper: kind for kind, wrapper in LIST_KEYS.values() if wrapper is not None}
 MAX_LINE_BYTES = 64 * 1024 * 1024

@@ -23,8 +23,9 @@ from starlette.routing import BaseRoute, Route
 
 from assay.errors import QueryError, StoreError
 from assay.nvd.cve_query import parse_cve_query
+from assay.nvd.operations import OPERATIONS
 from assay.nvd.server.bounds import LargeAnswers
-from assay.nvd.server.listings import CPEMATCH, CPES, HISTORY, SOURCES, Listing, Q
+from assay.nvd.server.listings import LISTINGS, Listing, Q
 from assay.nvd.server.openapi import docs_page, openapi_document
 from assay.nvd.server.osv_api import osv_routes
 from assay.nvd.server.responses import (
@@ -44,8 +45,9 @@ from assay.nvd.server.statistics import PATH as STATISTICS_PATH
 from assay.nvd.server.statistics import statistics_endpoint
 from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.server.walks import NOT_A_GENERATION, restart, walk_generation
-from assay.nvd.storage import Store, open_store
+from assay.nvd.storage import Store
 
+CVES = OPERATIONS["cves"]
 API_PREFIX = "/rest/json"
 LEGACY_PREFIX = "/compat/nvd-api/rest/json"
 MAX_QUERY_BYTES = 16 * 1024
@@ -117,9 +119,9 @@ class NvdApi:
                 if legacy or self.settings.legacy_fields_only:
                     records = [legacy_cve(record) for record in records]
                 body = Envelope(
-                    format_name="NVD_CVE",
-                    list_key="vulnerabilities",
-                    wrapper="cve",
+                    format_name=CVES.format_name,
+                    list_key=CVES.list_key,
+                    wrapper=CVES.wrapper,
                     start_index=query.start_index,
                     total=page.total,
                     records=records,
@@ -203,6 +205,10 @@ class NvdApi:
         return handle
 
 
+def _listing(api: NvdApi, listing: Listing[Q], legacy: bool) -> Callable[[Request], object]:
+    return api.listing(listing, legacy=legacy)
+
+
 def _results_per_page(query: object) -> int:
     count = getattr(query, "results_per_page", 0)
     return count if isinstance(count, int) else 0
@@ -229,11 +235,12 @@ def create_app(
     service = service or ServiceSettings()
     api = NvdApi(store, settings, LargeAnswers(service.large_answers))
     routes: list[BaseRoute] = [
-        *api_routes("/cves/2.0", lambda legacy: api.cves(legacy=legacy)),
-        *api_routes(HISTORY.path, lambda legacy: api.listing(HISTORY, legacy=legacy)),
-        *api_routes(CPES.path, lambda legacy: api.listing(CPES, legacy=legacy)),
-        *api_routes(CPEMATCH.path, lambda legacy: api.listing(CPEMATCH, legacy=legacy)),
-        *api_routes(SOURCES.path, lambda legacy: api.listing(SOURCES, legacy=legacy)),
+        *api_routes(CVES.path, lambda legacy: api.cves(legacy=legacy)),
+        *(
+            route
+            for listing in LISTINGS
+            for route in api_routes(listing.path, partial(_listing, api, listing))
+        ),
         Route(STATISTICS_PATH, statistics_endpoint(store), methods=["GET", "HEAD", "OPTIONS"]),
         *osv_routes(store),  # osv.dev's API v1
         *snapshot_routes(service.snapshots),  # assay serve --snapshots DIR
@@ -291,14 +298,3 @@ def _relative_redirect(location: str) -> Callable[[Request], Awaitable[Response]
         return Response(b"", status_code=307, headers={"location": location})
 
     return redirect
-
-
-def app_from_environment() -> Starlette:
-    """Factory for `uvicorn --factory` (used with several workers): reads `ASSAY_STORE`."""
-    from assay.config import default_store_url
-    from assay.nvd.server._memory import prepare_serving_process
-
-    prepare_serving_process()  # this process serves for a long time: see _memory.py
-    service = ServiceSettings.from_environment()
-    store = open_store(default_store_url(), timeout=service.store_timeout)
-    return create_app(store, ServerSettings.from_environment(), service)

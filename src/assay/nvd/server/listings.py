@@ -1,20 +1,22 @@
 """The change-history, CPE, match-criteria and source endpoints, described as data.
 
 Each `Listing` says how its query string is parsed (pure), which store method answers
-it, and how the page is wrapped; `NvdApi.listing` serves any of them with the transport
-rules of the CVE API.
+it, and how the page is wrapped (its operation's path and envelope, from
+`assay.nvd.operations`); `NvdApi.listing` serves any of them with the transport rules of
+the CVE API.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from assay.nvd.cpe_query import CpeQuery, parse_cpe_query
 from assay.nvd.cpematch_query import CpeMatchQuery, parse_cpematch_query
 from assay.nvd.cve_match_strings import search_match_strings
 from assay.nvd.history_query import HistoryQuery, parse_history_query
+from assay.nvd.operations import OPERATIONS, Operation
 from assay.nvd.server.responses import legacy_change, legacy_cpe, legacy_match_string
 from assay.nvd.source_query import SourceQuery, parse_source_query
 from assay.nvd.storage import Page, Store
@@ -30,53 +32,56 @@ Q = TypeVar("Q", bound=PagedQuery)
 
 @dataclass(frozen=True, slots=True)
 class Listing(Generic[Q]):
-    path: str
+    operation: Operation
     parse: Callable[[Iterable[tuple[str, str]]], Q]
     search: Callable[[Store, Q], Page]
-    format_name: str
-    list_key: str
-    wrapper: str | None  # None: the items are the records themselves (sources)
     legacy: Callable[[bytes], bytes]  # the nvd-api 0.9.1 view of one record
     point: Callable[[Q], bool]  # a look-up by id, answered from a few rows
 
+    @property
+    def path(self) -> str:
+        return self.operation.path
+
+    @property
+    def format_name(self) -> str:
+        return self.operation.format_name
+
+    @property
+    def list_key(self) -> str:
+        return self.operation.list_key
+
+    @property
+    def wrapper(self) -> str | None:  # None: the items are the records themselves (sources)
+        return self.operation.wrapper
+
 
 HISTORY: Listing[HistoryQuery] = Listing(
-    path="/cvehistory/2.0",
+    OPERATIONS["cvehistory"],
     parse=parse_history_query,
     search=lambda store, query: store.search_changes(query),
-    format_name="NVD_CVEHistory",
-    list_key="cveChanges",
-    wrapper="change",
     legacy=legacy_change,
     point=lambda query: query.cve_id is not None,
 )
 CPES: Listing[CpeQuery] = Listing(
-    path="/cpes/2.0",
+    OPERATIONS["cpes"],
     parse=parse_cpe_query,
     search=lambda store, query: store.search_cpes(query),
-    format_name="NVD_CPE",
-    list_key="products",
-    wrapper="cpe",
     legacy=legacy_cpe,
     point=lambda query: query.cpe_name_id is not None,
 )
 CPEMATCH: Listing[CpeMatchQuery] = Listing(
-    path="/cpematch/2.0",
+    OPERATIONS["cpematch"],
     parse=parse_cpematch_query,
     search=search_match_strings,  # the store's, completed from the CVE for `cveId`
-    format_name="NVD_CPEMatchString",
-    list_key="matchStrings",
-    wrapper="matchString",
     legacy=legacy_match_string,
     point=lambda query: query.match_criteria_id is not None or query.cve_id is not None,
 )
 SOURCES: Listing[SourceQuery] = Listing(
-    path="/source/2.0",
+    OPERATIONS["source"],
     parse=parse_source_query,
     search=lambda store, query: store.search_sources(query),
-    format_name="NVD_SOURCE",
-    list_key="sources",
-    wrapper=None,
     legacy=lambda record: record,  # nvd-api 0.9.1 has no source API to be strict about
     point=lambda query: False,
 )
+LISTINGS: tuple[Listing[Any], ...] = (HISTORY, CPES, CPEMATCH, SOURCES)
+"""Every operation but `cves`, which `NvdApi.cves` serves (CVE 5 enrichment)."""

@@ -8,6 +8,9 @@
     assay_sync_complete{kind}                      1 when that sync finished its listing,
                                                    0 while one is under way or was cut off
 
+`kind` is one of the five operations (`assay.nvd.operations`: cves, cvehistory, cpes,
+cpematch, source), whether the sync read its upstream by dates or by change cursor.
+
 `path` is the API path as routed (without a trailing slash) or `other`, so the series
 stay few whatever clients ask. With several worker processes (`assay serve` sets
 PROMETHEUS_MULTIPROC_DIR), each counts into shared files and any of them answers for
@@ -21,13 +24,14 @@ import re
 import time
 from collections.abc import Iterator
 
-import orjson
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assay.errors import AssayError, StoreError
+from assay.nvd.checkpoint import sync_status
+from assay.nvd.operations import OPERATIONS
 from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import ServiceStore
 
@@ -38,7 +42,6 @@ KNOWN_PATH = re.compile(r"(?:/compat/nvd-api)?/rest/(?:json/[a-z]+/2\.0|public/[
 FIXED_PATHS = frozenset({"/metrics", "/openapi.json", "/docs", "/healthz", "/readyz", "/"})
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 ROWS_SECONDS = 30.0
-SYNC_KINDS = ("cves", "cvehistory", "cpes", "cpematch", "sources")
 
 
 def path_label(path: str) -> str:
@@ -77,29 +80,15 @@ class StoreCollector(Collector):
                 self._rows_read = time.monotonic()
             for table, count in sorted(self._rows.items()):
                 rows.add_metric([table], float(count))
-            for kind in SYNC_KINDS:
-                checkpoint = _checkpoint(self.store.get_meta(f"sync.{kind}"))
-                if checkpoint is not None:
-                    since.add_metric([kind], checkpoint[0])
-                    complete.add_metric([kind], 1.0 if checkpoint[1] else 0.0)
+            for operation in OPERATIONS.values():
+                status = sync_status(self.store.get_meta, operation)
+                if status is not None and status.since is not None:
+                    since.add_metric([operation.metric_label], status.since.timestamp())
+                    complete.add_metric([operation.metric_label], float(status.finished))
             up.add_metric([], 1.0)
         except AssayError:
             up.add_metric([], 0.0)
         yield from (generation, rows, since, complete, up)
-
-
-def _checkpoint(text: str | None) -> tuple[float, bool] | None:
-    """(seconds since the epoch it is complete to, whether no listing is under way)."""
-    if not text:
-        return None
-    from assay.nvd.sync._plan import Checkpoint
-
-    try:
-        checkpoint = Checkpoint.from_json(text, "sync checkpoint")
-    except (AssayError, orjson.JSONDecodeError):
-        return None
-    finished = checkpoint.phase == "incremental" and checkpoint.window is None
-    return checkpoint.since.timestamp(), finished
 
 
 class Metrics:

@@ -10,7 +10,9 @@ from typing import Any
 import orjson
 
 from assay import __version__
-from assay.nvd.history_query import EVENT_NAMES
+from assay.nvd.operations import OPERATIONS, Operation, Parameter
+from assay.nvd.server.osv_api import MAX_BATCH_QUERIES, MAX_FIELD
+from assay.nvd.server.osv_api import PAGE_SIZE as OSV_PAGE_SIZE
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +21,10 @@ class Param:
     kind: str  # "string", "integer", "flag", "datetime", "enum"
     description: str
     values: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, parameter: Parameter) -> Param:
+        return cls(parameter.wire, parameter.openapi_type, parameter.description, parameter.choices)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,137 +37,22 @@ class EndpointDoc:
     max_page: int
     parameters: tuple[Param, ...]
 
+    @classmethod
+    def of(cls, operation: Operation) -> EndpointDoc:
+        return cls(
+            path=API_ROOT + operation.path,
+            operation_id=operation.method,
+            summary=operation.summary,
+            format_name=operation.format_name,
+            list_key=operation.list_key,
+            max_page=operation.max_page,
+            parameters=tuple(Param.of(parameter) for parameter in operation.parameters),
+        )
 
-PAGING = (
-    Param(
-        "sinceGeneration",
-        "integer",
-        "assay extension (the change cursor): only records written to this store after its "
-        "data generation N, whatever their dates; every answer gives the current generation "
-        "in the x-assay-generation header.",
-    ),
-    Param("resultsPerPage", "integer", "Page size; default and maximum given per endpoint."),
-    Param("startIndex", "integer", "Zero-based index of the first record of the page."),
-)
 
-CVE_ENDPOINT = EndpointDoc(
-    path="/rest/json/cves/2.0",
-    operation_id="get_cves",
-    summary="CVE records, filtered and paged (ordered by published date, then id).",
-    format_name="NVD_CVE",
-    list_key="vulnerabilities",
-    max_page=2000,
-    parameters=(
-        Param("cpeName", "string", "CVEs whose configurations match this CPE 2.3 name, version ranges included; partial names are padded with *."),
-        Param("cveId", "string", "One CVE (CVE-YYYY-NNNN)."),
-        Param("cveIds", "string", "Up to 100 comma-separated CVE ids."),
-        Param("cveTag", "enum", "Records tagged so.", ("disputed", "unsupported-when-assigned", "exclusively-hosted-service")),
-        Param("cvssV2Metrics", "string", "Full or partial CVSS v2 vector; every metric must appear in one v2 vector."),
-        Param("cvssV2Severity", "enum", "CVSS v2 base severity.", ("LOW", "MEDIUM", "HIGH")),
-        Param("cvssV3Metrics", "string", "Full or partial CVSS v3.x vector, with or without the CVSS:3.x/ prefix."),
-        Param("cvssV3Severity", "enum", "CVSS v3.x base severity.", ("LOW", "MEDIUM", "HIGH", "CRITICAL")),
-        Param("cvssV4Metrics", "string", "Full or partial CVSS v4.0 vector."),
-        Param("cvssV4Severity", "enum", "CVSS v4.0 base severity.", ("LOW", "MEDIUM", "HIGH", "CRITICAL")),
-        Param("cweId", "string", "CWE-N, NVD-CWE-Other or NVD-CWE-noinfo."),
-        Param("hasCertAlerts", "flag", "Records referencing a US-CERT technical alert."),
-        Param("hasCertNotes", "flag", "Records referencing a CERT/CC vulnerability note."),
-        Param("hasKev", "flag", "Records in CISA's Known Exploited Vulnerabilities catalog."),
-        Param("hasOval", "flag", "Records referencing OVAL definitions."),
-        Param("isVulnerable", "flag", "With cpeName: only criteria marked vulnerable."),
-        Param("keywordExactMatch", "flag", "With keywordSearch: match the words as one exact phrase."),
-        Param("keywordSearch", "string", "Words that must all begin a word of the English description."),
-        Param("kevStartDate", "datetime", "Start of a window (at most 120 days) on the KEV date added; needs kevEndDate."),
-        Param("kevEndDate", "datetime", "End of the KEV window."),
-        Param("lastModStartDate", "datetime", "Start of a window (at most 120 days) on lastModified; needs lastModEndDate."),
-        Param("lastModEndDate", "datetime", "End of the lastModified window."),
-        Param("noRejected", "flag", "Leave out rejected records."),
-        Param("pubStartDate", "datetime", "Start of a window (at most 120 days) on published; needs pubEndDate."),
-        Param("pubEndDate", "datetime", "End of the published window."),
-        Param("sourceIdentifier", "string", "Records in which this source appears (record, metrics, weaknesses, references, tags)."),
-        Param("versionStart", "string", "With virtualMatchString: start of a version range; needs versionStartType."),
-        Param("versionStartType", "enum", "Whether versionStart is included.", ("including", "excluding")),
-        Param("versionEnd", "string", "With virtualMatchString: end of a version range; needs versionEndType."),
-        Param("versionEndType", "enum", "Whether versionEnd is included.", ("including", "excluding")),
-        Param("virtualMatchString", "string", "CVEs whose match criteria carry every non-* component of this CPE match string."),
-        *PAGING,
-    ),
-)  # fmt: skip
-
-HISTORY_ENDPOINT = EndpointDoc(
-    path="/rest/json/cvehistory/2.0",
-    operation_id="get_cve_history",
-    summary="CVE change events, filtered and paged (ordered by created, then cveChangeId).",
-    format_name="NVD_CVEHistory",
-    list_key="cveChanges",
-    max_page=5000,
-    parameters=(
-        Param("cveId", "string", "The complete change history of one CVE (CVE-YYYY-NNNN)."),
-        Param("cveIds", "string", "The change histories of up to 100 comma-separated CVE ids."),
-        Param("changeStartDate", "datetime", "Start of a window (at most 120 days) on the change's created date; needs changeEndDate."),
-        Param("changeEndDate", "datetime", "End of the change window."),
-        Param("eventName", "enum", "Changes of one event type (case-insensitive; spaces as + or %20).", EVENT_NAMES),
-        *PAGING,
-    ),
-)  # fmt: skip
-
-CPE_ENDPOINT = EndpointDoc(
-    path="/rest/json/cpes/2.0",
-    operation_id="get_cpes",
-    summary="CPE dictionary products, deprecated ones included, filtered and paged (ordered by created, then cpeNameId).",
-    format_name="NVD_CPE",
-    list_key="products",
-    max_page=10000,
-    parameters=(
-        Param("cpeNameId", "string", "One product by its UUID (case-insensitive)."),
-        Param("cpeMatchString", "string", "Products matching this CPE 2.3 match string: every component other than * must be equal (case-insensitive); partial strings are padded with *."),
-        Param("keywordSearch", "string", "Words that must all begin a word of a title or a reference link."),
-        Param("keywordExactMatch", "flag", "With keywordSearch: match the words as one exact phrase."),
-        Param("lastModStartDate", "datetime", "Start of a window (at most 120 days) on lastModified; needs lastModEndDate."),
-        Param("lastModEndDate", "datetime", "End of the lastModified window."),
-        Param("matchCriteriaId", "string", "The products a match criteria (UUID) expands to: its stored matches, else the dictionary names its criteria and version bounds cover."),
-        *PAGING,
-    ),
-)  # fmt: skip
-
-CPEMATCH_ENDPOINT = EndpointDoc(
-    path="/rest/json/cpematch/2.0",
-    operation_id="get_cpe_match",
-    summary="Match criteria with their dictionary expansions, filtered and paged (ordered by created, then matchCriteriaId).",
-    format_name="NVD_CPEMatchString",
-    list_key="matchStrings",
-    max_page=500,
-    parameters=(
-        Param("cveId", "string", "Every match criteria the configurations of this CVE reference."),
-        Param("matchCriteriaId", "string", "One match criteria by its UUID (case-insensitive)."),
-        Param("matchStringSearch", "string", "Criteria conforming to this complete (13-field) CPE 2.3 match string: every component other than * must be equal."),
-        Param("lastModStartDate", "datetime", "Start of a window (at most 120 days) on lastModified or cpeLastModified; needs lastModEndDate."),
-        Param("lastModEndDate", "datetime", "End of the lastModified window."),
-        *PAGING,
-    ),
-)  # fmt: skip
-
-SOURCE_ENDPOINT = EndpointDoc(
-    path="/rest/json/source/2.0",
-    operation_id="get_sources",
-    summary="CVE sources (assigners: CNAs, NVD, ADPs), filtered and paged (ordered by created, then as stored).",
-    format_name="NVD_SOURCE",
-    list_key="sources",
-    max_page=1000,
-    parameters=(
-        Param("sourceIdentifier", "string", "The source one of whose sourceIdentifiers this is (an address or a UUID)."),
-        Param("lastModStartDate", "datetime", "Start of a window (at most 120 days) on lastModified; needs lastModEndDate."),
-        Param("lastModEndDate", "datetime", "End of the lastModified window."),
-        *PAGING,
-    ),
-)  # fmt: skip
-
-ENDPOINTS: list[EndpointDoc] = [
-    CVE_ENDPOINT,
-    HISTORY_ENDPOINT,
-    CPE_ENDPOINT,
-    CPEMATCH_ENDPOINT,
-    SOURCE_ENDPOINT,
-]
+API_ROOT = "/rest/json"
+ENDPOINTS: list[EndpointDoc] = [EndpointDoc.of(operation) for operation in OPERATIONS.values()]
+CVE_ENDPOINT, HISTORY_ENDPOINT, CPE_ENDPOINT, CPEMATCH_ENDPOINT, SOURCE_ENDPOINT = ENDPOINTS
 
 
 STATISTICS_OPERATION: dict[str, Any] = {
@@ -270,19 +161,167 @@ def _operation(endpoint: EndpointDoc) -> dict[str, Any]:
     }
 
 
+# --- osv.dev's API v1 (`osv_api.py`) ------------------------------------------------------
+
+_OSV_TEXT = {"type": "string", "minLength": 1, "maxLength": MAX_FIELD}
+_OSV_QUERY = {
+    "type": "object",
+    "description": "By package (name and ecosystem, or a purl) with or without a version, "
+    "or by commit; page_token as a previous answer gave it.",
+    "additionalProperties": False,
+    "properties": {
+        "package": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"name": _OSV_TEXT, "ecosystem": _OSV_TEXT, "purl": _OSV_TEXT},
+        },
+        "version": _OSV_TEXT,
+        "commit": _OSV_TEXT,
+        "page_token": {"type": "string", "maxLength": 64},
+    },
+}
+_OSV_ERROR = {
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+            }
+        }
+    }
+}
+_OSV_PAGE = {
+    "next_page_token": {
+        "type": "string",
+        "description": f"More than {OSV_PAGE_SIZE} records: send it back as page_token.",
+    }
+}
+
+
+def _osv_errors(*statuses: str) -> dict[str, Any]:
+    reasons = {
+        "400": "Invalid input: osv.dev's error shape naming the field.",
+        "404": "No record by that id.",
+        "413": "A body over its limit.",
+        "503": "The store did not answer.",
+    }
+    return {status: {"description": reasons[status], **_OSV_ERROR} for status in statuses}
+
+
+def _osv_json(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _osv_body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+OSV_PATHS: dict[str, Any] = {
+    "/v1/query": {
+        "post": {
+            "operationId": "osv_query",
+            "summary": "osv.dev's query: the OSV records affecting a package version, or "
+            "naming a commit (whole records, ordered by id).",
+            "requestBody": _osv_body(_OSV_QUERY),
+            "responses": {
+                "200": _osv_json(
+                    "The matching records ({} when none).",
+                    {
+                        "type": "object",
+                        "properties": {
+                            "vulns": {"type": "array", "items": {"type": "object"}},
+                            **_OSV_PAGE,
+                        },
+                    },
+                ),
+                **_osv_errors("400", "413", "503"),
+            },
+        }
+    },
+    "/v1/querybatch": {
+        "post": {
+            "operationId": "osv_querybatch",
+            "summary": "osv.dev's batch query: for each query, the ids and modified times "
+            "of the matching records.",
+            "requestBody": _osv_body(
+                {
+                    "type": "object",
+                    "required": ["queries"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "queries": {
+                            "type": "array",
+                            "maxItems": MAX_BATCH_QUERIES,
+                            "items": _OSV_QUERY,
+                        }
+                    },
+                }
+            ),
+            "responses": {
+                "200": _osv_json(
+                    "One result per query, in order.",
+                    {
+                        "type": "object",
+                        "required": ["results"],
+                        "properties": {
+                            "results": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "properties": {
+                                        "vulns": {
+                                            "type": "array",
+                                            "items": {
+                                                "type": "object",
+                                                "required": ["id", "modified"],
+                                                "properties": {
+                                                    "id": {"type": "string"},
+                                                    "modified": {"type": "string"},
+                                                },
+                                            },
+                                        },
+                                        **_OSV_PAGE,
+                                    },
+                                },
+                            }
+                        },
+                    },
+                ),
+                **_osv_errors("400", "413", "503"),
+            },
+        }
+    },
+    "/v1/vulns/{id}": {
+        "get": {
+            "operationId": "osv_vuln",
+            "summary": "One OSV record by id (withdrawn ones too).",
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": _OSV_TEXT}],
+            "responses": {
+                "200": _osv_json("The record.", {"type": "object"}),
+                **_osv_errors("400", "404", "503"),
+            },
+        }
+    },
+}
+
+
 @cache
 def openapi_document() -> bytes:
     paths: dict[str, Any] = {}
     for endpoint in ENDPOINTS:
         paths[endpoint.path] = {"get": _operation(endpoint)}
     paths["/rest/public/dashboard/statistics"] = {"get": STATISTICS_OPERATION}
+    paths.update(OSV_PATHS)
     document = {
         "openapi": "3.1.0",
         "info": {
-            "title": "assay: NVD API 2.0",
+            "title": "assay: NVD API 2.0 and osv.dev API v1",
             "version": __version__,
-            "description": "A drop-in local mirror of the NVD REST API 2.0. Parameter names are "
-            "case-insensitive; flags are on when present; errors answer 404 with a `message` header.",
+            "description": "A drop-in local mirror of the NVD REST API 2.0 (`/rest/json/...`) "
+            "and osv.dev's API v1 (`/v1/...`). NVD: parameter names are case-insensitive; "
+            "flags are on when present; errors answer 404 with a `message` header. osv.dev: "
+            "errors answer 400 with a JSON `{code, message}`.",
         },
         "servers": [{"url": "/"}],
         "paths": paths,

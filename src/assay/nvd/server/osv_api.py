@@ -16,7 +16,8 @@ them: at most `PAGE_SIZE` records per query, the rest behind a `next_page_token`
 same query sends back as `page_token`.
 
 Bad input is a 400 with osv.dev's error shape (`{"code": 3, "message": ...}`) naming the
-field; a body over its limit is a 413.
+field; a body over its limit is a 413; any other path or method below `/v1` a 404 of the
+same shape. `/openapi.json` describes the three paths.
 """
 
 from __future__ import annotations
@@ -312,8 +313,15 @@ def osv_routes(store: Store) -> list[BaseRoute]:
             headers={"content-length": str(len(raw))},
         )
 
+    async def unknown(request: Request) -> Response:
+        return _error(404, _NOT_FOUND, f"no such path: {request.method} {request.url.path}"[:200])
+
+    every = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
     return [
         Route("/v1/query", query, methods=["POST"]),
         Route("/v1/querybatch", querybatch, methods=["POST"]),
         Route("/v1/vulns/{osv_id:path}", vuln, methods=["GET", "HEAD"]),
+        # Any other path or method below /v1 answers in osv.dev's error shape too.
+        Route("/v1", unknown, methods=every),
+        Route("/v1/{rest:path}", unknown, methods=every),
     ]

@@ -19,7 +19,7 @@ from starlette.types import Receive, Scope, Send
 from assay.errors import StoreError
 from assay.nvd.dates import format_nvd_timestamp
 from assay.nvd.jsonenc import encode
-from assay.nvd.storage._records import DamagedRecord
+from assay.nvd.storage import DamagedRecord
 
 if TYPE_CHECKING:
     from assay.nvd.storage import Page, Store

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from assay.errors import StoreError
+from assay.nvd.storage._records import DamagedRecord
 from assay.nvd.storage.interface import (
     ApiKey,
     Page,
@@ -24,6 +25,7 @@ from assay.urls import redact_url
 
 __all__ = [
     "ApiKey",
+    "DamagedRecord",
     "Page",
     "ServiceStore",
     "Store",

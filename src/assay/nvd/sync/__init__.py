@@ -11,7 +11,8 @@ for kind in report.kinds:
     print(kind.kind, kind.fetched, kind.counts)
 ```
 
-The first run loads every CVE, change, CPE and match criteria; later runs read what
+The first run loads every CVE, change, CPE, match criteria and source (the five
+operations of `assay.nvd.operations`); later runs read what
 changed since the last checkpoint in windows of at most 120 days. A checkpoint per kind
 is committed after every page, so a run stopped at any moment resumes where it stopped.
 `docs/sync.md` describes checkpoints, pacing and what "exactly the upstream's data" means.

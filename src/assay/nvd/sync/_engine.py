@@ -15,7 +15,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, TypeVar
 
@@ -23,6 +23,7 @@ import httpx
 import orjson
 
 from assay.errors import ClientError, InputError
+from assay.nvd.checkpoint import CursorState, utc_text
 from assay.nvd.client import (
     DEFAULT_BASE_URL,
     MAX_DECODED_BYTES,
@@ -39,14 +40,13 @@ from assay.nvd.client import (
 from assay.nvd.dates import parse_record_timestamp
 from assay.nvd.ingest.clock import FUTURE_MARGIN, record_id
 from assay.nvd.ingest.importer import HANDLERS
+from assay.nvd.operations import OPERATIONS, Operation
 from assay.nvd.storage import Store, UpsertCounts
 from assay.nvd.sync._pacing import CountingTransport, Rate, SlidingWindowLimiter
 from assay.nvd.sync._plan import (
     KINDS,
-    SPECS,
     Checkpoint,
     Kind,
-    KindSpec,
     Position,
     UpstreamInconsistent,
     UpstreamRunaway,
@@ -126,23 +126,23 @@ class SyncOptions:
         problem = base_url_problem(self.upstream)
         if problem is not None:
             raise InputError("upstream", problem)
-        if self.page_size is not None and self.page_size < 1:
-            raise InputError("page_size", f"expected at least 1, got {self.page_size}")
-        if self.timeout <= 0:
-            raise InputError(
-                "timeout", f"expected a positive number of seconds, got {self.timeout}"
-            )
-        if self.max_retries < 0:
-            raise InputError("max_retries", f"expected at least 0, got {self.max_retries}")
-        if self.backoff < 0:
-            raise InputError("backoff", f"expected at least 0 seconds, got {self.backoff}")
-        if self.overlap < timedelta(0):
-            raise InputError("overlap", f"expected a positive duration, got {self.overlap}")
-        if not self.kinds:
-            raise InputError("kinds", "expected at least one record kind")
-        for name in ("max_page_bytes", "max_decoded_page_bytes"):
-            if getattr(self, name) < 1:
-                raise InputError(name, f"expected at least 1 byte, got {getattr(self, name)}")
+        for name, allowed, expected in _OPTION_RULES:
+            value = getattr(self, name)
+            if not allowed(value):
+                raise InputError(name, f"expected {expected}, got {value}")
+
+
+# (option, whether a value is allowed, what is expected) for `SyncOptions`.
+_OPTION_RULES: Final[tuple[tuple[str, Callable[[Any], bool], str], ...]] = (
+    ("page_size", lambda value: value is None or value >= 1, "at least 1"),
+    ("timeout", lambda value: value > 0, "a positive number of seconds"),
+    ("max_retries", lambda value: value >= 0, "at least 0"),
+    ("backoff", lambda value: value >= 0, "at least 0 seconds"),
+    ("overlap", lambda value: value >= timedelta(0), "a positive duration"),
+    ("kinds", bool, "at least one record kind"),
+    ("max_page_bytes", lambda value: value >= 1, "at least 1 byte"),
+    ("max_decoded_page_bytes", lambda value: value >= 1, "at least 1 byte"),
+)
 
 
 # --- report and events --------------------------------------------------------------------
@@ -242,15 +242,6 @@ class _Fetched:
     position: Position
 
 
-_METHODS: Final[dict[Kind, str]] = {
-    "cves": "get_cves",
-    "cvehistory": "get_cve_history",
-    "cpes": "get_cpes",
-    "cpematch": "get_cpe_match",
-    "source": "get_sources",
-}
-
-
 class Mirror:
     """Mirror an NVD-compatible upstream into a store; `run()` once per invocation.
 
@@ -301,7 +292,7 @@ class Mirror:
                 max_wire_bytes=self.options.max_page_bytes,
                 max_decoded_bytes=self.options.max_decoded_page_bytes,
             ) as client:
-                now = self._upstream_time(client, SPECS[self.options.kinds[0]])
+                now = self._upstream_time(client, OPERATIONS[self.options.kinds[0]])
                 self.report.upstream_time = now
                 by_cursor = (
                     self.options.change_cursor
@@ -310,9 +301,9 @@ class Mirror:
                 )
                 for kind in self.options.kinds:
                     if by_cursor:
-                        self._kind_by_cursor(client, SPECS[kind])
+                        self._kind_by_cursor(client, OPERATIONS[kind], now)
                     else:
-                        self._kind(client, SPECS[kind], now)
+                        self._kind(client, OPERATIONS[kind], now)
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -324,8 +315,8 @@ class Mirror:
 
     # -- one kind --------------------------------------------------------------------
 
-    def _kind(self, client: NvdClient, spec: KindSpec, now: datetime) -> None:
-        report = KindReport(spec.kind)
+    def _kind(self, client: NvdClient, spec: Operation, now: datetime) -> None:
+        report = KindReport(spec.name)
         self.report.kinds.append(report)
         checkpoint = self._load(spec)
         overlap = self.options.overlap
@@ -347,7 +338,7 @@ class Mirror:
             if full is not None:
                 base = Checkpoint(upstream=self.upstream, phase="full", since=decided.started)
                 checkpoint = base.at(full.start)
-        self._emit(KindStarted(spec.kind, report.plan))
+        self._emit(KindStarted(spec.name, report.plan))
         if full is not None:
             assert checkpoint is not None
             report.full_load = True
@@ -375,7 +366,7 @@ class Mirror:
             self._save(spec, checkpoint)
         self._emit(KindFinished(report))
 
-    def _kind_by_cursor(self, client: NvdClient, spec: KindSpec) -> None:
+    def _kind_by_cursor(self, client: NvdClient, spec: Operation, now: datetime) -> None:
         """One kind from another assay: everything written there since the generation
         the last complete pass started at (`sinceGeneration`), whatever its
         `lastModified` (a backfill imported upstream with old dates comes too).
@@ -384,12 +375,17 @@ class Mirror:
         started at is still current at its end); otherwise a write may have moved a
         record to a page already read, and the next run reads again from the same
         generation. Upserts make a second reading harmless."""
-        report = KindReport(spec.kind)
+        report = KindReport(spec.name)
         self.report.kinds.append(report)
-        key = f"{spec.meta_key}.generation"
-        state = _cursor_state(self.store.get_meta(key), self.upstream)
-        since: int | None = state.get("since")
-        passing = state.get("pass") or {}
+        key = spec.cursor_key
+        stored = CursorState.from_json(self.store.get_meta(key))
+        state = (
+            stored
+            if stored is not None and same_upstream(stored.upstream, self.upstream)
+            else CursorState(upstream=self.upstream)
+        )
+        since = state.since
+        passing = state.passing or {}
         if passing:
             started: int = passing["start"]
             position = Position(passing["next"], passing["total"])
@@ -397,38 +393,43 @@ class Mirror:
             self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
             assert self._transport.generation is not None
             started, position = self._transport.generation, Position()
+        # The upstream time of the pass's start: what the mirror is complete to after it.
+        began = passing.get("time") or utc_text(now)
         report.full_load = since is None
         report.plan = (
             "everything (full load, by the upstream's change cursor)"
             if since is None
             else f"written upstream since its generation {since} (change cursor)"
         ) + (f", resumed at {position.next_index}" if passing else "")
-        self._emit(KindStarted(spec.kind, report.plan))
+        self._emit(KindStarted(spec.name, report.plan))
 
         def meta(at: Position) -> dict[str, str]:
-            value = {"next": at.next_index, "total": at.total, "start": started}
-            return {key: _cursor_json(self.upstream, since, value)}
+            value = {"next": at.next_index, "total": at.total, "start": started, "time": began}
+            return {key: replace(state, upstream=self.upstream, passing=value).to_json()}
 
         extra = {} if since is None else {"since_generation": since}
         self._read(client, spec, None, None, start=position, report=report, meta=meta, extra=extra)
         self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
         ended = self._transport.generation
         if ended == started:
-            since = started
+            state = CursorState(
+                upstream=self.upstream, since=started, reached=parse_record_timestamp(began)
+            )
         else:
+            state = replace(state, upstream=self.upstream, passing=None)
             self._emit(
                 Notice(
                     f"{spec.label}: the upstream changed while they were read (generation "
                     f"{started} to {ended}); the next run reads them again from the same point"
                 )
             )
-        self.store.set_meta(key, _cursor_json(self.upstream, since, None))
+        self.store.set_meta(key, state.to_json())
         self._emit(KindFinished(report))
 
     def _read(
         self,
         client: NvdClient,
-        spec: KindSpec,
+        spec: Operation,
         base: Checkpoint | None,
         window: Window | None,
         *,
@@ -453,7 +454,7 @@ class Mirror:
                 checkpoint = meta(page.position)
             else:
                 assert base is not None
-                checkpoint = {spec.meta_key: base.at(page.position).to_json()}
+                checkpoint = {spec.checkpoint_key: base.at(page.position).to_json()}
             counts = write(self.store, page.facts, checkpoint)
             waiting = clock()
             timings["write"] += waiting - began
@@ -465,7 +466,7 @@ class Mirror:
                 self._problem(problem)
             self._emit(
                 PageStored(
-                    spec.kind,
+                    spec.name,
                     window,
                     page.start_index,
                     page.received,
@@ -480,7 +481,7 @@ class Mirror:
     def _pages(
         self,
         client: NvdClient,
-        spec: KindSpec,
+        spec: Operation,
         window: Window | None,
         start: Position,
         extra: dict[str, Any],
@@ -494,8 +495,8 @@ class Mirror:
             index = position.next_index
             params: dict[str, Any] = {**extra, "results_per_page": size, "start_index": index}
             if window is not None:
-                params[spec.start_param] = window[0]
-                params[spec.end_param] = window[1]
+                start_param, end_param = spec.window_arguments
+                params[start_param], params[end_param] = window
             began = time.perf_counter()
             result = self._call(client, spec, params, window)
             records = result.records()
@@ -528,7 +529,9 @@ class Mirror:
             self.report.timings["check"] += time.perf_counter() - fetched
             yield _Fetched(index, len(records), facts, problems, position)
 
-    def _check(self, spec: KindSpec, records: list[Any], index: int) -> tuple[list[Any], list[str]]:
+    def _check(
+        self, spec: Operation, records: list[Any], index: int
+    ) -> tuple[list[Any], list[str]]:
         """The store facts of each record; a record that fails the checks is reported."""
         make = HANDLERS[spec.record].facts
         facts: list[Any] = []
@@ -549,11 +552,11 @@ class Mirror:
     # -- upstream ------------------------------------------------------------------------
 
     def _call(
-        self, client: NvdClient, spec: KindSpec, params: dict[str, Any], window: Window | None
+        self, client: NvdClient, spec: Operation, params: dict[str, Any], window: Window | None
     ) -> Result:
         self._calls += 1
         try:
-            result: Result = getattr(client, _METHODS[spec.kind])(**params)
+            result: Result = getattr(client, spec.method)(**params)
         except NvdClientError as error:
             # A cap or a redirect elsewhere comes back the same on the next run.
             same_again = isinstance(error, NvdResponseTooLarge | NvdRedirectError)
@@ -566,7 +569,7 @@ class Mirror:
             raise SyncError(f"{self._where(spec, window)}: {error}") from error
         return result
 
-    def _upstream_time(self, client: NvdClient, spec: KindSpec) -> datetime:
+    def _upstream_time(self, client: NvdClient, spec: Operation) -> datetime:
         """The upstream's clock (the `timestamp` of a one-record answer), else ours; never
         later than ours plus `FUTURE_MARGIN` (checkpoints follow this time)."""
         result = self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
@@ -594,7 +597,7 @@ class Mirror:
         )
         return datetime.now(UTC)
 
-    def _where(self, spec: KindSpec, window: Window | None) -> str:
+    def _where(self, spec: Operation, window: Window | None) -> str:
         if window is None:
             return f"{spec.label} from {self.upstream}{spec.path} (full load)"
         start, end = (moment.isoformat() for moment in window)
@@ -602,52 +605,20 @@ class Mirror:
 
     # -- store ---------------------------------------------------------------------------
 
-    def _load(self, spec: KindSpec) -> Checkpoint | None:
-        text = self.store.get_meta(spec.meta_key)
+    def _load(self, spec: Operation) -> Checkpoint | None:
+        text = self.store.get_meta(spec.checkpoint_key)
         if text is None:
             return None
-        return Checkpoint.from_json(text, f"store meta {spec.meta_key}")
+        return Checkpoint.from_json(text, f"store meta {spec.checkpoint_key}")
 
-    def _save(self, spec: KindSpec, checkpoint: Checkpoint) -> None:
-        self.store.set_meta(spec.meta_key, checkpoint.to_json())
+    def _save(self, spec: Operation, checkpoint: Checkpoint) -> None:
+        self.store.set_meta(spec.checkpoint_key, checkpoint.to_json())
 
     def _problem(self, text: str) -> None:
         _log.info("rejected: %s", text)
         if len(self.report.problems) < MAX_REPORTED_PROBLEMS:
             self.report.problems.append(text)
         self._emit(Notice(f"rejected {text}"))
-
-
-# --- the change cursor's checkpoint --------------------------------------------------------
-
-
-def _cursor_state(text: str | None, upstream: str) -> dict[str, Any]:
-    """A kind's stored cursor state, when it is of this upstream (else nothing: a full
-    pass). `{"upstream", "since": generation | null, "pass": {"start", "next", "total"}
-    | null}`; a value that is not of this shape counts as none."""
-    if text is None:
-        return {}
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return {}
-    if not isinstance(value, dict) or not same_upstream(str(value.get("upstream")), upstream):
-        return {}
-    since, passing = value.get("since"), value.get("pass")
-    if since is not None and not isinstance(since, int):
-        return {}
-    if passing is not None and not (
-        isinstance(passing, dict)
-        and isinstance(passing.get("start"), int)
-        and isinstance(passing.get("next"), int)
-        and (passing.get("total") is None or isinstance(passing.get("total"), int))
-    ):
-        passing = None
-    return {"since": since, "pass": passing}
-
-
-def _cursor_json(upstream: str, since: int | None, passing: dict[str, Any] | None) -> str:
-    return orjson.dumps({"upstream": upstream, "since": since, "pass": passing}).decode()
 
 
 # --- one page ahead -----------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """What a mirror run reads and where it resumes. Pure: no clock, no network, no store.
 
-Each record kind is a *listing* of the upstream (`/cves/2.0`, `/cvehistory/2.0`,
-`/cpes/2.0`, `/cpematch/2.0`). A kind's state is one `Checkpoint`, kept in the store's
-meta table under `sync.<kind>`:
+Each record kind is a *listing* of the upstream, one of the five operations of
+`assay.nvd.operations`. A kind's state is one `Checkpoint` (`assay.nvd.checkpoint`),
+kept in the store's meta table under its `checkpoint_key` (`sync.<kind>`):
 
 * no checkpoint (or one taken from another upstream): a **full load** reads the whole
   listing, page by page, from `startIndex` 0; the checkpoint remembers `since`, the
@@ -23,17 +23,24 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, Literal
-
-import orjson
+from typing import Final
 
 from assay.errors import InputError
-from assay.nvd.client import MAX_DATE_RANGE, MAX_RESULTS_PER_PAGE, split_window
-from assay.nvd.dates import format_nvd_timestamp, parse_record_timestamp
+from assay.nvd.checkpoint import (
+    CHECKPOINT_VERSION,
+    Checkpoint,
+    CheckpointError,
+    Position,
+    Window,
+    same_upstream,
+    utc_text,
+)
+from assay.nvd.client import MAX_DATE_RANGE, split_window
 from assay.nvd.defaults import KINDS, Kind
 from assay.nvd.ingest.clock import FUTURE_MARGIN
+from assay.nvd.operations import OPERATIONS, Operation
 
 __all__ = [
     "CHECKPOINT_VERSION",
@@ -48,6 +55,7 @@ __all__ = [
     "UpstreamInconsistent",
     "UpstreamRunaway",
     "WalkGuard",
+    "Window",
     "advance",
     "catch_up",
     "parse_kinds",
@@ -56,92 +64,10 @@ __all__ = [
 ]
 
 
-CHECKPOINT_VERSION: Final = 1
-Window = tuple[datetime, datetime]
-
-
-@dataclass(frozen=True, slots=True)
-class KindSpec:
-    """How one record kind is read from the upstream and written to the store."""
-
-    kind: Kind
-    record: str
-    """The importer's name for the record kind (`assay.nvd.ingest.importer.HANDLERS`)."""
-    start_param: str
-    """Client argument bounding the window from below (`last_mod_start_date`, ...)."""
-    end_param: str
-    label: str
-    """What a person calls the records (`CVEs`, `CVE changes`, ...)."""
-    path: str
-    """The listing's path under the upstream's base URL."""
-    list_key: str
-    """The response key holding the page's items, and each item's wrapper key (None
-    where the items are the records, as sources are)."""
-    wrapper: str | None
-
-    @property
-    def meta_key(self) -> str:
-        """The store meta key holding this kind's checkpoint."""
-        return f"sync.{self.kind}"
-
-    @property
-    def max_page(self) -> int:
-        """The largest page the upstream serves for this kind."""
-        return MAX_RESULTS_PER_PAGE[self.kind]
-
-
-SPECS: Final[dict[Kind, KindSpec]] = {
-    "cves": KindSpec(
-        "cves",
-        "cve",
-        "last_mod_start_date",
-        "last_mod_end_date",
-        "CVEs",
-        "/cves/2.0",
-        "vulnerabilities",
-        "cve",
-    ),
-    "cvehistory": KindSpec(
-        "cvehistory",
-        "change",
-        "change_start_date",
-        "change_end_date",
-        "CVE changes",
-        "/cvehistory/2.0",
-        "cveChanges",
-        "change",
-    ),
-    "cpes": KindSpec(
-        "cpes",
-        "cpe",
-        "last_mod_start_date",
-        "last_mod_end_date",
-        "CPEs",
-        "/cpes/2.0",
-        "products",
-        "cpe",
-    ),
-    "cpematch": KindSpec(
-        "cpematch",
-        "cpematch",
-        "last_mod_start_date",
-        "last_mod_end_date",
-        "match criteria",
-        "/cpematch/2.0",
-        "matchStrings",
-        "matchString",
-    ),
-    "source": KindSpec(
-        "source",
-        "source",
-        "last_mod_start_date",
-        "last_mod_end_date",
-        "sources",
-        "/source/2.0",
-        "sources",
-        None,
-    ),
-}
+SPECS: Final = OPERATIONS
+"""Each kind's operation (`assay.nvd.operations`): what is read, how, and where its
+checkpoint is kept. `KindSpec` is its type."""
+KindSpec = Operation
 
 _ALIASES: Final[dict[str, Kind]] = {
     "cve": "cves",
@@ -176,145 +102,11 @@ def parse_kinds(text: str) -> tuple[Kind, ...]:
     return tuple(kind for kind in KINDS if kind in wanted)
 
 
-# --- checkpoints -------------------------------------------------------------------------
-
-
-class CheckpointError(InputError):
-    """A stored checkpoint cannot be read (written by a newer assay, or damaged)."""
-
-
-def _utc_text(moment: datetime) -> str:
-    return format_nvd_timestamp(moment) + "Z"
-
-
-def _moment(value: object, where: str) -> datetime:
-    if not isinstance(value, str):
-        raise CheckpointError(where, f"expected a UTC timestamp, found {value!r}")
-    try:
-        return parse_record_timestamp(value)
-    except InputError:
-        raise CheckpointError(where, f"expected a UTC timestamp, found {value!r}") from None
-
-
-def _count(value: object, where: str, *, optional: bool = False) -> int | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise CheckpointError(where, f"expected an integer >= 0, found {value!r}")
-    return value
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Checkpoint:
-    """A kind's mirror state, as committed to the store after each page."""
-
-    upstream: str
-    phase: Literal["full", "incremental"]
-    since: datetime
-    """Full load: when it started (upstream clock). Incremental: complete up to here."""
-    window: Window | None = None
-    """Incremental: the window being read, if one is under way."""
-    next_index: int = 0
-    """The `startIndex` of the next page of the full listing or of `window`."""
-    total: int | None = None
-    """The `totalResults` last seen for the listing under way."""
-
-    @property
-    def position(self) -> Position:
-        """Where the listing under way resumes."""
-        return Position(self.next_index, self.total)
-
-    def at(self, position: Position) -> Checkpoint:
-        """This checkpoint, moved to `position` in the same listing."""
-        return replace(self, next_index=position.next_index, total=position.total)
-
-    def to_json(self) -> str:
-        """The stored form (JSON text, timestamps as UTC `...Z`)."""
-        value: dict[str, Any] = {
-            "version": CHECKPOINT_VERSION,
-            "upstream": self.upstream,
-            "phase": self.phase,
-            "since": _utc_text(self.since),
-            "window": None
-            if self.window is None
-            else [_utc_text(self.window[0]), _utc_text(self.window[1])],
-            "nextIndex": self.next_index,
-            "total": self.total,
-        }
-        return orjson.dumps(value).decode()
-
-    @classmethod
-    def from_json(cls, text: str, where: str) -> Checkpoint:
-        """Read a stored checkpoint; `where` names it in errors (the meta key)."""
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError as error:
-            raise CheckpointError(
-                where, f"expected a JSON object, found invalid JSON: {error}"
-            ) from None
-        if not isinstance(value, dict):
-            raise CheckpointError(where, f"expected a JSON object, found {text[:80]!r}")
-        version = value.get("version")
-        if version != CHECKPOINT_VERSION:
-            raise CheckpointError(
-                f"{where}.version",
-                f"expected checkpoint version {CHECKPOINT_VERSION}, found {version!r} "
-                "(written by another assay version?)",
-            )
-        upstream = value.get("upstream")
-        if not isinstance(upstream, str) or not upstream:
-            raise CheckpointError(f"{where}.upstream", f"expected a URL, found {upstream!r}")
-        phase = value.get("phase")
-        if phase not in ("full", "incremental"):
-            raise CheckpointError(
-                f"{where}.phase", f"expected 'full' or 'incremental', found {phase!r}"
-            )
-        window_value = value.get("window")
-        window: Window | None = None
-        if window_value is not None:
-            if not isinstance(window_value, list) or len(window_value) != 2:
-                raise CheckpointError(
-                    f"{where}.window", f"expected [start, end] or null, found {window_value!r}"
-                )
-            window = (
-                _moment(window_value[0], f"{where}.window[0]"),
-                _moment(window_value[1], f"{where}.window[1]"),
-            )
-        next_index = _count(value.get("nextIndex"), f"{where}.nextIndex")
-        assert next_index is not None
-        return cls(
-            upstream=upstream,
-            phase=phase,
-            since=_moment(value.get("since"), f"{where}.since"),
-            window=window,
-            next_index=next_index,
-            total=_count(value.get("total"), f"{where}.total", optional=True),
-        )
-
-
-def same_upstream(a: str, b: str) -> bool:
-    """Whether two upstream base URLs name the same service (trailing `/` ignored)."""
-    return a.rstrip("/") == b.rstrip("/")
-
-
 # --- positions in a listing ---------------------------------------------------------------
 
 
 class UpstreamInconsistent(InputError):
     """The upstream's pages contradict each other (an empty page before the end)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
-    """Where the next page of a listing starts, and the `totalResults` last seen."""
-
-    next_index: int = 0
-    total: int | None = None
-
-    @property
-    def done(self) -> bool:
-        """Whether the listing has been read to its end."""
-        return self.total is not None and self.next_index >= self.total
 
 
 def advance(position: Position, *, start_index: int, received: int, total: int) -> Position:
@@ -380,8 +172,8 @@ def plan(checkpoint: Checkpoint | None, *, upstream: str, now: datetime) -> Plan
         return Plan(
             Listing(None, Position()),
             now,
-            f"the checkpoint ({_utc_text(max(ends))}) is later than the upstream's time "
-            f"({_utc_text(now)}) plus {FUTURE_MARGIN}: full load",
+            f"the checkpoint ({utc_text(max(ends))}) is later than the upstream's time "
+            f"({utc_text(now)}) plus {FUTURE_MARGIN}: full load",
         )
     if checkpoint.phase == "full":
         return Plan(
@@ -389,7 +181,7 @@ def plan(checkpoint: Checkpoint | None, *, upstream: str, now: datetime) -> Plan
             checkpoint.since,
             f"resuming the full load at record {checkpoint.next_index}",
         )
-    return Plan(None, checkpoint.since, f"changes since {_utc_text(checkpoint.since)}")
+    return Plan(None, checkpoint.since, f"changes since {utc_text(checkpoint.since)}")
 
 
 def catch_up(
