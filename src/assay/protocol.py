@@ -48,6 +48,9 @@ BUNDLE_VERSIONS: Final = {
 }
 """Bundle media type -> the bundle format version it names."""
 
+# -- OCI layer media types of signed documents (cosign, referrers, assay's snapshots) -------
+DSSE_ENVELOPE_MEDIA_TYPE: Final = "application/vnd.dsse.envelope.v1+json"
+
 # -- identities -----------------------------------------------------------------------------
 GITHUB_ACTIONS_ISSUER: Final = "https://token.actions.githubusercontent.com"
 """The OIDC issuer of GitHub Actions' workflow identities (Fulcio certificates)."""

@@ -42,7 +42,7 @@ class ImageSource(Protocol):
     ) -> list[dict[str, Any]]: ...
 
 
-DSSE_LAYER: Final = "application/vnd.dsse.envelope.v1+json"
+DSSE_LAYER: Final = protocol.DSSE_ENVELOPE_MEDIA_TYPE
 COSIGN_BUNDLE: Final = "dev.sigstore.cosign/bundle"
 COSIGN_CERTIFICATE: Final = "dev.sigstore.cosign/certificate"
 COSIGN_CHAIN: Final = "dev.sigstore.cosign/chain"

@@ -26,6 +26,7 @@ from typing import Any, Final
 
 import orjson
 
+from assay import protocol
 from assay.errors import InputError
 from assay.registry.client import OCI_MANIFEST, RegistryClient
 from assay.registry.reference import Reference, parse_reference
@@ -37,8 +38,8 @@ ARTIFACT_TYPE: Final = "application/vnd.assay.store-snapshot.v1"
 SNAPSHOT_TYPE: Final = "application/vnd.assay.store-snapshot.v1.tar+zstd"
 INDEX_TYPE: Final = "application/vnd.assay.store-snapshot.index.v1+json"
 SIGNATURE_TYPES: Final = {
-    SIGNATURE_SUFFIXES["dsse"]: "application/vnd.dsse.envelope.v1+json",
-    SIGNATURE_SUFFIXES["sigstore"]: "application/vnd.dev.sigstore.bundle.v0.3+json",
+    SIGNATURE_SUFFIXES["dsse"]: protocol.DSSE_ENVELOPE_MEDIA_TYPE,
+    SIGNATURE_SUFFIXES["sigstore"]: protocol.BUNDLE_V03_ALT,
 }
 EMPTY_TYPE: Final = "application/vnd.oci.empty.v1+json"
 EMPTY: Final = b"{}"
