@@ -16,6 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from assay import protocol
 from assay.errors import AttestationError, VerificationError
 from assay.sigstore import validity
 from assay.sigstore.identity import identity_of
@@ -141,7 +142,7 @@ def verify_legacy(
         )
         return VerifiedSignature(
             where=where,
-            media_type="application/vnd.dsse.envelope.v1+json",
+            media_type=protocol.DSSE_ENVELOPE_MEDIA_TYPE,
             payload_type=payload_type,
             payload=payload,
             message_digest=None,
