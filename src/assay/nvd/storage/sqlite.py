@@ -128,6 +128,11 @@ CRITERIA_INSERT = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (identity) DO NOTHING"
 )
+# One CVE and the generation it was read at, in one statement (`cve_with_generation`).
+CVE_WITH_GENERATION = (
+    "SELECT m.value, c.record FROM meta m LEFT JOIN cve c ON c.cve_id = ? "
+    "WHERE m.key = 'generation'"
+)
 REDERIVE_BATCH = 2000
 FIND_BATCH = 500  # records read per statement by `find_cves`
 FIND_CACHE_KIB = -4096  # `find_cves`'s page cache while it reads records (4 MiB)
@@ -423,6 +428,13 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
 
     def generation(self) -> int:
         return self._generation(self._connection())
+
+    def cve_with_generation(self, cve_id: str) -> tuple[int, bytes | None]:
+        """The data generation and the record of `cve_id` (None when there is none), read
+        by one statement, so from one snapshot: what `search_cves` gives for
+        `CveQuery(cve_id=...)` after `generation()`, for the server's `?cveId=` shortcut."""
+        row = self._connection().execute(CVE_WITH_GENERATION, (cve_id,)).fetchone()
+        return int(row[0]), (None if row[1] is None else unpack(row[1]))
 
     def count_cves(self) -> int:
         return int(self._connection().execute("SELECT count(*) FROM cve").fetchone()[0])
