@@ -27,6 +27,7 @@ from assay.nvd.storage._osv_sql import SQLITE_OSV_SCHEMA
 from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._service_rows import SQLITE_SERVICE_SCHEMA
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_ids_select, cve_where
+from assay.nvd.storage._sqlite_order import WALK_ORDERS, ApiOrder, keyword_ids
 from assay.nvd.storage._sqlite_osv import OsvStoreMixin
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
 from assay.nvd.storage._sqlite_service import ServiceStoreMixin
@@ -176,6 +177,7 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         self._local = threading.local()
         self._cache = ResultCache()
         self._decoded = DecodedRecords()
+        self._orders = ApiOrder()
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
         try:
@@ -632,16 +634,20 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         key = (generation, query.filter_key)
         ids = self._cache.get(key)
         if ids is None:
-            ids = array(
-                "q",
-                (
-                    row[0]
-                    for row in connection.execute(
-                        f"SELECT c.id FROM cve c WHERE {where} ORDER BY c.published, c.cve_id",
-                        builder.params,
-                    )
-                ),
-            )
+            ids = keyword_ids(connection, generation, query, self._orders)
+            if ids is None:
+                ids = array(
+                    "q",
+                    (
+                        row[0]
+                        for row in connection.execute(
+                            f"SELECT c.id FROM cve c WHERE {where} ORDER BY c.published, c.cve_id",
+                            builder.params,
+                        )
+                    ),
+                )
+                if query.filter_key in WALK_ORDERS:  # (what keyword searches are put in)
+                    self._orders.keep(generation, WALK_ORDERS[query.filter_key], ids)
             self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
         return Page(len(ids), self._records(connection, generation, page_ids))
