@@ -149,16 +149,14 @@ class BrowserDefences:
 
 def defended(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """An answer's headers with the browser defences `BrowserDefences` adds."""
-    headers = list(headers)
-    names = {name.lower() for name, _ in headers}
-    headers.append(_NOSNIFF)
-    html = any(
-        name.lower() == b"content-type" and value.startswith(b"text/html")
-        for name, value in headers
-    )
-    if html or b"content-type" not in names:
-        headers.extend(_PAGE_HEADERS)
-    return headers
+    typed = html = False
+    for name, value in headers:
+        if name.lower() == b"content-type":
+            typed = True
+            html = html or value.startswith(b"text/html")
+    if html or not typed:
+        return [*headers, _NOSNIFF, *_PAGE_HEADERS]
+    return [*headers, _NOSNIFF]
 
 
 def _scan_routes(store: Store, uploads: UploadPool) -> list[BaseRoute]:

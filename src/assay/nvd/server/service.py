@@ -7,6 +7,7 @@ the app factory) as one environment variable holding JSON, `ASSAY_SERVICE`.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
@@ -148,7 +149,7 @@ class ProcessBounds:
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings) -> None:
         self.app = app
         self.settings = settings
-        self._limiter: object = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         limit_sqlite_heap(settings.sqlite_cache_mib)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -157,7 +158,8 @@ class ProcessBounds:
 
     def apply(self) -> None:
         """Bound the worker threads of the running event loop (once per loop)."""
-        limiter = current_default_thread_limiter()
-        if limiter is not self._limiter:
-            limiter.total_tokens = self.settings.threads
-            self._limiter = limiter
+        loop = asyncio.get_running_loop()
+        if loop is self._loop:  # (anyio keeps one default limiter per loop)
+            return
+        current_default_thread_limiter().total_tokens = self.settings.threads
+        self._loop = loop

@@ -79,6 +79,7 @@ class CveIdShortcut:
         self.outer = outer
         self.skip = skip
         self.inline = bool(getattr(store, "inline_reads", False))
+        self._labels: dict[str, str] = {}  # (the metrics label of each of `PATHS`)
         # One statement for the record and its generation, where the store has it.
         self._read_one: Callable[[str], tuple[int, bytes | None]] | None = getattr(
             store, "cve_with_generation", None
@@ -158,7 +159,10 @@ class CveIdShortcut:
             await send({"type": "http.response.body", "body": body})
         finally:
             if metrics is not None:
-                metrics.observe(metrics.label(scope), status, time.perf_counter() - started)
+                label = self._labels.get(scope["path"])
+                if label is None:
+                    label = self._labels[scope["path"]] = metrics.label(scope)
+                metrics.observe(label, status, time.perf_counter() - started)
 
     def _layered(self, send: Send, validators: Headers, accept: bytes) -> Send:
         """`send` behind what the layers do to an answer, innermost first: compression,
