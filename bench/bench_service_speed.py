@@ -38,19 +38,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench._store import BenchStore
 from bench.bench_nvd import (
-    API,
     OUT,
     Queries,
     _hello_serve,
-    _import,
     _machine,
     _sequential,
     _server,
     _wrk,
 )
-from bench.nvd_corpus import DEFAULT_COUNT, DEFAULT_OUT, DEFAULT_SEED, DEFAULT_SOURCE, generate
+from bench.bench_service import corpus_store
+from bench.nvd_corpus import DEFAULT_COUNT, DEFAULT_SEED, DEFAULT_SOURCE
 
 CLASSES = ("keywordSearch", "page of 2000", "cpeName range")
 TARGETS = {  # (p50 ms, p99 ms)
@@ -74,14 +72,7 @@ def run(argv: list[str]) -> None:
 
     results: dict[str, Any] = {"machine": _machine(), "count": args.count, "cpu": _cpu_model()}
     print(f"machine: {results['machine']} {results['cpu']}", flush=True)
-    folder = generate(args.source, DEFAULT_OUT, count=args.count, seed=DEFAULT_SEED)
-    manifest = json.loads((folder / "manifest.json").read_text())
-    OUT.mkdir(parents=True, exist_ok=True)
-    store = BenchStore.sqlite(OUT / f"nvd-{args.count}.db")
-    if not store.exists():
-        _import(store, sorted(folder.glob("cves-*.jsonl.gz")), args.count)
-    paths = OUT / "service-speed-cveid.txt"
-    paths.write_text("\n".join(f"{API}?cveId={i}" for i in manifest["sample_ids"]) + "\n")
+    folder, manifest, store, paths = corpus_store(args.source, args.count, "nvd", "service-speed")
     store.warm()
 
     builds = {"after": _assay(store.url, None)}
