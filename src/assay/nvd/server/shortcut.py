@@ -51,6 +51,18 @@ _GENERATION = GENERATION_HEADER.encode("latin-1")
 Headers = list[tuple[bytes, bytes]]
 
 
+def accept_encoding(headers: Headers) -> bytes | None:
+    """The request's first `Accept-Encoding` (as `Compression` reads it; empty without
+    one), or None for a conditional request."""
+    accept: bytes | None = None
+    for name, value in headers:
+        if name in CONDITIONAL:
+            return None
+        if name == b"accept-encoding" and accept is None:
+            accept = value
+    return accept or b""
+
+
 class CveIdShortcut:
     """ASGI middleware: answer `?cveId=` look-ups directly from the store.
 
@@ -86,29 +98,21 @@ class CveIdShortcut:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] != "http"
-            or scope["method"] != "GET"
-            or scope["path"] not in PATHS
-            or self.layers.caching is None
-        ):
+        cve_id = self._cve_id(scope)
+        accept = None if cve_id is None else accept_encoding(scope["headers"])
+        if cve_id is None or accept is None or (self.skip is not None and self.skip()):
             await self.app(scope, receive, send)
             return
+        await self._answer(scope, receive, send, cve_id, accept)
+
+    def _cve_id(self, scope: Scope) -> str | None:
+        """The id a request of the shortcut's shape asks for; None for any other."""
+        if scope["type"] != "http" or scope["method"] != "GET" or scope["path"] not in PATHS:
+            return None
         match = CVE_ID_QUERY.fullmatch(scope["query_string"])
-        if match is None:
-            await self.app(scope, receive, send)
-            return
-        accept: bytes | None = None  # (the first, as `Compression` reads it)
-        for name, value in scope["headers"]:
-            if name in CONDITIONAL:
-                await self.app(scope, receive, send)
-                return
-            if name == b"accept-encoding" and accept is None:
-                accept = value
-        if self.skip is not None and self.skip():
-            await self.app(scope, receive, send)
-            return
-        await self._answer(scope, receive, send, match.group(1).decode("ascii"), accept or b"")
+        if match is None or self.layers.caching is None:
+            return None
+        return match.group(1).decode("ascii")
 
     async def _answer(
         self, scope: Scope, receive: Receive, send: Send, cve_id: str, accept: bytes

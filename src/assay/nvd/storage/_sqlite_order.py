@@ -80,7 +80,11 @@ def keyword_ids(
         return array("q")  # punctuation alone is no word of any description
     expression = fts5_expression(searchable, query.keyword_exact)
     matched = [row[0] for row in connection.execute(MATCHES, (expression,))]
-    order, places = orders.get(connection, generation, base.no_rejected)
+    return in_order(matched, *orders.get(connection, generation, base.no_rejected))
+
+
+def in_order(matched: list[int], order: array[int], places: array[int]) -> array[int]:
+    """The ids of `matched` that are in `order`, in its order."""
     if len(matched) * SORT_SHARE < len(order):
         end = len(places)
         placed = [(places[i], i) for i in matched if i < end and places[i] >= 0]
