@@ -62,14 +62,7 @@ def run(argv: list[str]) -> None:
 
     results: dict[str, Any] = {"machine": _machine(), "count": args.count}
     print(f"machine: {results['machine']}")
-    folder = generate(args.source, DEFAULT_OUT, count=args.count, seed=DEFAULT_SEED)
-    manifest = json.loads((folder / "manifest.json").read_text())
-    OUT.mkdir(parents=True, exist_ok=True)
-    store = BenchStore.sqlite(OUT / f"soak-{args.count}.db")
-    if not store.exists():
-        _import(store, sorted(folder.glob("cves-*.jsonl.gz")), args.count)
-    cve_file = OUT / "service-cveid.txt"
-    cve_file.write_text("\n".join(f"{API}?cveId={i}" for i in manifest["sample_ids"]) + "\n")
+    folder, manifest, store, cve_file = corpus_store(args.source, args.count, "soak", "service")
 
     def assay(url: str, *extra: str) -> tuple[list[str], dict[str, str]]:
         return ([sys.executable, "-m", "assay", "serve", "--store", url, "--workers", "2",
@@ -91,6 +84,22 @@ def run(argv: list[str]) -> None:
             BenchStore(args.postgres), folder, args.count, cve_file, args.duration
         )
     (OUT / "service-results.json").write_text(json.dumps(results, indent=1))
+
+
+def corpus_store(
+    source: Path, count: int, name: str, bench: str
+) -> tuple[Path, dict[str, Any], BenchStore, Path]:
+    """The corpus of `count` CVEs, its manifest, its SQLite store `bench/out/NAME-COUNT.db`
+    (imported when missing) and a file of `cveId` paths for wrk (`BENCH-cveid.txt`)."""
+    folder = generate(source, DEFAULT_OUT, count=count, seed=DEFAULT_SEED)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    OUT.mkdir(parents=True, exist_ok=True)
+    store = BenchStore.sqlite(OUT / f"{name}-{count}.db")
+    if not store.exists():
+        _import(store, sorted(folder.glob("cves-*.jsonl.gz")), count)
+    paths = OUT / f"{bench}-cveid.txt"
+    paths.write_text("\n".join(f"{API}?cveId={i}" for i in manifest["sample_ids"]) + "\n")
+    return folder, manifest, store, paths
 
 
 def _pages(base: str, count: int) -> dict[str, Any]:

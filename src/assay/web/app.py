@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from assay.errors import StoreError
 from assay.nvd.server.app import ServerSettings, create_app
 from assay.nvd.server.service import ServiceSettings
+from assay.nvd.server.shortcut import CveIdShortcut
 from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Store, open_store
 from assay.web.accesslog import AccessLog, LogFormat
@@ -140,19 +141,22 @@ class BrowserDefences:
 
         async def defend(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                names = {name.lower() for name, _ in headers}
-                headers.append(_NOSNIFF)
-                html = any(
-                    name.lower() == b"content-type" and value.startswith(b"text/html")
-                    for name, value in headers
-                )
-                if html or b"content-type" not in names:
-                    headers.extend(_PAGE_HEADERS)
-                message = {**message, "headers": headers}
+                message = {**message, "headers": defended(message.get("headers", []))}
             await send(message)
 
         await self.app(scope, receive, defend)
+
+
+def defended(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """An answer's headers with the browser defences `BrowserDefences` adds."""
+    typed = html = False
+    for name, value in headers:
+        if name.lower() == b"content-type":
+            typed = True
+            html = html or value.startswith(b"text/html")
+    if html or not typed:
+        return [*headers, _NOSNIFF, *_PAGE_HEADERS]
+    return [*headers, _NOSNIFF]
 
 
 def _scan_routes(store: Store, uploads: UploadPool) -> list[BaseRoute]:
@@ -222,6 +226,14 @@ def create_web_app(
     routes.extend(_scan_routes(store, uploads))
     routes.append(Mount("/", app=api))
     middleware = [Middleware(BrowserDefences), Middleware(EmptyStoreHeader, flag=empty)]
+    layers = api.state.shortcut_layers
+    if layers is not None:
+        # `?cveId=` look-ups answered before the pages' layers and routing, with their
+        # headers (`assay.nvd.server.shortcut`); an empty store's answers go the full way.
+        middleware.insert(
+            0,
+            Middleware(CveIdShortcut, store=store, layers=layers, outer=defended, skip=empty),
+        )
     if service.api_keys == "required":
         # Pages, /api/scan and the osv.dev API follow the NVD API's rule (assay.web.page_keys).
         from assay.nvd.server.access import ApiKeys

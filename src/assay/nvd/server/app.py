@@ -38,7 +38,7 @@ from assay.nvd.server.responses import (
     read_with_generation,
     store_failure,
 )
-from assay.nvd.server.service import ServiceSettings, service_middleware
+from assay.nvd.server.service import ServiceLayers, ServiceSettings, service_middleware
 from assay.nvd.server.shortcut import CveIdShortcut
 from assay.nvd.server.snapshots_api import snapshot_routes
 from assay.nvd.server.statistics import PATH as STATISTICS_PATH
@@ -251,12 +251,22 @@ def create_app(
         Route("/openapi.json/", _relative_redirect("../openapi.json"), methods=["GET", "HEAD"]),
         Route("/docs/", _relative_redirect("../docs"), methods=["GET", "HEAD"]),
     ]
-    middleware: list[Middleware] = service_middleware(service, store)
-    if not settings.legacy_fields_only and not settings.enrich:
-        # Single-CVE look-ups skip routing and, on stores with cheap reads, the thread hop.
-        middleware.append(Middleware(CveIdShortcut, store=store, inline=store.inline_reads))
+    layers = ServiceLayers()
+    middleware: list[Middleware] = service_middleware(service, store, layers)
+    shortcut = not settings.legacy_fields_only and not settings.enrich
+    if shortcut:
+        # Single-CVE look-ups skip the layers, routing and (SQLite) the thread hop: in
+        # front of every layer, or behind those that decide per request (keys, limits).
+        position = 0 if layers.complete else layers.caching_position
+        middleware.insert(
+            position,
+            Middleware(CveIdShortcut, store=store, layers=layers, outermost=layers.complete),
+        )
     app = Starlette(routes=routes, middleware=middleware, lifespan=_warmed(store))
+    app.middleware_stack = app.build_middleware_stack()  # (so `layers` are made now)
     app.state.store = store
+    # For a shortcut in front of an app this one is mounted in (`assay.web.app`).
+    app.state.shortcut_layers = layers if shortcut and layers.complete else None
     return app
 
 

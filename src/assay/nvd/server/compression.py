@@ -85,11 +85,18 @@ class Compression:
             if name == b"accept-encoding":
                 accept = value
                 break
-        encoding = negotiate(accept.decode("latin-1")) if accept else None
-        if encoding is None:
+        if not accept:
             await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, _CompressingSend(send, encoding, self.minimum_bytes).send)
+        await self.app(scope, receive, compressing_send(send, accept, self.minimum_bytes))
+
+
+def compressing_send(send: Send, accept_encoding: bytes, minimum_bytes: int) -> Send:
+    """`send`, compressing what goes through it as `accept_encoding` asks (or as is)."""
+    encoding = negotiate(accept_encoding.decode("latin-1"))
+    if encoding is None:
+        return send
+    return _CompressingSend(send, encoding, minimum_bytes).send
 
 
 class _CompressingSend:

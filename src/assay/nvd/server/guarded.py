@@ -56,12 +56,17 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._head_bytes = 0  # bytes received since the current head began
         self._parsed_head = 0  # the current head's length as the parser found it
         self._head_too_large = False
+        # When the current head's time began (None between a head and the next's first
+        # byte). One timer per connection checks it, re-armed as it fires rather than set
+        # and cancelled for each request.
+        self._head_since: float | None = None
         self._head_timer: asyncio.TimerHandle | None = None
         self._send_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._arm_head_timer()
+        self._head_since = self.loop.time()
+        self._arm_head_timer(self._guards.head_timeout)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_timers()
@@ -73,8 +78,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # in it, and an unfinished head by every byte that arrived since it began.
         if self._in_head:
             self._head_bytes += len(data)
-            if self._head_timer is None:
-                self._arm_head_timer()
+            if self._head_since is None:
+                self._head_since = self.loop.time()
+                if self._head_timer is None:
+                    self._arm_head_timer(self._guards.head_timeout)
         super().data_received(data)
         too_large = self._head_too_large or (
             self._in_head and self._head_bytes > self._guards.max_head_bytes
@@ -98,9 +105,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._head_bytes = 0
-        if self._head_timer is not None:
-            self._head_timer.cancel()
-            self._head_timer = None
+        self._head_since = None  # (the timer finds no head to time when it fires)
         if self._parsed_head > self._guards.max_head_bytes:
             self._head_too_large = True  # refused once the parser returns; no app call
             return
@@ -124,13 +129,24 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._send_timer.cancel()
             self._send_timer = None
 
-    def _arm_head_timer(self) -> None:
-        self._head_timer = self.loop.call_later(self._guards.head_timeout, self._head_expired)
+    def _arm_head_timer(self, delay: float) -> None:
+        self._head_timer = self.loop.call_later(delay, self._head_expired)
 
     def _head_expired(self) -> None:
+        """Close the connection if its current head has taken `head_timeout`; else look
+        again when it would have (or a whole timeout later, when no head is arriving)."""
         self._head_timer = None
-        if self._in_head and not self.transport.is_closing():
+        if self.transport.is_closing():
+            return
+        since = self._head_since
+        if not self._in_head or since is None:
+            self._arm_head_timer(self._guards.head_timeout)
+            return
+        left = since + self._guards.head_timeout - self.loop.time()
+        if left <= 0:
             self._refuse(TOO_SLOW)
+            return
+        self._arm_head_timer(left)
 
     def _stalled(self) -> None:
         """The client has read nothing for `send_timeout` seconds: drop what is buffered

@@ -102,6 +102,7 @@ class HttpCaching:
         self._checked = 0.0
         self._refreshing: asyncio.Task[None] | None = None
         self._failed_first = False
+        self._headers: tuple[Validators, list[tuple[bytes, bytes]]] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
@@ -111,7 +112,7 @@ class HttpCaching:
         ):
             await self.app(scope, receive, send)
             return
-        current = await self._validators()
+        current = await self.current()
         if current is None:
             if self._failed_first:
                 self._failed_first = False
@@ -119,11 +120,7 @@ class HttpCaching:
                 return
             await self.app(scope, receive, send)  # (answers 503 itself if the store is down)
             return
-        extra = [
-            (b"etag", current.etag),
-            (b"last-modified", current.last_modified),
-            (b"cache-control", self.cache_control),
-        ]
+        extra = self.headers(current)
         if not_modified(current, scope["headers"]):
             await send({"type": "http.response.start", "status": 304, "headers": _COMMON + extra})
             await send({"type": "http.response.body", "body": b""})
@@ -136,7 +133,22 @@ class HttpCaching:
 
         await self.app(scope, receive, send_with_validators)
 
-    async def _validators(self) -> Validators | None:
+    def headers(self, current: Validators) -> list[tuple[bytes, bytes]]:
+        """The headers a 200 (or a 304) gets at `current` (made once per generation)."""
+        made = self._headers
+        if made is None or made[0] is not current:
+            made = (
+                current,
+                [
+                    (b"etag", current.etag),
+                    (b"last-modified", current.last_modified),
+                    (b"cache-control", self.cache_control),
+                ],
+            )
+            self._headers = made
+        return made[1]
+
+    async def current(self) -> Validators | None:
         """The current validators; None while the store cannot be read. Only the first
         request waits for them: later, one request a second starts a refresh that the
         others do not wait for."""

@@ -23,6 +23,7 @@ import os
 import re
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -42,6 +43,7 @@ KNOWN_PATH = re.compile(r"(?:/compat/nvd-api)?/rest/(?:json/[a-z]+/2\.0|public/[
 FIXED_PATHS = frozenset({"/metrics", "/openapi.json", "/docs", "/healthz", "/readyz", "/"})
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 ROWS_SECONDS = 30.0
+MAX_CHILDREN = 1024  # labelled series remembered by `Metrics.observe`
 
 
 def path_label(path: str) -> str:
@@ -118,12 +120,13 @@ class Metrics:
             multiprocess.MultiProcessCollector(self.registry)  # type: ignore[no-untyped-call]
         self.registry.register(StoreCollector(store))
         self.store = store
+        self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path = path_label(scope["path"])
+        path = self.label(scope)
         if path == METRICS_PATH and scope["method"] in ("GET", "HEAD"):
             status = 200
             try:  # (the store's collector reads the store: bounded like any request's read)
@@ -148,5 +151,19 @@ class Metrics:
         try:
             await self.app(scope, receive, counting_send)
         finally:
-            self.requests.labels(path, str(status)).inc()
-            self.latency.labels(path).observe(time.perf_counter() - started)
+            self.observe(path, status, time.perf_counter() - started)
+
+    @staticmethod
+    def label(scope: Scope) -> str:
+        """The `path` label of a request."""
+        return path_label(scope["path"])
+
+    def observe(self, path: str, status: int, seconds: float) -> None:
+        """Count one answer of `status` to `path` (a `path_label`), `seconds` to its end."""
+        children = self._children.get((path, status))
+        if children is None:  # (label look-ups cost more than the counting itself)
+            children = (self.requests.labels(path, str(status)), self.latency.labels(path))
+            if len(self._children) < MAX_CHILDREN:
+                self._children[(path, status)] = children
+        children[0].inc()
+        children[1].observe(seconds)

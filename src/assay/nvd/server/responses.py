@@ -7,6 +7,7 @@ parsed on the way out unless the legacy compatibility filter asks for it.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
@@ -94,7 +95,7 @@ class Envelope:
         records: Sequence[bytes],
         chunk_bytes: int = CHUNK_BYTES,
     ) -> None:
-        timestamp = format_nvd_timestamp(datetime.now(UTC))
+        timestamp = now_timestamp()
         self._head = (
             f'{{"resultsPerPage":{len(records)},"startIndex":{start_index},'
             f'"totalResults":{total},"format":"{format_name}","version":"2.0",'
@@ -135,6 +136,40 @@ class Envelope:
                 yield piece
         parts.append(b"]}")
         yield b"".join(parts)
+
+
+def now_timestamp() -> str:
+    """The envelope's `timestamp`: now, in NVD's form (to the millisecond, so the text is
+    made once a millisecond however many answers ask)."""
+    millisecond = time.time_ns() // 1_000_000
+    last = _last_timestamp[0]
+    if last[0] == millisecond:
+        return last[1]
+    seconds, rest = divmod(millisecond, 1000)
+    text = format_nvd_timestamp(
+        datetime.fromtimestamp(seconds, UTC).replace(microsecond=rest * 1000)
+    )
+    _last_timestamp[0] = (millisecond, text)
+    return text
+
+
+_last_timestamp: list[tuple[int, str]] = [(-1, "")]  # (one tuple: threads see both or none)
+_CVE_HEAD = b'{"resultsPerPage":%d,"startIndex":0,"totalResults":%d,"format":"NVD_CVE","version":"2.0","timestamp":"'
+
+
+def single_cve_body(record: bytes | None) -> bytes:
+    """The body `Envelope` makes of a `cveId` look-up's page (`record`, or none)."""
+    if record is None:
+        return b"".join((_CVE_HEAD % (0, 0), now_timestamp().encode(), b'","vulnerabilities":[]}'))
+    return b"".join(
+        (
+            _CVE_HEAD % (1, 1),
+            now_timestamp().encode(),
+            b'","vulnerabilities":[{"cve":',
+            record,
+            b"}]}",
+        )
+    )
 
 
 def envelope_chunks(

@@ -7,9 +7,11 @@ the app factory) as one environment variable holding JSON, `ASSAY_SERVICE`.
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from anyio.to_thread import current_default_thread_limiter
@@ -31,6 +33,7 @@ from assay.nvd.server.ratelimit import Limiter, RateLimit, counter_for, parse_po
 from assay.nvd.storage import Store, service_store
 
 SERVICE_ENV = "ASSAY_SERVICE"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,25 +80,67 @@ class ServiceSettings:
         return cls(**values)
 
 
-def service_middleware(settings: ServiceSettings, store: Store) -> list[Middleware]:
-    """The service's layers, outermost first, for the API app's middleware list."""
+@dataclass(slots=True)
+class ServiceLayers:
+    """The service layers of one API app, as `service_middleware` made them: what a
+    shortcut in front of them (`shortcut.py`) stands in for. Filled in when the app
+    builds its middleware stack; `complete` is False when a layer is configured that
+    no shortcut may step over (API keys, the rate limit: they decide per request)."""
+
+    bounds: ProcessBounds | None = None
+    metrics: Metrics | None = None
+    caching: HttpCaching | None = None
+    compression: Compression | None = None
+    complete: bool = True
+    caching_position: int = 0  # where `HttpCaching` is in the middleware list
+
+
+def service_middleware(
+    settings: ServiceSettings, store: Store, layers: ServiceLayers | None = None
+) -> list[Middleware]:
+    """The service's layers, outermost first, for the API app's middleware list (each
+    noted in `layers` as it is made)."""
+    layers = layers if layers is not None else ServiceLayers()
     shared = service_store(store)
-    layers = [Middleware(ProcessBounds, settings=settings), Middleware(Metrics, store=shared)]
+    stack = [
+        Middleware(_noted(layers, "bounds", ProcessBounds), settings=settings),
+        Middleware(_noted(layers, "metrics", Metrics), store=shared),
+    ]
     if settings.api_keys != "off":
         mode = settings.api_keys
         if mode not in KEY_MODES:
             raise InputError(
                 "--api-keys", f"expected one of {', '.join(KEY_MODES)}, found {mode!r}"
             )
-        layers.append(Middleware(ApiKeys, store=shared, mode=mode))
+        layers.complete = False
+        stack.append(Middleware(ApiKeys, store=shared, mode=mode))
     if settings.rate_limit is not None:
         policy = parse_policy(settings.rate_limit)
         counter = counter_for(settings.rate_limit_store, shared)
-        layers.append(Middleware(RateLimit, limiter=Limiter(counter, policy)))
-    layers.append(Middleware(HttpCaching, store=store, cache_control=settings.cache_control))
+        layers.complete = False
+        stack.append(Middleware(RateLimit, limiter=Limiter(counter, policy)))
+    layers.caching_position = len(stack)
+    stack.append(
+        Middleware(
+            _noted(layers, "caching", HttpCaching),
+            store=store,
+            cache_control=settings.cache_control,
+        )
+    )
     if settings.compression:
-        layers.append(Middleware(Compression))
-    return layers
+        stack.append(Middleware(_noted(layers, "compression", Compression)))
+    return stack
+
+
+def _noted(layers: ServiceLayers, name: str, kind: Callable[..., T]) -> Callable[..., T]:
+    """`kind`'s constructor, that also notes the layer it makes as `layers.<name>`."""
+
+    def make(app: ASGIApp, **options: Any) -> T:
+        layer = kind(app, **options)
+        setattr(layers, name, layer)
+        return layer
+
+    return make
 
 
 class ProcessBounds:
@@ -105,12 +150,17 @@ class ProcessBounds:
     def __init__(self, app: ASGIApp, *, settings: ServiceSettings) -> None:
         self.app = app
         self.settings = settings
-        self._limiter: object = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         limit_sqlite_heap(settings.sqlite_cache_mib)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        limiter = current_default_thread_limiter()
-        if limiter is not self._limiter:
-            limiter.total_tokens = self.settings.threads
-            self._limiter = limiter
+        self.apply()
         await self.app(scope, receive, send)
+
+    def apply(self) -> None:
+        """Bound the worker threads of the running event loop (once per loop)."""
+        loop = asyncio.get_running_loop()
+        if loop is self._loop:  # (anyio keeps one default limiter per loop)
+            return
+        current_default_thread_limiter().total_tokens = self.settings.threads
+        self._loop = loop

@@ -28,6 +28,7 @@ from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._service_rows import SQLITE_SERVICE_SCHEMA
 from assay.nvd.storage._source_changes import backfill
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_ids_select, cve_where
+from assay.nvd.storage._sqlite_order import WALK_ORDERS, ApiOrder, keyword_ids
 from assay.nvd.storage._sqlite_osv import OsvStoreMixin
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
 from assay.nvd.storage._sqlite_service import ServiceStoreMixin
@@ -129,6 +130,11 @@ CRITERIA_INSERT = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (identity) DO NOTHING"
 )
+# One CVE and the generation it was read at, in one statement (`cve_with_generation`).
+CVE_WITH_GENERATION = (
+    "SELECT m.value, c.record FROM meta m LEFT JOIN cve c ON c.cve_id = ? "
+    "WHERE m.key = 'generation'"
+)
 REDERIVE_BATCH = 2000
 FIND_BATCH = 500  # records read per statement by `find_cves`
 FIND_CACHE_KIB = -4096  # `find_cves`'s page cache while it reads records (4 MiB)
@@ -172,6 +178,7 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         self._local = threading.local()
         self._cache = ResultCache()
         self._decoded = DecodedRecords()
+        self._orders = ApiOrder()
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
         try:
@@ -429,6 +436,13 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
     def read_at_generation(self, read: Callable[[], T], *, at_least: int = 0) -> tuple[int, T]:
         return self.generation(), read()
 
+    def cve_with_generation(self, cve_id: str) -> tuple[int, bytes | None]:
+        """The data generation and the record of `cve_id` (None when there is none), read
+        by one statement, so from one snapshot: what `search_cves` gives for
+        `CveQuery(cve_id=...)` after `generation()`, for the server's `?cveId=` shortcut."""
+        row = self._connection().execute(CVE_WITH_GENERATION, (cve_id,)).fetchone()
+        return int(row[0]), (None if row[1] is None else unpack(row[1]))
+
     def count_cves(self) -> int:
         return int(self._connection().execute("SELECT count(*) FROM cve").fetchone()[0])
 
@@ -625,16 +639,20 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         key = (generation, query.filter_key)
         ids = self._cache.get(key)
         if ids is None:
-            ids = array(
-                "q",
-                (
-                    row[0]
-                    for row in connection.execute(
-                        f"SELECT c.id FROM cve c WHERE {where} ORDER BY c.published, c.cve_id",
-                        builder.params,
-                    )
-                ),
-            )
+            ids = keyword_ids(connection, generation, query, self._orders)
+            if ids is None:
+                ids = array(
+                    "q",
+                    (
+                        row[0]
+                        for row in connection.execute(
+                            f"SELECT c.id FROM cve c WHERE {where} ORDER BY c.published, c.cve_id",
+                            builder.params,
+                        )
+                    ),
+                )
+                if query.filter_key in WALK_ORDERS:  # (what keyword searches are put in)
+                    self._orders.keep(generation, WALK_ORDERS[query.filter_key], ids)
             self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
         return Page(len(ids), self._records(connection, generation, page_ids))
