@@ -29,13 +29,13 @@ def register(tree: CommandTree) -> None:
         default=None,
         help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
     )
-    parser.add_argument(
+    add_list_option(
+        parser,
         "--read-store",
         metavar="URL",
-        action="append",
         default=None,
-        help="a PostgreSQL streaming replica of --store to read from (repeat the option "
-        "for several): reads go to the replicas, writes (API keys, rate-limit counts) to "
+        help="PostgreSQL streaming replicas of --store to read from (several after one "
+        "flag, or the flag repeated): reads go to the replicas, writes (API keys, rate-limit counts) to "
         "--store; a replica that stops answering is left out and tried again (docs/scale.md)",
     )
     parser.add_argument(
