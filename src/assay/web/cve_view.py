@@ -455,13 +455,13 @@ def _container(container: Any) -> ContainerView:
         role=role,
         name=name,
         org_id=container.org_id,
-        updated=container.date_updated or "",
-        title=container.title or "",
+        updated=_text(container.date_updated),
+        title=_text(container.title),
         metrics=[_container_metric(c, name, role) for c in container.cvss],
         weaknesses=[(cwe, cwe_name(cwe, text)) for cwe, text in container.cwes if cwe],
         affected=[_affected(a) for a in container.affected],
         ssvc=_ssvc(container.ssvc),
-        kev_added=None if container.kev is None else (container.kev.date_added or ""),
+        kev_added=None if container.kev is None else _text(container.kev.date_added),
         references=len(container.references),
     )
 
