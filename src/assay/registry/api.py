@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from assay.errors import InputError, RegistryError
 from assay.registry.cache import Cache
-from assay.registry.client import MAX_BACKOFF, RequestLog, _retry_after, bounded_chunks
+from assay.registry.client import (
+    MAX_BACKOFF,
+    RequestLog,
+    _retry_after,
+    _retryable,
+    bounded_chunks,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -121,10 +127,6 @@ class ApiClient:
             if attempt < self._retries:
                 self._sleep(_retry_after(None, attempt))
         raise RegistryError(url, error)
-
-
-def _retryable(status: int) -> bool:
-    return status == 429 or status >= 500
 
 
 _STATUS_WORDS: Final = {401: " unauthorised", 403: " forbidden", 404: " not found"}

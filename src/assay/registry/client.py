@@ -127,8 +127,7 @@ class RegistryClient:
                 self._authorise(ref, scope, challenge, url)
                 authorised = True
                 continue
-            retry = response.status_code == 429 or response.status_code >= 500
-            if retry and attempt < self._retries:
+            if _retryable(response.status_code) and attempt < self._retries:
                 delay = _retry_after(response.headers.get("retry-after"), attempt)
                 response.close()
                 self._sleep(delay)
@@ -508,6 +507,11 @@ def _loopback_url(url: str) -> bool:
 
     parts = urlsplit(url)
     return parts.scheme == "http" and is_loopback(parts.netloc)
+
+
+def _retryable(status: int) -> bool:
+    """Whether an HTTP status is worth another try (rate limited, or a server error)."""
+    return status == 429 or status >= 500
 
 
 def _retry_after(header: str | None, attempt: int) -> float:
