@@ -21,6 +21,7 @@ from assay.registry.client import (
     RequestLog,
     _retry_after,
     _retryable,
+    _secure_url,
     bounded_chunks,
 )
 
@@ -104,7 +105,7 @@ class ApiClient:
     def _fetch(self, url: str, limit: int, headers: dict[str, str]) -> tuple[bytes, str]:
         import httpx
 
-        if not url.startswith("https://") and not _loopback(url):
+        if not _secure_url(url):
             raise RegistryError(url, "expected an https:// URL (plain HTTP only on loopback)")
         client = self._client()
         error = "no answer"
@@ -149,12 +150,3 @@ def _read(response: Any, url: str, limit: int) -> bytes:
 def _next_link(header: str) -> str:
     match = _NEXT.search(header)
     return match.group(1) if match else ""
-
-
-def _loopback(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    from assay.registry.reference import is_loopback
-
-    parts = urlsplit(url)
-    return parts.scheme == "http" and is_loopback(parts.netloc)

@@ -172,7 +172,7 @@ class RegistryClient:
         if challenge.scheme != "bearer" or "realm" not in challenge.params:
             raise RegistryError(url, f"401 with an unusable challenge ({challenge.scheme})")
         realm = challenge.params["realm"]
-        if not realm.startswith("https://") and not _loopback_url(realm):
+        if not _secure_url(realm):
             raise RegistryError(url, f"refusing a token realm that is not HTTPS: {realm}")
         params = {"scope": challenge.params.get("scope", scope)}
         if "service" in challenge.params:
@@ -498,6 +498,11 @@ def _basic_header(creds: Credentials | None, url: str) -> str:
         raise RegistryError(url, "401: the registry wants credentials (docker login)")
     pair = f"{creds.username or ''}:{creds.password}".encode()
     return "Basic " + base64.b64encode(pair).decode()
+
+
+def _secure_url(url: str) -> bool:
+    """HTTPS, or plain HTTP to a loopback host (a local registry or test server)."""
+    return url.startswith("https://") or _loopback_url(url)
 
 
 def _loopback_url(url: str) -> bool:
