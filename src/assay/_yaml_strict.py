@@ -60,20 +60,20 @@ class _Loader(yaml.SafeLoader):
                 )
             self._bound(aliased, event.start_mark, alias=event.anchor)
             return aliased
-        collection = isinstance(event, CollectionStartEvent)
-        if collection:
-            self.depth += 1
-            if self.depth > self.max_depth:
-                raise _Refused(
-                    f"expected nesting at most {self.max_depth} deep, found more",
-                    event.start_mark,
-                )
+        # A collection is one level deeper; at a scalar the depth is one its collection
+        # already passed, so the check below only ever refuses a collection.
+        step = int(isinstance(event, CollectionStartEvent))
+        self.depth += step
+        if self.depth > self.max_depth:
+            raise _Refused(
+                f"expected nesting at most {self.max_depth} deep, found more",
+                event.start_mark,
+            )
         try:
             node = super().compose_node(parent, index)
             assert node is not None  # a node event was peeked
         finally:
-            if collection:
-                self.depth -= 1
+            self.depth -= step
         self.sizes[id(node)] = self._measure(node)
         self._bound(node, event.start_mark)
         return node

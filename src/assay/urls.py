@@ -43,21 +43,26 @@ def is_secret_option(name: str) -> bool:
     return folded in _SECRET_NAMES or any(part in folded for part in _SECRET_PARTS)
 
 
+_AUTHORITY_MARK: Final = re.compile("[/?#]")
+
+
+def _mark_at_or_after(rest: str, start: int = 0) -> int:
+    """The index of the first `/`, `?` or `#` from `start` on; the length when none."""
+    found = _AUTHORITY_MARK.search(rest, start)
+    return len(rest) if found is None else found.start()
+
+
 def _authority_end(rest: str) -> tuple[int, bool]:
     """Where the authority of `rest` (a URL after `://`) ends, and whether that is
     ambiguous (a `?` or `#` before an `@` and the path)."""
     # The authority ends at the first `/`, `?` or `#`; its user information at its last `@`.
-    marks = [index for index in (rest.find(mark) for mark in "/?#") if index != -1]
-    end = min(marks, default=len(rest))
-    slash = rest.find("/")
-    head = rest if slash == -1 else rest[:slash]
+    end = _mark_at_or_after(rest)
+    head = rest.partition("/")[0]
     if "@" not in head[end:]:
         return end, False
     # A user information with an unescaped ? or # (parsers disagree on where it ends), or
     # an @ in the query. All of it up to the last @ is hidden.
-    last = head.rfind("@")
-    marks = [index for index in (rest.find(mark, last) for mark in "/?#") if index != -1]
-    return min(marks, default=len(rest)), True
+    return _mark_at_or_after(rest, head.rfind("@")), True
 
 
 def _masked_authority(authority: str, *, ambiguous: bool) -> str:

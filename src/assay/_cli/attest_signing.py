@@ -90,14 +90,16 @@ def read_envelope(path: str) -> Any:
     from assay.attestation.files import parse_file, read_file
 
     records = [r for r in parse_file(read_file(path), path) if r.kind != "unknown"]
-    envelopes = [r for r in records if r.envelope is not None]
-    if len(records) != 1 or not envelopes:
+    envelope = records[0].envelope if len(records) == 1 else None
+    if envelope is None:
         kinds = ", ".join(r.kind for r in records) or "none"
         raise InputError(path, f"expected one DSSE envelope, found {kinds}")
-    record = envelopes[0]
-    prefix = "$.dsseEnvelope" if record.kind == "sigstore-bundle" else "$"
-    assert record.envelope is not None
-    return dsse.Envelope.from_dict(record.envelope, where=f"{record.label}: {prefix}")
+    prefix = _ENVELOPE_PATHS.get(records[0].kind, "$")
+    return dsse.Envelope.from_dict(envelope, where=f"{records[0].label}: {prefix}")
+
+
+# Where a file kind keeps its envelope, for the path in error messages.
+_ENVELOPE_PATHS: Final = {"sigstore-bundle": "$.dsseEnvelope"}
 
 
 def write_output(path: str, data: bytes) -> None:

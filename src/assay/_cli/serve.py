@@ -328,6 +328,7 @@ LIMIT_OPTIONS = (
 )  # fmt: skip
 INTEGER_FIELDS = ("max_header_bytes", "max_connections", "large_answers", "upload_threads")
 MAX_LIMIT = 10**9
+_LIMIT_KINDS: dict[type, str] = {int: "a whole number", float: "a number"}
 
 
 @contextlib.contextmanager
@@ -439,12 +440,15 @@ def _limit_values(args: argparse.Namespace) -> dict[str, object]:
         value = getattr(args, field)
         if value is None:
             continue
-        if not 0 < value <= MAX_LIMIT or (field in INTEGER_FIELDS and value != int(value)):
-            kind = "a whole number" if field in INTEGER_FIELDS else "a number"
+        # argparse gives floats; a whole-number field keeps the value only if int() does.
+        convert = int if field in INTEGER_FIELDS else float
+        if not 0 < value <= MAX_LIMIT or convert(value) != value:
             raise InputError(
-                option, f"expected {kind} above 0 and at most {MAX_LIMIT}, found {value:g}"
+                option,
+                f"expected {_LIMIT_KINDS[convert]} above 0 and at most {MAX_LIMIT}, "
+                f"found {value:g}",
             )
-        values[field] = int(value) if field in INTEGER_FIELDS else value
+        values[field] = convert(value)
     if getattr(args, "snapshots", None) is not None:
         if not os.path.isdir(args.snapshots):
             raise InputError("--snapshots", f"{args.snapshots}: expected an existing folder")

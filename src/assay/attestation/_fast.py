@@ -24,9 +24,16 @@ _RUN: Final = frozenset({"builder", "metadata", "byproducts"})
 _BUILDER: Final = frozenset({"id", "builderDependencies", "version"})
 _METADATA: Final = frozenset({"invocationId", "startedOn", "finishedOn"})
 # Descriptors with `content` or extension fields take the detailed path.
-_DESCRIPTOR: Final = frozenset(
-    {"uri", "digest", "name", "downloadLocation", "mediaType", "annotations"}
-)
+# A descriptor's fields and the type each has when not null (a digest's content is
+# checked by _digests).
+_DESCRIPTOR: Final[dict[str, type]] = {
+    "uri": str,
+    "digest": dict,
+    "name": str,
+    "downloadLocation": str,
+    "mediaType": str,
+    "annotations": dict,
+}
 _URI_CACHE_SIZE: Final = 4096
 _URIS: dict[str, bool] = {}
 
@@ -50,11 +57,8 @@ def _descriptor(value: Any, *, digest_required: bool) -> bool:
     if value.__class__ is not dict:
         return False
     for key, item in value.items():  # inline, not a call per field: this is the hot loop
-        if key not in _DESCRIPTOR:
-            return False
-        if item is None or key == "digest":
-            continue
-        if item.__class__ is not (dict if key == "annotations" else str):
+        kind = _DESCRIPTOR.get(key)  # None for a field a descriptor does not have
+        if kind is None or (item is not None and item.__class__ is not kind):
             return False
     digest = value.get("digest")
     if digest is None or digest == {}:

@@ -11,7 +11,7 @@ import base64
 import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from assay import protocol
 from assay.attestation import _json
@@ -60,16 +60,19 @@ def is_sigstore_bundle(document: Mapping[str, Any]) -> bool:
     return isinstance(media_type, str) and media_type.startswith(SIGSTORE_BUNDLE_PREFIX)
 
 
+_URL_SAFE: Final = str.maketrans("-_", "+/")
+
+
 def decode_base64(text: str, *, where: str, limit: int | None = None) -> bytes:
     """Standard or URL-safe base64, padded or not (DSSE allows both alphabets)."""
     limit = MAX_PAYLOAD_BYTES if limit is None else limit
     # Four base64 characters carry three bytes: reject oversize input before decoding.
     if len(text) > (limit // 3 + 1) * 4:
         raise AttestationError(where, f"expected at most {limit} decoded bytes, found more")
-    padded = text + "=" * (-len(text) % 4)
-    alphabet = b"-_" if ("-" in text or "_" in text) else None
+    # The URL-safe characters read as the standard ones (as b64decode's altchars would).
+    padded = (text + "=" * (-len(text) % 4)).translate(_URL_SAFE)
     try:
-        decoded = base64.b64decode(padded, altchars=alphabet, validate=True)
+        decoded = base64.b64decode(padded, validate=True)
     except (binascii.Error, ValueError):
         raise AttestationError(where, "expected base64 text, found invalid base64") from None
     if len(decoded) > limit:

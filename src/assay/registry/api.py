@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from assay.errors import InputError, RegistryError
 from assay.registry.cache import Cache
-from assay.registry.client import MAX_BACKOFF, RequestLog, _retry_after, bounded_chunks
+from assay.registry.client import (
+    MAX_BACKOFF,
+    RequestLog,
+    _retry_after,
+    _retryable,
+    _secure_url,
+    bounded_chunks,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -98,7 +105,7 @@ class ApiClient:
     def _fetch(self, url: str, limit: int, headers: dict[str, str]) -> tuple[bytes, str]:
         import httpx
 
-        if not url.startswith("https://") and not _loopback(url):
+        if not _secure_url(url):
             raise RegistryError(url, "expected an https:// URL (plain HTTP only on loopback)")
         client = self._client()
         error = "no answer"
@@ -123,10 +130,6 @@ class ApiClient:
         raise RegistryError(url, error)
 
 
-def _retryable(status: int) -> bool:
-    return status == 429 or status >= 500
-
-
 _STATUS_WORDS: Final = {401: " unauthorised", 403: " forbidden", 404: " not found"}
 
 
@@ -147,12 +150,3 @@ def _read(response: Any, url: str, limit: int) -> bytes:
 def _next_link(header: str) -> str:
     match = _NEXT.search(header)
     return match.group(1) if match else ""
-
-
-def _loopback(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    from assay.registry.reference import is_loopback
-
-    parts = urlsplit(url)
-    return parts.scheme == "http" and is_loopback(parts.netloc)

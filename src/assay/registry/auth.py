@@ -60,21 +60,29 @@ def _read_config(path: Path) -> dict[str, object] | None:
     return config
 
 
+def _table(config: dict[str, object], name: str) -> dict[str, object]:
+    """An object of the docker config (`auths`, `credHelpers`); empty when absent or not one."""
+    value = config.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def _nonempty(value: object) -> str:
+    """A string setting, or "" when it is absent, empty or not a string."""
+    return value if isinstance(value, str) else ""
+
+
 def _helper_for(config: dict[str, object], registry: str) -> tuple[str, str] | None:
     """The `credHelpers` entry that names the registry: (helper, server key)."""
-    helpers = config.get("credHelpers") or {}
-    if not isinstance(helpers, dict):
-        return None
+    helpers = _table(config, "credHelpers")
     for key in _keys(registry):
-        if isinstance(helpers.get(key), str):
-            return helpers[key], key
+        helper = helpers.get(key)
+        if isinstance(helper, str):
+            return helper, key
     return None
 
 
 def _from_auths(config: dict[str, object], registry: str, path: Path) -> Credentials | None:
-    auths = config.get("auths") or {}
-    if not isinstance(auths, dict):
-        return None
+    auths = _table(config, "auths")
     for key in _keys(registry):
         entry = auths.get(key)
         found = _from_auth(entry, f"{path}: $.auths[{key!r}]") if isinstance(entry, dict) else None
@@ -95,20 +103,20 @@ def credentials_for(registry: str, path: Path | None = None) -> Credentials | No
     found = _from_auths(config, registry, path)
     if found is not None:
         return found
-    store = config.get("credsStore")
-    if isinstance(store, str) and store:
+    store = _nonempty(config.get("credsStore"))
+    if store:
         return run_helper(store, _keys(registry)[0], missing_ok=True)
     return None
 
 
 def _from_auth(entry: dict[str, object], where: str) -> Credentials | None:
-    token = entry.get("identitytoken")
-    auth = entry.get("auth")
+    token = _nonempty(entry.get("identitytoken"))
+    auth = _nonempty(entry.get("auth"))
     username = entry.get("username")
     password = entry.get("password")
-    if isinstance(auth, str) and auth:
+    if auth:
         username, password = _user_password(auth, f"{where}.auth")
-    if isinstance(token, str) and token:
+    if token:
         return Credentials(username if isinstance(username, str) else None, None, token)
     if isinstance(username, str) and isinstance(password, str):
         return Credentials(username, password)

@@ -127,8 +127,7 @@ class RegistryClient:
                 self._authorise(ref, scope, challenge, url)
                 authorised = True
                 continue
-            retry = response.status_code == 429 or response.status_code >= 500
-            if retry and attempt < self._retries:
+            if _retryable(response.status_code) and attempt < self._retries:
                 delay = _retry_after(response.headers.get("retry-after"), attempt)
                 response.close()
                 self._sleep(delay)
@@ -173,7 +172,7 @@ class RegistryClient:
         if challenge.scheme != "bearer" or "realm" not in challenge.params:
             raise RegistryError(url, f"401 with an unusable challenge ({challenge.scheme})")
         realm = challenge.params["realm"]
-        if not realm.startswith("https://") and not _loopback_url(realm):
+        if not _secure_url(realm):
             raise RegistryError(url, f"refusing a token realm that is not HTTPS: {realm}")
         params = {"scope": challenge.params.get("scope", scope)}
         if "service" in challenge.params:
@@ -501,6 +500,11 @@ def _basic_header(creds: Credentials | None, url: str) -> str:
     return "Basic " + base64.b64encode(pair).decode()
 
 
+def _secure_url(url: str) -> bool:
+    """HTTPS, or plain HTTP to a loopback host (a local registry or test server)."""
+    return url.startswith("https://") or _loopback_url(url)
+
+
 def _loopback_url(url: str) -> bool:
     from urllib.parse import urlsplit
 
@@ -508,6 +512,11 @@ def _loopback_url(url: str) -> bool:
 
     parts = urlsplit(url)
     return parts.scheme == "http" and is_loopback(parts.netloc)
+
+
+def _retryable(status: int) -> bool:
+    """Whether an HTTP status is worth another try (rate limited, or a server error)."""
+    return status == 429 or status >= 500
 
 
 def _retry_after(header: str | None, attempt: int) -> float:

@@ -260,8 +260,14 @@ def _subject_checks(
         result.checks.append(Check("subject.name", names[0] == names[1], names[1], names[0]))
 
 
+def _predicate(statement: dict[str, Any]) -> dict[str, Any]:
+    """The statement's predicate; empty when it has none or it is not an object."""
+    value = statement.get("predicate")
+    return value if isinstance(value, dict) else {}
+
+
 def _package_checks(result: NpmVerification, publish: dict[str, Any], options: NpmOptions) -> None:
-    predicate: Any = publish.get("predicate") if isinstance(publish.get("predicate"), dict) else {}
+    predicate: Any = _predicate(publish)
     name, version = predicate.get("name"), predicate.get("version")
     if not isinstance(name, str) or not isinstance(version, str):
         result.checks.append(
@@ -290,9 +296,7 @@ def _package_checks(result: NpmVerification, publish: dict[str, Any], options: N
 
 
 def _provenance_builder(statement: dict[str, Any]) -> str | None:
-    predicate: Any = (
-        statement.get("predicate") if isinstance(statement.get("predicate"), dict) else {}
-    )
+    predicate: Any = _predicate(statement)
     builder = predicate.get("builder") or (predicate.get("runDetails") or {}).get("builder") or {}
     value = builder.get("id") if isinstance(builder, dict) else None
     return value if isinstance(value, str) else None

@@ -143,12 +143,13 @@ def _manifest(document: Any, where: str) -> Manifest:
 
 def _generations(document: dict[str, Any], where: str) -> tuple[int | None, int]:
     since = document.get("since")
-    if since is not None and (not isinstance(since, int) or isinstance(since, bool) or since < 0):
+    # A parsed JSON number is an int or a float; a bool is no generation.
+    if since is not None and (type(since) is not int or since < 0):
         raise SnapshotError(
             f"{where}: $.since", f"expected null or a generation, found {since!r:.40}"
         )
     generation: int = _field(document, "generation", int, where)
-    if generation < 0 or (since is not None and generation < since):
+    if generation < (since or 0):  # since is None or a generation of 0 or more
         raise SnapshotError(
             f"{where}: $.generation", f"expected at least {since or 0}, found {generation}"
         )

@@ -86,10 +86,8 @@ def export_snapshot(store: Store, out: IO[bytes], *, since: int | None = None) -
         key: value for key in _cursor_keys(store) if (value := store.get_meta(key)) is not None
     }
     writer = SnapshotWriter()
-    for kind in KINDS:
+    for kind in (*KINDS, *SOURCE_KINDS):  # NVD's kinds first, then the other sources
         writer.member(kind.member, kind.name, kind.records(store, since))
-    for source in SOURCE_KINDS:
-        writer.member(source.member, source.name, source.records(store, since))
     return writer.write(
         out,
         store=identity,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from assay.audit.severity import Rating, choose_severity, nvd_ratings
 from assay.web.cvss import MetricPart, explain_vector
@@ -115,17 +115,20 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def version_range(match: dict[str, Any]) -> str:
     """The version bounds of one `cpeMatch` entry, in words."""
-    pieces: list[str] = []
-    for key, word in (
-        ("versionStartIncluding", "including"),
-        ("versionStartExcluding", "excluding"),
-    ):
-        if key in match:
-            pieces.append(f"from {_text(match[key])} ({word})")
-    for key, word in (("versionEndIncluding", "including"), ("versionEndExcluding", "excluding")):
-        if key in match:
-            pieces.append(f"up to {_text(match[key])} ({word})")
-    return " ".join(pieces)
+    return " ".join(
+        f"{bound} {_text(match[key])} ({word})"
+        for key, bound, word in _VERSION_BOUNDS
+        if key in match
+    )
+
+
+# The cpeMatch bounds in the order they are said: (key, "from"/"up to", inclusion).
+_VERSION_BOUNDS: Final = (
+    ("versionStartIncluding", "from", "including"),
+    ("versionStartExcluding", "from", "excluding"),
+    ("versionEndIncluding", "up to", "including"),
+    ("versionEndExcluding", "up to", "excluding"),
+)
 
 
 def _metric(label: str, entry: dict[str, Any]) -> MetricView:
@@ -441,7 +444,7 @@ def _container_metric(cvss: Any, source: str, kind: str) -> MetricView:
         source=source,
         kind=kind,
         score=cvss.base_score,
-        severity=cvss.severity or "",
+        severity=_text(cvss.severity),
         vector=cvss.vector,
         parts=explain_vector(cvss.vector),
         details=[],
@@ -455,13 +458,13 @@ def _container(container: Any) -> ContainerView:
         role=role,
         name=name,
         org_id=container.org_id,
-        updated=container.date_updated or "",
-        title=container.title or "",
+        updated=_text(container.date_updated),
+        title=_text(container.title),
         metrics=[_container_metric(c, name, role) for c in container.cvss],
         weaknesses=[(cwe, cwe_name(cwe, text)) for cwe, text in container.cwes if cwe],
         affected=[_affected(a) for a in container.affected],
         ssvc=_ssvc(container.ssvc),
-        kev_added=None if container.kev is None else (container.kev.date_added or ""),
+        kev_added=None if container.kev is None else _text(container.kev.date_added),
         references=len(container.references),
     )
 
@@ -522,7 +525,7 @@ def cve5_cve_view(record: Any, sources: SourcesView) -> CveView:
         id=record.cve_id,
         status=f"not in NVD's data ({record.state.lower()} in the CVE List)",
         source=record.assigner_short_name or record.assigner_org_id,
-        published=record.date_published or "",
+        published=_text(record.date_published),
         last_modified=record.date_updated,
         description=record.cna.description,
     )
@@ -532,7 +535,7 @@ def cve5_cve_view(record: Any, sources: SourcesView) -> CveView:
         ratings.extend(_container_ratings(container, shown))
         view.weaknesses.extend((cwe, shown.name, shown.role) for cwe, _ in shown.weaknesses)
     view.references = [
-        Reference(url=url, source=record.assigner_short_name or "", tags=[])
+        Reference(url=url, source=_text(record.assigner_short_name), tags=[])
         for url in record.cna.references
     ]
     chosen = choose_severity(ratings)

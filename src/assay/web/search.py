@@ -62,14 +62,15 @@ def _integer(form: Mapping[str, str], name: str, default: int) -> int:
 
 def _window(form: Mapping[str, str], prefix: str, api_prefix: str) -> list[tuple[str, str]]:
     start, end = _one(form, f"{prefix}From"), _one(form, f"{prefix}To")
-    if not start and not end:
+    days = {f"{prefix}From": start, f"{prefix}To": end}
+    if not any(days.values()):
         return []
-    for name, value in ((f"{prefix}From", start), (f"{prefix}To", end)):
+    for name, value in days.items():  # a malformed day is said first, then a missing one
         if value and not DATE.fullmatch(value):
             raise QueryError(name, f"{name}: expected a date YYYY-MM-DD, found {value[:40]!r}")
-    if not start or not end:
-        missing = f"{prefix}From" if not start else f"{prefix}To"
-        raise QueryError(missing, f"{missing}: a date window needs both its first and last day")
+    for name, value in days.items():
+        if not value:
+            raise QueryError(name, f"{name}: a date window needs both its first and last day")
     return [
         (f"{api_prefix}StartDate", f"{start}T00:00:00.000"),
         (f"{api_prefix}EndDate", f"{end}T23:59:59.999"),
