@@ -11,8 +11,8 @@ from radon.complexity import cc_visit
 SRC = Path(__file__).parent.parent / "src" / "assay"
 
 # Lowered as the code is simplified; a change that raises either fails here.
-MAX_AVERAGE = 3.72
-MAX_BLOCK = 44
+MAX_AVERAGE = 3.42
+MAX_BLOCK = 25  # issue 23: no function above 25
 
 
 def _blocks() -> list[tuple[str, str, int]]:
