@@ -90,6 +90,11 @@ def test_vulns_by_id(client: TestClient) -> None:
     missing = client.get("/v1/vulns/GO-0000-0000")
     assert missing.status_code == 404
     assert missing.json() == {"code": 5, "message": "Bug not found."}
+    # A line feed inside the path (schemathesis found it) is still an osv.dev JSON error.
+    for path in ("/v1/vulns/GO-%0A2022", "/v1/elsewhere%0Aelse"):
+        odd = client.get(path)
+        assert odd.status_code == 404, path
+        assert odd.headers["content-type"].startswith("application/json"), path
 
 
 def test_querybatch_answers_ids_and_modified_per_query(client: TestClient) -> None:

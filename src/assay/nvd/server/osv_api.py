@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -320,8 +321,15 @@ def osv_routes(store: Store) -> list[BaseRoute]:
     return [
         Route("/v1/query", query, methods=["POST"]),
         Route("/v1/querybatch", querybatch, methods=["POST"]),
-        Route("/v1/vulns/{osv_id:path}", vuln, methods=["GET", "HEAD"]),
+        _whole_path(Route("/v1/vulns/{osv_id:path}", vuln, methods=["GET", "HEAD"])),
         # Any other path or method below /v1 answers in osv.dev's error shape too.
         Route("/v1", unknown, methods=every),
-        Route("/v1/{rest:path}", unknown, methods=every),
+        _whole_path(Route("/v1/{rest:path}", unknown, methods=every)),
     ]
+
+
+def _whole_path(route: Route) -> Route:
+    """Starlette's `path` parameter is `.*`, which stops at a newline: a path holding a
+    percent-encoded line feed would match no route and get a plain-text 404."""
+    route.path_regex = re.compile(route.path_regex.pattern, re.DOTALL)
+    return route
