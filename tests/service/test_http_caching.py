@@ -165,3 +165,30 @@ def _same_page(a: bytes, b: bytes) -> bool:
     left.pop("timestamp")
     right.pop("timestamp")
     return bool(left == right)
+
+
+def test_the_api_description_names_the_validators_and_the_walk_restart(
+    client: TestClient,
+) -> None:
+    """Every NVD listing documents If-None-Match (304) and If-Match (412) as served;
+    `/api/snapshots` is described only by a server that publishes snapshots."""
+    document = client.get("/openapi.json").json()
+    listings = {path: item["get"] for path, item in document["paths"].items() if "/2.0" in path}
+    assert len(listings) == 5
+    for path, operation in listings.items():
+        headers = {p["name"] for p in operation["parameters"] if p["in"] == "header"}
+        assert headers == {"If-None-Match", "If-Match"}, path
+        assert {"304", "412"} <= set(operation["responses"]), path
+    assert not any(path.startswith("/api/snapshots") for path in document["paths"])
+
+    generation = raw(client, f"{CVES}?resultsPerPage=5")[1]["x-assay-generation"]
+    status, headers, _ = raw(
+        client, f"{CVES}?resultsPerPage=5&startIndex=5", **{"if-match": f'W/"g{generation}"'}
+    )
+    assert status == 200
+    stale = int(generation) + 1
+    status, headers, _ = raw(
+        client, f"{CVES}?resultsPerPage=5&startIndex=5", **{"if-match": f'W/"g{stale}"'}
+    )
+    assert status == 412
+    assert set(listings[CVES]["responses"]["412"]["headers"]) <= set(headers)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx
+import jsonschema
 import orjson
 import pytest
 from tests.conftest import backends, make_store_url
@@ -205,6 +206,11 @@ def test_the_api_lists_and_serves_only_the_published_files(
         (central.published / "stray.snap").write_bytes(b"not listed")
         for path in ("stray.snap", "..%2Fcentral.db", "nothing"):
             assert httpx.get(f"{served.base}/api/snapshots/{path}").status_code == 404
+        # The API description lists the two paths, and the index answers its schema.
+        described = httpx.get(f"{served.base}/openapi.json").json()["paths"]
+        index_schema = described["/api/snapshots"]["get"]["responses"]["200"]["content"]
+        jsonschema.validate(listed, index_schema["application/json"]["schema"])
+        assert "/api/snapshots/{name}" in described
 
 
 def test_no_chain_is_refused_or_read_by_pages(

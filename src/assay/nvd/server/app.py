@@ -244,7 +244,11 @@ def create_app(
         Route(STATISTICS_PATH, statistics_endpoint(store), methods=["GET", "HEAD", "OPTIONS"]),
         *osv_routes(store),  # osv.dev's API v1
         *snapshot_routes(service.snapshots),  # assay serve --snapshots DIR
-        Route("/openapi.json", _openapi, methods=["GET", "HEAD"]),
+        Route(
+            "/openapi.json",
+            partial(_openapi, snapshots=service.snapshots is not None),
+            methods=["GET", "HEAD"],
+        ),
         Route("/docs", _docs, methods=["GET", "HEAD"]),
         # Relative redirects: the Host header (whatever a client or proxy sent) is not
         # trusted to build the location.
@@ -295,8 +299,8 @@ def check_store(store: Store) -> None:
     store.search_cves(parse_cve_query(WALK_ORDERS[0]))
 
 
-async def _openapi(request: Request) -> Response:
-    return Response(openapi_document(), media_type="application/json")
+async def _openapi(request: Request, snapshots: bool = False) -> Response:
+    return Response(openapi_document(snapshots), media_type="application/json")
 
 
 async def _docs(request: Request) -> Response:

@@ -55,6 +55,94 @@ ENDPOINTS: list[EndpointDoc] = [EndpointDoc.of(operation) for operation in OPERA
 CVE_ENDPOINT, HISTORY_ENDPOINT, CPE_ENDPOINT, CPEMATCH_ENDPOINT, SOURCE_ENDPOINT = ENDPOINTS
 
 
+_TAG_PATTERN = '^(W/)?"g[0-9]+"$'
+CONDITIONAL_HEADERS: list[dict[str, Any]] = [
+    {
+        "name": "If-None-Match",
+        "in": "header",
+        "required": False,
+        "description": 'The `ETag` of an earlier answer (`W/"g<N>"`): 304 while the data '
+        "generation is still N.",
+        "schema": {"type": "string", "maxLength": 200},
+    },
+    {
+        "name": "If-Match",
+        "in": "header",
+        "required": False,
+        "description": 'A page walk\'s generation, `W/"g<N>"` with N the `x-assay-generation` '
+        "of the walk's first page (assay extension): the page is answered only as read at "
+        "generation N, else 412; `*` asks nothing. A look-up by `cveId` alone is no walk "
+        "and is answered at the current generation.",
+        "schema": {"type": "string", "pattern": _TAG_PATTERN},
+    },
+]
+
+_SNAPSHOT_ENTRY = {
+    "type": "object",
+    "required": ["name", "since", "generation", "records", "bytes", "sha256"],
+    "properties": {
+        "name": {"type": "string"},
+        "since": {"type": ["integer", "null"], "description": "The base generation of a delta."},
+        "generation": {"type": "integer"},
+        "records": {"type": "integer"},
+        "bytes": {"type": "integer"},
+        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "created": {"type": "string"},
+        "signatures": {"type": "object", "additionalProperties": {"type": "string"}},
+    },
+}
+_SNAPSHOT_INDEX = {
+    "summary": "The published snapshot series (`assay serve --snapshots DIR`): each full "
+    "snapshot and delta with its base and target generations, size, digest and signatures.",
+    "responses": {
+        "200": {
+            "description": "The series' index.",
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["format", "snapshots"],
+                        "properties": {
+                            "format": {"type": "integer"},
+                            "store": {"type": ["string", "null"]},
+                            "snapshots": {"type": "array", "items": _SNAPSHOT_ENTRY},
+                        },
+                    }
+                }
+            },
+        },
+        "503": {"description": "The index cannot be read; `message` says why."},
+    },
+}
+SNAPSHOT_PATHS: dict[str, Any] = {
+    "/api/snapshots": {"get": {"operationId": "snapshot_index", **_SNAPSHOT_INDEX}},
+    "/api/snapshots/{name}": {
+        "get": {
+            "operationId": "snapshot_file",
+            "summary": "A listed snapshot (zstd) or one of its signatures (JSON); ranges as "
+            "a static file server serves them. `index.json` is the index.",
+            "parameters": [
+                {
+                    "name": "name",
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$"},
+                }
+            ],
+            "responses": {
+                "200": {
+                    "description": "The file.",
+                    "content": {"application/zstd": {}, "application/json": {}},
+                },
+                "404": {"description": "The index lists no file of that name."},
+                "503": {"description": "The index cannot be read."},
+            },
+        }
+    },
+}
+"""Described only when the server publishes snapshots (`openapi_document(snapshots=True)`)."""
+
+
 STATISTICS_OPERATION: dict[str, Any] = {
     "operationId": "get_statistics",
     "summary": "NVD's dashboard counts of CVEs by vulnStatus (Total first), as cve-bin-tool reads them.",
@@ -140,7 +228,8 @@ def _operation(endpoint: EndpointDoc) -> dict[str, Any]:
                 **({"allowEmptyValue": True} if p.kind == "flag" else {}),
             }
             for p in endpoint.parameters
-        ],
+        ]
+        + CONDITIONAL_HEADERS,
         "responses": {
             "200": {
                 "description": f"A page of results (`format` {endpoint.format_name}, list `{endpoint.list_key}`).",
@@ -153,9 +242,22 @@ def _operation(endpoint: EndpointDoc) -> dict[str, Any]:
                     }
                 },
             },
+            "304": {
+                "description": "Not modified: `If-None-Match` names the current `ETag` (or "
+                "`If-Modified-Since` is not before `Last-Modified`); the store is not searched."
+            },
             "404": {
                 "description": "Invalid request: empty body, the reason in the `message` header.",
                 "headers": {"message": {"schema": {"type": "string"}}},
+            },
+            "412": {
+                "description": "The page walk must begin again: `If-Match` names a generation "
+                "this page cannot be read at (assay extension). The `message` header names both "
+                "generations; `x-assay-generation` is where a new walk starts.",
+                "headers": {
+                    "message": {"schema": {"type": "string"}},
+                    "x-assay-generation": {"schema": {"type": "string", "pattern": "^[0-9]+$"}},
+                },
             },
         },
     }
@@ -307,12 +409,15 @@ OSV_PATHS: dict[str, Any] = {
 
 
 @cache
-def openapi_document() -> bytes:
+def openapi_document(snapshots: bool = False) -> bytes:
+    """The document; `snapshots` adds `/api/snapshots` (served with `--snapshots DIR`)."""
     paths: dict[str, Any] = {}
     for endpoint in ENDPOINTS:
         paths[endpoint.path] = {"get": _operation(endpoint)}
     paths["/rest/public/dashboard/statistics"] = {"get": STATISTICS_OPERATION}
     paths.update(OSV_PATHS)
+    if snapshots:
+        paths.update(SNAPSHOT_PATHS)
     document = {
         "openapi": "3.1.0",
         "info": {
