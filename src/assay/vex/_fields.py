@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from datetime import datetime
 from typing import Any, Final
 
 from assay._json_strict import member, type_name
-from assay.vex.model import ProductId, VexError
+from assay.vex.model import ProductId, ProductKind, VexError, parse_time
 
 MAX_STATEMENTS: Final = 100_000
 """Statements (or CycloneDX vulnerabilities, CSAF vulnerabilities) per document at most."""
@@ -60,6 +61,23 @@ class Fields:
                     member(member(path, key), index), f"expected a string, found {type_name(item)}"
                 )
         return tuple(items)
+
+    def time(self, data: Mapping[str, Any], key: str, path: str) -> datetime | None:
+        """The member `key` as an RFC 3339 time (`None` when absent, null or empty)."""
+        return parse_time(data.get(key), f"{self.source}: {member(path, key)}")
+
+    def one_of(self, text: str, allowed: Collection[str], path: str) -> str:
+        """`text` when it is one of the `allowed` words, else an error listing them."""
+        if text not in allowed:
+            raise self.fail(path, f"expected one of {', '.join(allowed)}, found {text!r}")
+        return text
+
+    def names(
+        self, data: Mapping[str, Any], path: str, kinds: Mapping[str, ProductKind]
+    ) -> list[ProductId]:
+        """The product names in the members of `kinds` (member -> `ProductId.kind`)."""
+        found = ((self.string(data, key, path), kind) for key, kind in kinds.items())
+        return [ProductId(kind, text) for text, kind in found if text is not None]
 
 
 def product_id(text: str) -> ProductId:

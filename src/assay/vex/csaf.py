@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from assay.vex._fields import MAX_PRODUCTS, Fields
-from assay.vex.model import CSAF_STATUS, ProductId, VexStatement, VexStatus, parse_time
+from assay.vex.model import CSAF_STATUS, ProductId, VexStatement, VexStatus
 
 VEX_CATEGORY: Final = "csaf_vex"
 VERSIONS: Final = ("2.0", "2.1")
@@ -54,16 +54,15 @@ class _Tree:
         names = [ProductId("ref", pid)]
         helper_value = data.get("product_identification_helper")
         if helper_value is not None:
-            where = f"{path}.product_identification_helper"
-            helper = self.fields.mapping(helper_value, where)
-            purl = self.fields.string(helper, "purl", where)
-            if purl is not None:
-                names.append(ProductId("purl", purl))
-            names.extend(ProductId("purl", p) for p in self.fields.strings(helper, "purls", where))
-            cpe = self.fields.string(helper, "cpe", where)
-            if cpe is not None:
-                names.append(ProductId("cpe", cpe))
+            names.extend(self._helper_names(helper_value, f"{path}.product_identification_helper"))
         self.names.setdefault(pid, []).extend(names)
+
+    def _helper_names(self, value: object, where: str) -> list[ProductId]:
+        """The purl(s) and CPE name of a `product_identification_helper`."""
+        helper = self.fields.mapping(value, where)
+        names = self.fields.names(helper, where, {"purl": "purl"})
+        names.extend(ProductId("purl", p) for p in self.fields.strings(helper, "purls", where))
+        return names + self.fields.names(helper, where, {"cpe": "cpe"})
 
     def branches(self, value: object, path: str) -> None:
         stack: list[tuple[object, str, int]] = [(value, path, 1)]
@@ -92,27 +91,21 @@ class _Tree:
             self.fields.array(names, "$.product_tree.full_product_names", MAX_PRODUCTS)
         ):
             self.product(item, f"$.product_tree.full_product_names[{index}]")
-        relationships = self.fields.array(
-            tree.get("relationships"), "$.product_tree.relationships", MAX_PRODUCTS
-        )
-        for index, item in enumerate(relationships):
-            path = f"$.product_tree.relationships[{index}]"
-            data = self.fields.mapping(item, path)
-            full = data.get("full_product_name")
-            self.product(full, f"{path}.full_product_name")
-            pid = self.fields.required(self.fields.mapping(full, path), "product_id", path)
-            component = self.fields.required(data, "product_reference", path)
-            self.names[pid].extend(
-                n for n in self.names.get(component, []) if n.kind != "ref" or n.value == component
-            )
-        groups = self.fields.array(
-            tree.get("product_groups"), "$.product_tree.product_groups", MAX_PRODUCTS
-        )
-        for index, item in enumerate(groups):
-            path = f"$.product_tree.product_groups[{index}]"
-            data = self.fields.mapping(item, path)
+        for data, path in _entries(self.fields, tree, "relationships", "$.product_tree"):
+            self.relationship(data, path)
+        for data, path in _entries(self.fields, tree, "product_groups", "$.product_tree"):
             gid = self.fields.required(data, "group_id", path)
             self.groups[gid] = self.fields.strings(data, "product_ids", path)
+
+    def relationship(self, data: Mapping[str, Any], path: str) -> None:
+        """A relationship's product, named also by its component's purl and CPE names."""
+        full = data.get("full_product_name")
+        self.product(full, f"{path}.full_product_name")
+        pid = self.fields.required(self.fields.mapping(full, path), "product_id", path)
+        component = self.fields.required(data, "product_reference", path)
+        self.names[pid].extend(
+            n for n in self.names.get(component, []) if n.kind != "ref" or n.value == component
+        )
 
     def ids_of(self, data: Mapping[str, Any], path: str) -> set[str]:
         """The product ids an entry names, directly or through its groups."""
@@ -131,10 +124,7 @@ def read_csaf(
     fields = Fields(source)
     head = fields.mapping(document.get("document"), "$.document")
     version = fields.required(head, "csaf_version", "$.document")
-    if version not in VERSIONS:
-        raise fields.fail(
-            "$.document.csaf_version", f"expected one of {', '.join(VERSIONS)}, found {version!r}"
-        )
+    fields.one_of(version, VERSIONS, "$.document.csaf_version")
     category = fields.required(head, "category", "$.document")
     if category != VEX_CATEGORY:
         raise fields.fail(
@@ -143,10 +133,7 @@ def read_csaf(
         )
     tracking = fields.mapping(head.get("tracking"), "$.document.tracking")
     doc_id = fields.required(tracking, "id", "$.document.tracking")
-    doc_time = parse_time(
-        tracking.get("current_release_date"),
-        f"{source}: $.document.tracking.current_release_date",
-    )
+    doc_time = fields.time(tracking, "current_release_date", "$.document.tracking")
     publisher = head.get("publisher")
     author = (
         fields.string(publisher, "name", "$.document.publisher")
@@ -202,23 +189,29 @@ def _entries(
     return found
 
 
+def _first_said(
+    fields: Fields, tree: _Tree, entries: list[tuple[Mapping[str, Any], str]], key: str
+) -> dict[str, str]:
+    """The text (`key`) of the first entry naming each product."""
+    said: dict[str, str] = {}
+    for entry, at in entries:
+        text = fields.required(entry, key, at)
+        for pid in tree.ids_of(entry, at):
+            said.setdefault(pid, text)
+    return said
+
+
 class _Words:
     """What a vulnerability says of each product: justification (`flags`), impact
     (`threats` of category `impact`), action (`remediations`)."""
 
     def __init__(self, fields: Fields, tree: _Tree, data: Mapping[str, Any], path: str) -> None:
-        self.justification: dict[str, str] = {}
-        self.impact: dict[str, str] = {}
+        flags = _entries(fields, data, "flags", path)
+        self.justification = _first_said(fields, tree, flags, "label")
+        threats = _entries(fields, data, "threats", path)
+        impacts = [(entry, at) for entry, at in threats if entry.get("category") == "impact"]
+        self.impact = _first_said(fields, tree, impacts, "details")
         self.action: dict[str, str] = {}
-        for entry, at in _entries(fields, data, "flags", path):
-            label = fields.required(entry, "label", at)
-            for pid in tree.ids_of(entry, at):
-                self.justification.setdefault(pid, label)
-        for entry, at in _entries(fields, data, "threats", path):
-            if entry.get("category") == "impact":
-                details = fields.required(entry, "details", at)
-                for pid in tree.ids_of(entry, at):
-                    self.impact.setdefault(pid, details)
         for entry, at in _entries(fields, data, "remediations", path):
             details = fields.required(entry, "details", at)
             category = fields.string(entry, "category", at)

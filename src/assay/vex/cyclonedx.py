@@ -17,7 +17,13 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from assay.vex._fields import MAX_PRODUCTS, Fields, product_id
-from assay.vex.model import CYCLONEDX_STATUS, ProductId, VexStatement, VexStatus, parse_time
+from assay.vex.model import (
+    CYCLONEDX_STATUS,
+    ProductId,
+    ProductKind,
+    VexStatement,
+    VexStatus,
+)
 
 MAX_COMPONENT_DEPTH: Final = 32
 
@@ -48,28 +54,31 @@ def is_cyclonedx(document: Mapping[str, Any]) -> bool:
     return document.get("bomFormat") == "CycloneDX"
 
 
+_COMPONENT_NAMES: Final[dict[str, ProductKind]] = {"purl": "purl", "cpe": "cpe"}
+
+
+def _top_components(fields: Fields, bom: Mapping[str, Any]) -> list[tuple[Any, str, int]]:
+    """The metadata component and the top-level components, with their paths and depth."""
+    top: list[tuple[Any, str, int]] = []
+    metadata = bom.get("metadata")
+    if isinstance(metadata, Mapping) and isinstance(metadata.get("component"), Mapping):
+        top.append((metadata["component"], "$.metadata.component", 0))
+    for index, item in enumerate(fields.array(bom.get("components"), "$.components", MAX_PRODUCTS)):
+        top.append((item, f"$.components[{index}]", 0))
+    return top
+
+
 def _components(fields: Fields, bom: Mapping[str, Any]) -> dict[str, list[ProductId]]:
     """Every `bom-ref` of the BOM (metadata component and nested components) with the
     purl and CPE names of its component."""
     found: dict[str, list[ProductId]] = {}
-    stack: list[tuple[Any, str, int]] = []
-    metadata = bom.get("metadata")
-    if isinstance(metadata, Mapping) and isinstance(metadata.get("component"), Mapping):
-        stack.append((metadata["component"], "$.metadata.component", 0))
-    for index, item in enumerate(fields.array(bom.get("components"), "$.components", MAX_PRODUCTS)):
-        stack.append((item, f"$.components[{index}]", 0))
+    stack = _top_components(fields, bom)
     while stack:
         item, path, depth = stack.pop()
         if depth > MAX_COMPONENT_DEPTH:
             raise fields.fail(path, f"expected components nested at most {MAX_COMPONENT_DEPTH}")
         data = fields.mapping(item, path)
-        names: list[ProductId] = []
-        purl = fields.string(data, "purl", path)
-        if purl is not None:
-            names.append(ProductId("purl", purl))
-        cpe = fields.string(data, "cpe", path)
-        if cpe is not None:
-            names.append(ProductId("cpe", cpe))
+        names = fields.names(data, path, _COMPONENT_NAMES)
         ref = fields.string(data, "bom-ref", path)
         if ref is not None:
             found[ref] = names
@@ -80,17 +89,20 @@ def _components(fields: Fields, bom: Mapping[str, Any]) -> dict[str, list[Produc
     return found
 
 
-def _author(metadata: Mapping[str, Any]) -> str | None:
-    authors = metadata.get("authors")
-    if isinstance(authors, list):
-        for author in authors:
-            if isinstance(author, Mapping) and isinstance(author.get("name"), str):
-                return str(author["name"])
-    for key in ("manufacturer", "manufacture", "supplier"):
-        entity = metadata.get(key)
-        if isinstance(entity, Mapping) and isinstance(entity.get("name"), str):
-            return str(entity["name"])
+def _name(entity: object) -> str | None:
+    if isinstance(entity, Mapping) and isinstance(entity.get("name"), str):
+        return str(entity["name"])
     return None
+
+
+def _author(metadata: Mapping[str, Any]) -> str | None:
+    """The first named author, else the manufacturer (`manufacture` before CycloneDX
+    1.6) or the supplier."""
+    authors = metadata.get("authors")
+    candidates = list(authors) if isinstance(authors, list) else []
+    candidates += [metadata.get(key) for key in ("manufacturer", "manufacture", "supplier")]
+    names = (_name(candidate) for candidate in candidates)
+    return next((name for name in names if name is not None), None)
 
 
 def read_cyclonedx(
@@ -102,19 +114,15 @@ def read_cyclonedx(
     metadata = fields.mapping(metadata_value, "$.metadata") if metadata_value is not None else {}
     doc_id = fields.string(bom, "serialNumber", "$") or source
     author = _author(metadata)
-    doc_time = parse_time(metadata.get("timestamp"), f"{source}: $.metadata.timestamp")
+    doc_time = fields.time(metadata, "timestamp", "$.metadata")
     refs = _components(fields, bom)
     statements: list[VexStatement] = []
     items = fields.array(bom.get("vulnerabilities"), "$.vulnerabilities")
     for index, item in enumerate(items):
         path = f"$.vulnerabilities[{index}]"
         data = fields.mapping(item, path)
-        analysis_value = data.get("analysis")
-        if analysis_value is None:
-            continue
-        analysis = fields.mapping(analysis_value, f"{path}.analysis")
-        state = fields.string(analysis, "state", f"{path}.analysis")
-        if state is None:
+        analysis, state = _analysis(fields, data, path)
+        if analysis is None or state is None:
             continue
         statements.append(
             _statement(
@@ -129,6 +137,10 @@ def read_cyclonedx(
                 doc_time=doc_time,
             )
         )
+    if not statements:
+        raise fields.fail(
+            "$.vulnerabilities", "expected vulnerabilities with an analysis (a VEX), found none"
+        )
     statements = [_renumber(s, first + i) for i, s in enumerate(statements)]
     facts = {
         "id": doc_id,
@@ -137,6 +149,18 @@ def read_cyclonedx(
         "specVersion": str(bom.get("specVersion") or ""),
     }
     return facts, tuple(statements)
+
+
+def _analysis(
+    fields: Fields, data: Mapping[str, Any], path: str
+) -> tuple[Mapping[str, Any] | None, str | None]:
+    """A vulnerability's analysis and its state; a vulnerability without them is a
+    finding, not a VEX statement."""
+    value = data.get("analysis")
+    if value is None:
+        return None, None
+    analysis = fields.mapping(value, f"{path}.analysis")
+    return analysis, fields.string(analysis, "state", f"{path}.analysis")
 
 
 def _renumber(statement: VexStatement, order: int) -> VexStatement:
@@ -173,12 +197,7 @@ def _affected_products(
 
 
 def _status(fields: Fields, state: str, where: str) -> VexStatus:
-    status = CYCLONEDX_STATUS.get(state)
-    if status is None:
-        raise fields.fail(
-            f"{where}.state", f"expected one of {', '.join(CYCLONEDX_STATUS)}, found {state!r}"
-        )
-    return status
+    return CYCLONEDX_STATUS[fields.one_of(state, CYCLONEDX_STATUS, f"{where}.state")]
 
 
 def _action(status: VexStatus, responses: tuple[str, ...], detail: str | None) -> str | None:
@@ -217,8 +236,8 @@ def _statement(
     products = _affected_products(fields, data, path, refs)
     if not products:
         raise fields.fail(f"{path}.affects", f"statement for {vulnerability} names no product")
-    updated = parse_time(analysis.get("lastUpdated"), f"{fields.source}: {where}.lastUpdated")
-    issued = parse_time(analysis.get("firstIssued"), f"{fields.source}: {where}.firstIssued")
+    updated = fields.time(analysis, "lastUpdated", where)
+    issued = fields.time(analysis, "firstIssued", where)
     return VexStatement(
         vulnerability,
         aliases,

@@ -44,14 +44,24 @@ def _text(element: Any, name: str) -> str | None:
     return text or None
 
 
+def _texts(element: Any, names: tuple[str, ...]) -> dict[str, str]:
+    """The text of each child element named, for those that have some."""
+    found = {name: _text(element, name) for name in names}
+    return {name: text for name, text in found.items() if text is not None}
+
+
+def _listed(element: Any, wrapper: str, name: str, key: str) -> list[dict[str, str]]:
+    """`{key: text}` of each `<wrapper><name><key>text` that has some (JSON's array of
+    objects)."""
+    texts = (_text(item, key) for item in _children(_child(element, wrapper), name))
+    return [{key: text} for text in texts if text is not None]
+
+
 def _component(element: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {}
     if element.get("bom-ref"):
         entry["bom-ref"] = element.get("bom-ref")
-    for key in ("name", "version", "purl", "cpe"):
-        value = _text(element, key)
-        if value is not None:
-            entry[key] = value
+    entry.update(_texts(element, ("name", "version", "purl", "cpe")))
     nested = _children(_child(element, "components"), "component")
     if nested:
         entry["components"] = [_component(item) for item in nested]
@@ -64,11 +74,9 @@ def _present(**values: Any) -> dict[str, Any]:
 
 
 def _analysis(analysis: Any) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        key: value
-        for key in ("state", "justification", "detail", "firstIssued", "lastUpdated")
-        if (value := _text(analysis, key)) is not None
-    }
+    found: dict[str, Any] = _texts(
+        analysis, ("state", "justification", "detail", "firstIssued", "lastUpdated")
+    )
     responses = [
         (item.text or "").strip() for item in _children(_child(analysis, "responses"), "response")
     ]
@@ -78,34 +86,20 @@ def _analysis(analysis: Any) -> dict[str, Any]:
 
 
 def _vulnerability(element: Any) -> dict[str, Any]:
-    references = [
-        {"id": r} for item in _children(_child(element, "references"), "reference")
-        if (r := _text(item, "id")) is not None
-    ]  # fmt: skip
     analysis = _child(element, "analysis")
-    affects = [
-        {"ref": ref}
-        for target in _children(_child(element, "affects"), "target")
-        if (ref := _text(target, "ref")) is not None
-    ]
     return _present(
         id=_text(element, "id"),
-        references=references,
+        references=_listed(element, "references", "reference", "id"),
         analysis=None if analysis is None else _analysis(analysis),
-        affects=affects,
+        affects=_listed(element, "affects", "target", "ref"),
     )
 
 
 def _metadata(metadata: Any) -> dict[str, Any]:
-    authors = [
-        {"name": name}
-        for author in _children(_child(metadata, "authors"), "author")
-        if (name := _text(author, "name")) is not None
-    ]
     component = _child(metadata, "component")
     return _present(
         timestamp=_text(metadata, "timestamp"),
-        authors=authors,
+        authors=_listed(metadata, "authors", "author", "name"),
         component=None if component is None else _component(component),
     )
 

@@ -14,7 +14,7 @@ later on the command line override earlier ones, as `vexctl merge` orders them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -53,30 +53,37 @@ def parse_purl(text: str) -> Purl | None:
     rest = text[4:].lstrip("/")
     rest, _, subpath = rest.partition("#")
     rest, _, query = rest.partition("?")
-    path, version = rest, None
-    slash = rest.rfind("/")
-    at = rest.rfind("@")
-    if at > slash:
-        path, version = rest[:at], _decode(rest[at + 1 :])
+    path, version = _split_version(rest)
     parts = [_decode(p) for p in path.split("/") if p]
     if len(parts) < 2:
         return None
     kind = parts[0].lower()
-    namespace = "/".join(parts[1:-1])
-    name = parts[-1]
+    namespace, name = _normalised(kind, "/".join(parts[1:-1]), parts[-1])
+    subpath = _decode(subpath).strip("/")
+    return Purl(kind, namespace, name, version, _qualifiers(query), subpath or None)
+
+
+def _split_version(rest: str) -> tuple[str, str | None]:
+    """A purl's path and its version (after the last `@` of the last segment)."""
+    at = rest.rfind("@")
+    if at <= rest.rfind("/"):
+        return rest, None
+    return rest[:at], _decode(rest[at + 1 :])
+
+
+def _normalised(kind: str, namespace: str, name: str) -> tuple[str, str]:
+    """Namespace and name as the purl type compares them (case, PyPI's separators)."""
     if kind in _LOWER_NAMES:
         namespace, name = namespace.lower(), name.lower()
     if kind == "pypi":
         name = name.replace("_", "-").replace(".", "-")
-    qualifiers: frozenset[tuple[str, str]] = frozenset()
-    if query:
-        pairs = []
-        for item in query.split("&"):
-            key, _, value = item.partition("=")
-            if value:
-                pairs.append((key.lower(), _decode(value)))
-        qualifiers = frozenset(pairs)
-    return Purl(kind, namespace, name, version, qualifiers, _decode(subpath).strip("/") or None)
+    return namespace, name
+
+
+def _qualifiers(query: str) -> frozenset[tuple[str, str]]:
+    """A purl's qualifiers with a value (keys lower-case)."""
+    pairs = (item.partition("=") for item in query.split("&"))
+    return frozenset((key.lower(), _decode(value)) for key, _, value in pairs if value)
 
 
 def purl_matches(statement: Purl, component: Purl) -> bool:
@@ -98,26 +105,26 @@ def _cpe_fields(text: str) -> list[str]:
     """A CPE name's attributes (2.3 formatted string or 2.2 URI), lower-case."""
     lowered = text.lower()
     if lowered.startswith("cpe:2.3:"):
-        fields: list[str] = []
-        current: list[str] = []
-        escaped = False
-        for char in lowered[8:]:
-            if escaped:
-                current.append(char)
-                escaped = False
-            elif char == "\\":
-                current.append(char)
-                escaped = True
-            elif char == ":":
-                fields.append("".join(current))
-                current = []
-            else:
-                current.append(char)
-        fields.append("".join(current))
-        return fields
+        return _cpe23_fields(lowered[8:])
     if lowered.startswith("cpe:/"):
         return [unquote(p) or "*" for p in lowered[5:].split(":")]
     return [lowered]
+
+
+def _cpe23_fields(text: str) -> list[str]:
+    """The `:`-separated attributes of a CPE 2.3 formatted string (`\\:` escapes one)."""
+    fields: list[str] = []
+    current: list[str] = []
+    escaped = False
+    for char in text:
+        if char == ":" and not escaped:
+            fields.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        escaped = char == "\\" and not escaped
+    fields.append("".join(current))
+    return fields
 
 
 def cpe_matches(statement: str, component: str) -> bool:
@@ -148,6 +155,12 @@ class _Entry:
     cpes: tuple[str, ...]
     refs: frozenset[str]
     rank: tuple[datetime, int]
+
+    @classmethod
+    def of(cls, statement: VexStatement, document: VexDocument) -> _Entry:
+        purls, cpes, refs = _split(statement.products)
+        rank = (statement.timestamp or EARLIEST, statement.order)
+        return cls(statement, document, purls, cpes, refs, rank)
 
     def matches(self, purl: Purl | None, names: ComponentNames) -> bool:
         if names.ref in self.refs:
@@ -186,15 +199,7 @@ class VexIndex:
         self._assessments: dict[int, Assessment] = {}
         for document in documents:
             for statement in document.statements:
-                purls, cpes, refs = _split(statement.products)
-                entry = _Entry(
-                    statement,
-                    document,
-                    purls,
-                    cpes,
-                    refs,
-                    (statement.timestamp or EARLIEST, statement.order),
-                )
+                entry = _Entry.of(statement, document)
                 for vid in dict.fromkeys(i.upper() for i in statement.ids):
                     self._by_id.setdefault(vid, []).append(entry)
 
@@ -215,25 +220,29 @@ class VexIndex:
         `product` the component is part of (an SBOM's own subject: a statement that the
         product is not affected speaks of every component's finding of that
         vulnerability, as OpenVEX reads a product without subcomponents)."""
-        best: _Entry | None = None
-        purl = self._purl(names.purl)
-        outer = None if product is None else self._purl(product.purl)
-        for vid in ids:
-            for entry in self._by_id.get(vid.upper(), ()):
-                if (best is None or entry.rank > best.rank) and (
-                    entry.matches(purl, names)
-                    or (product is not None and entry.matches(outer, product))
-                ):
-                    best = entry
-        return None if best is None else (best.statement, best.document)
+        components = [(self._purl(names.purl), names)]
+        if product is not None:
+            components.append((self._purl(product.purl), product))
+
+        def names_one(entry: _Entry) -> bool:
+            return any(entry.matches(purl, known) for purl, known in components)
+
+        return self._newest(ids, names_one)
 
     def any_statement_for(self, ids: Iterable[str]) -> tuple[VexStatement, VexDocument] | None:
         """The newest statement about any of `ids`, whatever product it names (for
         results that name no product)."""
+        return self._newest(ids, lambda _entry: True)
+
+    def _newest(
+        self, ids: Iterable[str], accepts: Callable[[_Entry], bool]
+    ) -> tuple[VexStatement, VexDocument] | None:
+        """The newest accepted statement about any of `ids` (the first read at equal
+        times); `accepts` is asked only of statements newer than the best so far."""
         best: _Entry | None = None
         for vid in ids:
             for entry in self._by_id.get(vid.upper(), ()):
-                if best is None or entry.rank > best.rank:
+                if (best is None or entry.rank > best.rank) and accepts(entry):
                     best = entry
         return None if best is None else (best.statement, best.document)
 

@@ -20,13 +20,14 @@ from assay.vex._fields import MAX_PRODUCTS, Fields, product_id
 from assay.vex.model import (
     OPENVEX_JUSTIFICATIONS,
     ProductId,
+    ProductKind,
     VexStatement,
     VexStatus,
-    parse_time,
 )
 
 CONTEXT_PREFIX: Final = "https://openvex.dev/ns"
 _STATUSES: Final = {str(s): s for s in VexStatus}
+_IDENTIFIERS: Final[dict[str, ProductKind]] = {"purl": "purl", "cpe23": "cpe", "cpe22": "cpe"}
 
 
 def is_openvex(document: Mapping[str, Any]) -> bool:
@@ -44,14 +45,13 @@ def spec_version(document: Mapping[str, Any]) -> str:
 def read_openvex(
     document: Mapping[str, Any], source: str, first: int = 0
 ) -> tuple[dict[str, Any], tuple[VexStatement, ...]]:
-    """The document's facts (`id`, `author`, `timestamp`) and its statements, numbered
-    from `first`."""
+    """The document's facts (`id`, `author`, `timestamp`, `specVersion`) and its
+    statements, numbered from `first`."""
     fields = Fields(source)
     doc_id = fields.string(document, "@id", "$") or source
     author = fields.string(document, "author", "$")
-    doc_time = parse_time(document.get("timestamp"), f"{source}: $.timestamp")
-    if "last_updated" in document:
-        doc_time = parse_time(document.get("last_updated"), f"{source}: $.last_updated") or doc_time
+    created = fields.time(document, "timestamp", "$")
+    doc_time = fields.time(document, "last_updated", "$") or created
     items = fields.array(document.get("statements"), "$.statements")
     statements = []
     for index, item in enumerate(items):
@@ -67,7 +67,12 @@ def read_openvex(
                 order=first + index,
             )
         )
-    facts = {"id": doc_id, "author": author, "timestamp": doc_time}
+    facts = {
+        "id": doc_id,
+        "author": author,
+        "timestamp": doc_time,
+        "specVersion": spec_version(document),
+    }
     return facts, tuple(statements)
 
 
@@ -83,18 +88,8 @@ def _statement(
 ) -> VexStatement:
     vulnerability, aliases = _vulnerability(fields, item, path)
     status_text = fields.required(item, "status", path)
-    status = _STATUSES.get(status_text)
-    if status is None:
-        raise fields.fail(
-            f"{path}.status",
-            f"expected one of {', '.join(_STATUSES)}, found {status_text!r}",
-        )
-    justification = fields.string(item, "justification", path)
-    if justification is not None and justification not in OPENVEX_JUSTIFICATIONS:
-        raise fields.fail(
-            f"{path}.justification",
-            f"expected one of {', '.join(OPENVEX_JUSTIFICATIONS)}, found {justification!r}",
-        )
+    status = _STATUSES[fields.one_of(status_text, _STATUSES, f"{path}.status")]
+    justification = _justification(fields, item, path)
     impact = fields.string(item, "impact_statement", path)
     if status is VexStatus.NOT_AFFECTED and justification is None and impact is None:
         raise fields.fail(
@@ -102,8 +97,8 @@ def _statement(
             f"statement for {vulnerability} is not_affected without a justification or an "
             "impact_statement (OpenVEX requires one)",
         )
-    timestamp = parse_time(item.get("timestamp"), f"{fields.source}: {path}.timestamp")
-    updated = parse_time(item.get("last_updated"), f"{fields.source}: {path}.last_updated")
+    timestamp = fields.time(item, "timestamp", path)
+    updated = fields.time(item, "last_updated", path)
     products = _products(fields, item, path)
     return VexStatement(
         vulnerability,
@@ -118,6 +113,15 @@ def _statement(
         fields.string(item, "supplier", path) or author,
         f"{fields.source}: {path}",
         order,
+    )
+
+
+def _justification(fields: Fields, item: Mapping[str, Any], path: str) -> str | None:
+    text = fields.string(item, "justification", path)
+    return (
+        None
+        if text is None
+        else fields.one_of(text, OPENVEX_JUSTIFICATIONS, f"{path}.justification")
     )
 
 
@@ -142,21 +146,25 @@ def _products(fields: Fields, item: Mapping[str, Any], path: str) -> tuple[Produ
     products = fields.array(item.get("products"), f"{path}.products", MAX_PRODUCTS)
     loose = fields.strings(item, "subcomponents", path)  # 0.0.1: beside the products
     for index, product in enumerate(products):
-        where = f"{path}.products[{index}]"
-        if isinstance(product, str):
-            if not loose:
-                found.append(product_id(product))
-            continue
-        data = fields.mapping(product, where)
-        subs = fields.array(data.get("subcomponents"), f"{where}.subcomponents", MAX_PRODUCTS)
-        if subs:
-            for position, sub in enumerate(subs):
-                at = f"{where}.subcomponents[{position}]"
-                found.extend(_identifiers(fields, fields.mapping(sub, at), at))
-        elif not loose:
-            found.extend(_identifiers(fields, data, where))
+        found.extend(_listed(fields, product, f"{path}.products[{index}]", bool(loose)))
     found.extend(product_id(text) for text in loose)
     return tuple(dict.fromkeys(found))
+
+
+def _listed(fields: Fields, product: object, where: str, loose: bool) -> list[ProductId]:
+    """The names a listed product stands for: its subcomponents when it has some, else
+    its own names (unless subcomponents beside the products, 0.0.1's way, replace it)."""
+    if isinstance(product, str):
+        return [] if loose else [product_id(product)]
+    data = fields.mapping(product, where)
+    subs = fields.array(data.get("subcomponents"), f"{where}.subcomponents", MAX_PRODUCTS)
+    if not subs:
+        return [] if loose else _identifiers(fields, data, where)
+    found: list[ProductId] = []
+    for position, sub in enumerate(subs):
+        at = f"{where}.subcomponents[{position}]"
+        found.extend(_identifiers(fields, fields.mapping(sub, at), at))
+    return found
 
 
 def _identifiers(fields: Fields, data: Mapping[str, Any], path: str) -> list[ProductId]:
@@ -167,12 +175,5 @@ def _identifiers(fields: Fields, data: Mapping[str, Any], path: str) -> list[Pro
     identifiers = data.get("identifiers")
     if identifiers is not None:
         where = member(path, "identifiers")
-        ids = fields.mapping(identifiers, where)
-        purl = fields.string(ids, "purl", where)
-        if purl is not None:
-            names.append(ProductId("purl", purl))
-        for key in ("cpe23", "cpe22"):
-            cpe = fields.string(ids, key, where)
-            if cpe is not None:
-                names.append(ProductId("cpe", cpe))
+        names.extend(fields.names(fields.mapping(identifiers, where), where, _IDENTIFIERS))
     return names

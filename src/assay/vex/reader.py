@@ -28,8 +28,8 @@ from assay import protocol
 from assay._json_strict import parse_checked, problem_reason, type_name
 from assay.vex.csaf import is_csaf, read_csaf
 from assay.vex.cyclonedx import is_cyclonedx, read_cyclonedx
-from assay.vex.model import Signature, VexDocument, VexError
-from assay.vex.openvex import is_openvex, read_openvex, spec_version
+from assay.vex.model import Signature, VexDocument, VexError, VexStatement
+from assay.vex.openvex import is_openvex, read_openvex
 
 if TYPE_CHECKING:
     from assay.dsse import Verifier
@@ -93,38 +93,44 @@ def read_vex(data: bytes, name: str, trust: VexTrust | None = None, first: int =
     digest = hashlib.sha256(data).hexdigest()
     if not data.strip():
         raise VexError(name, "expected a JSON VEX document, found an empty file")
+    plain = _plain_document(data, name)
+    if plain is not None:
+        return _document(plain, name, digest=digest, signature=None, notes=(), first=first)
+    document, signature, notes = _wrapped_document(data, name, trust or VexTrust())
+    return _document(document, name, digest=digest, signature=signature, notes=notes, first=first)
+
+
+def _plain_document(data: bytes, name: str) -> dict[str, Any] | None:
+    """The VEX document a file holds as it is, or None when the file wraps it (a DSSE
+    envelope, a Sigstore bundle, an in-toto statement, or JSON Lines of them)."""
     from assay.vex.cyclonedx_xml import cyclonedx_xml_document, is_cyclonedx_xml
 
     if is_cyclonedx_xml(data):
-        document = cyclonedx_xml_document(data, name)
-        return _document(document, name, digest=digest, signature=None, notes=(), first=first)
+        return cyclonedx_xml_document(data, name)
     try:
         value = _parse(data, name)
     except VexError:
         if not _json_lines(data):
             raise
-        value = None  # JSON Lines: attestations, one a line
-    if value is not None and not isinstance(value, dict):
+        return None  # JSON Lines: attestations, one a line
+    if not isinstance(value, dict):
         raise VexError(f"{name}: $", f"expected a JSON object, found {type_name(value)}")
-    if value is not None and not _wrapped(value):
-        return _document(value, name, digest=digest, signature=None, notes=(), first=first)
+    return None if _wrapped(value) else value
+
+
+def _wrapped_document(
+    data: bytes, name: str, trust: VexTrust
+) -> tuple[dict[str, Any], Signature | None, tuple[str, ...]]:
+    """The VEX document inside a file's one attestation, the signature that verified it
+    and notes on how it was read."""
     record = _one_record(data, name)
-    trust = trust or VexTrust()
-    signature: Signature | None = None
-    notes: list[str] = []
-    if record.kind == "sigstore-bundle":
-        payload, signature = _from_bundle(record.document, record.label, trust)
-        document = _payload_document(payload, record.label)
-    elif record.kind == "dsse":
-        payload, signature = _from_envelope(record.document, record.label, trust)
-        document = _payload_document(payload, record.label)
-    else:
-        document = record.document
-        notes.append("an unsigned in-toto statement")
-    document = _unwrap_statement(document, record.label)
-    return _document(
-        document, name, digest=digest, signature=signature, notes=tuple(notes), first=first
-    )
+    verify = _SIGNED_KINDS.get(record.kind)
+    if verify is None:
+        document = _unwrap_statement(record.document, record.label)
+        return document, None, ("an unsigned in-toto statement",)
+    payload, signature = verify(record.document, record.label, trust)
+    document = _unwrap_statement(_payload_document(payload, record.label), record.label)
+    return document, signature, ()
 
 
 def _json_lines(data: bytes) -> bool:
@@ -179,6 +185,13 @@ def _payload_document(payload: bytes, name: str) -> dict[str, Any]:
     return value
 
 
+def _unverifiable(wrapper: str, trusted: str) -> str:
+    return (
+        f"the {wrapper} is signed, and no trusted {trusted} was given to verify it: "
+        "a signed VEX document counts only once its signature verifies"
+    )
+
+
 def _from_envelope(value: dict[str, Any], name: str, trust: VexTrust) -> tuple[bytes, Signature]:
     from assay.dsse import Envelope, check_signatures, key_fingerprint
     from assay.errors import AttestationError
@@ -189,11 +202,7 @@ def _from_envelope(value: dict[str, Any], name: str, trust: VexTrust) -> tuple[b
         raise VexError(error.where, error.reason) from None
     keyed = [s for s in trust.signers if s.keys]
     if not keyed:
-        raise VexError(
-            name,
-            "the DSSE envelope is signed, and no trusted key was given to verify it: "
-            "a signed VEX document counts only once its signature verifies",
-        )
+        raise VexError(name, _unverifiable("DSSE envelope", "key"))
     for signer in keyed:
         check = check_signatures(envelope, list(signer.keys))
         if check.verified:
@@ -207,36 +216,45 @@ def _from_envelope(value: dict[str, Any], name: str, trust: VexTrust) -> tuple[b
     )
 
 
-def _from_bundle(value: Mapping[str, Any], name: str, trust: VexTrust) -> tuple[bytes, Signature]:
+def _verified_bundle(
+    bundles: BundleVerifier, value: Mapping[str, Any], name: str
+) -> tuple[bytes, CertificateIdentity]:
+    """The payload of a bundle verified against the Sigstore roots (it must sign a DSSE
+    envelope) and the identity of its certificate."""
     from assay.errors import AttestationError, VerificationError
 
-    identities = [s for s in trust.signers if s.identity is not None]
-    if trust.bundles is None or not identities:
-        raise VexError(
-            name,
-            "the Sigstore bundle is signed, and no trusted identity was given to verify it: "
-            "a signed VEX document counts only once its signature verifies",
-        )
     try:
-        verified = trust.bundles.verify(dict(value), name)
+        verified = bundles.verify(dict(value), name)
     except AttestationError as error:
         raise VexError(error.where, error.reason) from None
     except VerificationError as error:
         raise VexError(name, str(error)) from None
     if verified.payload is None:
         raise VexError(name, "expected a bundle with a DSSE envelope, found a message signature")
-    identity = verified.identity
+    return verified.payload, verified.identity
+
+
+def _from_bundle(value: Mapping[str, Any], name: str, trust: VexTrust) -> tuple[bytes, Signature]:
+    identities = [s for s in trust.signers if s.identity is not None]
+    if trust.bundles is None or not identities:
+        raise VexError(name, _unverifiable("Sigstore bundle", "identity"))
+    payload, identity = _verified_bundle(trust.bundles, value, name)
     for signer in identities:
-        assert signer.identity is not None
-        if signer.identity(identity):
+        if signer.identity is not None and signer.identity(identity):
             detail = f"{identity.san} ({identity.issuer})"
-            return verified.payload, Signature(signer.name, "sigstore", detail)
+            return payload, Signature(signer.name, "sigstore", detail)
+    trusted = ", ".join(s.describe or s.name for s in identities)
     raise VexError(
         name,
         f"the Sigstore bundle verified, but its certificate identity {identity.san!r} "
-        f"(issuer {identity.issuer!r}) is none of the trusted identities "
-        f"({', '.join(s.describe or s.name for s in identities)})",
+        f"(issuer {identity.issuer!r}) is none of the trusted identities ({trusted})",
     )
+
+
+_SIGNED_KINDS: Final[
+    dict[str, Callable[[dict[str, Any], str, VexTrust], tuple[bytes, Signature]]]
+] = {"sigstore-bundle": _from_bundle, "dsse": _from_envelope}
+"""How each signed kind of attestation file is verified."""
 
 
 def _document(
@@ -248,30 +266,12 @@ def _document(
     notes: tuple[str, ...],
     first: int,
 ) -> VexDocument:
-    if is_openvex(value):
-        facts, statements = read_openvex(value, name, first)
-        kind, version = "openvex", spec_version(value)
-    elif is_cyclonedx(value):
-        facts, statements = read_cyclonedx(value, name, first)
-        kind, version = "cyclonedx", str(facts["specVersion"])
-        if not statements:
-            raise VexError(
-                f"{name}: $.vulnerabilities",
-                "expected vulnerabilities with an analysis (a VEX), found none",
-            )
-    elif is_csaf(value):
-        facts, statements = read_csaf(value, name, first)
-        kind, version = "csaf", str(facts["specVersion"])
-    else:
-        raise VexError(
-            f"{name}: $",
-            "expected an OpenVEX document (@context https://openvex.dev/ns/...), a CycloneDX "
-            "BOM (bomFormat) or a CSAF document (document.csaf_version), found none of them",
-        )
+    kind, read = _format(value, name)
+    facts, statements = read(value, name, first)
     return VexDocument(
         name,
         kind,
-        version,
+        str(facts["specVersion"]),
         str(facts["id"]),
         facts["author"],
         facts["timestamp"],
@@ -280,6 +280,26 @@ def _document(
         signature,
         notes,
         value,
+    )
+
+
+_Read = Callable[[Mapping[str, Any], str, int], tuple[dict[str, Any], tuple[VexStatement, ...]]]
+_FORMATS: Final[tuple[tuple[str, Callable[[Mapping[str, Any]], bool], _Read], ...]] = (
+    ("openvex", is_openvex, read_openvex),
+    ("cyclonedx", is_cyclonedx, read_cyclonedx),
+    ("csaf", is_csaf, read_csaf),
+)
+
+
+def _format(value: Mapping[str, Any], name: str) -> tuple[str, _Read]:
+    """The format a document is in, and its reader."""
+    for kind, recognises, read in _FORMATS:
+        if recognises(value):
+            return kind, read
+    raise VexError(
+        f"{name}: $",
+        "expected an OpenVEX document (@context https://openvex.dev/ns/...), a CycloneDX "
+        "BOM (bomFormat) or a CSAF document (document.csaf_version), found none of them",
     )
 
 

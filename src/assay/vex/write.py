@@ -65,31 +65,55 @@ def _product(product: ProductId) -> dict[str, Any]:
     return entry
 
 
-def _statement(statement: VexStatement) -> dict[str, Any]:
+def _vulnerability(statement: VexStatement) -> dict[str, Any]:
     vulnerability: dict[str, Any] = {"name": statement.vulnerability}
     if statement.aliases:
         vulnerability["aliases"] = list(statement.aliases)
+    return vulnerability
+
+
+def _not_affected_fields(statement: VexStatement) -> dict[str, Any]:
+    """A not_affected statement's justification and impact; a justification with no
+    OpenVEX counterpart is kept as the impact statement."""
+    justification = openvex_justification(statement.justification)
+    impact = statement.impact
+    if impact is None and justification is None and statement.justification:
+        impact = f"justification: {statement.justification}"
+    fields = {"justification": justification, "impact_statement": impact}
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def _action_fields(statement: VexStatement) -> dict[str, Any]:
+    """The action statement: OpenVEX's `action_statement` belongs to affected statements
+    only, so other statuses keep it as `status_notes`."""
+    if not statement.action_statement:
+        return {}
+    key = "action_statement" if statement.status is VexStatus.AFFECTED else "status_notes"
+    return {key: statement.action_statement}
+
+
+def _statement(statement: VexStatement) -> dict[str, Any]:
     entry: dict[str, Any] = {
-        "vulnerability": vulnerability,
+        "vulnerability": _vulnerability(statement),
         "products": [_product(p) for p in statement.products],
         "status": str(statement.status),
     }
     if statement.timestamp is not None:
         entry["timestamp"] = format_time(statement.timestamp)
-    justification = openvex_justification(statement.justification)
-    impact = statement.impact
     if statement.status is VexStatus.NOT_AFFECTED:
-        if justification is not None:
-            entry["justification"] = justification
-        if impact is None and justification is None and statement.justification:
-            impact = f"justification: {statement.justification}"  # no OpenVEX counterpart
-        if impact is not None:
-            entry["impact_statement"] = impact
-    if statement.action_statement and statement.status is VexStatus.AFFECTED:
-        entry["action_statement"] = statement.action_statement
-    elif statement.action_statement:
-        entry["status_notes"] = statement.action_statement
+        entry.update(_not_affected_fields(statement))
+    entry.update(_action_fields(statement))
     return entry
+
+
+def _content_id(document: Mapping[str, Any]) -> str:
+    """`urn:assay:vex:<sha256>` of the document without its `@id` and timestamp."""
+    canonical = json.dumps(
+        {k: v for k, v in document.items() if k not in ("@id", "timestamp")},
+        sort_keys=True,
+        separators=(",", ":"),
+    ).encode()
+    return ID_PREFIX + hashlib.sha256(canonical).hexdigest()
 
 
 def openvex_document(
@@ -113,15 +137,17 @@ def openvex_document(
     if tooling:
         document["tooling"] = tooling
     document["statements"] = body
-    if doc_id is None:
-        canonical = json.dumps(
-            {k: v for k, v in document.items() if k not in ("@id", "timestamp")},
-            sort_keys=True,
-            separators=(",", ":"),
-        ).encode()
-        doc_id = ID_PREFIX + hashlib.sha256(canonical).hexdigest()
-    document["@id"] = doc_id
+    document["@id"] = _content_id(document) if doc_id is None else doc_id
     return document
+
+
+def _status(text: str) -> VexStatus:
+    try:
+        return VexStatus(text)
+    except ValueError:
+        raise VexError(
+            "status", f"expected one of {', '.join(map(str, VexStatus))}, found {text!r}"
+        ) from None
 
 
 def new_statement(
@@ -141,26 +167,28 @@ def new_statement(
     `--impact-statement`, `--action-statement`, `--subcomponents`)."""
     from assay.vex._fields import product_id
 
-    try:
-        state = VexStatus(status)
-    except ValueError:
-        raise VexError(
-            "status", f"expected one of {', '.join(map(str, VexStatus))}, found {status!r}"
-        ) from None
-    if not products:
-        raise VexError("products", "expected at least one product")
-    if justification is not None and justification not in OPENVEX_JUSTIFICATIONS:
-        raise VexError(
+    state = _status(status)
+    problems = (
+        (not products, "products", "expected at least one product"),
+        (
+            justification is not None and justification not in OPENVEX_JUSTIFICATIONS,
             "justification",
             f"expected one of {', '.join(OPENVEX_JUSTIFICATIONS)}, found {justification!r}",
-        )
-    if state is VexStatus.NOT_AFFECTED and justification is None and impact is None:
-        raise VexError(
+        ),
+        (
+            state is VexStatus.NOT_AFFECTED and justification is None and impact is None,
             "justification",
             "a not_affected statement needs a justification or an impact statement",
-        )
-    if state is VexStatus.AFFECTED and not action:
-        raise VexError("action_statement", "an affected statement needs an action statement")
+        ),
+        (
+            state is VexStatus.AFFECTED and not action,
+            "action_statement",
+            "an affected statement needs an action statement",
+        ),
+    )
+    for failed, field, message in problems:
+        if failed:
+            raise VexError(field, message)
     named = [product_id(p) for p in (subcomponents or products)]
     return VexStatement(
         vulnerability,
@@ -174,20 +202,28 @@ def new_statement(
     )
 
 
+def _same_package(text: str, product: ProductId) -> bool:
+    """Whether a wanted product is the statement's product: the same text, or purls
+    that match either way."""
+    if product.value == text:
+        return True
+    target = parse_purl(text)
+    found = parse_purl(product.value) if product.kind == "purl" else None
+    if target is None or found is None:
+        return False
+    return purl_matches(target, found) or purl_matches(found, target)
+
+
 def _names_product(statement: VexStatement, wanted: Sequence[str]) -> bool:
-    for text in wanted:
-        target = parse_purl(text)
-        for product in statement.products:
-            if product.value == text:
-                return True
-            found = parse_purl(product.value) if product.kind == "purl" else None
-            if (
-                target is not None
-                and found is not None
-                and (purl_matches(target, found) or purl_matches(found, target))
-            ):
-                return True
-    return False
+    return any(_same_package(text, p) for text in wanted for p in statement.products)
+
+
+def _wanted(statement: VexStatement, vulnerabilities: set[str], products: Sequence[str]) -> bool:
+    """Whether a statement names one of the (upper-cased) vulnerabilities and one of the
+    products; an empty filter keeps every statement."""
+    if vulnerabilities and not any(i.upper() in vulnerabilities for i in statement.ids):
+        return False
+    return not products or _names_product(statement, products)
 
 
 def merge_statements(
@@ -198,13 +234,7 @@ def merge_statements(
 ) -> list[VexStatement]:
     """Every statement of the documents, oldest first, filtered as asked."""
     wanted = {v.upper() for v in vulnerabilities}
-    found = [
-        s
-        for d in documents
-        for s in d.statements
-        if (not wanted or any(i.upper() in wanted for i in s.ids))
-        and (not products or _names_product(s, products))
-    ]
+    found = [s for d in documents for s in d.statements if _wanted(s, wanted, products)]
     return sorted(found, key=lambda s: (s.timestamp or EARLIEST, s.order))
 
 
@@ -226,20 +256,20 @@ def _sarif_names(result: Mapping[str, Any], products: Sequence[str]) -> list[Com
     return [n for location in result.get("locations") or [] for n in _logical_names(location)]
 
 
+def _suppresses(verdict: tuple[VexStatement, VexDocument] | None) -> bool:
+    return verdict is not None and verdict[0].status in SUPPRESSING
+
+
 def _suppressed(result: object, index: VexIndex, products: Sequence[str]) -> bool:
     """Whether VEX says a SARIF result's finding is `not_affected` or `fixed` for every
     product it names (by its rule id alone when it names none)."""
-    rule = result.get("ruleId") if isinstance(result, Mapping) else None
-    if not isinstance(rule, str):
+    if not isinstance(result, Mapping) or not isinstance(result.get("ruleId"), str):
         return False
-    assert isinstance(result, Mapping)
+    ids = (result["ruleId"],)
     names = _sarif_names(result, products)
-    verdicts = (
-        [index.statement_for((rule,), n) for n in names]
-        if names
-        else [index.any_statement_for((rule,))]
-    )
-    return all(v is not None and v[0].status in SUPPRESSING for v in verdicts)
+    if not names:
+        return _suppresses(index.any_statement_for(ids))
+    return all(_suppresses(index.statement_for(ids, n)) for n in names)
 
 
 def filter_sarif(
