@@ -37,6 +37,21 @@ _OPTION_OF_PATH = {
 }
 
 
+def _parent(result: dict[str, Any], parts: list[str], where: str) -> dict[str, Any]:
+    """The object a dotted key's last part goes in, made as needed."""
+    node = result
+    for depth, part in enumerate(parts[:-1]):
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise InputError(
+                where,
+                f"expected {'.'.join(parts[: depth + 1])!r} to hold parameters, "
+                f"found it set to a value by an earlier {where}",
+            )
+        node = child
+    return node
+
+
 def parse_external_parameters(
     items: Iterable[str], *, where: str = "--external-parameter"
 ) -> dict[str, Any]:
@@ -47,16 +62,7 @@ def parse_external_parameters(
         parts = key.split(".")
         if not equals or not all(parts):
             raise InputError(where, f"expected KEY=VALUE with a non-empty key, found {item!r}")
-        node = result
-        for depth, part in enumerate(parts[:-1]):
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise InputError(
-                    where,
-                    f"expected {'.'.join(parts[: depth + 1])!r} to hold parameters, "
-                    f"found it set to a value by an earlier {where}",
-                )
-            node = child
+        node = _parent(result, parts, where)
         if parts[-1] in node:
             raise InputError(where, f"expected each key once, found {key!r} again")
         node[parts[-1]] = value

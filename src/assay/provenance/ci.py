@@ -35,6 +35,11 @@ def _get(env: Mapping[str, str], name: str) -> str | None:
     return value or None
 
 
+def _known(text: str, *parts: str | None) -> str | None:
+    """`text` when every part it is made of is known (set and non-empty), else None."""
+    return text if all(parts) else None
+
+
 def _ref(branch: str | None, tag: str | None) -> str | None:
     if tag:
         return f"refs/tags/{tag}"
@@ -56,18 +61,14 @@ def _github(env: Mapping[str, str]) -> CiFacts:
     workflow_ref = _get(env, "GITHUB_WORKFLOW_REF")
     run_id = _get(env, "GITHUB_RUN_ID")
     attempt = _get(env, "GITHUB_RUN_ATTEMPT") or "1"
-    invocation = (
-        f"{server}/{repository}/actions/runs/{run_id}/attempts/{attempt}"
-        if repository and run_id
-        else None
-    )
+    invocation = f"{server}/{repository}/actions/runs/{run_id}/attempts/{attempt}"
     return CiFacts(
         platform="github-actions",
         # The workflow file at its ref is what the run executed: the builder to trust.
-        builder_id=f"{server}/{workflow_ref}" if workflow_ref else None,
-        invocation_id=invocation,
+        builder_id=_known(f"{server}/{workflow_ref}", workflow_ref),
+        invocation_id=_known(invocation, repository, run_id),
         source=_source(
-            f"{server}/{repository}" if repository else None,
+            _known(f"{server}/{repository}", repository),
             _get(env, "GITHUB_SHA"),
             _get(env, "GITHUB_REF"),
         ),
@@ -80,10 +81,8 @@ def _gitlab(env: Mapping[str, str]) -> CiFacts:
     runner = _get(env, "CI_RUNNER_ID")
     return CiFacts(
         platform="gitlab-ci",
-        builder_id=(
-            f"{server.rstrip('/')}/{project}/-/runners/{runner}"
-            if server and project and runner
-            else None
+        builder_id=_known(
+            f"{(server or '').rstrip('/')}/{project}/-/runners/{runner}", server, project, runner
         ),
         invocation_id=_get(env, "CI_JOB_URL"),
         source=_source(
@@ -98,7 +97,7 @@ def _jenkins(env: Mapping[str, str]) -> CiFacts:
     server = _get(env, "JENKINS_URL")
     job = _get(env, "JOB_URL")
     branch = _get(env, "GIT_BRANCH")
-    if branch and branch.startswith("origin/"):
+    if branch:
         branch = branch.removeprefix("origin/")
     return CiFacts(
         platform="jenkins",
@@ -117,12 +116,10 @@ def _buildkite(env: Mapping[str, str]) -> CiFacts:
     job = _get(env, "BUILDKITE_JOB_ID")
     return CiFacts(
         platform="buildkite",
-        builder_id=(
-            f"https://buildkite.com/{organization}/{pipeline}"
-            if organization and pipeline
-            else None
+        builder_id=_known(
+            f"https://buildkite.com/{organization}/{pipeline}", organization, pipeline
         ),
-        invocation_id=f"{build_url}#{job}" if build_url and job else build_url,
+        invocation_id=_known(f"{build_url}#{job}", build_url, job) or build_url,
         source=_source(
             _get(env, "BUILDKITE_REPO"),
             _get(env, "BUILDKITE_COMMIT"),

@@ -7,7 +7,7 @@ import re
 
 from assay.attestation import ResourceDescriptor
 from assay.errors import InputError
-from assay.lockfiles import LockFile, LockfileError
+from assay.lockfiles import LockedPackage, LockFile, LockfileError
 from assay.provenance.source import SourceRevision
 
 # Digest algorithms accepted on the command line, with their hex lengths.
@@ -27,27 +27,32 @@ def source_dependency(source: SourceRevision) -> ResourceDescriptor:
     return ResourceDescriptor(uri=source.uri, digest={"gitCommit": source.commit})
 
 
+def _checked_digest(part: str, text: str, where: str) -> tuple[str, str]:
+    """`ALG:HEX` as (algorithm, lower-case hex), of a known algorithm and its length."""
+    algorithm, _, value = part.partition(":")
+    lengths = _HEX_LENGTHS.get(algorithm)
+    if lengths is None:
+        raise InputError(
+            where,
+            f"expected a digest algorithm among {', '.join(_HEX_LENGTHS)}, "
+            f"found {algorithm!r} in {text!r}",
+        )
+    if len(value) not in lengths:
+        raise InputError(
+            where,
+            f"expected {' or '.join(map(str, lengths))} hex characters for {algorithm}, "
+            f"found {len(value)} in {text!r}",
+        )
+    return algorithm, value.lower()
+
+
 def parse_dependency(text: str, *, where: str = "--dependency") -> ResourceDescriptor:
     """`URI`, or `URI@ALG:HEX[,ALG:HEX...]` (the digest follows the last `@`)."""
     uri, at, tail = text.rpartition("@")
+    parts = tail.split(",")
     digests: dict[str, str] = {}
-    if at and tail and all(_DIGEST.fullmatch(part) for part in tail.split(",")):
-        for part in tail.split(","):
-            algorithm, _, value = part.partition(":")
-            lengths = _HEX_LENGTHS.get(algorithm)
-            if lengths is None:
-                raise InputError(
-                    where,
-                    f"expected a digest algorithm among {', '.join(_HEX_LENGTHS)}, "
-                    f"found {algorithm!r} in {text!r}",
-                )
-            if len(value) not in lengths:
-                raise InputError(
-                    where,
-                    f"expected {' or '.join(map(str, lengths))} hex characters for {algorithm}, "
-                    f"found {len(value)} in {text!r}",
-                )
-            digests[algorithm] = value.lower()
+    if at and tail and all(_DIGEST.fullmatch(part) for part in parts):
+        digests = dict(_checked_digest(part, text, where) for part in parts)
     else:
         uri = text
     if not _SCHEME.match(uri):
@@ -75,15 +80,15 @@ def lockfile_dependencies(lock: LockFile, data: bytes) -> list[ResourceDescripto
     result = [
         ResourceDescriptor(name=lock.filename, digest={"sha256": hashlib.sha256(data).hexdigest()})
     ]
-    for package in lock.packages:
-        if package.digests or not package.files:
-            result.append(ResourceDescriptor(uri=package.purl, digest=package.digests or None))
-            continue
-        distributions = [
-            {**({"name": file.name} if file.name else {}), "digest": dict(file.digests)}
-            for file in package.files
-        ]
-        result.append(
-            ResourceDescriptor(uri=package.purl, annotations={"distributions": distributions})
-        )
-    return result
+    return result + [_package(package) for package in lock.packages]
+
+
+def _package(package: LockedPackage) -> ResourceDescriptor:
+    """A pinned package: with its digest, or with the candidate distribution files."""
+    if package.digests or not package.files:
+        return ResourceDescriptor(uri=package.purl, digest=package.digests or None)
+    distributions = [
+        {**({"name": file.name} if file.name else {}), "digest": dict(file.digests)}
+        for file in package.files
+    ]
+    return ResourceDescriptor(uri=package.purl, annotations={"distributions": distributions})

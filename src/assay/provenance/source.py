@@ -34,26 +34,32 @@ def is_commit(text: str) -> bool:
     return _COMMIT.fullmatch(text) is not None
 
 
+def _url_form(remote: str) -> str:
+    """A remote as a URL: `git+` dropped, scp-like `git@host:o/r` as `https://host/o/r`."""
+    remote = remote.strip().removeprefix("git+")
+    scp = _SCP_LIKE.match(remote)
+    if scp and "://" not in remote:
+        return f"https://{scp['host']}/{scp['path']}"
+    return remote
+
+
+def _web_server(scheme: str, host: str, port: int | None) -> tuple[str, str]:
+    """The scheme and host[:port] of the web server behind a remote."""
+    if scheme in ("ssh", "git"):
+        return "https", host  # the port of an ssh or git remote is not the web server's
+    return scheme, f"{host}:{port}" if port else host
+
+
 def git_uri(remote: str) -> str | None:
     """A remote URL as `git+https://...` (scp-like `git@host:o/r.git` included), credentials
     and the `.git` suffix removed; None for a local path, which names no shared repository."""
-    remote = remote.strip()
-    remote = remote.removeprefix("git+")
-    scp = _SCP_LIKE.match(remote)
-    if scp and "://" not in remote:
-        remote = f"https://{scp['host']}/{scp['path']}"
     try:
-        parts = urlsplit(remote)
+        parts = urlsplit(_url_form(remote))
     except ValueError:
         return None
     if parts.scheme not in ("https", "http", "ssh", "git") or not parts.hostname:
         return None
-    host = parts.hostname
-    scheme = parts.scheme
-    if scheme in ("ssh", "git"):
-        scheme = "https"  # the port of an ssh or git remote is not the web server's
-    elif parts.port:
-        host = f"{host}:{parts.port}"
+    scheme, host = _web_server(parts.scheme, parts.hostname, parts.port)
     path = parts.path.removesuffix("/").removesuffix(".git")
     # userinfo (tokens in https://user:token@host/...) never goes into an attestation.
     return "git+" + urlunsplit((scheme, host, path, "", ""))

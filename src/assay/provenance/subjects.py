@@ -68,6 +68,12 @@ def _check_inside(path: Path, base: Path, where: str) -> None:
         )
 
 
+def _files_matching(pattern: str, base: Path) -> list[str]:
+    """The files (not directories) a glob names below `base`, sorted."""
+    names = glob.glob(pattern, root_dir=base, recursive=True)
+    return sorted(name for name in names if (base / name).is_file())
+
+
 def expand_globs(
     patterns: list[str], *, root: Path | None = None, where: str = "--subject"
 ) -> list[str]:
@@ -79,9 +85,7 @@ def expand_globs(
     base = root or Path.cwd()
     found: list[str] = []
     for pattern in patterns:
-        matches = sorted(
-            m for m in glob.glob(pattern, root_dir=base, recursive=True) if (base / m).is_file()
-        )
+        matches = _files_matching(pattern, base)
         if not matches:
             raise InputError(where, f"expected files matching {pattern!r}, found none")
         found.extend(m for m in matches if m not in found)
