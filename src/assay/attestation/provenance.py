@@ -11,17 +11,26 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from assay.attestation.views import (
-    DigestSet,
     JSONView,
+    Member,
     ResourceDescriptor,
     _put,
-    digest_set,
+    digests,
+    flag,
+    obj,
+    optional_view,
+    text,
+    view,
+    views,
 )
 
 
-def _flag(raw: dict[str, Any], key: str) -> bool | None:
-    value = raw.get(key)
-    return value if isinstance(value, bool) else None
+def _object_or_none(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def _integer(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class Builder(JSONView):
@@ -42,17 +51,9 @@ class Builder(JSONView):
         _put(raw, "version", version)
         self._raw = raw
 
-    @property
-    def id(self) -> str | None:
-        return self._str("id")
-
-    @property
-    def version(self) -> dict[str, str]:
-        return digest_set(self._raw.get("version"))
-
-    @property
-    def builder_dependencies(self) -> tuple[ResourceDescriptor, ...]:
-        return self._views("builderDependencies", ResourceDescriptor)
+    id = text("id")
+    version = digests("version")
+    builder_dependencies = views("builderDependencies", ResourceDescriptor)
 
 
 class BuildMetadata(JSONView):
@@ -61,18 +62,9 @@ class BuildMetadata(JSONView):
     __slots__ = ()
     _KNOWN = frozenset({"invocationId", "startedOn", "finishedOn"})
 
-    @property
-    def invocation_id(self) -> str | None:
-        return self._str("invocationId")
-
-    @property
-    def started_on(self) -> str | None:
-        """Timestamp text, `<YYYY>-<MM>-<DD>T<hh>:<mm>:<ss>Z`."""
-        return self._str("startedOn")
-
-    @property
-    def finished_on(self) -> str | None:
-        return self._str("finishedOn")
+    invocation_id = text("invocationId")
+    started_on = text("startedOn", "Timestamp text, `<YYYY>-<MM>-<DD>T<hh>:<mm>:<ss>Z`.")
+    finished_on = text("finishedOn")
 
 
 class BuildDefinition(JSONView):
@@ -83,21 +75,10 @@ class BuildDefinition(JSONView):
         {"buildType", "externalParameters", "internalParameters", "resolvedDependencies"}
     )
 
-    @property
-    def build_type(self) -> str | None:
-        return self._str("buildType")
-
-    @property
-    def external_parameters(self) -> dict[str, Any]:
-        return self._obj("externalParameters")
-
-    @property
-    def internal_parameters(self) -> dict[str, Any]:
-        return self._obj("internalParameters")
-
-    @property
-    def resolved_dependencies(self) -> tuple[ResourceDescriptor, ...]:
-        return self._views("resolvedDependencies", ResourceDescriptor)
+    build_type = text("buildType")
+    external_parameters = obj("externalParameters")
+    internal_parameters = obj("internalParameters")
+    resolved_dependencies = views("resolvedDependencies", ResourceDescriptor)
 
 
 class RunDetails(JSONView):
@@ -106,17 +87,9 @@ class RunDetails(JSONView):
     __slots__ = ()
     _KNOWN = frozenset({"builder", "metadata", "byproducts"})
 
-    @property
-    def builder(self) -> Builder:
-        return self._view("builder", Builder) or Builder._wrap({})
-
-    @property
-    def metadata(self) -> BuildMetadata:
-        return self._view("metadata", BuildMetadata) or BuildMetadata._wrap({})
-
-    @property
-    def byproducts(self) -> tuple[ResourceDescriptor, ...]:
-        return self._views("byproducts", ResourceDescriptor)
+    builder = view("builder", Builder)
+    metadata = view("metadata", BuildMetadata)
+    byproducts = views("byproducts", ResourceDescriptor)
 
 
 class ProvenanceV1(JSONView):
@@ -158,13 +131,8 @@ class ProvenanceV1(JSONView):
         _put(run, "byproducts", list(byproducts or []) or None)
         self._raw = {"buildDefinition": definition, "runDetails": run}
 
-    @property
-    def build_definition(self) -> BuildDefinition:
-        return self._view("buildDefinition", BuildDefinition) or BuildDefinition._wrap({})
-
-    @property
-    def run_details(self) -> RunDetails:
-        return self._view("runDetails", RunDetails) or RunDetails._wrap({})
+    build_definition = view("buildDefinition", BuildDefinition)
+    run_details = view("runDetails", RunDetails)
 
     # Shortcuts for the fields policies look at most.
     @property
@@ -194,13 +162,8 @@ class Material(JSONView):
     __slots__ = ()
     _KNOWN = frozenset({"uri", "digest"})
 
-    @property
-    def uri(self) -> str | None:
-        return self._str("uri")
-
-    @property
-    def digest(self) -> DigestSet:
-        return digest_set(self._raw.get("digest"))
+    uri = text("uri")
+    digest = digests("digest")
 
 
 class ConfigSource(Material):
@@ -209,9 +172,7 @@ class ConfigSource(Material):
     __slots__ = ()
     _KNOWN = frozenset({"uri", "digest", "entryPoint"})
 
-    @property
-    def entry_point(self) -> str | None:
-        return self._str("entryPoint")
+    entry_point = text("entryPoint")
 
 
 class Invocation(JSONView):
@@ -220,17 +181,9 @@ class Invocation(JSONView):
     __slots__ = ()
     _KNOWN = frozenset({"configSource", "parameters", "environment"})
 
-    @property
-    def config_source(self) -> ConfigSource:
-        return self._view("configSource", ConfigSource) or ConfigSource._wrap({})
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return self._obj("parameters")
-
-    @property
-    def environment(self) -> dict[str, Any]:
-        return self._obj("environment")
+    config_source = view("configSource", ConfigSource)
+    parameters = obj("parameters")
+    environment = obj("environment")
 
 
 class Completeness(JSONView):
@@ -239,21 +192,10 @@ class Completeness(JSONView):
     __slots__ = ()
     _KNOWN = frozenset({"parameters", "arguments", "environment", "materials"})
 
-    @property
-    def parameters(self) -> bool | None:
-        return _flag(self._raw, "parameters")
-
-    @property
-    def arguments(self) -> bool | None:
-        return _flag(self._raw, "arguments")
-
-    @property
-    def environment(self) -> bool | None:
-        return _flag(self._raw, "environment")
-
-    @property
-    def materials(self) -> bool | None:
-        return _flag(self._raw, "materials")
+    parameters = flag("parameters")
+    arguments = flag("arguments")
+    environment = flag("environment")
+    materials = flag("materials")
 
 
 class LegacyMetadata(JSONView):
@@ -264,25 +206,11 @@ class LegacyMetadata(JSONView):
         {"buildInvocationId", "buildStartedOn", "buildFinishedOn", "completeness", "reproducible"}
     )
 
-    @property
-    def build_invocation_id(self) -> str | None:
-        return self._str("buildInvocationId")
-
-    @property
-    def build_started_on(self) -> str | None:
-        return self._str("buildStartedOn")
-
-    @property
-    def build_finished_on(self) -> str | None:
-        return self._str("buildFinishedOn")
-
-    @property
-    def completeness(self) -> Completeness:
-        return self._view("completeness", Completeness) or Completeness._wrap({})
-
-    @property
-    def reproducible(self) -> bool | None:
-        return _flag(self._raw, "reproducible")
+    build_invocation_id = text("buildInvocationId")
+    build_started_on = text("buildStartedOn")
+    build_finished_on = text("buildFinishedOn")
+    completeness = view("completeness", Completeness)
+    reproducible = flag("reproducible")
 
 
 class _BuilderRef(JSONView):
@@ -291,12 +219,24 @@ class _BuilderRef(JSONView):
     __slots__ = ()
     _KNOWN = frozenset({"id"})
 
+    id = text("id")
+
+
+class _LegacyProvenance(JSONView):
+    """What v0.1 and v0.2 share: `builder.id`, `metadata` and `materials`."""
+
+    __slots__ = ()
+    _builder = optional_view("builder", _BuilderRef)
+    metadata = view("metadata", LegacyMetadata)
+    materials = views("materials", Material)
+
     @property
-    def id(self) -> str | None:
-        return self._str("id")
+    def builder_id(self) -> str | None:
+        builder = self._builder
+        return builder.id if builder else None
 
 
-class ProvenanceV02(JSONView):
+class ProvenanceV02(_LegacyProvenance):
     """Predicate of `https://slsa.dev/provenance/v0.2`."""
 
     __slots__ = ()
@@ -304,31 +244,9 @@ class ProvenanceV02(JSONView):
         {"builder", "buildType", "invocation", "buildConfig", "metadata", "materials"}
     )
 
-    @property
-    def builder_id(self) -> str | None:
-        builder = self._view("builder", _BuilderRef)
-        return builder.id if builder else None
-
-    @property
-    def build_type(self) -> str | None:
-        return self._str("buildType")
-
-    @property
-    def invocation(self) -> Invocation:
-        return self._view("invocation", Invocation) or Invocation._wrap({})
-
-    @property
-    def build_config(self) -> dict[str, Any] | None:
-        value = self._raw.get("buildConfig")
-        return value if isinstance(value, dict) else None
-
-    @property
-    def metadata(self) -> LegacyMetadata:
-        return self._view("metadata", LegacyMetadata) or LegacyMetadata._wrap({})
-
-    @property
-    def materials(self) -> tuple[Material, ...]:
-        return self._views("materials", Material)
+    build_type = text("buildType")
+    invocation = view("invocation", Invocation)
+    build_config = Member("buildConfig", _object_or_none)
 
 
 class Recipe(JSONView):
@@ -337,48 +255,19 @@ class Recipe(JSONView):
     __slots__ = ()
     _KNOWN = frozenset({"type", "definedInMaterial", "entryPoint", "arguments", "environment"})
 
-    @property
-    def type(self) -> str | None:
-        return self._str("type")
-
-    @property
-    def defined_in_material(self) -> int | None:
-        value = self._raw.get("definedInMaterial")
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-    @property
-    def entry_point(self) -> str | None:
-        return self._str("entryPoint")
-
-    @property
-    def arguments(self) -> dict[str, Any]:
-        return self._obj("arguments")
-
-    @property
-    def environment(self) -> dict[str, Any]:
-        return self._obj("environment")
+    type = text("type")
+    defined_in_material = Member("definedInMaterial", _integer)
+    entry_point = text("entryPoint")
+    arguments = obj("arguments")
+    environment = obj("environment")
 
 
-class ProvenanceV01(JSONView):
+class ProvenanceV01(_LegacyProvenance):
     """Predicate of `https://slsa.dev/provenance/v0.1`."""
 
     __slots__ = ()
     _KNOWN = frozenset({"builder", "recipe", "metadata", "materials"})
 
-    @property
-    def builder_id(self) -> str | None:
-        builder = self._view("builder", _BuilderRef)
-        return builder.id if builder else None
-
-    @property
-    def recipe(self) -> Recipe | None:
-        """None when unset or null (allowed, though discouraged)."""
-        return self._view("recipe", Recipe)
-
-    @property
-    def metadata(self) -> LegacyMetadata:
-        return self._view("metadata", LegacyMetadata) or LegacyMetadata._wrap({})
-
-    @property
-    def materials(self) -> tuple[Material, ...]:
-        return self._views("materials", Material)
+    recipe = optional_view(
+        "recipe", Recipe, "None when unset or null (allowed, though discouraged)."
+    )

@@ -30,6 +30,9 @@ from assay.attestation.views import (
     SupportsToDict,
     _put,
     digest_set,
+    obj,
+    text,
+    views,
 )
 from assay.errors import AttestationError
 
@@ -72,23 +75,10 @@ class Statement(JSONView):
             )
         self._raw = raw
 
-    @property
-    def type(self) -> str | None:
-        """The `_type` field."""
-        return self._str("_type")
-
-    @property
-    def subject(self) -> tuple[ResourceDescriptor, ...]:
-        return self._views("subject", ResourceDescriptor)
-
-    @property
-    def predicate_type(self) -> str | None:
-        return self._str("predicateType")
-
-    @property
-    def predicate(self) -> dict[str, Any]:
-        """The raw predicate object (empty when unset)."""
-        return self._obj("predicate")
+    type = text("_type", "The `_type` field.")
+    subject = views("subject", ResourceDescriptor)
+    predicate_type = text("predicateType")
+    predicate = obj("predicate", "The raw predicate object (empty when unset).")
 
     def subject_digests(self) -> list[DigestSet]:
         """The digest set of every subject, in order."""

@@ -6,18 +6,34 @@ which returns the predicates as their models."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from assay.attestation import _json
 from assay.errors import AttestationError
 
-__all__ = ["DigestSet", "JSONView", "ResourceDescriptor", "SupportsToDict", "digest_set"]
+__all__ = [
+    "DigestSet",
+    "JSONView",
+    "Member",
+    "ResourceDescriptor",
+    "SupportsToDict",
+    "array",
+    "digest_set",
+    "digests",
+    "flag",
+    "obj",
+    "optional_view",
+    "text",
+    "view",
+    "views",
+]
 
 DigestSet = dict[str, str]
 """Digest algorithm name to digest value, e.g. `{"sha256": "ab12..."}`."""
 
 _V = TypeVar("_V", bound="JSONView")
+_T = TypeVar("_T")
 
 
 class SupportsToDict(Protocol):
@@ -71,25 +87,83 @@ class JSONView:
     def __repr__(self) -> str:
         return f"{type(self).__name__}.from_dict({self._raw!r})"
 
-    # Typed readers: wrong types read as absent; validate() is what reports them.
-    def _str(self, key: str) -> str | None:
-        value = self._raw.get(key)
-        return value if isinstance(value, str) else None
 
-    def _obj(self, key: str) -> dict[str, Any]:
-        value = self._raw.get(key)
-        return value if isinstance(value, dict) else {}
+class Member(Generic[_T]):
+    """A wire field read as a typed, read-only attribute: `uri = text("uri")`.
 
-    def _list(self, key: str) -> list[Any]:
-        value = self._raw.get(key)
-        return value if isinstance(value, list) else []
+    Each view declares its fields once, in a table of members; how a wire value is read
+    (wrong types read as absent, which `validate()` reports) is written once, in the
+    readers below."""
 
-    def _view(self, key: str, cls: type[_V]) -> _V | None:
-        value = self._raw.get(key)
-        return cls._wrap(value) if isinstance(value, dict) else None
+    def __init__(self, key: str, read: Callable[[Any], _T], doc: str | None = None) -> None:
+        self.key = key
+        self.read = read
+        self.__doc__ = doc
 
-    def _views(self, key: str, cls: type[_V]) -> tuple[_V, ...]:
-        return tuple(cls._wrap(item) for item in self._list(key) if isinstance(item, dict))
+    @overload
+    def __get__(self, instance: None, owner: type[Any]) -> Member[_T]: ...
+
+    @overload
+    def __get__(self, instance: JSONView, owner: type[Any]) -> _T: ...
+
+    def __get__(self, instance: JSONView | None, owner: type[Any]) -> Member[_T] | _T:
+        if instance is None:
+            return self
+        return self.read(instance._raw.get(self.key))
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def array(value: Any) -> list[Any]:
+    """A wire value as a list (empty when it is not one)."""
+    return value if isinstance(value, list) else []
+
+
+def text(key: str, doc: str | None = None) -> Member[str | None]:
+    """A string field (None when absent or not a string)."""
+    return Member(key, _text, doc)
+
+
+def obj(key: str, doc: str | None = None) -> Member[dict[str, Any]]:
+    """An object field (`{}` when absent or not an object)."""
+    return Member(key, _object, doc)
+
+
+def flag(key: str, doc: str | None = None) -> Member[bool | None]:
+    """A boolean field (None when absent or not a boolean)."""
+    return Member(key, _flag, doc)
+
+
+def digests(key: str, doc: str | None = None) -> Member[DigestSet]:
+    """A DigestSet field (its string entries)."""
+    return Member(key, digest_set, doc)
+
+
+def view(key: str, cls: type[_V], doc: str | None = None) -> Member[_V]:
+    """A nested object as its view (an empty one when absent or not an object)."""
+    return Member(key, lambda value: cls._wrap(_object(value)), doc)
+
+
+def optional_view(key: str, cls: type[_V], doc: str | None = None) -> Member[_V | None]:
+    """A nested object as its view (None when absent or not an object)."""
+    return Member(key, lambda value: cls._wrap(value) if isinstance(value, dict) else None, doc)
+
+
+def views(key: str, cls: type[_V], doc: str | None = None) -> Member[tuple[_V, ...]]:
+    """An array of objects as their views (items that are not objects left out)."""
+    return Member(
+        key, lambda value: tuple(cls._wrap(i) for i in array(value) if isinstance(i, dict)), doc
+    )
 
 
 def _put(raw: dict[str, Any], key: str, value: Any) -> None:
@@ -144,31 +218,10 @@ class ResourceDescriptor(JSONView):
         raw.update(_json.clone(dict(extensions or {})))
         self._raw = raw
 
-    @property
-    def uri(self) -> str | None:
-        return self._str("uri")
-
-    @property
-    def digest(self) -> DigestSet:
-        return digest_set(self._raw.get("digest"))
-
-    @property
-    def name(self) -> str | None:
-        return self._str("name")
-
-    @property
-    def download_location(self) -> str | None:
-        return self._str("downloadLocation")
-
-    @property
-    def media_type(self) -> str | None:
-        return self._str("mediaType")
-
-    @property
-    def content(self) -> str | None:
-        """Base64 text, as on the wire."""
-        return self._str("content")
-
-    @property
-    def annotations(self) -> dict[str, Any]:
-        return self._obj("annotations")
+    uri = text("uri")
+    digest = digests("digest")
+    name = text("name")
+    download_location = text("downloadLocation")
+    media_type = text("mediaType")
+    content = text("content", "Base64 text, as on the wire.")
+    annotations = obj("annotations")

@@ -10,7 +10,17 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from assay.attestation.views import JSONView, ResourceDescriptor, _put, digest_set
+from assay.attestation.views import (
+    JSONView,
+    Member,
+    ResourceDescriptor,
+    _put,
+    array,
+    digests,
+    text,
+    view,
+    views,
+)
 
 VerificationResult = Literal["PASSED", "FAILED"]
 
@@ -22,19 +32,24 @@ def format_timestamp(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(item for item in array(value) if isinstance(item, str))
+
+
+def _levels(value: Any) -> dict[str, int] | None:
+    if not isinstance(value, dict):
+        return None
+    return {k: v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
 class Verifier(JSONView):
     """`verifier`: who verified (`id`) and with which component versions (1.1)."""
 
     __slots__ = ()
     _KNOWN = frozenset({"id", "version"})
 
-    @property
-    def id(self) -> str | None:
-        return self._str("id")
-
-    @property
-    def version(self) -> dict[str, str]:
-        return digest_set(self._raw.get("version"))
+    id = text("id")
+    version = digests("version")
 
 
 class VerificationSummaryV1(JSONView):
@@ -86,46 +101,20 @@ class VerificationSummaryV1(JSONView):
         _put(raw, "slsaVersion", slsa_version)
         self._raw = raw
 
-    @property
-    def verifier(self) -> Verifier:
-        return self._view("verifier", Verifier) or Verifier._wrap({})
+    verifier = view("verifier", Verifier)
+    time_verified = text("timeVerified")
+    resource_uri = text("resourceUri")
+    policy = view("policy", ResourceDescriptor)
+    input_attestations = views("inputAttestations", ResourceDescriptor)
+    verification_result = text("verificationResult")
+    verified_levels = Member("verifiedLevels", _strings)
+    dependency_levels = Member(
+        "dependencyLevels",
+        _levels,
+        "None when unset (no claim); `{}` when the artifact has no dependencies.",
+    )
+    slsa_version = text("slsaVersion")
 
     @property
     def verifier_id(self) -> str | None:
         return self.verifier.id
-
-    @property
-    def time_verified(self) -> str | None:
-        return self._str("timeVerified")
-
-    @property
-    def resource_uri(self) -> str | None:
-        return self._str("resourceUri")
-
-    @property
-    def policy(self) -> ResourceDescriptor:
-        return self._view("policy", ResourceDescriptor) or ResourceDescriptor._wrap({})
-
-    @property
-    def input_attestations(self) -> tuple[ResourceDescriptor, ...]:
-        return self._views("inputAttestations", ResourceDescriptor)
-
-    @property
-    def verification_result(self) -> str | None:
-        return self._str("verificationResult")
-
-    @property
-    def verified_levels(self) -> tuple[str, ...]:
-        return tuple(v for v in self._list("verifiedLevels") if isinstance(v, str))
-
-    @property
-    def dependency_levels(self) -> dict[str, int] | None:
-        """None when unset (no claim); `{}` when the artifact has no dependencies."""
-        value = self._raw.get("dependencyLevels")
-        if not isinstance(value, dict):
-            return None
-        return {k: v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
-
-    @property
-    def slsa_version(self) -> str | None:
-        return self._str("slsaVersion")
