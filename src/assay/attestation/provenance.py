@@ -37,7 +37,6 @@ class Builder(JSONView):
     """v1 `runDetails.builder`: the platform trusted to run the build."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"id", "builderDependencies", "version"})
 
     def __init__(
         self,
@@ -60,7 +59,6 @@ class BuildMetadata(JSONView):
     """v1 `runDetails.metadata`."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"invocationId", "startedOn", "finishedOn"})
 
     invocation_id = text("invocationId")
     started_on = text("startedOn", "Timestamp text, `<YYYY>-<MM>-<DD>T<hh>:<mm>:<ss>Z`.")
@@ -71,9 +69,6 @@ class BuildDefinition(JSONView):
     """v1 `buildDefinition`: the parameterized template and its inputs."""
 
     __slots__ = ()
-    _KNOWN = frozenset(
-        {"buildType", "externalParameters", "internalParameters", "resolvedDependencies"}
-    )
 
     build_type = text("buildType")
     external_parameters = obj("externalParameters")
@@ -85,7 +80,6 @@ class RunDetails(JSONView):
     """v1 `runDetails`: who ran the build and what it left behind."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"builder", "metadata", "byproducts"})
 
     builder = view("builder", Builder)
     metadata = view("metadata", BuildMetadata)
@@ -96,7 +90,6 @@ class ProvenanceV1(JSONView):
     """Predicate of `https://slsa.dev/provenance/v1`."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"buildDefinition", "runDetails"})
 
     def __init__(
         self,
@@ -160,7 +153,6 @@ class Material(JSONView):
     """v0.1 / v0.2 `materials[*]`: `uri` and `digest`."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"uri", "digest"})
 
     uri = text("uri")
     digest = digests("digest")
@@ -170,7 +162,6 @@ class ConfigSource(Material):
     """v0.2 `invocation.configSource`: where the build configuration came from."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"uri", "digest", "entryPoint"})
 
     entry_point = text("entryPoint")
 
@@ -179,7 +170,6 @@ class Invocation(JSONView):
     """v0.2 `invocation`."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"configSource", "parameters", "environment"})
 
     config_source = view("configSource", ConfigSource)
     parameters = obj("parameters")
@@ -190,7 +180,6 @@ class Completeness(JSONView):
     """v0.1 / v0.2 `metadata.completeness` claims (v0.1 says `arguments`, v0.2 `parameters`)."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"parameters", "arguments", "environment", "materials"})
 
     parameters = flag("parameters")
     arguments = flag("arguments")
@@ -202,9 +191,6 @@ class LegacyMetadata(JSONView):
     """v0.1 / v0.2 `metadata`."""
 
     __slots__ = ()
-    _KNOWN = frozenset(
-        {"buildInvocationId", "buildStartedOn", "buildFinishedOn", "completeness", "reproducible"}
-    )
 
     build_invocation_id = text("buildInvocationId")
     build_started_on = text("buildStartedOn")
@@ -217,7 +203,6 @@ class _BuilderRef(JSONView):
     """v0.1 / v0.2 `builder`: only `id`."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"id"})
 
     id = text("id")
 
@@ -240,9 +225,6 @@ class ProvenanceV02(_LegacyProvenance):
     """Predicate of `https://slsa.dev/provenance/v0.2`."""
 
     __slots__ = ()
-    _KNOWN = frozenset(
-        {"builder", "buildType", "invocation", "buildConfig", "metadata", "materials"}
-    )
 
     build_type = text("buildType")
     invocation = view("invocation", Invocation)
@@ -253,7 +235,6 @@ class Recipe(JSONView):
     """v0.1 `recipe`."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"type", "definedInMaterial", "entryPoint", "arguments", "environment"})
 
     type = text("type")
     defined_in_material = Member("definedInMaterial", _integer)
@@ -266,7 +247,6 @@ class ProvenanceV01(_LegacyProvenance):
     """Predicate of `https://slsa.dev/provenance/v0.1`."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"builder", "recipe", "metadata", "materials"})
 
     recipe = optional_view(
         "recipe", Recipe, "None when unset or null (allowed, though discouraged)."

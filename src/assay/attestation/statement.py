@@ -55,7 +55,6 @@ class Statement(JSONView):
     """An in-toto Statement: `_type`, `subject`, `predicateType`, `predicate`."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"_type", "subject", "predicateType", "predicate"})
 
     def __init__(
         self,

@@ -45,11 +45,17 @@ class JSONView:
 
     __slots__ = ("_raw",)
     _raw: dict[str, Any]
-    _KNOWN: frozenset[str] = frozenset()
+    _KNOWN: frozenset[str] = frozenset()  # the keys of its members, set per subclass
 
     def __init__(self, **fields: Any) -> None:
         # Subclasses build `_raw` from snake_case keyword arguments.
         raise TypeError(f"{type(self).__name__} is read-only: use {type(self).__name__}.from_dict")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The wire fields a view knows are the members it declares (its bases' included).
+        members = (value for base in cls.__mro__ for value in vars(base).values())
+        cls._KNOWN = frozenset(m.key for m in members if isinstance(m, Member))
 
     @classmethod
     def from_dict(cls: type[_V], data: Mapping[str, Any]) -> _V:
@@ -191,9 +197,6 @@ class ResourceDescriptor(JSONView):
     """An artifact or resource: `uri`, `digest`, `name`, `content`, ... (all optional)."""
 
     __slots__ = ()
-    _KNOWN = frozenset(
-        {"uri", "digest", "name", "downloadLocation", "mediaType", "content", "annotations"}
-    )
 
     def __init__(
         self,

@@ -46,7 +46,6 @@ class Verifier(JSONView):
     """`verifier`: who verified (`id`) and with which component versions (1.1)."""
 
     __slots__ = ()
-    _KNOWN = frozenset({"id", "version"})
 
     id = text("id")
     version = digests("version")
@@ -56,19 +55,6 @@ class VerificationSummaryV1(JSONView):
     """Predicate of `https://slsa.dev/verification_summary/v1`."""
 
     __slots__ = ()
-    _KNOWN = frozenset(
-        {
-            "verifier",
-            "timeVerified",
-            "resourceUri",
-            "policy",
-            "inputAttestations",
-            "verificationResult",
-            "verifiedLevels",
-            "dependencyLevels",
-            "slsaVersion",
-        }
-    )
 
     def __init__(
         self,
