@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -99,6 +99,21 @@ class _Reader:
     def optional_string(self, data: Mapping[str, Any], key: str, path: str) -> str | None:
         return None if data.get(key) is None else self.string(data[key], f"{path}.{key}")
 
+    def check(self, rules: Iterable[tuple[bool, str, str]]) -> None:
+        """Fail with the first rule broken: (broken, path, message)."""
+        for broken, path, message in rules:
+            if broken:
+                raise self.fail(path, message)
+
+    def some_items(
+        self, value: object, path: str, read: Callable[[object, str], T], missing: str
+    ) -> tuple[T, ...]:
+        """`items` that must not be empty (`missing` says what was expected)."""
+        found = self.items(value, path, read)
+        if not found:
+            raise self.fail(path, missing)
+        return found
+
     def items(self, value: object, path: str, read: Callable[[object, str], T]) -> tuple[T, ...]:
         if value is None:
             return ()
@@ -131,18 +146,26 @@ class _Reader:
 
     def key(self, value: object, path: str) -> PublicKey:
         if isinstance(value, Mapping):
-            entry = self.mapping(value, path, {"key", "keyid"})
-            key = self.key(entry.get("key"), f"{path}.key")
-            keyid = self.optional_string(entry, "keyid", path)
-            return PublicKey(
-                key.key,
-                keyid=keyid or key.keyid,
-                rsa_scheme=key.rsa_scheme,
-                intoto_keyid=key.intoto_keyid,
-            )
+            return self.key_entry(value, path)
         text = self.string(value, path)
         if "-----BEGIN" in text:
             return load_public_key(text.encode(), where=f"{self.origin}: {path}")
+        return self.key_file(text, path)
+
+    def key_entry(self, value: Mapping[str, Any], path: str) -> PublicKey:
+        """`{key, keyid}`: a key with the id signatures name it by."""
+        entry = self.mapping(value, path, {"key", "keyid"})
+        key = self.key(entry.get("key"), f"{path}.key")
+        keyid = self.optional_string(entry, "keyid", path)
+        return PublicKey(
+            key.key,
+            keyid=keyid or key.keyid,
+            rsa_scheme=key.rsa_scheme,
+            intoto_keyid=key.intoto_keyid,
+        )
+
+    def key_file(self, text: str, path: str) -> PublicKey:
+        """A PEM key file, relative to the policy file's directory."""
         file = Path(text)
         if not file.is_absolute() and self.base_dir is not None:
             file = self.base_dir / file
@@ -168,20 +191,34 @@ class _Reader:
             raise self.fail(path, "expected exactly one of id or idPattern")
         versions = self.items(data.get("versions"), f"{path}.versions", self.string)
         commits = self.items(data.get("commits"), f"{path}.commits", self.string)
-        for index, commit in enumerate(commits):
-            if not is_commit_digest(commit):
-                raise self.fail(
-                    f"{path}.commits[{index}]",
-                    f"expected a full lower-case commit digest, got {commit!r}",
-                )
-        default_pin = "commit" if commits and not versions else "version" if versions else "any"
-        pin = self.optional_string(data, "pin", path) or default_pin
-        if pin not in _PINS:
-            raise self.fail(f"{path}.pin", f"expected one of {', '.join(_PINS)}, got {pin!r}")
-        if pin == "version" and not versions:
-            raise self.fail(f"{path}.versions", "pin 'version' needs a non-empty versions list")
-        if pin == "commit" and not commits:
-            raise self.fail(f"{path}.commits", "pin 'commit' needs a non-empty commits list")
+        self.check(
+            (
+                not is_commit_digest(commit),
+                f"{path}.commits[{index}]",
+                f"expected a full lower-case commit digest, got {commit!r}",
+            )
+            for index, commit in enumerate(commits)
+        )
+        pin = self.optional_string(data, "pin", path) or _default_pin(versions, commits)
+        self.check(
+            (
+                (
+                    pin not in _PINS,
+                    f"{path}.pin",
+                    f"expected one of {', '.join(_PINS)}, got {pin!r}",
+                ),
+                (
+                    pin == "version" and not versions,
+                    f"{path}.versions",
+                    "pin 'version' needs a non-empty versions list",
+                ),
+                (
+                    pin == "commit" and not commits,
+                    f"{path}.commits",
+                    "pin 'commit' needs a non-empty commits list",
+                ),
+            )
+        )
         return BuilderRule(
             builder_id,
             pattern,
@@ -200,12 +237,20 @@ class _Reader:
         )
         identity = self.identity(data.get("identity"), f"{path}.identity")
         keys = self.items(data.get("publicKeys"), f"{path}.publicKeys", self.key)
-        if not keys and identity is None:
-            raise self.fail(
-                f"{path}.publicKeys", "expected at least one public key (or an identity)"
+        self.check(
+            (
+                (
+                    not keys and identity is None,
+                    f"{path}.publicKeys",
+                    "expected at least one public key (or an identity)",
+                ),
+                (
+                    bool(keys) and identity is not None,
+                    path,
+                    "expected publicKeys or identity, not both",
+                ),
             )
-        if keys and identity is not None:
-            raise self.fail(path, "expected publicKeys or identity, not both")
+        )
         threshold = self.positive(data.get("threshold"), f"{path}.threshold")
         if keys and threshold > len(keys):
             raise self.fail(
@@ -218,11 +263,14 @@ class _Reader:
             raise self.fail(
                 f"{path}.builders", "expected at least one builder this signer vouches for"
             )
-        raw = data.get("legacyRawPayload", False)
-        if not isinstance(raw, bool):
-            raise self.fail(f"{path}.legacyRawPayload", f"expected true or false, got {raw!r}")
+        raw = self.boolean(data.get("legacyRawPayload", False), f"{path}.legacyRawPayload")
         name = self.optional_string(data, "name", path) or path
         return Signer(name, keys, builders, threshold, raw, identity)
+
+    def boolean(self, value: object, path: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(path, f"expected true or false, got {value!r}")
+        return value
 
     def identity(self, value: object, path: str) -> IdentityRule | None:
         from assay.policy.identity import IdentityRule
@@ -240,12 +288,18 @@ class _Reader:
 
     def vsa_signer(self, value: object, path: str) -> VsaSigner:
         data = self.mapping(value, path, {"name", "publicKeys", "threshold", "verifierIds"})
-        keys = self.items(data.get("publicKeys"), f"{path}.publicKeys", self.key)
-        if not keys:
-            raise self.fail(f"{path}.publicKeys", "expected at least one public key")
-        ids = self.items(data.get("verifierIds"), f"{path}.verifierIds", self.string)
-        if not ids:
-            raise self.fail(f"{path}.verifierIds", "expected at least one verifier id")
+        keys = self.some_items(
+            data.get("publicKeys"),
+            f"{path}.publicKeys",
+            self.key,
+            "expected at least one public key",
+        )
+        ids = self.some_items(
+            data.get("verifierIds"),
+            f"{path}.verifierIds",
+            self.string,
+            "expected at least one verifier id",
+        )
         threshold = self.positive(data.get("threshold"), f"{path}.threshold")
         name = self.optional_string(data, "name", path) or path
         return VsaSigner(name, keys, ids, threshold)
@@ -256,17 +310,19 @@ class _Reader:
         data = self.mapping(value, path, {"exact", "allowed", "patterns", "allowUnknown"})
         exact = dict(self.mapping(data.get("exact") or {}, f"{path}.exact", _AnyKey()))
         allowed_raw = self.mapping(data.get("allowed") or {}, f"{path}.allowed", _AnyKey())
-        allowed: dict[str, tuple[Any, ...]] = {}
-        for key, options in allowed_raw.items():
-            if not isinstance(options, list) or not options:
-                raise self.fail(
-                    f"{path}.allowed.{key}", f"expected a non-empty array, got {_kind(options)}"
-                )
-            allowed[str(key)] = tuple(options)
+        allowed = {
+            str(key): self.options(options, f"{path}.allowed.{key}")
+            for key, options in allowed_raw.items()
+        }
         patterns_raw = self.mapping(data.get("patterns") or {}, f"{path}.patterns", _AnyKey())
         patterns = {str(k): self.regex(v, f"{path}.patterns.{k}") for k, v in patterns_raw.items()}
         unknown = self.items(data.get("allowUnknown"), f"{path}.allowUnknown", self.string)
         return ParameterRules(exact, allowed, patterns, unknown)
+
+    def options(self, value: object, path: str) -> tuple[Any, ...]:
+        if not isinstance(value, list) or not value:
+            raise self.fail(path, f"expected a non-empty array, got {_kind(value)}")
+        return tuple(value)
 
     def source(self, value: object, path: str) -> SourceRule:
         if value is None:
@@ -276,14 +332,21 @@ class _Reader:
         )
         repository = self.optional_string(data, "repository", path)
         versioned = self.optional_string(data, "versionedTag", path)
-        if versioned is not None and parse_semver(versioned) is None:
-            raise self.fail(
-                f"{path}.versionedTag",
-                f"expected a semantic version such as v1.2 (vX[.Y[.Z]]), got {versioned!r}",
-            )
         refs = [k for k in ("branch", "tag", "versionedTag") if data.get(k) is not None]
-        if len(refs) > 1:
-            raise self.fail(path, f"expected at most one of branch, tag, versionedTag, got {refs}")
+        self.check(
+            (
+                (
+                    versioned is not None and parse_semver(versioned) is None,
+                    f"{path}.versionedTag",
+                    f"expected a semantic version such as v1.2 (vX[.Y[.Z]]), got {versioned!r}",
+                ),
+                (
+                    len(refs) > 1,
+                    path,
+                    f"expected at most one of branch, tag, versionedTag, got {refs}",
+                ),
+            )
+        )
         inputs_raw = self.mapping(
             data.get("workflowInputs") or {}, f"{path}.workflowInputs", _AnyKey()
         )
@@ -305,6 +368,13 @@ class _Reader:
             self.level(data.get("minimumLevel"), f"{path}.minimumLevel", 0),
             self.items(data.get("exceptions"), f"{path}.exceptions", self.string),
         )
+
+
+def _default_pin(versions: tuple[str, ...], commits: tuple[str, ...]) -> str:
+    """What a builder's lists pin it to when it names no pin."""
+    if versions:
+        return "version"
+    return "commit" if commits else "any"
 
 
 class _AnyKey(set[str]):
@@ -354,14 +424,16 @@ def parse_policy(
     )
     top = reader.mapping(parsed, "$", _TOP)
     version = top.get("version", 1)
-    if version != 1:
-        raise reader.fail("$.version", f"expected 1, got {version!r}")
-    signers = reader.items(top.get("signers"), "$.signers", reader.signer)
-    if not signers:
-        raise reader.fail("$.signers", "expected at least one trusted signer")
-    build_types = reader.items(top.get("buildTypes"), "$.buildTypes", reader.string)
-    if not build_types:
-        raise reader.fail("$.buildTypes", "expected at least one accepted buildType")
+    reader.check([(version != 1, "$.version", f"expected 1, got {version!r}")])
+    signers = reader.some_items(
+        top.get("signers"), "$.signers", reader.signer, "expected at least one trusted signer"
+    )
+    build_types = reader.some_items(
+        top.get("buildTypes"),
+        "$.buildTypes",
+        reader.string,
+        "expected at least one accepted buildType",
+    )
     predicate_types = _predicate_types(reader, top.get("predicateTypes"))
     digest = hashlib.sha256(data).hexdigest()
     return Policy(
@@ -388,24 +460,33 @@ def _read_document(data: bytes, source: str) -> Any:
     if len(data) > MAX_POLICY_BYTES:
         raise PolicyError(source, f"expected at most {MAX_POLICY_BYTES} bytes, got {len(data)}")
     try:
-        if not data.lstrip().startswith(b"{"):
-            # No anchors or aliases, bounded depth, each key once (assay._yaml_strict).
-            return _yaml_strict.load(data, source, max_depth=MAX_POLICY_DEPTH)
-        parsed = loads_strict(data, where=source, limit=MAX_POLICY_BYTES)
-    except AttestationError as error:
-        reason = error.reason
-        if "invalid JSON" in reason:
-            reason = f"expected YAML or JSON: {reason}"
-        raise PolicyError(source, reason) from None
+        return _parse(data, source)
     except PolicyError:
         raise
     except InputError as error:
-        reason = error.reason.replace("expected YAML:", "expected YAML or JSON:", 1)
-        raise PolicyError(error.where, reason) from None
+        raise _as_policy_error(error, source) from None
+
+
+def _parse(data: bytes, source: str) -> Any:
+    if not data.lstrip().startswith(b"{"):
+        # No anchors or aliases, bounded depth, each key once (assay._yaml_strict).
+        return _yaml_strict.load(data, source, max_depth=MAX_POLICY_DEPTH)
+    parsed = loads_strict(data, where=source, limit=MAX_POLICY_BYTES)
     # The root is level 1 here, as in the YAML reader.
     if first_problem(parsed, MAX_POLICY_DEPTH - 1) is not None:
         raise PolicyError(source, f"expected nesting at most {MAX_POLICY_DEPTH} deep")
     return parsed
+
+
+def _as_policy_error(error: InputError, source: str) -> PolicyError:
+    """A JSON or YAML reader's error in the policy's words: either format was expected."""
+    if not isinstance(error, AttestationError):  # the YAML reader's
+        reason = error.reason.replace("expected YAML:", "expected YAML or JSON:", 1)
+        return PolicyError(error.where, reason)
+    reason = error.reason
+    if "invalid JSON" in reason:
+        reason = f"expected YAML or JSON: {reason}"
+    return PolicyError(source, reason)
 
 
 def _predicate_types(reader: _Reader, value: object) -> tuple[str, ...]:

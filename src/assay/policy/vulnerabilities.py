@@ -31,9 +31,10 @@ A policy's `vulnerabilities:` section (`VulnerabilityRule`, docs/verification.md
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
+from operator import eq, ge, gt
 from typing import Any, Final, Protocol
 
 from assay.errors import InputError
@@ -86,18 +87,17 @@ class Condition:
             return vulnerability.kev
         if self.field == "source":
             return self.source in vulnerability.source_names
+        found = self._measure(vulnerability)
+        return found is not None and _COMPARISONS[self.operator](found, self.value)
+
+    def _measure(self, vulnerability: Rated) -> float | None:
+        """The severity's rank, the CVSS base score or the EPSS score (None: unscored)."""
         if self.field == "severity":
-            found = float(vulnerability.severity_rank)
-        else:
-            score = vulnerability.base_score if self.field == "cvss" else vulnerability.epss_score
-            if score is None:
-                return False
-            found = score
-        if self.operator == ">=":
-            return found >= self.value
-        if self.operator == ">":
-            return found > self.value
-        return found == self.value
+            return float(vulnerability.severity_rank)
+        return vulnerability.base_score if self.field == "cvss" else vulnerability.epss_score
+
+
+_COMPARISONS: Final[dict[str, Callable[[float, float], bool]]] = {">=": ge, ">": gt, "=": eq}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,51 +112,67 @@ class FailRule:
 def parse_fail_on(text: str, where: str = "--fail-on") -> FailRule:
     """One rule (`severity>=HIGH`, `cvss>=9.0`, `kev`, `epss>=0.5`, `source=osv`, or
     several joined by `,`)."""
-    conditions: list[Condition] = []
-    for part in text.split(","):
-        match = _CONDITION.fullmatch(part)
-        if match is None:
-            raise InputError(
-                where,
-                "expected severity>=LEVEL, cvss>=SCORE, kev, epss>=PROBABILITY or "
-                f"source=NAME (joined by ','), found {part!r}",
-            )
-        if match.group(4):
-            conditions.append(Condition("kev"))
-            continue
-        if match.group(5):
-            name = match.group(5)
-            if name not in FINDING_SOURCES:
-                raise InputError(
-                    where, f"expected a source {'/'.join(FINDING_SOURCES)}, found {name!r}"
-                )
-            conditions.append(Condition("source", "=", 0.0, name))
-            continue
-        field, operator, value = match.group(1), match.group(2), match.group(3)
-        if field == "severity":
-            level = value.upper()
-            if level not in SEVERITY_ORDER:
-                raise InputError(
-                    where, f"expected a severity {'/'.join(SEVERITY_ORDER)}, found {value!r}"
-                )
-            conditions.append(Condition(field, operator, float(SEVERITY_ORDER[level])))
-        elif field == "epss":
-            try:
-                probability = float(value)
-            except ValueError:
-                probability = -1.0
-            if not 0.0 <= probability <= 1.0:
-                raise InputError(where, f"expected an EPSS probability 0-1, found {value!r}")
-            conditions.append(Condition(field, operator, probability))
-        else:
-            try:
-                score = float(value)
-            except ValueError:
-                raise InputError(where, f"expected a CVSS score 0-10, found {value!r}") from None
-            if not 0.0 <= score <= 10.0:
-                raise InputError(where, f"expected a CVSS score 0-10, found {value!r}")
-            conditions.append(Condition(field, operator, score))
-    return FailRule(text, tuple(conditions))
+    return FailRule(text, tuple(_condition(part, where) for part in text.split(",")))
+
+
+def _condition(part: str, where: str) -> Condition:
+    match = _CONDITION.fullmatch(part)
+    if match is None:
+        raise InputError(
+            where,
+            "expected severity>=LEVEL, cvss>=SCORE, kev, epss>=PROBABILITY or "
+            f"source=NAME (joined by ','), found {part!r}",
+        )
+    if match.group(4):
+        return Condition("kev")
+    if match.group(5):
+        return Condition("source", "=", 0.0, _finding_source(match.group(5), where))
+    field, operator, value = match.group(1), match.group(2), match.group(3)
+    return Condition(field, operator, _THRESHOLDS[field](value, where))
+
+
+def _finding_source(name: str, where: str) -> str:
+    if name not in FINDING_SOURCES:
+        raise InputError(where, f"expected a source {'/'.join(FINDING_SOURCES)}, found {name!r}")
+    return name
+
+
+def _severity_rank(value: str, where: str) -> float:
+    level = value.upper()
+    if level not in SEVERITY_ORDER:
+        raise InputError(where, f"expected a severity {'/'.join(SEVERITY_ORDER)}, found {value!r}")
+    return float(SEVERITY_ORDER[level])
+
+
+def _score(value: str, top: float) -> float | None:
+    """A number from 0 to `top`, or None."""
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if 0.0 <= number <= top else None
+
+
+def _probability(value: str, where: str) -> float:
+    probability = _score(value, 1.0)
+    if probability is None:
+        raise InputError(where, f"expected an EPSS probability 0-1, found {value!r}")
+    return probability
+
+
+def _cvss_score(value: str, where: str) -> float:
+    score = _score(value, 10.0)
+    if score is None:
+        raise InputError(where, f"expected a CVSS score 0-10, found {value!r}")
+    return score
+
+
+_THRESHOLDS: Final[dict[str, Callable[[str, str], float]]] = {
+    "severity": _severity_rank,
+    "epss": _probability,
+    "cvss": _cvss_score,
+}
+"""How each compared field reads its threshold."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,17 +221,24 @@ def _ignore_entry(item: object, path: str) -> IgnoreEntry:
         raise InputError(
             f"{path}.{unknown[0]}", "unknown field; expected id, component, reason, expires"
         )
-    identifier = item.get("id")
-    if not isinstance(identifier, str) or not CVE_ID.fullmatch(identifier.upper()):
-        raise InputError(f"{path}.id", f"expected a CVE id (CVE-YYYY-NNNN), found {identifier!r}")
-    reason = item.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
+    identifier = _text(item.get("id"))
+    if not CVE_ID.fullmatch(identifier.upper()):
+        raise InputError(
+            f"{path}.id", f"expected a CVE id (CVE-YYYY-NNNN), found {item.get('id')!r}"
+        )
+    reason = _text(item.get("reason")).strip()
+    if not reason:
         raise InputError(f"{path}.reason", "expected a non-empty reason")
     expires = _date(item.get("expires"), f"{path}.expires")
     component = item.get("component")
-    if component is not None and (not isinstance(component, str) or not component):
+    if component is not None and not _text(component):
         raise InputError(f"{path}.component", "expected a non-empty string")
-    return IgnoreEntry(identifier.upper(), reason.strip(), expires, component, path)
+    return IgnoreEntry(identifier.upper(), reason, expires, component, path)
+
+
+def _text(value: object) -> str:
+    """A string value, or "" for anything else (read as missing)."""
+    return value if isinstance(value, str) else ""
 
 
 def _date(value: object, where: str) -> date:
@@ -246,9 +269,17 @@ def parse_duration(value: object, where: str) -> timedelta:
         if value <= 0:
             raise InputError(where, f"expected a duration above 0, found {value!r}")
         return timedelta(days=float(value))
-    match = _DURATION.fullmatch(value.strip()) if isinstance(value, str) else None
-    if match is None or int(match.group(1)) == 0:
+    span = _duration(value.strip()) if isinstance(value, str) else None
+    if span is None:
         raise InputError(where, f"expected a duration such as 1d or 12h, found {value!r}")
+    return span
+
+
+def _duration(text: str) -> timedelta | None:
+    """`<count><unit>` (unit s/m/h/d/w, count above 0) as a time span, else None."""
+    match = _DURATION.fullmatch(text)
+    if match is None or int(match.group(1)) == 0:
+        return None
     return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
 
 
@@ -265,10 +296,7 @@ def parse_scanned_level(text: str) -> timedelta | None:
     """The age an `ASSAY_VULN_SCANNED_…` level names (None for any other value)."""
     if not text.startswith(SCANNED_LEVEL_PREFIX):
         return None
-    match = _DURATION.fullmatch(text[len(SCANNED_LEVEL_PREFIX) :].lower())
-    if match is None or int(match.group(1)) == 0:
-        return None
-    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+    return _duration(text[len(SCANNED_LEVEL_PREFIX) :].lower())
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,18 +329,20 @@ class VulnerabilityRule:
 def _names(value: object, where: str, known: Collection[str]) -> tuple[str, ...]:
     if not isinstance(value, list) or not value:
         raise InputError(where, "expected a non-empty array of signer names")
-    names = []
-    for index, name in enumerate(value):
-        if not isinstance(name, str) or not name:
-            raise InputError(f"{where}[{index}]", f"expected a signer name, found {name!r}")
-        if known and name not in known:
-            raise InputError(
-                f"{where}[{index}]",
-                f"expected the name of one of the policy's signers ({', '.join(sorted(known))}), "
-                f"found {name!r}",
-            )
-        names.append(name)
-    return tuple(names)
+    return tuple(_name(name, f"{where}[{index}]", known) for index, name in enumerate(value))
+
+
+def _name(name: object, where: str, known: Collection[str]) -> str:
+    """A signer name, one of the policy's `known` signers when it has any."""
+    if not isinstance(name, str) or not name:
+        raise InputError(where, f"expected a signer name, found {name!r}")
+    if known and name not in known:
+        raise InputError(
+            where,
+            f"expected the name of one of the policy's signers ({', '.join(sorted(known))}), "
+            f"found {name!r}",
+        )
+    return name
 
 
 def _section(value: object, where: str, allowed: tuple[str, ...]) -> Mapping[str, object]:
@@ -343,27 +373,28 @@ def parse_vulnerability_rule(
 ) -> VulnerabilityRule:
     """The `vulnerabilities:` section of a policy (`where` is its path, for errors);
     `signers` are the names of the policy's signers, which `vex` and `attestations` name."""
-    if not isinstance(value, Mapping):
-        raise InputError(where, f"expected an object with {', '.join(_FIELDS)}")
-    unknown = sorted(str(k) for k in value if k not in _FIELDS)
-    if unknown:
-        raise InputError(f"{where}.{unknown[0]}", f"unknown field; expected {', '.join(_FIELDS)}")
+    value = _section(value, where, _FIELDS)
     # In the order of the file's checks: with several errors, the first is named.
     vex_signers = _vex_signers(value.get("vex"), f"{where}.vex", signers)
     attestations = _attestation_rule(value.get("attestations"), f"{where}.attestations", signers)
     rules = _fail_on_rules(value.get("failOn", ["severity>=HIGH"]), f"{where}.failOn")
-    max_age = value.get("maxAge")
-    if max_age is not None and (
-        isinstance(max_age, bool) or not isinstance(max_age, int | float) or max_age <= 0
-    ):
-        raise InputError(f"{where}.maxAge", f"expected a number of days above 0, found {max_age!r}")
+    max_age = _days(value.get("maxAge"), f"{where}.maxAge")
     return VulnerabilityRule(
         rules,
         parse_ignore_entries(value.get("ignore") or [], f"{where}.ignore"),
-        None if max_age is None else float(max_age),
+        max_age,
         vex_signers,
         attestations,
     )
+
+
+def _days(value: object, where: str) -> float | None:
+    """A number of days above 0 (None when unset)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise InputError(where, f"expected a number of days above 0, found {value!r}")
+    return float(value)
 
 
 def _vex_signers(value: object, where: str, signers: Collection[str]) -> tuple[str, ...]:
