@@ -180,16 +180,17 @@ def case_variant(keys: Iterable[str], known: Iterable[str]) -> tuple[str, str] |
 
 def type_name(value: Any) -> str:
     """The JSON name of a Python value's type, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
+    for types, name in _JSON_TYPES:
+        if isinstance(value, types):
+            return name
     return type(value).__name__
+
+
+_JSON_TYPES: Final[tuple[tuple[type | tuple[type, ...], str], ...]] = (
+    (type(None), "null"),
+    (bool, "boolean"),  # before int: a bool is an int in Python
+    (str, "string"),
+    ((int, float), "number"),
+    (list, "array"),
+    (dict, "object"),
+)

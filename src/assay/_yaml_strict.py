@@ -124,6 +124,15 @@ def _where(source: str, mark: Any) -> str:
     return f"{source} line {mark.line + 1} column {mark.column + 1}"
 
 
+def _not_yaml(error: yaml.YAMLError, source: str) -> InputError:
+    """A YAML syntax error, at its position when the parser marked one."""
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return InputError(source, f"expected YAML: {str(error).splitlines()[0]}")
+    mark = error.problem_mark or error.context_mark
+    problem = error.problem or error.context or "malformed"
+    return InputError(_where(source, mark), f"expected YAML: {problem}")
+
+
 def load(
     data: bytes | str,
     source: str,
@@ -139,12 +148,8 @@ def load(
         return loader.get_single_data()
     except _Refused as refused:
         raise InputError(_where(source, refused.mark), refused.reason) from None
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        problem = error.problem or error.context or "malformed"
-        raise InputError(_where(source, mark), f"expected YAML: {problem}") from None
     except yaml.YAMLError as error:
-        raise InputError(source, f"expected YAML: {str(error).splitlines()[0]}") from None
+        raise _not_yaml(error, source) from None
     except RecursionError:  # not reached with a sane max_depth; never a traceback
         raise InputError(source, f"expected nesting at most {max_depth} deep") from None
     except UnicodeDecodeError as error:

@@ -374,11 +374,14 @@ def _ed25519_key(public: object, where: str) -> ed25519.Ed25519PublicKey:
 
 def _rsa_scheme(keytype: str, scheme: str) -> RsaScheme:
     """The padding an in-toto RSA key's `scheme` names; any, for other keys."""
-    if keytype == "rsa" and scheme.startswith("rsa-pkcs1v15"):
-        return RsaScheme.PKCS1V15
-    if keytype == "rsa" and scheme.startswith("rsassa-pss"):
-        return RsaScheme.PSS
-    return RsaScheme.ANY
+    if keytype != "rsa":
+        return RsaScheme.ANY
+    named = (padding for prefix, padding in _RSA_SCHEMES if scheme.startswith(prefix))
+    return next(named, RsaScheme.ANY)
+
+
+_RSA_SCHEMES: Final = (("rsa-pkcs1v15", RsaScheme.PKCS1V15), ("rsassa-pss", RsaScheme.PSS))
+"""securesystemslib's RSA scheme prefixes and the padding each names."""
 
 
 def _intoto_id_of(parsed: object) -> str:

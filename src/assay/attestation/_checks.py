@@ -129,11 +129,17 @@ def required_str(
                 f"expected a URI with a scheme, found {value!r}",
             )
         return value
-    if is_empty(value):
-        missing(out, child(path, key), "a non-empty string")
-    else:
-        wrong_type(out, child(path, key), "a string", value)
+    not_a_string(out, child(path, key), value, "a non-empty string")
     return None
+
+
+def not_a_string(out: list[Finding], path: str, value: Any, wanted: str) -> None:
+    """Reports a value that should have been a non-empty string (`wanted` says which):
+    missing when it is empty, else of the wrong type."""
+    if is_empty(value):
+        missing(out, path, wanted)
+    else:
+        wrong_type(out, path, "a string", value)
 
 
 def optional_str(out: list[Finding], obj: dict[str, Any], key: str, path: str) -> None:

@@ -79,39 +79,50 @@ def check_v1(out: list[Finding], predicate: dict[str, Any]) -> None:
     )
     definition = _required_object(out, predicate, "buildDefinition", _P)
     if definition is not None:
-        c.extensions(
-            out, definition, BuildDefinition._KNOWN, _BD, "vendor", where="buildDefinition"
-        )
-        c.required_str(out, definition, "buildType", _BD, uri=True)
-        external = _required_object(out, definition, "externalParameters", _BD)
-        if c.optional_object(out, definition, "internalParameters", _BD) and external:
-            internal: dict[str, Any] = definition["internalParameters"]
-            for name in internal.keys() & external.keys():
-                c.add(
-                    out,
-                    child(child(_BD, "internalParameters"), name),
-                    "parameter-in-both",
-                    c.WARNING,
-                    f"expected {name!r} in only one of externalParameters and "
-                    "internalParameters, found it in both",
-                )
-        c.descriptor_list(out, definition, "resolvedDependencies", _BD, "vendor")
+        _build_definition(out, definition)
     run = _required_object(out, predicate, "runDetails", _P)
     if run is not None:
-        c.extensions(out, run, RunDetails._KNOWN, _RD, "vendor", where="runDetails")
-        builder = _required_object(out, run, "builder", _RD)
-        if builder is not None:
-            c.extensions(out, builder, Builder._KNOWN, _BUILDER, "vendor", where="builder")
-            c.required_str(out, builder, "id", _BUILDER, uri=True)
-            c.descriptor_list(out, builder, "builderDependencies", _BUILDER, "vendor")
-            c.string_map(out, builder, "version", _BUILDER)
-        if c.optional_object(out, run, "metadata", _RD):
-            metadata: dict[str, Any] = run["metadata"]
-            c.extensions(out, metadata, BuildMetadata._KNOWN, _META, "vendor", where="metadata")
-            c.optional_str(out, metadata, "invocationId", _META)
-            c.timestamp(out, metadata, "startedOn", _META)
-            c.timestamp(out, metadata, "finishedOn", _META)
-        c.descriptor_list(out, run, "byproducts", _RD, "vendor")
+        _run_details(out, run)
+
+
+def _build_definition(out: list[Finding], definition: dict[str, Any]) -> None:
+    c.extensions(out, definition, BuildDefinition._KNOWN, _BD, "vendor", where="buildDefinition")
+    c.required_str(out, definition, "buildType", _BD, uri=True)
+    external = _required_object(out, definition, "externalParameters", _BD)
+    if c.optional_object(out, definition, "internalParameters", _BD) and external:
+        _parameters_in_both(out, definition["internalParameters"], external)
+    c.descriptor_list(out, definition, "resolvedDependencies", _BD, "vendor")
+
+
+def _parameters_in_both(
+    out: list[Finding], internal: dict[str, Any], external: dict[str, Any]
+) -> None:
+    for name in internal.keys() & external.keys():
+        c.add(
+            out,
+            child(child(_BD, "internalParameters"), name),
+            "parameter-in-both",
+            c.WARNING,
+            f"expected {name!r} in only one of externalParameters and "
+            "internalParameters, found it in both",
+        )
+
+
+def _run_details(out: list[Finding], run: dict[str, Any]) -> None:
+    c.extensions(out, run, RunDetails._KNOWN, _RD, "vendor", where="runDetails")
+    builder = _required_object(out, run, "builder", _RD)
+    if builder is not None:
+        c.extensions(out, builder, Builder._KNOWN, _BUILDER, "vendor", where="builder")
+        c.required_str(out, builder, "id", _BUILDER, uri=True)
+        c.descriptor_list(out, builder, "builderDependencies", _BUILDER, "vendor")
+        c.string_map(out, builder, "version", _BUILDER)
+    if c.optional_object(out, run, "metadata", _RD):
+        metadata: dict[str, Any] = run["metadata"]
+        c.extensions(out, metadata, BuildMetadata._KNOWN, _META, "vendor", where="metadata")
+        c.optional_str(out, metadata, "invocationId", _META)
+        c.timestamp(out, metadata, "startedOn", _META)
+        c.timestamp(out, metadata, "finishedOn", _META)
+    c.descriptor_list(out, run, "byproducts", _RD, "vendor")
 
 
 def _builder_id(out: list[Finding], predicate: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from assay.attestation import _json
 from assay.attestation.constants import SIGSTORE_BUNDLE_MEDIA_TYPES
 from assay.attestation.envelope import (
+    EnvelopePayload,
     extract_payload,
     is_intoto_payload_type,
     is_sigstore_bundle,
@@ -137,37 +138,37 @@ def _broken(location: str, code: str, message: str, path: str = "$") -> Document
 def _from_envelope(value: dict[str, Any], location: str) -> Document:
     bundle = is_sigstore_bundle(value)
     kind: DocumentKind = "sigstore-bundle" if bundle else "dsse"
-    findings: list[Finding] = []
-    if bundle and value["mediaType"] not in SIGSTORE_BUNDLE_MEDIA_TYPES:
-        findings.append(
-            Finding(
-                "$.mediaType",
-                "bundle-content",
-                Severity.WARNING,
-                f"expected a Sigstore bundle v0.1 to v0.3, found {value['mediaType']!r}",
-            )
-        )
+    findings = _bundle_version(value) if bundle else []
     try:
         extracted = extract_payload(value)
     except AttestationError as error:
         code = "bundle-content" if error.where == "$.dsseEnvelope" else "payload-encoding"
         findings.append(Finding(error.where, code, Severity.ERROR, error.reason))
         return Document(location, kind, findings=findings)
-    prefix = "$.dsseEnvelope" if bundle else "$"
-    if not is_intoto_payload_type(extracted.payload_type):
-        findings.append(
-            Finding(
-                f"{prefix}.payloadType",
-                "payload-type",
-                Severity.ERROR,
-                f"expected 'application/vnd.in-toto+json', found {extracted.payload_type!r}",
-            )
-        )
-        return Document(location, kind, payload_type=extracted.payload_type, findings=findings)
-    try:
-        statement = _json.loads(extracted.payload, where=f"{prefix}.payload")
-    except AttestationError as error:
-        findings.append(Finding(error.where, "payload-encoding", Severity.ERROR, error.reason))
+    statement, problems = _payload_statement(extracted, "$.dsseEnvelope" if bundle else "$")
+    findings.extend(problems)
+    if problems:
         return Document(location, kind, payload_type=extracted.payload_type, findings=findings)
     findings.extend(validate(statement))
     return Document(location, kind, statement, extracted.payload_type, findings)
+
+
+def _bundle_version(value: dict[str, Any]) -> list[Finding]:
+    """A warning for a bundle media type other than v0.1 to v0.3."""
+    if value["mediaType"] in SIGSTORE_BUNDLE_MEDIA_TYPES:
+        return []
+    message = f"expected a Sigstore bundle v0.1 to v0.3, found {value['mediaType']!r}"
+    return [Finding("$.mediaType", "bundle-content", Severity.WARNING, message)]
+
+
+def _payload_statement(extracted: EnvelopePayload, prefix: str) -> tuple[Any, list[Finding]]:
+    """The statement an envelope's payload holds, or the findings saying why it holds
+    none (a payload type other than in-toto's, or a payload that is not JSON)."""
+    payload_type = extracted.payload_type
+    if not is_intoto_payload_type(payload_type):
+        message = f"expected 'application/vnd.in-toto+json', found {payload_type!r}"
+        return None, [Finding(f"{prefix}.payloadType", "payload-type", Severity.ERROR, message)]
+    try:
+        return _json.loads(extracted.payload, where=f"{prefix}.payload"), []
+    except AttestationError as error:
+        return None, [Finding(error.where, "payload-encoding", Severity.ERROR, error.reason)]

@@ -183,6 +183,18 @@ def _v01_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
+def _recipe_fields(
+    recipe: Any, materials: Any, losses: list[Loss], notes: list[Note] | None
+) -> dict[str, Any]:
+    """What a v0.1 recipe becomes in v0.2 (nothing, and a loss, when it is unset)."""
+    if isinstance(recipe, dict):
+        material_list = materials if isinstance(materials, list) else []
+        return _v01_recipe(recipe, material_list, losses, notes)
+    if recipe is None:
+        losses.append(Loss(_RECIPE, "unset: the build type is unknown"))
+    return {}
+
+
 def v01_to_v02(
     predicate: dict[str, Any], losses: list[Loss], notes: list[Note] | None = None
 ) -> dict[str, Any]:
@@ -190,13 +202,8 @@ def v01_to_v02(
     out: dict[str, Any] = {}
     if "builder" in predicate:
         out["builder"] = predicate["builder"]
-    recipe = predicate.get("recipe")
     materials = predicate.get("materials")
-    if isinstance(recipe, dict):
-        material_list = materials if isinstance(materials, list) else []
-        out.update(_v01_recipe(recipe, material_list, losses, notes))
-    elif recipe is None:
-        losses.append(Loss(_RECIPE, "unset: the build type is unknown"))
+    out.update(_recipe_fields(predicate.get("recipe"), materials, losses, notes))
     metadata = predicate.get("metadata")
     if isinstance(metadata, dict):
         out["metadata"] = _v01_metadata(metadata)

@@ -81,10 +81,7 @@ def validate_in_detail(raw: Any) -> list[Finding]:
     _subjects(out, raw.get("subject"))
     c.extensions(out, raw, _STATEMENT_FIELDS, "$", "uri", where="a statement")
     if not isinstance(predicate_type, str) or not predicate_type:
-        if c.is_empty(predicate_type):
-            c.missing(out, "$.predicateType", "a predicate type URI")
-        else:
-            c.wrong_type(out, "$.predicateType", "a string", predicate_type)
+        c.not_a_string(out, "$.predicateType", predicate_type, "a predicate type URI")
         return out
     check = _PREDICATE_CHECKS.get(predicate_type)
     if check is None:
@@ -117,10 +114,7 @@ class InvalidAttestation(AttestationError):
 
 def _statement_type(out: list[Finding], value: Any, predicate_type: Any) -> None:
     if not isinstance(value, str) or not value:
-        if c.is_empty(value):
-            c.missing(out, "$._type", f"{STATEMENT_V1!r}")
-        else:
-            c.wrong_type(out, "$._type", "a string", value)
+        c.not_a_string(out, "$._type", value, f"{STATEMENT_V1!r}")
     elif value not in STATEMENT_TYPES:
         c.add(
             out,

@@ -174,16 +174,19 @@ def views(key: str, cls: type[_V], doc: str | None = None) -> Member[tuple[_V, .
 
 def _put(raw: dict[str, Any], key: str, value: Any) -> None:
     """Set a wire field, leaving unset (None) values out."""
-    if value is None:
-        return
+    if value is not None:
+        raw[key] = _wire(value)
+
+
+def _wire(value: Any) -> Any:
+    """A value in its wire form: views as their objects, mappings as copies."""
     if isinstance(value, JSONView):
-        raw[key] = value.to_dict()
-    elif isinstance(value, list | tuple):
-        raw[key] = [item.to_dict() if isinstance(item, JSONView) else item for item in value]
-    elif isinstance(value, Mapping):
-        raw[key] = _json.clone(dict(value))
-    else:
-        raw[key] = value
+        return value.to_dict()
+    if isinstance(value, list | tuple):
+        return [item.to_dict() if isinstance(item, JSONView) else item for item in value]
+    if isinstance(value, Mapping):
+        return _json.clone(dict(value))
+    return value
 
 
 def digest_set(value: Any) -> DigestSet:

@@ -37,18 +37,23 @@ def pae(payload_type: str, payload: bytes) -> bytes:
     return b"DSSEv1 %d %b %d %b" % (len(type_bytes), type_bytes, len(payload), payload)
 
 
+def _standard_alphabet(raw: bytes, where: str) -> bytes:
+    """URL-safe base64 in the standard alphabet (a mix of the two is refused)."""
+    if b"-" not in raw and b"_" not in raw:
+        return raw
+    if b"+" in raw or b"/" in raw:
+        raise AttestationError(where, "expected standard or URL-safe base64, got a mix of both")
+    return raw.translate(_URLSAFE)
+
+
 def b64decode(text: str, where: str) -> bytes:
     """Decode standard or URL-safe base64 (the DSSE spec says verifiers MUST accept both)."""
     try:
         raw = text.encode("ascii")
     except UnicodeEncodeError:
         raise AttestationError(where, "expected base64, got non-ASCII characters") from None
-    if b"-" in raw or b"_" in raw:
-        if b"+" in raw or b"/" in raw:
-            raise AttestationError(where, "expected standard or URL-safe base64, got a mix of both")
-        raw = raw.translate(_URLSAFE)
-    if len(raw) % 4:
-        raw += b"=" * (-len(raw) % 4)
+    raw = _standard_alphabet(raw, where)
+    raw += b"=" * (-len(raw) % 4)  # padding is optional
     try:
         # strict_mode rejects characters outside the alphabet, like validate=True, but
         # without a separate regular-expression pass over the text.

@@ -264,29 +264,38 @@ class SnapshotReader:
         except (tarfile.TarError, zstandard.ZstdError) as error:
             raise SnapshotError(where, f"expected a zstd-compressed snapshot: {error}") from None
         self._entries = iter(self._archive)
-        first = _next_entry(self._entries, where)
-        if first is None or first.name != MANIFEST_NAME or not first.isfile():
-            raise SnapshotError(where, f"expected {MANIFEST_NAME} as the first member")
-        if first.size > MAX_MANIFEST_BYTES:
-            raise SnapshotError(
-                where, f"{MANIFEST_NAME}: expected at most {MAX_MANIFEST_BYTES} bytes"
-            )
+        first = self._manifest_entry()
         handle = self._archive.extractfile(first)
         assert handle is not None
         self.manifest = Manifest.from_bytes(handle.read(), where)
 
+    def _manifest_entry(self) -> tarfile.TarInfo:
+        """The archive's first entry: the manifest, bounded in size."""
+        first = _next_entry(self._entries, self.where)
+        if first is None or first.name != MANIFEST_NAME or not first.isfile():
+            raise SnapshotError(self.where, f"expected {MANIFEST_NAME} as the first member")
+        if first.size > MAX_MANIFEST_BYTES:
+            raise SnapshotError(
+                self.where, f"{MANIFEST_NAME}: expected at most {MAX_MANIFEST_BYTES} bytes"
+            )
+        return first
+
+    def _member_entry(self, info: MemberInfo) -> tarfile.TarInfo:
+        """The archive's next entry: the member the manifest lists next, of its size."""
+        entry = _next_entry(self._entries, self.where)
+        if entry is None or entry.name != info.name or not entry.isfile():
+            found = "the end" if entry is None else repr(entry.name)
+            raise SnapshotError(self.where, f"expected member {info.name!r} next, found {found}")
+        if entry.size != info.bytes:
+            raise SnapshotError(
+                f"{self.where}: {info.name}", f"expected {info.bytes} bytes, found {entry.size}"
+            )
+        return entry
+
     def members(self) -> Iterator[tuple[MemberInfo, IO[bytes]]]:
         where = self.where
         for info in self.manifest.members:
-            entry = _next_entry(self._entries, where)
-            if entry is None or entry.name != info.name or not entry.isfile():
-                found = "the end" if entry is None else repr(entry.name)
-                raise SnapshotError(where, f"expected member {info.name!r} next, found {found}")
-            if entry.size != info.bytes:
-                raise SnapshotError(
-                    f"{where}: {info.name}", f"expected {info.bytes} bytes, found {entry.size}"
-                )
-            member = self._archive.extractfile(entry)
+            member = self._archive.extractfile(self._member_entry(info))
             assert member is not None
             yield info, io.BufferedReader(_Checked(member, info, where))
         extra = _next_entry(self._entries, where)

@@ -209,19 +209,25 @@ def chain(index: SnapshotIndex, *, source: str | None, reached: int | None) -> C
     for an empty store: the newest full snapshot first), each step a delta starting at
     the generation the previous one ends at (the longest when several do). A store built
     from another series gets no steps."""
-    steps: list[Published] = []
-    if reached is None:
-        fulls = [s for s in index.snapshots if s.since is None]
-        if not fulls:
-            return Chain((), None, index.newest)
-        steps.append(max(fulls, key=lambda s: s.generation))
-    elif source != index.store:
+    steps = _first_steps(index, source, reached)
+    if steps is None:
         return Chain((), None, index.newest)
     at = steps[0].generation if steps else reached
     while (step := _next_step(index, at)) is not None:
         steps.append(step)
         at = step.generation
     return Chain(tuple(steps), at, index.newest)
+
+
+def _first_steps(
+    index: SnapshotIndex, source: str | None, reached: int | None
+) -> list[Published] | None:
+    """Where the chain starts: the newest full snapshot for an empty store, nothing more
+    for a store of this series; None when the store cannot follow the series."""
+    if reached is not None:
+        return [] if source == index.store else None
+    fulls = [s for s in index.snapshots if s.since is None]
+    return [max(fulls, key=lambda s: s.generation)] if fulls else None
 
 
 def _next_step(index: SnapshotIndex, at: int | None) -> Published | None:

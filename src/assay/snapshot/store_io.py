@@ -82,9 +82,7 @@ def export_snapshot(store: Store, out: IO[bytes], *, since: int | None = None) -
         raise SnapshotError(
             "since", f"expected at most the store's generation {generation}, found {since}"
         )
-    cursors = {
-        key: value for key in _cursor_keys(store) if (value := store.get_meta(key)) is not None
-    }
+    cursors = _cursors(store)
     writer = SnapshotWriter()
     for kind in (*KINDS, *SOURCE_KINDS):  # NVD's kinds first, then the other sources
         writer.member(kind.member, kind.name, kind.records(store, since))
@@ -108,6 +106,12 @@ OTHER_CURSOR_KEYS: Final = (
 OSV_CURSOR_PREFIX: Final = "sync.osv."
 
 
+def _cursors(store: Store) -> dict[str, str]:
+    """The store's sync checkpoints that are set, by meta key."""
+    values = {key: store.get_meta(key) for key in _cursor_keys(store)}
+    return {key: value for key, value in values.items() if value is not None}
+
+
 def _cursor_keys(store: Store) -> list[str]:
     # The upstream checkpoints of `assay nvd sync` (not its cursors into another assay's
     # generations, which mean nothing to a store built from snapshots), and those of the
@@ -129,15 +133,9 @@ def check_fits(store: Store, manifest: Manifest, where: str) -> None:
     """Refuse a snapshot that does not continue this store's history exactly."""
     source = store.get_meta(SOURCE_KEY)
     if manifest.since is None:
-        if source is not None or store.count_cves() or store.generation():
-            raise SnapshotError(
-                where,
-                "a full snapshot goes into an empty store only; this one holds data "
-                f"(generation {store.generation()}): use a new store or a delta",
-            )
+        _check_empty(store, source, where)
         return
-    reached_text = store.get_meta(SOURCE_GENERATION_KEY)
-    reached = int(reached_text) if reached_text and reached_text.isdigit() else None
+    reached = _reached(store)
     if source is None or reached is None:
         raise SnapshotError(
             where,
@@ -145,6 +143,22 @@ def check_fits(store: Store, manifest: Manifest, where: str) -> None:
             "snapshot of the same source first; this store was not",
         )
     _check_delta(manifest, source, reached, where)
+
+
+def _check_empty(store: Store, source: str | None, where: str) -> None:
+    """A full snapshot starts a store: it goes into one with no data and no source."""
+    if source is not None or store.count_cves() or store.generation():
+        raise SnapshotError(
+            where,
+            "a full snapshot goes into an empty store only; this one holds data "
+            f"(generation {store.generation()}): use a new store or a delta",
+        )
+
+
+def _reached(store: Store) -> int | None:
+    """The generation of its source the store was last brought to (None: not recorded)."""
+    text = store.get_meta(SOURCE_GENERATION_KEY)
+    return int(text) if text and text.isdigit() else None
 
 
 def _check_delta(manifest: Manifest, source: str, reached: int, where: str) -> None:

@@ -10,6 +10,7 @@ references); the namespace must be CycloneDX's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from assay.vex.model import VexError
@@ -85,22 +86,26 @@ def _analysis(analysis: Any) -> dict[str, Any]:
     return found
 
 
+def _nested(element: Any, name: str, read: Callable[[Any], dict[str, Any]]) -> Any:
+    """The child element `name` read as JSON's object, or None when there is none."""
+    found = _child(element, name)
+    return None if found is None else read(found)
+
+
 def _vulnerability(element: Any) -> dict[str, Any]:
-    analysis = _child(element, "analysis")
     return _present(
         id=_text(element, "id"),
         references=_listed(element, "references", "reference", "id"),
-        analysis=None if analysis is None else _analysis(analysis),
+        analysis=_nested(element, "analysis", _analysis),
         affects=_listed(element, "affects", "target", "ref"),
     )
 
 
 def _metadata(metadata: Any) -> dict[str, Any]:
-    component = _child(metadata, "component")
     return _present(
         timestamp=_text(metadata, "timestamp"),
         authors=_listed(metadata, "authors", "author", "name"),
-        component=None if component is None else _component(component),
+        component=_nested(metadata, "component", _component),
     )
 
 
@@ -124,7 +129,6 @@ def cyclonedx_xml_document(data: bytes, source: str) -> dict[str, Any]:
     """The XML BOM's VEX parts in CycloneDX JSON's shape."""
     root = _root(data, source)
     version = root.tag[len(NAMESPACE) + 1 :].split("}", 1)[0]
-    metadata = _child(root, "metadata")
     components = _children(_child(root, "components"), "component")
     vulnerabilities = _children(_child(root, "vulnerabilities"), "vulnerability")
     return {
@@ -132,7 +136,7 @@ def cyclonedx_xml_document(data: bytes, source: str) -> dict[str, Any]:
         "specVersion": version,
         **_present(
             serialNumber=root.get("serialNumber") or None,
-            metadata=None if metadata is None else _metadata(metadata),
+            metadata=_nested(root, "metadata", _metadata),
             components=[_component(item) for item in components],
         ),
         "vulnerabilities": [_vulnerability(item) for item in vulnerabilities],
