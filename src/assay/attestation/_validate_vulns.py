@@ -73,19 +73,21 @@ def _results(out: list[Finding], results: Any, path: str) -> None:
 
 def _result(out: list[Finding], entry: dict[str, Any], at: str) -> None:
     c.required_str(out, entry, "id", at)
-    severity: Any = entry.get("severity")
-    path = child(at, "severity")
-    if c.present(
-        out, severity, list, path, expected="an array", what="an array of {method, score}"
-    ):
-        for where, score in c.objects(out, severity, path):
-            c.required_str(out, score, "method", where)
-            c.required_str(out, score, "score", where)
+    _severity(out, entry.get("severity"), child(at, "severity"))
     notes = entry.get("annotations")
     if notes is not None and not (
         isinstance(notes, list) and all(isinstance(n, dict) for n in notes)
     ):
         c.wrong_type(out, child(at, "annotations"), "an array of objects", notes)
+
+
+def _severity(out: list[Finding], severity: Any, path: str) -> None:
+    """A result's `severity`: an array of {method, score}."""
+    what = "an array of {method, score}"
+    if c.present(out, severity, list, path, expected="an array", what=what):
+        for where, score in c.objects(out, severity, path):
+            c.required_str(out, score, "method", where)
+            c.required_str(out, score, "score", where)
 
 
 def _invocation(out: list[Finding], predicate: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ schema and stay with `validate()`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from assay.attestation._checks import HEX_LENGTHS
@@ -382,29 +383,44 @@ _PREDICATES: Final = {
 _BOTH: Final = [STATEMENT_V1, STATEMENT_V01]
 
 
-def _build(name: str) -> Schema:
-    if name == "statement-v1":
-        body = _statement([STATEMENT_V1], None, None)
-        title = "in-toto Statement v1 (any predicate)"
-    elif name == "statement-v0.1":
-        body = _statement([STATEMENT_V01], None, None)
-        title = "in-toto Statement v0.1 (any predicate)"
-    elif name == "resource-descriptor":
-        body = {"$ref": "#/$defs/resourceDescriptor"}
-        title = "in-toto ResourceDescriptor"
-    elif name == "digest-set":
-        body = {"$ref": "#/$defs/digestSet"}
-        title = "in-toto DigestSet"
-    elif name in _PREDICATES:
+_FIXED: Final[dict[str, tuple[Callable[[], Schema], str]]] = {
+    "statement-v1": (
+        lambda: _statement([STATEMENT_V1], None, None),
+        "in-toto Statement v1 (any predicate)",
+    ),
+    "statement-v0.1": (
+        lambda: _statement([STATEMENT_V01], None, None),
+        "in-toto Statement v0.1 (any predicate)",
+    ),
+    "resource-descriptor": (
+        lambda: {"$ref": "#/$defs/resourceDescriptor"},
+        "in-toto ResourceDescriptor",
+    ),
+    "digest-set": (lambda: {"$ref": "#/$defs/digestSet"}, "in-toto DigestSet"),
+}
+"""The schemas that are not of one predicate: how each is made, and its title."""
+
+
+def _body(name: str) -> tuple[Schema, str]:
+    """A schema's body and title, by name (see `SCHEMA_NAMES`)."""
+    if name in _FIXED:
+        make, title = _FIXED[name]
+        return make(), title
+    if name in _PREDICATES:
         predicate_type, make = _PREDICATES[name]
-        body = make()
-        title = f"predicate of {predicate_type}"
-    elif name.endswith("-statement") and name.removesuffix("-statement") in _PREDICATES:
-        predicate_type, make = _PREDICATES[name.removesuffix("-statement")]
-        body = _statement(_BOTH, predicate_type, make())
-        title = f"in-toto Statement carrying {predicate_type}"
-    else:
-        raise InputError("NAME", f"expected one of {', '.join(SCHEMA_NAMES)}, found {name!r}")
+        return make(), f"predicate of {predicate_type}"
+    carried = name.removesuffix("-statement")
+    if name.endswith("-statement") and carried in _PREDICATES:
+        predicate_type, make = _PREDICATES[carried]
+        return (
+            _statement(_BOTH, predicate_type, make()),
+            f"in-toto Statement carrying {predicate_type}",
+        )
+    raise InputError("NAME", f"expected one of {', '.join(SCHEMA_NAMES)}, found {name!r}")
+
+
+def _build(name: str) -> Schema:
+    body, title = _body(name)
     return {
         "$schema": DRAFT,
         "$id": f"urn:assay:schema:{name}",

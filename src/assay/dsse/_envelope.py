@@ -191,16 +191,19 @@ def _signature_list(raw: object, where: str) -> tuple[Signature, ...]:
     return tuple(_signature(item, f"{where}[{index}]") for index, item in enumerate(raw))
 
 
+def _sig_text(value: object, where: str) -> str:
+    """A signature's `sig`: non-empty base64 text of bounded length."""
+    if not isinstance(value, str) or not value:
+        raise AttestationError(where, f"expected a non-empty base64 string, got {value!r}")
+    if len(value) > MAX_SIGNATURE_BYTES:
+        raise AttestationError(where, f"expected at most {MAX_SIGNATURE_BYTES} characters")
+    return value
+
+
 def _signature(item: object, path: str) -> Signature:
     if not isinstance(item, dict):
         raise AttestationError(path, f"expected an object, got {type(item).__name__}")
-    sig_text = item.get("sig")
-    if not isinstance(sig_text, str) or not sig_text:
-        raise AttestationError(
-            f"{path}.sig", f"expected a non-empty base64 string, got {sig_text!r}"
-        )
-    if len(sig_text) > MAX_SIGNATURE_BYTES:
-        raise AttestationError(f"{path}.sig", f"expected at most {MAX_SIGNATURE_BYTES} characters")
+    sig_text = _sig_text(item.get("sig"), f"{path}.sig")
     keyid = item.get("keyid") or ""
     if not isinstance(keyid, str):
         raise AttestationError(f"{path}.keyid", f"expected a string, got {type(keyid).__name__}")

@@ -132,16 +132,21 @@ class SnapshotIndex:
     def from_bytes(cls, data: bytes, where: str) -> SnapshotIndex:
         if len(data) > MAX_INDEX_BYTES:
             raise SnapshotError(where, f"expected at most {MAX_INDEX_BYTES} bytes")
-        document = strict_json(data, where)
-        if not isinstance(document, dict) or document.get("format") != INDEX_FORMAT:
-            raise SnapshotError(f"{where}: $.format", f"expected an index of format {INDEX_FORMAT}")
-        store, listed = document.get("store"), document.get("snapshots")
-        if not (store is None or isinstance(store, str)) or not isinstance(listed, list):
-            raise SnapshotError(where, "expected store (a string) and snapshots (a list)")
+        store, listed = _index_parts(strict_json(data, where), where)
         entries = tuple(
             Published.from_dict(item, f"{where}: $.snapshots[{i}]") for i, item in enumerate(listed)
         )
         return cls(store, entries)
+
+
+def _index_parts(document: Any, where: str) -> tuple[str | None, list[Any]]:
+    """An index document's store id and its list of snapshots, checked."""
+    if not isinstance(document, dict) or document.get("format") != INDEX_FORMAT:
+        raise SnapshotError(f"{where}: $.format", f"expected an index of format {INDEX_FORMAT}")
+    store, listed = document.get("store"), document.get("snapshots")
+    if not (store is None or isinstance(store, str)) or not isinstance(listed, list):
+        raise SnapshotError(where, "expected store (a string) and snapshots (a list)")
+    return store, listed
 
 
 def read_index(folder: Path) -> SnapshotIndex:
@@ -158,6 +163,12 @@ def snapshot_name(manifest: Manifest) -> str:
     return f"delta-{manifest.since}-{manifest.generation}.snap"
 
 
+def _signatures_beside(folder: Path, name: str) -> dict[str, str]:
+    """The signature files of the snapshot `name` in `folder`, by kind."""
+    files = {kind: name + suffix for kind, suffix in SIGNATURE_SUFFIXES.items()}
+    return {kind: file for kind, file in files.items() if (folder / file).is_file()}
+
+
 def publish(folder: Path, snapshot: Path, manifest: Manifest, sha256: str) -> SnapshotIndex:
     """List `snapshot` (a file in `folder`) and the signatures beside it in the folder's
     index, replacing the index at once (a reader sees the old one or the new one)."""
@@ -167,11 +178,6 @@ def publish(folder: Path, snapshot: Path, manifest: Manifest, sha256: str) -> Sn
             str(folder / INDEX_NAME),
             f"the series comes from store {index.store}, this snapshot from {manifest.store}",
         )
-    signatures = {
-        kind: snapshot.name + suffix
-        for kind, suffix in SIGNATURE_SUFFIXES.items()
-        if (folder / (snapshot.name + suffix)).is_file()
-    }
     entry = Published(
         snapshot.name,
         manifest.since,
@@ -180,7 +186,7 @@ def publish(folder: Path, snapshot: Path, manifest: Manifest, sha256: str) -> Sn
         snapshot.stat().st_size,
         sha256,
         manifest.created,
-        signatures,
+        _signatures_beside(folder, snapshot.name),
     )
     kept = tuple(s for s in index.snapshots if s.name != entry.name)
     updated = SnapshotIndex(manifest.store, (*kept, entry))

@@ -204,6 +204,16 @@ def format_time(moment: datetime) -> str:
     return text.replace("+00:00", "Z")
 
 
+def _six_fraction_digits(text: str) -> str:
+    """The time with exactly 6 fraction digits when it has a fraction (Python reads at
+    most 6), its offset kept."""
+    head, dot, rest = text.partition(".")
+    if not dot:
+        return text
+    digits = len(rest) - len(rest.lstrip("0123456789"))
+    return head + "." + rest[:digits][:6].ljust(6, "0") + rest[digits:]
+
+
 def parse_time(value: object, where: str) -> datetime | None:
     """An RFC 3339 time (fractions of any length), or `VexError` naming `where`."""
     if value is None or value == "":
@@ -213,12 +223,8 @@ def parse_time(value: object, where: str) -> datetime | None:
     text = value.strip().replace("z", "Z")
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
-    head, dot, rest = text.partition(".")
-    if dot:  # Python reads at most 6 fraction digits: keep 6, keep the offset
-        digits = len(rest) - len(rest.lstrip("0123456789"))
-        text = head + "." + rest[:digits][:6].ljust(6, "0") + rest[digits:]
     try:
-        moment = datetime.fromisoformat(text)
+        moment = datetime.fromisoformat(_six_fraction_digits(text))
     except ValueError:
         raise VexError(where, f"expected an RFC 3339 time, found {value!r}") from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -32,7 +32,7 @@ from assay.vex.model import Signature, VexDocument, VexError, VexStatement
 from assay.vex.openvex import is_openvex, read_openvex
 
 if TYPE_CHECKING:
-    from assay.dsse import Verifier
+    from assay.dsse import Envelope, Verifier
     from assay.sigstore.identity import CertificateIdentity
     from assay.sigstore.verifier import BundleVerifier
 
@@ -192,8 +192,19 @@ def _unverifiable(wrapper: str, trusted: str) -> str:
     )
 
 
+def _key_signature(envelope: Envelope, keyed: list[TrustedSigner]) -> Signature | None:
+    """The first trusted signer whose keys verify the envelope, as a signature."""
+    from assay.dsse import check_signatures, key_fingerprint
+
+    for signer in keyed:
+        check = check_signatures(envelope, list(signer.keys))
+        if check.verified:
+            return Signature(signer.name, "key", key_fingerprint(check.signed_by[0]))
+    return None
+
+
 def _from_envelope(value: dict[str, Any], name: str, trust: VexTrust) -> tuple[bytes, Signature]:
-    from assay.dsse import Envelope, check_signatures, key_fingerprint
+    from assay.dsse import Envelope
     from assay.errors import AttestationError
 
     try:
@@ -203,11 +214,9 @@ def _from_envelope(value: dict[str, Any], name: str, trust: VexTrust) -> tuple[b
     keyed = [s for s in trust.signers if s.keys]
     if not keyed:
         raise VexError(name, _unverifiable("DSSE envelope", "key"))
-    for signer in keyed:
-        check = check_signatures(envelope, list(signer.keys))
-        if check.verified:
-            key = check.signed_by[0]
-            return envelope.payload, Signature(signer.name, "key", key_fingerprint(key))
+    signature = _key_signature(envelope, keyed)
+    if signature is not None:
+        return envelope.payload, signature
     names = ", ".join(s.name for s in keyed)
     raise VexError(
         name,
@@ -234,15 +243,25 @@ def _verified_bundle(
     return verified.payload, verified.identity
 
 
+def _signer_of(
+    identity: CertificateIdentity, identities: list[TrustedSigner]
+) -> TrustedSigner | None:
+    """The first trusted signer whose identity rule the certificate's identity meets."""
+    for signer in identities:
+        if signer.identity is not None and signer.identity(identity):
+            return signer
+    return None
+
+
 def _from_bundle(value: Mapping[str, Any], name: str, trust: VexTrust) -> tuple[bytes, Signature]:
     identities = [s for s in trust.signers if s.identity is not None]
     if trust.bundles is None or not identities:
         raise VexError(name, _unverifiable("Sigstore bundle", "identity"))
     payload, identity = _verified_bundle(trust.bundles, value, name)
-    for signer in identities:
-        if signer.identity is not None and signer.identity(identity):
-            detail = f"{identity.san} ({identity.issuer})"
-            return payload, Signature(signer.name, "sigstore", detail)
+    signer = _signer_of(identity, identities)
+    if signer is not None:
+        detail = f"{identity.san} ({identity.issuer})"
+        return payload, Signature(signer.name, "sigstore", detail)
     trusted = ", ".join(s.describe or s.name for s in identities)
     raise VexError(
         name,

@@ -241,18 +241,21 @@ def merge_statements(
 def _logical_names(location: object) -> list[ComponentNames]:
     """The components a SARIF location names (its logical locations)."""
     logicals = location.get("logicalLocations") if isinstance(location, Mapping) else None
-    names = []
-    for logical in logicals or []:
-        if isinstance(logical, Mapping):
-            full = logical.get("fullyQualifiedName")
-            purl = full if isinstance(full, str) and full.startswith("pkg:") else None
-            names.append(ComponentNames(str(logical.get("name") or ""), purl))
-    return names
+    return [
+        ComponentNames(str(logical.get("name") or ""), _purl(logical.get("fullyQualifiedName")))
+        for logical in logicals or []
+        if isinstance(logical, Mapping)
+    ]
+
+
+def _purl(text: object) -> str | None:
+    """`text` when it is a package URL."""
+    return text if isinstance(text, str) and text.startswith("pkg:") else None
 
 
 def _sarif_names(result: Mapping[str, Any], products: Sequence[str]) -> list[ComponentNames]:
     if products:
-        return [ComponentNames(p, p if p.startswith("pkg:") else None) for p in products]
+        return [ComponentNames(p, _purl(p)) for p in products]
     return [n for location in result.get("locations") or [] for n in _logical_names(location)]
 
 
@@ -279,14 +282,16 @@ def filter_sarif(
     many were dropped. A result's product is `products` when given, else its logical
     locations (assay's SARIF names each component); a result with neither is matched by
     its rule id alone, as `vexctl filter` does."""
-    dropped = 0
-    runs = []
-    for run in sarif.get("runs") or []:
-        if not isinstance(run, Mapping):
-            runs.append(run)
-            continue
-        results = run.get("results") or []
-        kept = [result for result in results if not _suppressed(result, index, products)]
-        dropped += len(results) - len(kept)
-        runs.append({**run, "results": kept})
-    return {**sarif, "runs": runs}, dropped
+    filtered = [_filtered_run(run, index, products) for run in sarif.get("runs") or []]
+    runs = [run for run, _ in filtered]
+    return {**sarif, "runs": runs}, sum(dropped for _, dropped in filtered)
+
+
+def _filtered_run(run: Any, index: VexIndex, products: Sequence[str]) -> tuple[Any, int]:
+    """A SARIF run without its suppressed results, and how many it lost (a run that is
+    not an object is kept as it is)."""
+    if not isinstance(run, Mapping):
+        return run, 0
+    results = run.get("results") or []
+    kept = [result for result in results if not _suppressed(result, index, products)]
+    return {**run, "results": kept}, len(results) - len(kept)
