@@ -385,17 +385,23 @@ class _AnyKey(set[str]):
 
 
 def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value}"
+    """What a value is, for messages (a number or a string shown as itself)."""
     if isinstance(value, str):
         return f"the string {value!r}" if value else "an empty string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object" if isinstance(value, Mapping) else type(value).__name__
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"the number {value}"
+    for types, name in _KINDS:
+        if isinstance(value, types):
+            return name
+    return type(value).__name__
+
+
+_KINDS: Final[tuple[tuple[type | tuple[type, ...], str], ...]] = (
+    (type(None), "null"),
+    (bool, "a boolean"),
+    (list, "an array"),
+    (Mapping, "an object"),
+)
 
 
 def parse_policy(

@@ -183,9 +183,13 @@ def _aliases(fields: Fields, data: Mapping[str, Any], path: str) -> tuple[str, .
 
 
 def _affected_products(
-    fields: Fields, data: Mapping[str, Any], path: str, refs: dict[str, list[ProductId]]
+    fields: Fields,
+    data: Mapping[str, Any],
+    path: str,
+    refs: dict[str, list[ProductId]],
+    vulnerability: str,
 ) -> list[ProductId]:
-    """The names of every product `affects[]` refers to."""
+    """The names of every product `affects[]` refers to (a statement names at least one)."""
     products: list[ProductId] = []
     for position, affected in enumerate(
         fields.array(data.get("affects"), f"{path}.affects", MAX_PRODUCTS)
@@ -193,6 +197,8 @@ def _affected_products(
         at = f"{path}.affects[{position}]"
         ref = fields.required(fields.mapping(affected, at), "ref", at)
         products.extend(_ref_products(ref, refs))
+    if not products:
+        raise fields.fail(f"{path}.affects", f"statement for {vulnerability} names no product")
     return products
 
 
@@ -233,9 +239,7 @@ def _statement(
             f"statement for {vulnerability} is {state} (not_affected) without a justification "
             "or a detail (an impact statement is required)",
         )
-    products = _affected_products(fields, data, path, refs)
-    if not products:
-        raise fields.fail(f"{path}.affects", f"statement for {vulnerability} names no product")
+    products = _affected_products(fields, data, path, refs, vulnerability)
     updated = fields.time(analysis, "lastUpdated", where)
     issued = fields.time(analysis, "firstIssued", where)
     return VexStatement(
