@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from assay import _yaml_strict
-from assay._json_strict import first_problem
+from assay._json_strict import first_problem, type_name
 from assay.attestation import loads_strict
 from assay.errors import AttestationError, InputError
 from assay.keys import MAX_PEM_BYTES, PublicKey, load_public_key
@@ -390,18 +390,11 @@ def _kind(value: object) -> str:
         return f"the string {value!r}" if value else "an empty string"
     if isinstance(value, int | float) and not isinstance(value, bool):
         return f"the number {value}"
-    for types, name in _KINDS:
-        if isinstance(value, types):
-            return name
-    return type(value).__name__
+    name = "object" if isinstance(value, Mapping) else type_name(value)
+    return _WITH_ARTICLE.get(name, name)
 
 
-_KINDS: Final[tuple[tuple[type | tuple[type, ...], str], ...]] = (
-    (type(None), "null"),
-    (bool, "a boolean"),
-    (list, "an array"),
-    (Mapping, "an object"),
-)
+_WITH_ARTICLE: Final = {"boolean": "a boolean", "array": "an array", "object": "an object"}
 
 
 def parse_policy(
