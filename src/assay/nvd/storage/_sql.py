@@ -241,7 +241,7 @@ def cve_where(query: CveQuery, builder: SqlBuilder) -> str:
         conditions.append(
             f"c.id IN ({virtual_match_cves(query.virtual_match, query.version_start, query.version_end, builder)})"
         )
-    return " AND ".join(conditions) if conditions else "1 = 1"
+    return all_of(conditions)
 
 
 def _cve_column_conditions(query: CveQuery, builder: SqlBuilder) -> list[str]:
@@ -297,6 +297,11 @@ def _cvss_metrics_condition(version: str, pairs: Sequence[str], builder: SqlBuil
         pattern = p("%/" + _like_escaped(pair) + "/%")
         text += f" AND '/' || v.vector || '/' LIKE {pattern} ESCAPE '!'"
     return text + "))"
+
+
+def all_of(conditions: Sequence[str]) -> str:
+    """The conditions joined by AND; `1 = 1` when there are none."""
+    return " AND ".join(conditions) if conditions else "1 = 1"
 
 
 def cve_ids_select(query: CveQuery, builder: SqlBuilder) -> str:
@@ -368,7 +373,7 @@ def cpe_name_cves(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> str:
         "WHERE m.match_criteria_id = criteria.match_criteria_id)) "
         "UNION ALL SELECT l.cve FROM cpe_match_name n JOIN cpe_match m ON m.id = n.match "
         "JOIN criteria k ON k.match_criteria_id = m.match_criteria_id "
-        "JOIN cve_criteria l ON l.criteria = k.id WHERE " + (" AND ".join(expanded) or "1 = 1")
+        "JOIN cve_criteria l ON l.criteria = k.id WHERE " + all_of(expanded)
     )
 
 
@@ -436,7 +441,7 @@ def virtual_match_condition(
     if requested != "*":
         start = end = VersionBound(requested, True)
     if start is None and end is None:
-        return " AND ".join(parts) if parts else "1 = 1"
+        return all_of(parts)
     # Placeholders are positional: build the text strictly left to right.
     literal = _literal_version_overlap(start, end, builder)
     ranged = _ranged_version_overlap(start, end, builder)

@@ -43,6 +43,7 @@ from assay.nvd.storage._sql import (
     COMPONENT_COLUMNS,
     SqlBuilder,
     TextSearch,
+    all_of,
     component_equalities,
     keyword_search,
     window_condition,
@@ -95,7 +96,7 @@ def cpe_where(query: CpeQuery, builder: SqlBuilder, source: CriteriaSource | Non
         conditions.append(window_condition("p.last_modified", query.last_mod_window, builder))
     if query.match_criteria_id is not None:
         conditions.extend(_criteria_conditions(source or CriteriaSource(), builder))
-    return " AND ".join(conditions) if conditions else "1 = 1"
+    return all_of(conditions)
 
 
 CPE_TEXT = TextSearch("p", "cpe_text")
@@ -161,7 +162,7 @@ def cpematch_where(query: CpeMatchQuery, builder: SqlBuilder) -> str:
             f"({window_condition('m.last_modified', window, builder)} "
             f"OR {window_condition('m.cpe_last_modified', window, builder)})"
         )
-    return " AND ".join(conditions) if conditions else "1 = 1"
+    return all_of(conditions)
 
 
 def change_where(query: HistoryQuery, builder: SqlBuilder) -> str:
@@ -176,7 +177,7 @@ def change_where(query: HistoryQuery, builder: SqlBuilder) -> str:
         conditions.append(f"h.event_key = {p(event_key(query.event_name))}")
     if query.change_window is not None:
         conditions.append(window_condition("h.created", query.change_window, builder))
-    return " AND ".join(conditions) if conditions else "1 = 1"
+    return all_of(conditions)
 
 
 def source_where(query: SourceQuery, builder: SqlBuilder) -> str:
@@ -190,4 +191,4 @@ def source_where(query: SourceQuery, builder: SqlBuilder) -> str:
         )
     if query.last_mod_window is not None:
         conditions.append(window_condition("s.last_modified", query.last_mod_window, builder))
-    return " AND ".join(conditions) if conditions else "1 = 1"
+    return all_of(conditions)
