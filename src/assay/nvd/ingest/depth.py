@@ -48,26 +48,8 @@ class DepthGauge:
 
     def feed(self, data: bytes) -> None:
         if self._backslash or b"\\" in data:
-            data = self._backslash + data
-            self._backslash = b""
-            if (len(data) - len(data.rstrip(b"\\"))) % 2:
-                self._backslash, data = b"\\", data[:-1]
-            if b"\\\\" in data:
-                data = data.replace(b"\\\\", b"")
-            if b'\\"' in data:
-                data = data.replace(b'\\"', b"")
-        marks = data.translate(None, _DROP).replace(b'""', b"")
-        if self._in_string:
-            end = marks.find(b'"')
-            if end < 0:
-                return
-            marks = marks[end + 1 :]
-            self._in_string = False
-        if b'"' in marks:
-            marks = _STRING.sub(b"", marks)
-            quote = marks.find(b'"')
-            if quote >= 0:  # a string still open at the end of the piece
-                marks, self._in_string = marks[:quote], True
+            data = self._unescaped(data)
+        marks = self._brackets(data.translate(None, _DROP).replace(b'""', b""))
         if not marks:
             return
         steps = array("b", marks.translate(_STEPS))
@@ -75,6 +57,35 @@ class DepthGauge:
             raise TooDeep(self.where, f"JSON is nested deeper than {self.limit} levels")
         opened = marks.count(b"[") + marks.count(b"{")
         self.depth = max(0, self.depth + 2 * opened - len(marks))
+
+    def _unescaped(self, data: bytes) -> bytes:
+        """The piece without its escaped backslashes and quotes (neither closes a
+        string); an escape the piece ends in waits for the next one."""
+        data = self._backslash + data
+        self._backslash = b""
+        if (len(data) - len(data.rstrip(b"\\"))) % 2:
+            self._backslash, data = b"\\", data[:-1]
+        if b"\\\\" in data:
+            data = data.replace(b"\\\\", b"")
+        if b'\\"' in data:
+            data = data.replace(b'\\"', b"")
+        return data
+
+    def _brackets(self, marks: bytes) -> bytes:
+        """The brackets of `marks` (the piece's quotes and brackets) outside strings,
+        noting a string the piece leaves open."""
+        if self._in_string:
+            end = marks.find(b'"')
+            if end < 0:
+                return b""
+            marks = marks[end + 1 :]
+            self._in_string = False
+        if b'"' in marks:
+            marks = _STRING.sub(b"", marks)
+            quote = marks.find(b'"')
+            if quote >= 0:  # a string still open at the end of the piece
+                marks, self._in_string = marks[:quote], True
+        return marks
 
 
 def check_depth(data: bytes, where: str, limit: int = MAX_DEPTH) -> None:

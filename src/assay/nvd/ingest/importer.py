@@ -17,7 +17,6 @@ import multiprocessing
 import os
 import queue
 import tarfile
-import threading
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -33,6 +32,7 @@ from assay.nvd.cpe_record import cpe_facts
 from assay.nvd.cpematch_record import match_facts
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.defaults import DEFAULT_BATCH_SIZE, LAST_IMPORT_KEY
+from assay.nvd.ingest.ahead import read_ahead
 from assay.nvd.ingest.clock import not_from_the_future
 from assay.nvd.ingest.collector import BatchCollector
 from assay.nvd.ingest.sources import members, read_member
@@ -154,17 +154,9 @@ class Importer:
 
     def import_file(self, path: Path) -> None:
         self.report.files += 1
-        if self._reader is not None:
-            batches = self._reader.batches(path)
-        else:
-            batches = _read_ahead(check_batches(path, self.batch_size), READ_AHEAD_BATCHES)
+        batches = self._batches(path)
         counts_before = {kind: replace(counts) for kind, counts in self.report.counts.items()}
         rejected_before = self.report.rejected
-        lost = (
-            "nothing of the file was stored"
-            if self.atomic
-            else "the batch in progress was not stored"
-        )
         try:
             with (
                 self.store.transaction() if self.atomic else contextlib.nullcontext(),
@@ -175,16 +167,37 @@ class Importer:
                     raise _RejectedRecords(self.report.rejected - rejected_before)
         except _RejectedRecords as error:
             self.report.counts = counts_before
-            self._problem(f"{path}: {error.count} record(s) rejected; {lost} (--atomic)")
+            self._problem(f"{path}: {error.count} record(s) rejected; {self._lost} (--atomic)")
         except (IngestError, OSError) as error:
-            self.report.failed_files += 1
-            if self.atomic:
-                self.report.counts = counts_before
-            self._problem(
-                f"{error}; {lost}"
-                if isinstance(error, IngestError)
-                else f"{path}: cannot read: {error.strerror or error}"
-            )
+            self._file_failed(path, error, counts_before)
+
+    def _file_failed(
+        self, path: Path, error: IngestError | OSError, counts_before: dict[str, UpsertCounts]
+    ) -> None:
+        """Count a file that failed part-way (what an atomic one stored is undone) and
+        tell why."""
+        self.report.failed_files += 1
+        if self.atomic:
+            self.report.counts = counts_before
+        if isinstance(error, IngestError):
+            self._problem(f"{error}; {self._lost}")
+        else:
+            self._problem(f"{path}: cannot read: {error.strerror or error}")
+
+    def _batches(self, path: Path) -> Iterator[Batch]:
+        """The file's checked batches, read in the reader process or a thread."""
+        if self._reader is not None:
+            return self._reader.batches(path)
+        return read_ahead(
+            check_batches(path, self.batch_size), READ_AHEAD_BATCHES, name="assay-import-reader"
+        )
+
+    @property
+    def _lost(self) -> str:
+        """What a file that fails leaves unstored."""
+        if self.atomic:
+            return "nothing of the file was stored"
+        return "the batch in progress was not stored"
 
     def _store_batches(self, batches: Iterable[Batch], collector: BatchCollector) -> None:
         for kind, batch, position, problems, rejected in batches:
@@ -215,6 +228,10 @@ class _RejectedRecords(Exception):
     def __init__(self, count: int) -> None:
         super().__init__(f"{count} record(s) rejected")
         self.count = count
+
+
+# What a damaged or truncated archive or compressed stream raises while it is read.
+_DAMAGED = (EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile)
 
 
 def check_batches(path: Path, batch_size: int) -> Iterator[Batch]:
@@ -255,17 +272,14 @@ def check_batches(path: Path, batch_size: int) -> Iterator[Batch]:
                     if batch is not None and len(batch) >= batch_size:
                         position = raw.tell()
                         yield flush(record.kind, position)
-        except (EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile) as error:
-            if problems:
-                pending.clear()
-                yield flush("", position)
-            raise IngestError(
-                str(path), "", f"the compressed data is damaged or truncated ({error})"
-            ) from None
-        except (IngestError, OSError):
+        except (*_DAMAGED, IngestError, OSError) as error:
             if problems:  # the records rejected before the file failed are still told
                 pending.clear()
                 yield flush("", position)
+            if isinstance(error, _DAMAGED):
+                raise IngestError(
+                    str(path), "", f"the compressed data is damaged or truncated ({error})"
+                ) from None
             raise
         for kind in list(pending):
             yield flush(kind, raw.tell())
@@ -301,31 +315,27 @@ class _ReaderProcess:
         self._requests.put(str(path))
         finished = False
         try:
-            while True:
-                try:
-                    message = self._items.get(timeout=1.0)
-                except queue.Empty:
-                    if not self._process.is_alive():
-                        raise OSError(
-                            f"the reader process ended (exit code {self._process.exitcode})"
-                        ) from None
-                    continue
-                tag = message[0]
-                if tag == "batch":
-                    yield _restored(message[1])
-                elif tag == "end":
-                    finished = True
-                    return
-                elif tag == "ingest-error":
-                    finished = True
-                    raise IngestError(*message[1])
-                else:
-                    finished = True
-                    raise OSError(message[1])
+            while (message := self._next_message())[0] == "batch":
+                yield _restored(message[1])
+            finished = True
+            _raise_failure(message)
         finally:
             if not finished:
                 # Left part-way (the writer failed): the reader is still on this file.
                 self.close()
+
+    def _next_message(self) -> tuple[Any, ...]:
+        """The reader's next message, waited for as long as the reader lives."""
+        while True:
+            try:
+                message: tuple[Any, ...] = self._items.get(timeout=1.0)
+            except queue.Empty:
+                if not self._process.is_alive():
+                    raise OSError(
+                        f"the reader process ended (exit code {self._process.exitcode})"
+                    ) from None
+                continue
+            return message
 
     def close(self) -> None:
         if self._process is None:
@@ -341,6 +351,15 @@ class _ReaderProcess:
         for channel in (self._requests, self._items):
             channel.cancel_join_thread()
             channel.close()
+
+
+def _raise_failure(message: tuple[Any, ...]) -> None:
+    """Raise the failure a reader's last message for a file tells (none for `end`)."""
+    tag = message[0]
+    if tag == "ingest-error":
+        raise IngestError(*message[1])
+    if tag != "end":
+        raise OSError(message[1])
 
 
 def _serve_reads(batch_size: int, requests: Any, items: Any, parent: int) -> None:
@@ -423,53 +442,3 @@ def _restored(batch: Batch) -> Batch:
         for values in records
     ]
     return kind, restored, position, problems, rejected
-
-
-_DONE = object()
-
-
-def _read_ahead(items: Iterator[Any], depth: int) -> Iterator[Any]:
-    """`items`, produced by a background thread at most `depth` items ahead.
-
-    An exception in the producer is raised here, after the items before it. If the
-    consumer stops early (an exception of its own), the producer is told to stop.
-    """
-    buffer: queue.Queue[Any] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(item: Any) -> bool:
-        while not stop.is_set():
-            try:
-                buffer.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not put((item, None)):
-                    return
-        except BaseException as error:  # handed to the consumer, which raises it
-            put((_DONE, error))
-            return
-        finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()  # a generator left early still closes its files now
-        put((_DONE, None))
-
-    producer = threading.Thread(target=produce, name="assay-import-reader", daemon=True)
-    producer.start()
-    try:
-        while True:
-            item, error = buffer.get()
-            if item is _DONE:
-                if error is not None:
-                    raise error
-                return
-            yield item
-    finally:
-        stop.set()
-        producer.join()

@@ -58,26 +58,40 @@ def members(path: Path, raw: IO[bytes]) -> Iterator[Member]:
     position tells how far the import has got)."""
     name = path.name.lower()
     if name.endswith((".tar.gz", ".tgz", ".tar")):
-        with tarfile.open(fileobj=raw, mode="r:*") as archive:
-            entries = sorted(
-                (m for m in archive.getmembers() if m.isfile() and _is_json_name(m.name)),
-                key=lambda m: m.name,
-            )
-            for entry in entries:
-                if entry.size > MAX_MEMBER_BYTES:
-                    raise IngestError(str(path), entry.name, "archive member is too large")
-                yield Member(f"{path}!{entry.name}", _tar_opener(archive, entry))
-        return
-    if name.endswith(".zip"):
-        with zipfile.ZipFile(raw) as zipped:
-            for info in sorted(zipped.infolist(), key=lambda i: i.filename):
-                if info.is_dir() or not _is_json_name(info.filename):
-                    continue
-                if info.file_size > MAX_MEMBER_BYTES:
-                    raise IngestError(str(path), info.filename, "archive member is too large")
-                yield Member(f"{path}!{info.filename}", _zip_opener(zipped, info))
-        return
-    gzipped = name.endswith(".gz")
+        yield from _tar_members(path, raw)
+    elif name.endswith(".zip"):
+        yield from _zip_members(path, raw)
+    else:
+        yield _file_member(path, raw, gzipped=name.endswith(".gz"))
+
+
+def _tar_members(path: Path, raw: IO[bytes]) -> Iterator[Member]:
+    with tarfile.open(fileobj=raw, mode="r:*") as archive:
+        entries = sorted(
+            (m for m in archive.getmembers() if m.isfile() and _is_json_name(m.name)),
+            key=lambda m: m.name,
+        )
+        for entry in entries:
+            _check_member_size(path, entry.name, entry.size)
+            yield Member(f"{path}!{entry.name}", _tar_opener(archive, entry))
+
+
+def _zip_members(path: Path, raw: IO[bytes]) -> Iterator[Member]:
+    with zipfile.ZipFile(raw) as zipped:
+        for info in sorted(zipped.infolist(), key=lambda i: i.filename):
+            if info.is_dir() or not _is_json_name(info.filename):
+                continue
+            _check_member_size(path, info.filename, info.file_size)
+            yield Member(f"{path}!{info.filename}", _zip_opener(zipped, info))
+
+
+def _check_member_size(path: Path, name: str, size: int) -> None:
+    if size > MAX_MEMBER_BYTES:
+        raise IngestError(str(path), name, "archive member is too large")
+
+
+def _file_member(path: Path, raw: IO[bytes], *, gzipped: bool) -> Member:
+    """The file itself, read from its start each time it is opened."""
 
     def reopen() -> IO[bytes]:
         raw.seek(0)
@@ -85,7 +99,7 @@ def members(path: Path, raw: IO[bytes]) -> Iterator[Member]:
             return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))  # leaves `raw` open
         return open(raw.fileno(), "rb", closefd=False)
 
-    yield Member(str(path), reopen)
+    return Member(str(path), reopen)
 
 
 def _is_json_name(name: str) -> bool:
@@ -162,25 +176,35 @@ def _json_lines(member: Member) -> Iterator[SourceRecord]:
             yield _classify(value, member.name, f"line {number}")
 
 
+# The kind of a record given without its wrapper, by the keys only it has (in this order;
+# a record with none of them is a CVE when its `id` is text).
+_KIND_BY_KEYS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("cveChangeId",), "change"),
+    (("matchCriteriaId", "criteria"), "cpematch"),
+    (("cpeNameId",), "cpe"),
+    (("sourceIdentifiers",), "source"),
+)
+
+
 def _classify(value: Any, source: str, position: str) -> SourceRecord:
-    if isinstance(value, dict) and len(value) == 1:
-        ((key, inner),) = value.items()
-        if key in WRAPPERS:
-            return SourceRecord(WRAPPERS[key], position, inner)
     if isinstance(value, dict):
-        if "cveChangeId" in value:
-            return SourceRecord("change", position, value)
-        if "matchCriteriaId" in value and "criteria" in value:
-            return SourceRecord("cpematch", position, value)
-        if "cpeNameId" in value:
-            return SourceRecord("cpe", position, value)
-        if "sourceIdentifiers" in value:
-            return SourceRecord("source", position, value)
-        if isinstance(value.get("id"), str):
-            return SourceRecord("cve", position, value)
+        if len(value) == 1:
+            ((key, inner),) = value.items()
+            if key in WRAPPERS:
+                return SourceRecord(WRAPPERS[key], position, inner)
+        kind = _unwrapped_kind(value)
+        if kind is not None:
+            return SourceRecord(kind, position, value)
     raise IngestError(
         source, position, "expected a CVE, CPE, match-criteria, change or source record"
     )
+
+
+def _unwrapped_kind(value: dict[str, Any]) -> str | None:
+    for keys, kind in _KIND_BY_KEYS:
+        if all(key in value for key in keys):
+            return kind
+    return "cve" if isinstance(value.get("id"), str) else None
 
 
 def _json_document(member: Member) -> Iterator[SourceRecord]:

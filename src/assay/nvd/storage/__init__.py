@@ -56,17 +56,9 @@ def open_store(
         raise StoreError(
             f"{_shown(url)}: no store there (it is made by `assay nvd import` or sync)"
         )
+    if _is_postgres(url):
+        return _postgres_store(url, timeout=timeout)
     scheme = _scheme(url)
-    if scheme in ("postgres", "postgresql"):
-        try:
-            from assay.nvd.storage.postgres import PostgresStore
-        except ImportError as error:
-            raise StoreError(
-                f"{redact_url(url)}: a PostgreSQL store needs the PostgreSQL driver, "
-                f"installed with assay's postgres extra (pip install 'assay[postgres]'); "
-                f"found {error}"
-            ) from None
-        return PostgresStore(url, timeout=timeout)
     if scheme in ("sqlite", "") or len(scheme) == 1:  # bare paths, including C:\ on Windows
         from assay.nvd.storage.sqlite import SqliteStore
 
@@ -74,11 +66,23 @@ def open_store(
     raise StoreError(f"unsupported store URL scheme {scheme!r}: expected sqlite: or postgresql:")
 
 
+def _postgres_store(url: str, *, timeout: float | None) -> Store:
+    try:
+        from assay.nvd.storage.postgres import PostgresStore
+    except ImportError as error:
+        raise StoreError(
+            f"{redact_url(url)}: a PostgreSQL store needs the PostgreSQL driver, "
+            f"installed with assay's postgres extra (pip install 'assay[postgres]'); "
+            f"found {error}"
+        ) from None
+    return PostgresStore(url, timeout=timeout)
+
+
 def _replicated(url: str, read_urls: Sequence[str], *, timeout: float | None) -> Store:
     from assay.nvd.storage.replicated import COPY_WAIT, ReplicatedStore
 
     for given in (url, *read_urls):
-        if _scheme(given) not in ("postgres", "postgresql"):
+        if not _is_postgres(given):
             raise StoreError(
                 f"{_shown(given)}: read replicas are PostgreSQL streaming replicas of a "
                 "PostgreSQL primary: expected postgresql:// URLs"
@@ -94,7 +98,7 @@ def _replicated(url: str, read_urls: Sequence[str], *, timeout: float | None) ->
 
 def store_exists(url: str) -> bool:
     """Whether the store named by `url` has been created (by an import, a sync or --create)."""
-    if _scheme(url) in ("postgres", "postgresql"):
+    if _is_postgres(url):
         return _postgres_store_exists(url)
     from assay.nvd.storage.sqlite import path_from_url
 
@@ -106,9 +110,13 @@ def _scheme(url: str) -> str:
     return url.split(":", 1)[0].lower() if ":" in url else ""
 
 
+def _is_postgres(url: str) -> bool:
+    return _scheme(url) in ("postgres", "postgresql")
+
+
 def _shown(url: str) -> str:
     """`url` as an error may show it: a PostgreSQL URL without its credentials."""
-    if _scheme(url) in ("postgres", "postgresql"):
+    if _is_postgres(url):
         from assay.nvd.storage.postgres import parse_url
 
         return parse_url(url).describe()

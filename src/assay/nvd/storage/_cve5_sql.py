@@ -40,6 +40,7 @@ from assay.nvd.storage._source_changes import (
     SourceChanges,
     bump_and_mark,
 )
+from assay.nvd.storage._sqlite_io import write_transaction
 from assay.nvd.storage.interface import UpsertCounts
 
 SQLITE_CVE5_SCHEMA = (
@@ -217,6 +218,18 @@ def _in(count: int) -> str:
     return "(" + ", ".join("?" * count) + ")"
 
 
+def _rows_in(run: Executor, statement: str, keys: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+    """The rows of `statement`, which ends in `IN`, for every one of `keys` (run for
+    `CHUNK` of them at a time)."""
+    for chunk in _chunks(keys):
+        yield from run.rows(f"{statement} {_in(len(chunk))}", chunk)
+
+
+def _write_meta(run: Executor, meta: Mapping[str, str] | None) -> None:
+    if meta:
+        run.many(META, list(meta.items()))
+
+
 class Cve5Tables(SourceChanges):
     """The tables' methods over `_cve5_writing` / `_cve5_reading` (each backend's)."""
 
@@ -232,78 +245,50 @@ class Cve5Tables(SourceChanges):
         """Insert or replace by CVE id; a record replaces a stored one only when its
         `dateUpdated` is later."""
         counts = UpsertCounts()
-        latest: dict[str, CveRecord] = {}
-        for record in batch:
-            known = latest.get(record.cve_id)
-            if known is None or record.date_updated > known.date_updated:
-                latest[record.cve_id] = record
+        latest = _latest_per_cve(batch)
         counts.unchanged += len(batch) - len(latest)
         with self._cve5_writing("writing CVE 5 records") as run:
-            stored: dict[str, str] = {}
-            for chunk in _chunks(list(latest)):
-                for cve_id, updated in run.rows(
-                    f"SELECT cve_id, date_updated FROM cve5 WHERE cve_id IN {_in(len(chunk))}",
-                    chunk,
-                ):
-                    stored[str(cve_id)] = str(updated)
-            written: list[CveRecord] = []
-            for record in latest.values():
-                known_date = stored.get(record.cve_id)
-                if known_date is None:
-                    counts.added += 1
-                elif record.date_updated > known_date:
-                    counts.updated += 1
-                else:
-                    counts.unchanged += 1
-                    continue
-                written.append(record)
+            stored = {
+                str(cve_id): str(updated)
+                for cve_id, updated in _rows_in(
+                    run, "SELECT cve_id, date_updated FROM cve5 WHERE cve_id IN", list(latest)
+                )
+            }
+            written = [
+                r
+                for r in latest.values()
+                if r.cve_id not in stored or r.date_updated > stored[r.cve_id]
+            ]
             replaced = [r.cve_id for r in written if r.cve_id in stored]
-            for chunk in _chunks(replaced):
-                run.rows(f"DELETE FROM cve5_key WHERE cve_id IN {_in(len(chunk))}", chunk)
-                run.rows(f"DELETE FROM cve5 WHERE cve_id IN {_in(len(chunk))}", chunk)
-            run.many(
-                "INSERT INTO cve5 (cve_id, date_updated, state, record) VALUES (?, ?, ?, ?)",
-                [(r.cve_id, r.date_updated, r.state, pack(r.raw)) for r in written],
-            )
-            run.many(
-                "INSERT INTO cve5_key (key, cve_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                [
-                    (key, r.cve_id)
-                    for r in written
-                    for container in r.containers
-                    for affected in container.affected
-                    for key in affected_keys(affected)
-                ],
-            )
+            counts.added += len(written) - len(replaced)
+            counts.updated += len(replaced)
+            counts.unchanged += len(latest) - len(written)
+            _delete_cve5(run, replaced)
+            _insert_cve5(run, written)
             bump_and_mark(run, "cve5", [r.cve_id for r in written])
-            if meta:
-                run.many(META, list(meta.items()))
+            _write_meta(run, meta)
         return counts
 
     def cve5_records(self, cve_ids: Sequence[str]) -> dict[str, bytes]:
         """The stored bytes of those of `cve_ids` the store holds."""
-        found: dict[str, bytes] = {}
         with self._cve5_reading("reading CVE 5 records") as run:
-            for chunk in _chunks(list(dict.fromkeys(cve_ids))):
-                for cve_id, record in run.rows(
-                    f"SELECT cve_id, record FROM cve5 WHERE cve_id IN {_in(len(chunk))}", chunk
-                ):
-                    found[str(cve_id)] = unpack(bytes(record))
-        return found
+            return {
+                str(cve_id): unpack(bytes(record))
+                for cve_id, record in _rows_in(
+                    run, "SELECT cve_id, record FROM cve5 WHERE cve_id IN", _distinct(cve_ids)
+                )
+            }
 
     def cve5_lookup(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         """(key, CVE id) for every record with an `affected[]` entry found by one of `keys`
         (`assay.cve5.index`)."""
-        found: list[tuple[str, str]] = []
         with self._cve5_reading("looking up CVE 5 records") as run:
-            for chunk in _chunks(list(dict.fromkeys(keys))):
-                found.extend(
-                    (str(key), str(cve_id))
-                    for key, cve_id in run.rows(
-                        f"SELECT key, cve_id FROM cve5_key WHERE key IN {_in(len(chunk))}", chunk
-                    )
+            return [
+                (str(key), str(cve_id))
+                for key, cve_id in _rows_in(
+                    run, "SELECT key, cve_id FROM cve5_key WHERE key IN", _distinct(keys)
                 )
-        return found
+            ]
 
     def count_cve5(self) -> int:
         with self._cve5_reading("counting CVE 5 records") as run:
@@ -333,36 +318,32 @@ class Cve5Tables(SourceChanges):
         removed: Sequence[str] | None,
         meta: Mapping[str, str] | None,
     ) -> tuple[UpsertCounts, int]:
-        counts = UpsertCounts()
         rows = _kev_rows(entries)
         with self._cve5_writing("writing the KEV catalogue") as run:
             stored = {
                 str(key): bytes(entry) for key, entry in run.rows("SELECT cve_id, entry FROM kev")
             }
-            leaving = set(stored) - {row[0] for row in rows} if removed is None else removed
-            gone = sorted(set(leaving) & set(stored))
+            gone = _kev_leaving(stored, rows, removed)
             for chunk in _chunks(gone):
                 run.rows(f"DELETE FROM kev WHERE cve_id IN {_in(len(chunk))}", chunk)
             changed = [row for row in rows if stored.get(row[0]) != row[6]]
             run.many(KEV_UPSERT, changed)
-            counts.added = sum(1 for row in changed if row[0] not in stored)
-            counts.updated = len(changed) - counts.added
-            counts.unchanged = len(rows) - len(changed)
+            added = sum(1 for row in changed if row[0] not in stored)
+            counts = UpsertCounts(added, len(changed) - added, len(rows) - len(changed))
             bump_and_mark(run, "kev", [*(row[0] for row in changed), *gone])
-            if meta:
-                run.many(META, list(meta.items()))
+            _write_meta(run, meta)
         return counts, len(gone)
 
     def kev_entries(self, cve_ids: Sequence[str]) -> dict[str, KevEntry]:
-        found: dict[str, KevEntry] = {}
         with self._cve5_reading("reading KEV entries") as run:
-            for chunk in _chunks(list(dict.fromkeys(cve_ids))):
-                for cve_id, entry in run.rows(
-                    f"SELECT cve_id, entry FROM kev WHERE cve_id IN {_in(len(chunk))}", chunk
-                ):
-                    value = orjson.loads(bytes(entry))
-                    found[str(cve_id)] = entry_from_value(value, f"stored KEV entry {cve_id}")
-        return found
+            return {
+                str(cve_id): entry_from_value(
+                    orjson.loads(bytes(entry)), f"stored KEV entry {cve_id}"
+                )
+                for cve_id, entry in _rows_in(
+                    run, "SELECT cve_id, entry FROM kev WHERE cve_id IN", _distinct(cve_ids)
+                )
+            }
 
     def upsert_epss(
         self, scores: EpssScores, *, meta: Mapping[str, str] | None = None
@@ -382,25 +363,71 @@ class Cve5Tables(SourceChanges):
             counts.updated = len(changed) - counts.added
             counts.unchanged = len(rows) - len(changed)
             bump_and_mark(run, "epss", changed)
-            if meta:
-                run.many(META, list(meta.items()))
+            _write_meta(run, meta)
         return counts
 
     def epss_scores(self, cve_ids: Sequence[str]) -> dict[str, tuple[EpssScore, str, str]]:
-        found: dict[str, tuple[EpssScore, str, str]] = {}
         with self._cve5_reading("reading EPSS scores") as run:
-            for chunk in _chunks(list(dict.fromkeys(cve_ids))):
-                for cve_id, score, percentile, day, model in run.rows(
+            return {
+                str(cve_id): (
+                    EpssScore(str(cve_id), float(score), float(percentile)),
+                    str(day),
+                    str(model),
+                )
+                for cve_id, score, percentile, day, model in _rows_in(
+                    run,
                     "SELECT cve_id, score, percentile, score_date, model_version FROM epss "
-                    f"WHERE cve_id IN {_in(len(chunk))}",
-                    chunk,
-                ):
-                    found[str(cve_id)] = (
-                        EpssScore(str(cve_id), float(score), float(percentile)),
-                        str(day),
-                        str(model),
-                    )
-        return found
+                    "WHERE cve_id IN",
+                    _distinct(cve_ids),
+                )
+            }
+
+
+def _distinct(keys: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(keys))
+
+
+def _latest_per_cve(batch: Sequence[CveRecord]) -> dict[str, CveRecord]:
+    """The first of the latest records of each CVE id (by `dateUpdated`)."""
+    latest: dict[str, CveRecord] = {}
+    for record in batch:
+        known = latest.get(record.cve_id)
+        if known is None or record.date_updated > known.date_updated:
+            latest[record.cve_id] = record
+    return latest
+
+
+def _delete_cve5(run: Executor, cve_ids: Sequence[str]) -> None:
+    for chunk in _chunks(cve_ids):
+        run.rows(f"DELETE FROM cve5_key WHERE cve_id IN {_in(len(chunk))}", chunk)
+        run.rows(f"DELETE FROM cve5 WHERE cve_id IN {_in(len(chunk))}", chunk)
+
+
+def _insert_cve5(run: Executor, records: Sequence[CveRecord]) -> None:
+    """The records' rows and their look-up keys (`assay.cve5.index`)."""
+    run.many(
+        "INSERT INTO cve5 (cve_id, date_updated, state, record) VALUES (?, ?, ?, ?)",
+        [(r.cve_id, r.date_updated, r.state, pack(r.raw)) for r in records],
+    )
+    run.many(
+        "INSERT INTO cve5_key (key, cve_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        [
+            (key, r.cve_id)
+            for r in records
+            for container in r.containers
+            for affected in container.affected
+            for key in affected_keys(affected)
+        ],
+    )
+
+
+def _kev_leaving(
+    stored: Mapping[str, bytes], rows: Sequence[tuple[Any, ...]], removed: Sequence[str] | None
+) -> list[str]:
+    """The stored entries that go, in id order: those of `removed`, or (None: `rows` are
+    the whole catalogue) every one the catalogue no longer has."""
+    leaving = set(stored) - {row[0] for row in rows} if removed is None else set(removed)
+    return sorted(leaving & set(stored))
 
 
 def _kev_rows(entries: Sequence[KevEntry]) -> list[tuple[Any, ...]]:
@@ -491,18 +518,9 @@ class SqliteCve5(Cve5Tables):
     @contextmanager
     def _cve5_writing(self, action: str) -> Iterator[Executor]:
         connection = self._connection()
-        outer = self._in_transaction()
         try:
-            if not outer:
-                connection.execute("BEGIN IMMEDIATE")
-            try:
+            with write_transaction(connection, outer=self._in_transaction()):
                 yield SqliteExecutor(connection)
-            except BaseException:
-                if not outer and connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
-            if not outer:
-                connection.execute("COMMIT")
         except sqlite3.Error as error:
             raise StoreError(f"{action}: the SQLite store at {self.path}: {error}") from error
 

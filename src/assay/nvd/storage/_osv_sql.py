@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from assay.nvd.storage.write_rule import latest_per_key
 from assay.osv.index import index_keys
 from assay.osv.record import OsvRecord
 
@@ -123,9 +124,6 @@ INDEX_INSERT_POSTGRES = {
 
 def latest_per_id(batch: Sequence[OsvRecord]) -> dict[str, OsvRecord]:
     """The last of the latest records of each id in `batch`."""
-    latest: dict[str, OsvRecord] = {}
-    for record in batch:
-        current = latest.get(record.id)
-        if current is None or record.modified_key >= current.modified_key:
-            latest[record.id] = record
-    return latest
+    return latest_per_key(
+        batch, key=lambda record: record.id, order=lambda record: record.modified_key
+    )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from assay.nvd.cpe import Cpe
 from assay.nvd.cve_query import CveQuery, VersionBound
+from assay.nvd.params import Window
 from assay.nvd.versions import version_key
 
 # CPE component columns of the criteria table, in CPE order.
@@ -29,16 +30,48 @@ class Dialect:
     name: str
     placeholder: str
 
-    def keyword_condition(self, builder: SqlBuilder, words: Sequence[str], exact: bool) -> str:
+    def keyword_condition(
+        self, builder: SqlBuilder, words: Sequence[str], exact: bool, target: TextSearch
+    ) -> str:
+        """`target`'s rows whose text has `words` (each a prefix of a word, or the whole
+        phrase when `exact`): FTS5 in SQLite, a `tsquery` in PostgreSQL."""
         if self.name == "sqlite":
             return (
-                "c.id IN (SELECT rowid FROM cve_text WHERE cve_text MATCH "
-                f"{builder.param(fts5_expression(words, exact))})"
+                f"{target.alias}.id IN (SELECT rowid FROM {target.fts_table} WHERE "
+                f"{target.fts_table} MATCH {builder.param(fts5_expression(words, exact))})"
             )
         expression = tsquery_expression(words, exact)
         if expression is None:
             return "1 = 0"  # as in FTS5, a word that yields no token matches nothing
-        return f"c.search_vector @@ CAST({builder.param(expression)} AS tsquery)"
+        return f"{target.alias}.search_vector @@ CAST({builder.param(expression)} AS tsquery)"
+
+
+@dataclass(frozen=True, slots=True)
+class TextSearch:
+    """Where a keyword search looks: the rows `alias`, indexed by the FTS5 table
+    `fts_table` (rowid = the row's id) in SQLite, by their `search_vector` in PostgreSQL."""
+
+    alias: str
+    fts_table: str
+
+
+CVE_TEXT = TextSearch("c", "cve_text")
+
+
+def keyword_search(
+    builder: SqlBuilder, words: Sequence[str], exact: bool, target: TextSearch
+) -> str:
+    """The condition of a keyword search; words of punctuation alone are left out, and
+    a search of nothing else matches nothing."""
+    searchable = [word for word in words if any(ch.isalnum() for ch in word)]
+    if not searchable:
+        return "1 = 0"  # punctuation alone is no word of any description, title or link
+    return builder.dialect.keyword_condition(builder, searchable, exact, target)
+
+
+def window_condition(column: str, window: Window, builder: SqlBuilder) -> str:
+    """`column` within the window, both ends included."""
+    return f"{column} BETWEEN {builder.param(window.start)} AND {builder.param(window.end)}"
 
 
 SQLITE = Dialect("sqlite", "?")
@@ -79,19 +112,25 @@ def tsquery_expression(words: Sequence[str], exact: bool) -> str | None:
     tokens is a phrase whose last token is a prefix, as `"cross-site"*` is in FTS5.
     """
     if exact:
-        tokens = search_tokens(" ".join(words))
-        if not tokens or not all(_fits_lexeme(token) for token in tokens):
-            return None
-        return " <-> ".join(_quoted_lexeme(token) for token in tokens)
+        lexemes = _lexemes(" ".join(words))
+        return None if lexemes is None else " <-> ".join(lexemes)
     groups: list[str] = []
     for word in words:
-        tokens = search_tokens(word)
-        if not tokens or not all(_fits_lexeme(token) for token in tokens):
+        lexemes = _lexemes(word)
+        if lexemes is None:
             return None
-        lexemes = [_quoted_lexeme(token) for token in tokens]
         lexemes[-1] += ":*"
         groups.append("(" + " <-> ".join(lexemes) + ")")
     return " & ".join(groups)
+
+
+def _lexemes(text: str) -> list[str] | None:
+    """The quoted lexemes of `text`'s tokens, or None when it has none, or one too long
+    to be a lexeme."""
+    tokens = search_tokens(text)
+    if not tokens or not all(_fits_lexeme(token) for token in tokens):
+        return None
+    return [_quoted_lexeme(token) for token in tokens]
 
 
 # PostgreSQL's limit for one lexeme, in bytes.
@@ -186,71 +225,82 @@ def written_since(alias: str, table: str, generation: int | None, builder: SqlBu
 
 
 def cve_where(query: CveQuery, builder: SqlBuilder) -> str:
-    """The WHERE clause (over `cve c`) of a CVE query; `1 = 1` when unfiltered."""
-    p = builder.param
-    conditions: list[str] = written_since("c", "cve", query.since_generation, builder)
-    if query.cve_id is not None:
-        conditions.append(f"c.cve_id = {p(query.cve_id)}")
-    if query.cve_ids is not None:
-        conditions.append(f"c.cve_id IN {builder.params_in(query.cve_ids)}")
-    if query.no_rejected:
-        conditions.append("c.rejected = 0")
-    if query.has_kev:
-        conditions.append("c.kev_added IS NOT NULL")
-    for column, window in (
-        ("c.published", query.pub_window),
-        ("c.last_modified", query.last_mod_window),
-        ("c.kev_added", query.kev_window),
-    ):
-        if window is not None:
-            conditions.append(f"{column} BETWEEN {p(window.start)} AND {p(window.end)}")
+    """The WHERE clause (over `cve c`) of a CVE query; `1 = 1` when unfiltered.
 
-    facets: list[tuple[str, str]] = []
-    if query.cve_tag is not None:
-        facets.append(("tag", query.cve_tag))
-    if query.cwe_id is not None:
-        facets.append(("cwe", query.cwe_id))
-    if query.source_identifier is not None:
-        facets.append(("source", query.source_identifier))
-    if query.cvss_severity is not None:
-        version, severity = query.cvss_severity
-        facets.append((f"sev{version}", severity))
-    for flag, kind in (
-        (query.has_cert_alerts, "certAlert"),
-        (query.has_cert_notes, "certNote"),
-        (query.has_oval, "oval"),
-    ):
-        if flag:
-            facets.append((kind, "1"))
-    for kind, value in facets:
-        conditions.append(
-            f"c.id IN (SELECT cve FROM cve_facet WHERE kind = {p(kind)} AND value = {p(value)})"
-        )
+    Placeholders are positional: the conditions are built strictly left to right."""
+    conditions: list[str] = written_since("c", "cve", query.since_generation, builder)
+    conditions += _cve_column_conditions(query, builder)
+    conditions += [_facet_condition(kind, value, builder) for kind, value in _facets(query)]
     if query.cvss_metrics is not None:
-        version, pairs = query.cvss_metrics
-        # Every pair in one vector (one metric entry), not spread over several: the
-        # distinct vectors holding them all (a few thousand to search), then their CVEs.
-        # Placeholders are positional: the text is built strictly left to right.
-        text = f"c.id IN (SELECT cve FROM cve_facet WHERE kind = {p('vec' + version)} AND value IN "
-        text += f"(SELECT v.vector FROM cvss_vector v WHERE v.kind = {p('vec' + version)}"
-        for pair in pairs:
-            pattern = p("%/" + _like_escaped(pair) + "/%")
-            text += f" AND '/' || v.vector || '/' LIKE {pattern} ESCAPE '!'"
-        conditions.append(text + "))")
+        conditions.append(_cvss_metrics_condition(*query.cvss_metrics, builder))
     if query.keywords:
-        searchable = [word for word in query.keywords if any(ch.isalnum() for ch in word)]
-        if searchable:
-            conditions.append(
-                builder.dialect.keyword_condition(builder, searchable, query.keyword_exact)
-            )
-        else:
-            conditions.append("1 = 0")  # punctuation alone is no word of any description
+        conditions.append(keyword_search(builder, query.keywords, query.keyword_exact, CVE_TEXT))
     if query.cpe_name is not None:
         conditions.append(cpe_name_filter(query.cpe_name, query.is_vulnerable, builder))
     elif query.virtual_match is not None:
         conditions.append(
             f"c.id IN ({virtual_match_cves(query.virtual_match, query.version_start, query.version_end, builder)})"
         )
+    return all_of(conditions)
+
+
+def _cve_column_conditions(query: CveQuery, builder: SqlBuilder) -> list[str]:
+    """The conditions on the columns of `cve` itself."""
+    conditions: list[str] = []
+    if query.cve_id is not None:
+        conditions.append(f"c.cve_id = {builder.param(query.cve_id)}")
+    if query.cve_ids is not None:
+        conditions.append(f"c.cve_id IN {builder.params_in(query.cve_ids)}")
+    for flag, condition in (
+        (query.no_rejected, "c.rejected = 0"),
+        (query.has_kev, "c.kev_added IS NOT NULL"),
+    ):
+        if flag:
+            conditions.append(condition)
+    for column, window in (
+        ("c.published", query.pub_window),
+        ("c.last_modified", query.last_mod_window),
+        ("c.kev_added", query.kev_window),
+    ):
+        if window is not None:
+            conditions.append(window_condition(column, window, builder))
+    return conditions
+
+
+def _facets(query: CveQuery) -> list[tuple[str, str]]:
+    """The (kind, value) rows of `cve_facet` a CVE must have to be selected."""
+    severity = query.cvss_severity
+    asked: tuple[tuple[str, str | None], ...] = (
+        ("tag", query.cve_tag),
+        ("cwe", query.cwe_id),
+        ("source", query.source_identifier),
+        (f"sev{severity[0]}", severity[1]) if severity is not None else ("", None),
+        ("certAlert", "1" if query.has_cert_alerts else None),
+        ("certNote", "1" if query.has_cert_notes else None),
+        ("oval", "1" if query.has_oval else None),
+    )
+    return [(kind, value) for kind, value in asked if value is not None]
+
+
+def _facet_condition(kind: str, value: str, builder: SqlBuilder) -> str:
+    p = builder.param
+    return f"c.id IN (SELECT cve FROM cve_facet WHERE kind = {p(kind)} AND value = {p(value)})"
+
+
+def _cvss_metrics_condition(version: str, pairs: Sequence[str], builder: SqlBuilder) -> str:
+    """Every pair in one vector (one metric entry), not spread over several: the
+    distinct vectors holding them all (a few thousand to search), then their CVEs."""
+    p = builder.param
+    text = f"c.id IN (SELECT cve FROM cve_facet WHERE kind = {p('vec' + version)} AND value IN "
+    text += f"(SELECT v.vector FROM cvss_vector v WHERE v.kind = {p('vec' + version)}"
+    for pair in pairs:
+        pattern = p("%/" + _like_escaped(pair) + "/%")
+        text += f" AND '/' || v.vector || '/' LIKE {pattern} ESCAPE '!'"
+    return text + "))"
+
+
+def all_of(conditions: Sequence[str]) -> str:
+    """The conditions joined by AND; `1 = 1` when there are none."""
     return " AND ".join(conditions) if conditions else "1 = 1"
 
 
@@ -274,6 +324,18 @@ def cve_ids_select(query: CveQuery, builder: SqlBuilder) -> str:
             query.virtual_match, query.version_start, query.version_end, builder
         )
     return f"SELECT c.id FROM cve c WHERE {cve_where(query, builder)}"
+
+
+def component_equalities(
+    components: Sequence[str], builder: SqlBuilder, prefix: str = "", *, with_version: bool = True
+) -> list[str]:
+    """Each component other than `*` equal in its column (`prefix` names the table:
+    `"p."`); the version left out unless `with_version`."""
+    return [
+        f"{prefix}{column} = {builder.param(value)}"
+        for column, value in zip(COMPONENT_COLUMNS, components, strict=True)
+        if value != "*" and (with_version or column != "version")
+    ]
 
 
 def _like_escaped(text: str) -> str:
@@ -311,7 +373,7 @@ def cpe_name_cves(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> str:
         "WHERE m.match_criteria_id = criteria.match_criteria_id)) "
         "UNION ALL SELECT l.cve FROM cpe_match_name n JOIN cpe_match m ON m.id = n.match "
         "JOIN criteria k ON k.match_criteria_id = m.match_criteria_id "
-        "JOIN cve_criteria l ON l.criteria = k.id WHERE " + (" AND ".join(expanded) or "1 = 1")
+        "JOIN cve_criteria l ON l.criteria = k.id WHERE " + all_of(expanded)
     )
 
 
@@ -371,14 +433,7 @@ def virtual_match_condition(
     requested one: a literal version in `match` is the range [v, v]; versionStart and
     versionEnd bound it; a criteria's literal version is a one-point range, its `*` the
     range its bounds give (unbounded without them), and `-` overlaps nothing."""
-    p = builder.param
-    parts = [
-        f"{column} = {p(value)}"
-        for index, (column, value) in enumerate(
-            zip(COMPONENT_COLUMNS, match.components, strict=True)
-        )
-        if value != "*" and index != 3
-    ]
+    parts = component_equalities(match.components, builder, with_version=False)
     requested = match.version
     if requested == "-":
         parts.append("version = '-'")
@@ -386,27 +441,42 @@ def virtual_match_condition(
     if requested != "*":
         start = end = VersionBound(requested, True)
     if start is None and end is None:
-        return " AND ".join(parts) if parts else "1 = 1"
+        return all_of(parts)
     # Placeholders are positional: build the text strictly left to right.
-    literal: list[str] = ["version_key IS NOT NULL"]
-    if start is not None:
-        s = version_key(start.version)
-        literal.append(
-            f"(version_key > {p(s)}" + (f" OR version_key = {p(s)})" if start.inclusive else ")")
-        )
-    if end is not None:
-        e = version_key(end.version)
-        literal.append(
-            f"(version_key < {p(e)}" + (f" OR version_key = {p(e)})" if end.inclusive else ")")
-        )
-    ranged: list[str] = ["version = '*'"]
-    if start is not None:
-        s = version_key(start.version)
-        touching = " AND end_inclusive = 1" if start.inclusive else " AND 1 = 0"
-        ranged.append(f"(end_key IS NULL OR end_key > {p(s)} OR end_key = {p(s)}{touching})")
-    if end is not None:
-        e = version_key(end.version)
-        touching = " AND start_inclusive = 1" if end.inclusive else " AND 1 = 0"
-        ranged.append(f"(start_key IS NULL OR start_key < {p(e)} OR start_key = {p(e)}{touching})")
-    parts.append("((" + " AND ".join(literal) + ") OR (" + " AND ".join(ranged) + "))")
+    literal = _literal_version_overlap(start, end, builder)
+    ranged = _ranged_version_overlap(start, end, builder)
+    parts.append(f"(({literal}) OR ({ranged}))")
     return " AND ".join(parts)
+
+
+def _literal_version_overlap(
+    start: VersionBound | None, end: VersionBound | None, builder: SqlBuilder
+) -> str:
+    """A criteria of a literal version (a one-point range) within [start, end]."""
+    literal: list[str] = ["version_key IS NOT NULL"]
+    for bound, above in ((start, ">"), (end, "<")):
+        if bound is not None:
+            key = version_key(bound.version)
+            text = f"(version_key {above} {builder.param(key)}"
+            if bound.inclusive:
+                text += f" OR version_key = {builder.param(key)}"
+            literal.append(text + ")")
+    return " AND ".join(literal)
+
+
+def _ranged_version_overlap(
+    start: VersionBound | None, end: VersionBound | None, builder: SqlBuilder
+) -> str:
+    """A criteria of version `*` whose own range (its bounds, unbounded without them)
+    overlaps [start, end]: its end is not below `start`, its start not above `end`."""
+    ranged: list[str] = ["version = '*'"]
+    for bound, side, beyond in ((start, "end", ">"), (end, "start", "<")):
+        if bound is not None:
+            p = builder.param
+            key = version_key(bound.version)
+            touching = f" AND {side}_inclusive = 1" if bound.inclusive else " AND 1 = 0"
+            ranged.append(
+                f"({side}_key IS NULL OR {side}_key {beyond} {p(key)}"
+                f" OR {side}_key = {p(key)}{touching})"
+            )
+    return " AND ".join(ranged)

@@ -42,8 +42,11 @@ from assay.nvd.source_query import SourceQuery
 from assay.nvd.storage._sql import (
     COMPONENT_COLUMNS,
     SqlBuilder,
-    fts5_expression,
-    tsquery_expression,
+    TextSearch,
+    all_of,
+    component_equalities,
+    keyword_search,
+    window_condition,
     written_since,
 )
 
@@ -82,79 +85,61 @@ def cpe_where(query: CpeQuery, builder: SqlBuilder, source: CriteriaSource | Non
     `source` is how `query.match_criteria_id` resolved (the store looks it up first);
     an id that resolves to nothing matches no product.
     """
-    p = builder.param
     conditions = written_since("p", "cpe", query.since_generation, builder)
     if query.cpe_name_id is not None:
-        conditions.append(f"p.cpe_name_id = {p(query.cpe_name_id)}")
+        conditions.append(f"p.cpe_name_id = {builder.param(query.cpe_name_id)}")
     if query.match_string is not None:
         conditions.extend(pattern_conditions(query.match_string, builder, "p"))
     if query.keywords:
-        conditions.append(_keyword_condition(builder, query.keywords, query.keyword_exact))
+        conditions.append(keyword_search(builder, query.keywords, query.keyword_exact, CPE_TEXT))
     if query.last_mod_window is not None:
-        window = query.last_mod_window
-        conditions.append(f"p.last_modified BETWEEN {p(window.start)} AND {p(window.end)}")
+        conditions.append(window_condition("p.last_modified", query.last_mod_window, builder))
     if query.match_criteria_id is not None:
-        if source is not None and source.stored_match is not None:
-            conditions.append(
-                "p.cpe_name_id IN (SELECT cpe_name_id FROM cpe_match_name "
-                f"WHERE match = {p(source.stored_match)})"
-            )
-        elif source is not None and source.criteria is not None:
-            conditions.extend(expansion_conditions(source.criteria, builder, "p"))
-        else:
-            conditions.append("1 = 0")
-    return " AND ".join(conditions) if conditions else "1 = 1"
+        conditions.extend(_criteria_conditions(source or CriteriaSource(), builder))
+    return all_of(conditions)
+
+
+CPE_TEXT = TextSearch("p", "cpe_text")
+
+
+def _criteria_conditions(source: CriteriaSource, builder: SqlBuilder) -> list[str]:
+    """The products a match criteria expands to: the stored record's own `matches`,
+    else those its criteria stands for, else none."""
+    if source.stored_match is not None:
+        return [
+            "p.cpe_name_id IN (SELECT cpe_name_id FROM cpe_match_name "
+            f"WHERE match = {builder.param(source.stored_match)})"
+        ]
+    if source.criteria is not None:
+        return expansion_conditions(source.criteria, builder, "p")
+    return ["1 = 0"]
 
 
 def pattern_conditions(pattern: Cpe, builder: SqlBuilder, alias: str) -> list[str]:
     """`matches_match_string`: every component of the pattern other than `*` is equal."""
-    return [
-        f"{alias}.{column} = {builder.param(value)}"
-        for column, value in zip(COMPONENT_COLUMNS, pattern.components, strict=True)
-        if value != "*"
-    ]
+    return component_equalities(pattern.components, builder, f"{alias}.")
 
 
 def expansion_conditions(criteria: Criteria, builder: SqlBuilder, alias: str) -> list[str]:
     """`criteria_expands_to` over the product rows `alias`: the dictionary names a
     criteria stands for when NVD's own expansion is not stored."""
-    p = builder.param
-    parts: list[str] = []
-    for index, (column, value) in enumerate(
-        zip(COMPONENT_COLUMNS, criteria.components, strict=True)
-    ):
-        if index != 3 and value != "*":
-            parts.append(f"{alias}.{column} = {p(value)}")
+    parts = component_equalities(criteria.components, builder, f"{alias}.", with_version=False)
     version = criteria.components[3]
     if version != "*":
-        parts.append(f"{alias}.version = {p(version)}")
+        parts.append(f"{alias}.version = {builder.param(version)}")
         return parts
     if criteria.start_key is None and criteria.end_key is None:
         return parts
     key = f"{alias}.version_key"
     parts.append(f"{key} IS NOT NULL")
-    if criteria.start_key is not None:
-        s = p(criteria.start_key)
-        parts.append(f"{key} >= {s}" if criteria.start_inclusive else f"{key} > {s}")
-    if criteria.end_key is not None:
-        e = p(criteria.end_key)
-        parts.append(f"{key} <= {e}" if criteria.end_inclusive else f"{key} < {e}")
+    for bound, inclusive, beyond in (
+        (criteria.start_key, criteria.start_inclusive, ">"),
+        (criteria.end_key, criteria.end_inclusive, "<"),
+    ):
+        if bound is not None:
+            operator = beyond + "=" if inclusive else beyond
+            parts.append(f"{key} {operator} {builder.param(bound)}")
     return parts
-
-
-def _keyword_condition(builder: SqlBuilder, words: tuple[str, ...], exact: bool) -> str:
-    searchable = [word for word in words if any(ch.isalnum() for ch in word)]
-    if not searchable:
-        return "1 = 0"  # punctuation alone is no word of any title or link
-    if builder.dialect.name == "sqlite":
-        return (
-            "p.id IN (SELECT rowid FROM cpe_text WHERE cpe_text MATCH "
-            f"{builder.param(fts5_expression(searchable, exact))})"
-        )
-    expression = tsquery_expression(searchable, exact)
-    if not expression:
-        return "1 = 0"  # as in FTS5, a word that yields no token matches nothing
-    return f"p.search_vector @@ CAST({builder.param(expression)} AS tsquery)"
 
 
 def cpematch_where(query: CpeMatchQuery, builder: SqlBuilder) -> str:
@@ -172,12 +157,12 @@ def cpematch_where(query: CpeMatchQuery, builder: SqlBuilder) -> str:
     if query.match_string is not None:
         conditions.extend(pattern_conditions(query.match_string, builder, "m"))
     if query.last_mod_window is not None:
-        start, end = query.last_mod_window.start, query.last_mod_window.end
+        window = query.last_mod_window
         conditions.append(
-            f"(m.last_modified BETWEEN {p(start)} AND {p(end)} "
-            f"OR m.cpe_last_modified BETWEEN {p(start)} AND {p(end)})"
+            f"({window_condition('m.last_modified', window, builder)} "
+            f"OR {window_condition('m.cpe_last_modified', window, builder)})"
         )
-    return " AND ".join(conditions) if conditions else "1 = 1"
+    return all_of(conditions)
 
 
 def change_where(query: HistoryQuery, builder: SqlBuilder) -> str:
@@ -191,9 +176,8 @@ def change_where(query: HistoryQuery, builder: SqlBuilder) -> str:
     if query.event_name is not None:
         conditions.append(f"h.event_key = {p(event_key(query.event_name))}")
     if query.change_window is not None:
-        window = query.change_window
-        conditions.append(f"h.created BETWEEN {p(window.start)} AND {p(window.end)}")
-    return " AND ".join(conditions) if conditions else "1 = 1"
+        conditions.append(window_condition("h.created", query.change_window, builder))
+    return all_of(conditions)
 
 
 def source_where(query: SourceQuery, builder: SqlBuilder) -> str:
@@ -206,6 +190,5 @@ def source_where(query: SourceQuery, builder: SqlBuilder) -> str:
             f"WHERE i.identifier = {p(query.source_identifier)})"
         )
     if query.last_mod_window is not None:
-        window = query.last_mod_window
-        conditions.append(f"s.last_modified BETWEEN {p(window.start)} AND {p(window.end)}")
-    return " AND ".join(conditions) if conditions else "1 = 1"
+        conditions.append(window_condition("s.last_modified", query.last_mod_window, builder))
+    return all_of(conditions)

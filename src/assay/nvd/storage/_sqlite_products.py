@@ -9,11 +9,12 @@ no page is an O(startIndex) scan.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from assay.nvd.change_record import ChangeFacts
 from assay.nvd.cpe_query import CpeQuery
@@ -40,8 +41,15 @@ from assay.nvd.storage._sql_products import (
     cpematch_where,
     source_where,
 )
+from assay.nvd.storage._sqlite_io import (
+    BUMP_GENERATION,
+    chunks,
+    select_in,
+    write_meta,
+    write_transaction,
+)
 from assay.nvd.storage.interface import Page, UpsertCounts
-from assay.nvd.storage.write_rule import stored_stays
+from assay.nvd.storage.write_rule import latest_per_key, stored_stays
 
 
 class _Facts(Protocol):
@@ -150,14 +158,14 @@ CREATE INDEX IF NOT EXISTS {table}_written_by_generation ON {table}_written (gen
     for table in WRITTEN_TABLES
 )
 
+_COLUMNS_SET = ", ".join(f"{column.strip()} = ?" for column in _COLUMNS.split(","))
 _CPE_INSERT = (
     f"INSERT INTO cpe (cpe_name_id, created, last_modified, deprecated, {_COLUMNS}, "
     "version_key, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _CPE_UPDATE = (
     "UPDATE cpe SET created = ?, last_modified = ?, deprecated = ?, "
-    + ", ".join(f"{column.strip()} = ?" for column in _COLUMNS.split(","))
-    + ", version_key = ?, record = ? WHERE id = ?"
+    f"{_COLUMNS_SET}, version_key = ?, record = ? WHERE id = ?"
 )
 _MATCH_INSERT = (
     "INSERT INTO cpe_match (match_criteria_id, created, last_modified, cpe_last_modified, "
@@ -166,9 +174,8 @@ _MATCH_INSERT = (
 )
 _MATCH_UPDATE = (
     "UPDATE cpe_match SET created = ?, last_modified = ?, cpe_last_modified = ?, status = ?, "
-    + ", ".join(f"{column.strip()} = ?" for column in _COLUMNS.split(","))
-    + ", version_key = ?, start_key = ?, start_inclusive = ?, end_key = ?, end_inclusive = ?, "
-    "record = ? WHERE id = ?"
+    f"{_COLUMNS_SET}, version_key = ?, start_key = ?, start_inclusive = ?, end_key = ?, "
+    "end_inclusive = ?, record = ? WHERE id = ?"
 )
 _MATCH_NAME_INSERT = (
     f"INSERT INTO cpe_match_name (match, cpe_name_id, {_COLUMNS}) "
@@ -181,13 +188,6 @@ _CHANGE_INSERT = (
 _CHANGE_UPDATE = (
     "UPDATE cve_change SET cve_id = ?, event_key = ?, created = ?, record = ? WHERE id = ?"
 )
-# (table, unique key column, ordering column) for the generic upsert and fetch paths.
-_TABLES = {
-    "cpe": ("cpe_name_id", "last_modified"),
-    "cpe_match": ("match_criteria_id", "last_modified"),
-    "cve_change": ("cve_change_id", "created"),
-    "source": ("source_key", "last_modified"),
-}
 _COMPONENT_COUNT = 11
 
 
@@ -209,55 +209,14 @@ class ProductStoreMixin:
     def upsert_cpes(
         self, batch: Sequence[CpeFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        def row(facts: CpeFacts) -> tuple[Any, ...]:
-            return (
-                facts.created,
-                facts.last_modified,
-                int(facts.deprecated),
-                *facts.components,
-                facts.version_key,
-                facts.record,
-            )
-
-        def insert(connection: sqlite3.Connection, facts: CpeFacts) -> None:
-            cursor = connection.execute(_CPE_INSERT, (facts.cpe_name_id, *row(facts)))
-            connection.execute(
-                "INSERT INTO cpe_text (rowid, text) VALUES (?, ?)",
-                (cursor.lastrowid, facts.search_text),
-            )
-
-        def replace(connection: sqlite3.Connection, row_id: int, facts: CpeFacts) -> None:
-            connection.execute(_CPE_UPDATE, (*row(facts), row_id))
-            connection.execute("DELETE FROM cpe_text WHERE rowid = ?", (row_id,))
-            connection.execute(
-                "INSERT INTO cpe_text (rowid, text) VALUES (?, ?)", (row_id, facts.search_text)
-            )
-
-        return self._upsert(
-            "cpe",
-            batch,
-            key=lambda facts: facts.cpe_name_id,
-            order=lambda facts: facts.last_modified,
-            insert=insert,
-            replace=replace,
-            meta=meta,
-        )
+        return self._upsert(_CPES, batch, meta)
 
     def search_cpes(self, query: CpeQuery) -> Page:
-        connection = self._connection()
         source = None
         if query.match_criteria_id is not None:
-            source = self._criteria_source(connection, query.match_criteria_id)
-        builder = SqlBuilder(SQLITE)
-        where = cpe_where(query, builder, source)
-        return self._page(
-            connection,
-            "cpe",
-            f"SELECT p.id FROM cpe p WHERE {where} ORDER BY {CPE_ORDER}",
-            builder.params,
-            query,
-            cacheable=query.cpe_name_id is None,
-        )
+            source = self._criteria_source(self._connection(), query.match_criteria_id)
+        where = functools.partial(cpe_where, query, source=source)
+        return self._search(_CPE_LISTING, query, where, cacheable=query.cpe_name_id is None)
 
     def _criteria_source(self, connection: sqlite3.Connection, criteria_id: str) -> CriteriaSource:
         row = connection.execute(STORED_MATCH_SQL.format(p="?"), (criteria_id,)).fetchone()
@@ -286,59 +245,12 @@ class ProductStoreMixin:
     def upsert_match_strings(
         self, batch: Sequence[MatchFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        def row(facts: MatchFacts) -> tuple[Any, ...]:
-            c = facts.criteria
-            return (
-                facts.created,
-                facts.last_modified,
-                facts.cpe_last_modified,
-                facts.status,
-                *c.components,
-                c.version_key,
-                c.start_key,
-                int(c.start_inclusive),
-                c.end_key,
-                int(c.end_inclusive),
-                facts.record,
-            )
-
-        def insert_names(connection: sqlite3.Connection, row_id: int, facts: MatchFacts) -> None:
-            connection.executemany(
-                _MATCH_NAME_INSERT,
-                [(row_id, name.cpe_name_id, *name.components) for name in facts.names],
-            )
-
-        def insert(connection: sqlite3.Connection, facts: MatchFacts) -> None:
-            cursor = connection.execute(_MATCH_INSERT, (facts.match_criteria_id, *row(facts)))
-            assert cursor.lastrowid is not None
-            insert_names(connection, cursor.lastrowid, facts)
-
-        def replace(connection: sqlite3.Connection, row_id: int, facts: MatchFacts) -> None:
-            connection.execute(_MATCH_UPDATE, (*row(facts), row_id))
-            connection.execute("DELETE FROM cpe_match_name WHERE match = ?", (row_id,))
-            insert_names(connection, row_id, facts)
-
-        return self._upsert(
-            "cpe_match",
-            batch,
-            key=lambda facts: facts.match_criteria_id,
-            order=lambda facts: facts.last_modified,
-            insert=insert,
-            replace=replace,
-            meta=meta,
-        )
+        return self._upsert(_MATCHES, batch, meta)
 
     def search_match_strings(self, query: CpeMatchQuery) -> Page:
-        connection = self._connection()
-        builder = SqlBuilder(SQLITE)
-        where = cpematch_where(query, builder)
-        return self._page(
-            connection,
-            "cpe_match",
-            f"SELECT m.id FROM cpe_match m WHERE {where} ORDER BY {MATCH_ORDER}",
-            builder.params,
-            query,
-            cacheable=query.match_criteria_id is None and query.cve_id is None,
+        cacheable = query.match_criteria_id is None and query.cve_id is None
+        return self._search(
+            _MATCH_LISTING, query, functools.partial(cpematch_where, query), cacheable=cacheable
         )
 
     def cve_naming_criteria(self, match_criteria_id: str) -> str | None:
@@ -354,157 +266,96 @@ class ProductStoreMixin:
     def upsert_changes(
         self, batch: Sequence[ChangeFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        def row(facts: ChangeFacts) -> tuple[Any, ...]:
-            return (facts.cve_id, facts.event_key, facts.created, facts.record)
-
-        def insert(connection: sqlite3.Connection, facts: ChangeFacts) -> None:
-            connection.execute(_CHANGE_INSERT, (facts.cve_change_id, *row(facts)))
-
-        def replace(connection: sqlite3.Connection, row_id: int, facts: ChangeFacts) -> None:
-            connection.execute(_CHANGE_UPDATE, (*row(facts), row_id))
-
-        return self._upsert(
-            "cve_change",
-            batch,
-            key=lambda facts: facts.cve_change_id,
-            order=lambda facts: facts.created,
-            insert=insert,
-            replace=replace,
-            meta=meta,
-        )
+        return self._upsert(_CHANGES, batch, meta)
 
     def search_changes(self, query: HistoryQuery) -> Page:
-        connection = self._connection()
-        builder = SqlBuilder(SQLITE)
-        where = change_where(query, builder)
-        return self._page(
-            connection,
-            "cve_change",
-            f"SELECT h.id FROM cve_change h WHERE {where} ORDER BY {CHANGE_ORDER}",
-            builder.params,
-            query,
-            cacheable=query.cve_id is None,
-        )
+        where = functools.partial(change_where, query)
+        return self._search(_CHANGE_LISTING, query, where, cacheable=query.cve_id is None)
 
     # -- sources (CVE assigners) -----------------------------------------------------
 
     def upsert_sources(
         self, batch: Sequence[SourceFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        def insert_identifiers(
-            connection: sqlite3.Connection, row_id: int, facts: SourceFacts
-        ) -> None:
-            connection.executemany(
-                "INSERT INTO source_identifier (source, identifier) VALUES (?, ?)",
-                [(row_id, identifier) for identifier in facts.identifiers],
-            )
-
-        def insert(connection: sqlite3.Connection, facts: SourceFacts) -> None:
-            cursor = connection.execute(
-                "INSERT INTO source (source_key, created, last_modified, record) "
-                "VALUES (?, ?, ?, ?)",
-                (facts.source_key, facts.created, facts.last_modified, facts.record),
-            )
-            assert cursor.lastrowid is not None
-            insert_identifiers(connection, cursor.lastrowid, facts)
-
-        def replace(connection: sqlite3.Connection, row_id: int, facts: SourceFacts) -> None:
-            connection.execute(
-                "UPDATE source SET created = ?, last_modified = ?, record = ? WHERE id = ?",
-                (facts.created, facts.last_modified, facts.record, row_id),
-            )
-            connection.execute("DELETE FROM source_identifier WHERE source = ?", (row_id,))
-            insert_identifiers(connection, row_id, facts)
-
-        return self._upsert(
-            "source",
-            batch,
-            key=lambda facts: facts.source_key,
-            order=lambda facts: facts.last_modified,
-            insert=insert,
-            replace=replace,
-            meta=meta,
-        )
+        return self._upsert(_SOURCES, batch, meta)
 
     def search_sources(self, query: SourceQuery) -> Page:
-        connection = self._connection()
-        builder = SqlBuilder(SQLITE)
-        where = source_where(query, builder)
-        return self._page(
-            connection,
-            "source",
-            f"SELECT s.id FROM source s WHERE {where} ORDER BY {SOURCE_ORDER}",
-            builder.params,
-            query,
-            cacheable=False,  # a few hundred rows: the whole list is cheap
-        )
+        # A few hundred rows: the whole list is cheap.
+        where = functools.partial(source_where, query)
+        return self._search(_SOURCE_LISTING, query, where, cacheable=False)
 
     # -- shared paths ----------------------------------------------------------------
 
     def _upsert(
-        self,
-        table: str,
-        batch: Sequence[F],
-        *,
-        key: Callable[[F], str],
-        order: Callable[[F], str],
-        insert: Callable[[sqlite3.Connection, F], None],
-        replace: Callable[[sqlite3.Connection, int, F], None],
-        meta: Mapping[str, str] | None,
+        self, table: _Table[F], batch: Sequence[F], meta: Mapping[str, str] | None
     ) -> UpsertCounts:
         """One transaction: insert new keys, replace when the incoming record is at least
-        as new (by `order`) and differs, leave everything else as it is; write `meta`."""
-        key_column, order_column = _TABLES[table]
+        as new (by the table's `order`) and differs, leave everything else as it is;
+        write `meta`."""
+        key_column, order_column = table.key_column, table.order_column
         counts = UpsertCounts()
-        latest: dict[str, F] = {}
-        for facts in batch:
-            newest = latest.get(key(facts))
-            if newest is None or order(facts) >= order(newest):
-                latest[key(facts)] = facts
+        latest = latest_per_key(batch, table.key, table.order)
         counts.unchanged += len(batch) - len(latest)
         connection = self._connection()
-        with _transaction(connection, outer=self._in_transaction()):
-            existing: dict[str, tuple[int, str, bytes]] = {}
-            keys = list(latest)
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
-                marks = ", ".join("?" * len(chunk))
-                for found_key, row_id, found_order, record in connection.execute(
-                    f"SELECT {key_column}, id, {order_column}, record FROM {table} "
-                    f"WHERE {key_column} IN ({marks})",
-                    chunk,
-                ):
-                    existing[found_key] = (row_id, found_order, record)
+        with write_transaction(connection, outer=self._in_transaction()):
+            existing: dict[str, tuple[int, str, bytes]] = {
+                found_key: (row_id, found_order, record)
+                for found_key, row_id, found_order, record in select_in(
+                    connection,
+                    f"SELECT {key_column}, id, {order_column}, record FROM {table.name} "
+                    f"WHERE {key_column} IN",
+                    list(latest),
+                )
+            }
             written: list[str] = []
             for item_key, facts in latest.items():
                 current = existing.get(item_key)
                 if current is None:
-                    insert(connection, facts)
+                    table.add(connection, facts)
                     counts.added += 1
-                    written.append(item_key)
-                    continue
-                row_id, current_order, record = current
-                if stored_stays(order(facts), current_order, same=facts.record == record):
+                elif stored_stays(table.order(facts), current[1], same=facts.record == current[2]):
                     counts.unchanged += 1
                     continue
-                replace(connection, row_id, facts)
-                counts.updated += 1
+                else:
+                    table.replace(connection, current[0], facts)
+                    counts.updated += 1
                 written.append(item_key)
-            if written:
-                generation = self._generation(connection) + 1  # what the bump below makes
-                for start in range(0, len(written), 500):
-                    chunk = written[start : start + 500]
-                    connection.execute(
-                        f"INSERT OR REPLACE INTO {table}_written (row, generation) "
-                        f"SELECT id, ? FROM {table} WHERE {key_column} IN "
-                        f"({', '.join('?' * len(chunk))})",
-                        [generation, *chunk],
-                    )
-                connection.execute(
-                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
-                )
+            self._mark_written(connection, table, written)
             write_meta(connection, meta)
         return counts
+
+    def _mark_written(
+        self, connection: sqlite3.Connection, table: _Table[F], keys: list[str]
+    ) -> None:
+        """Advance the generation and mark the rows of `keys` written at it (nothing when
+        there are none)."""
+        if not keys:
+            return
+        generation = self._generation(connection) + 1  # what the bump below makes
+        for chunk in chunks(keys, 500):
+            connection.execute(
+                f"INSERT OR REPLACE INTO {table.name}_written (row, generation) "
+                f"SELECT id, ? FROM {table.name} WHERE {table.key_column} IN "
+                f"({', '.join('?' * len(chunk))})",
+                [generation, *chunk],
+            )
+        connection.execute(BUMP_GENERATION)
+
+    def _search(
+        self,
+        listing: _Listing,
+        query: _Paged,
+        where: Callable[[SqlBuilder], str],
+        *,
+        cacheable: bool,
+    ) -> Page:
+        """A page of the rows of a listing that `where` selects, in the listing's order."""
+        table, alias = listing.table, listing.alias
+        builder = SqlBuilder(SQLITE)
+        sql = f"SELECT {alias}.id FROM {table} {alias} WHERE {where(builder)} ORDER BY {listing.order}"
+        return self._page(
+            self._connection(), table, sql, builder.params, query, cacheable=cacheable
+        )
 
     def _page(
         self,
@@ -532,38 +383,150 @@ class ProductStoreMixin:
     def _fetch(self, connection: sqlite3.Connection, table: str, ids: Iterable[int]) -> list[bytes]:
         assert table in _TABLES
         wanted = list(ids)
-        by_id: dict[int, bytes] = {}
-        for start in range(0, len(wanted), 1000):
-            chunk = wanted[start : start + 1000]
-            marks = ", ".join("?" * len(chunk))
-            by_id.update(
-                connection.execute(f"SELECT id, record FROM {table} WHERE id IN ({marks})", chunk)
-            )
+        by_id: dict[int, bytes] = dict(
+            select_in(connection, f"SELECT id, record FROM {table} WHERE id IN", wanted, 1000)
+        )
         return [by_id[row_id] for row_id in wanted if row_id in by_id]
 
 
-def write_meta(connection: sqlite3.Connection, meta: Mapping[str, str] | None) -> None:
-    """Set `meta`'s values inside the caller's transaction."""
-    if meta:
-        connection.executemany(
-            "INSERT INTO meta (key, value) VALUES (?, ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            list(meta.items()),
-        )
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """What an API lists: the rows of `table` (read as `alias`), in `order`."""
+
+    table: str
+    alias: str
+    order: str
 
 
-@contextmanager
-def _transaction(connection: sqlite3.Connection, *, outer: bool) -> Iterator[None]:
-    """One write transaction, or a part of the enclosing one (`outer`, which commits or
-    rolls back the whole)."""
-    if outer:
-        yield
-        return
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
+_CPE_LISTING = _Listing("cpe", "p", CPE_ORDER)
+_MATCH_LISTING = _Listing("cpe_match", "m", MATCH_ORDER)
+_CHANGE_LISTING = _Listing("cve_change", "h", CHANGE_ORDER)
+_SOURCE_LISTING = _Listing("source", "s", SOURCE_ORDER)
+
+
+@dataclass(frozen=True, slots=True)
+class _Dependents(Generic[F]):
+    """The rows of another table that belong to a stored row (its search text, its
+    names): written with it, and anew when it is replaced."""
+
+    insert: str
+    delete: str  # all of a row's, by its id
+    rows: Callable[[int, F], list[tuple[object, ...]]]
+
+    def add(self, connection: sqlite3.Connection, row_id: int, facts: F) -> None:
+        connection.executemany(self.insert, self.rows(row_id, facts))
+
+
+@dataclass(frozen=True, slots=True)
+class _Table(Generic[F]):
+    """How one kind of record is stored: its row (`insert` takes the key, then
+    `values`; `update` takes `values`, then the row id), what tells its versions apart
+    (`order_column`), and the rows that depend on it."""
+
+    name: str
+    key_column: str  # unique; the facts name it as the table does
+    order_column: str
+    insert: str
+    update: str
+    values: Callable[[F], tuple[object, ...]]
+    dependents: _Dependents[F] | None = None
+
+    def key(self, facts: F) -> str:
+        return str(getattr(facts, self.key_column))
+
+    def order(self, facts: F) -> str:
+        return str(getattr(facts, self.order_column))
+
+    def add(self, connection: sqlite3.Connection, facts: F) -> None:
+        cursor = connection.execute(self.insert, (self.key(facts), *self.values(facts)))
+        if self.dependents is not None:
+            assert cursor.lastrowid is not None
+            self.dependents.add(connection, cursor.lastrowid, facts)
+
+    def replace(self, connection: sqlite3.Connection, row_id: int, facts: F) -> None:
+        connection.execute(self.update, (*self.values(facts), row_id))
+        if self.dependents is not None:
+            connection.execute(self.dependents.delete, (row_id,))
+            self.dependents.add(connection, row_id, facts)
+
+
+def _cpe_values(facts: CpeFacts) -> tuple[object, ...]:
+    return (
+        facts.created,
+        facts.last_modified,
+        int(facts.deprecated),
+        *facts.components,
+        facts.version_key,
+        facts.record,
+    )
+
+
+def _match_values(facts: MatchFacts) -> tuple[object, ...]:
+    c = facts.criteria
+    return (
+        facts.created,
+        facts.last_modified,
+        facts.cpe_last_modified,
+        facts.status,
+        *c.components,
+        c.version_key,
+        c.start_key,
+        int(c.start_inclusive),
+        c.end_key,
+        int(c.end_inclusive),
+        facts.record,
+    )
+
+
+_CPES: _Table[CpeFacts] = _Table(
+    "cpe",
+    "cpe_name_id",
+    "last_modified",
+    _CPE_INSERT,
+    _CPE_UPDATE,
+    _cpe_values,
+    _Dependents(
+        "INSERT INTO cpe_text (rowid, text) VALUES (?, ?)",
+        "DELETE FROM cpe_text WHERE rowid = ?",
+        lambda row_id, facts: [(row_id, facts.search_text)],
+    ),
+)
+_MATCHES: _Table[MatchFacts] = _Table(
+    "cpe_match",
+    "match_criteria_id",
+    "last_modified",
+    _MATCH_INSERT,
+    _MATCH_UPDATE,
+    _match_values,
+    _Dependents(
+        _MATCH_NAME_INSERT,
+        "DELETE FROM cpe_match_name WHERE match = ?",
+        lambda row_id, facts: [
+            (row_id, name.cpe_name_id, *name.components) for name in facts.names
+        ],
+    ),
+)
+_CHANGES: _Table[ChangeFacts] = _Table(
+    "cve_change",
+    "cve_change_id",
+    "created",
+    _CHANGE_INSERT,
+    _CHANGE_UPDATE,
+    lambda facts: (facts.cve_id, facts.event_key, facts.created, facts.record),
+)
+_SOURCES: _Table[SourceFacts] = _Table(
+    "source",
+    "source_key",
+    "last_modified",
+    "INSERT INTO source (source_key, created, last_modified, record) VALUES (?, ?, ?, ?)",
+    "UPDATE source SET created = ?, last_modified = ?, record = ? WHERE id = ?",
+    lambda facts: (facts.created, facts.last_modified, facts.record),
+    _Dependents(
+        "INSERT INTO source_identifier (source, identifier) VALUES (?, ?)",
+        "DELETE FROM source_identifier WHERE source = ?",
+        lambda row_id, facts: [(row_id, identifier) for identifier in facts.identifiers],
+    ),
+)
+_TABLES: dict[str, _Table[Any]] = {
+    table.name: table for table in (_CPES, _MATCHES, _CHANGES, _SOURCES)
+}

@@ -184,17 +184,27 @@ def failure_kind(error: StoreError) -> str | None:
     import psycopg
     from psycopg_pool import PoolTimeout
 
-    cause: BaseException | None = error.__cause__ or error.__context__
-    while cause is not None:
+    for cause in _causes(error):
         if isinstance(cause, PoolTimeout):
             return "busy"
         if isinstance(cause, psycopg.Error):
-            state = cause.sqlstate
-            if state is None or state.startswith(_AWAY_STATES):
-                return "away"
-            return "conflict" if state in _CONFLICT_STATES else None
-        cause = cause.__cause__ or cause.__context__
+            return _state_kind(cause.sqlstate)
     return None
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """What led to `error`, nearest first."""
+    cause = error.__cause__ or error.__context__
+    while cause is not None:
+        yield cause
+        cause = cause.__cause__ or cause.__context__
+
+
+def _state_kind(state: str | None) -> str | None:
+    """`failure_kind` of a PostgreSQL error of SQLSTATE `state`."""
+    if state is None or state.startswith(_AWAY_STATES):
+        return "away"
+    return "conflict" if state in _CONFLICT_STATES else None
 
 
 class ReplicatedStore:
@@ -250,14 +260,19 @@ class ReplicatedStore:
             copy.failed(error)
         return kind is not None
 
-    def _read(self, call: Callable[[Store], T]) -> T:
+    def _pinned(self) -> Copy | None:
+        """The copy this thread's reads go to (inside `read_at_generation` or a block of
+        writes), if any."""
         pinned: Copy | None = getattr(self._local, "copy", None)
-        if pinned is not None:
-            return call(pinned.store())
+        return pinned
+
+    def _first_answer(self, copies: list[Copy], attempt: Callable[[Copy], T]) -> T:
+        """`attempt` on each of `copies` in turn until one answers; a failure that is the
+        caller's is raised at once, and the last one when no copy answers."""
         failure: StoreError | None = None
-        for copy in self.copies():
+        for copy in copies:
             try:
-                result = call(copy.store())
+                result = attempt(copy)
             except StoreError as error:
                 if not self._retry_elsewhere(copy, error):
                     raise
@@ -268,29 +283,36 @@ class ReplicatedStore:
         assert failure is not None
         raise failure
 
+    def _read(self, call: Callable[[Store], T]) -> T:
+        pinned = self._pinned()
+        if pinned is not None:
+            return call(pinned.store())
+        return self._first_answer(self.copies(), lambda copy: call(copy.store()))
+
     def read_at_generation(self, read: Callable[[], T], *, at_least: int = 0) -> tuple[int, T]:
-        pinned: Copy | None = getattr(self._local, "copy", None)
+        pinned = self._pinned()
         if pinned is not None:
             return pinned.store().generation(), read()
-        failure: StoreError | None = None
-        for copy in self.copies(at_least):
-            self._local.copy = copy
-            try:
-                generation = copy.store().generation()
-                result = read()
-            except StoreError as error:
-                if not self._retry_elsewhere(copy, error):
-                    raise
-                failure = error
-                continue
-            finally:
-                self._local.copy = None
-            copy.answered()
-            copy.saw(generation)
-            self._seen = max(self._seen, generation)
-            return generation, result
-        assert failure is not None
-        raise failure
+        generation, result = self._first_answer(
+            self.copies(at_least), lambda copy: self._read_on(copy, read)
+        )
+        self._seen = max(self._seen, generation)
+        return generation, result
+
+    def _read_on(self, copy: Copy, read: Callable[[], T]) -> tuple[int, T]:
+        """`read` with this thread's reads pinned to `copy`, and the generation it read."""
+        self._local.copy = copy
+        try:
+            generation = copy.store().generation()
+            result = read()
+        finally:
+            self._local.copy = None
+        copy.saw(generation)
+        return generation, result
+
+    def _lazy_reads(self) -> Copy:
+        """The copy a lazy read goes to: a failure part-way is the caller's to see."""
+        return self._pinned() or self.copies()[0]
 
     # -- writes: the primary only -----------------------------------------------------
 
@@ -346,10 +368,7 @@ class ReplicatedStore:
         return self._read(lambda store: store.search_cves(query))
 
     def find_cves(self, queries: Sequence[CveQuery]) -> Iterator[tuple[bytes, tuple[int, ...]]]:
-        # Read lazily from one copy: a failure part-way is the caller's to see.
-        pinned: Copy | None = getattr(self._local, "copy", None)
-        copy = pinned or self.copies()[0]
-        yield from copy.store().find_cves(queries)
+        yield from self._lazy_reads().store().find_cves(queries)
 
     def count_cves(self) -> int:
         return self._read(lambda store: store.count_cves())
@@ -423,9 +442,7 @@ class ReplicatedStore:
         return self._read(lambda store: store.osv_ecosystems())
 
     def iter_osv(self, ecosystem: str | None = None) -> Iterator[bytes]:
-        pinned: Copy | None = getattr(self._local, "copy", None)
-        copy = pinned or self.copies()[0]
-        yield from copy.store().iter_osv(ecosystem)
+        yield from self._lazy_reads().store().iter_osv(ecosystem)
 
     def exclusive(self, name: str) -> AbstractContextManager[None]:
         return self._write(lambda store: store.exclusive(name))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import functools
 import os
 import re
 import sqlite3
@@ -28,12 +27,20 @@ from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._service_rows import SQLITE_SERVICE_SCHEMA
 from assay.nvd.storage._source_changes import backfill
 from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_ids_select, cve_where
+from assay.nvd.storage._sqlite_io import (
+    BUMP_GENERATION,
+    read_snapshot,
+    select_in,
+    store_errors,
+    write_meta,
+    write_transaction,
+)
 from assay.nvd.storage._sqlite_order import WALK_ORDERS, ApiOrder, keyword_ids
 from assay.nvd.storage._sqlite_osv import OsvStoreMixin
-from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin, write_meta
+from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin
 from assay.nvd.storage._sqlite_service import ServiceStoreMixin
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
-from assay.nvd.storage.write_rule import stored_stays
+from assay.nvd.storage.write_rule import latest_per_key, stored_stays
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -146,16 +153,16 @@ FIND_CACHE_KIB = -4096  # `find_cves`'s page cache while it reads records (4 MiB
 # which stay, as do the keys and the uniqueness the writes rely on).
 BULK_DEFERRED_INDEXES = ("cve_by_last_modified", "criteria_by_product", "criteria_by_id")
 
+_FULL_SCHEMA = (
+    SCHEMA
+    + DERIVED_SCHEMA
+    + PRODUCT_SCHEMA
+    + SQLITE_SERVICE_SCHEMA
+    + SQLITE_CVE5_SCHEMA
+    + SQLITE_OSV_SCHEMA
+)
 _SCHEMA_OBJECTS = frozenset(
-    re.findall(
-        r"CREATE (?:VIRTUAL )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)",
-        SCHEMA
-        + DERIVED_SCHEMA
-        + PRODUCT_SCHEMA
-        + SQLITE_SERVICE_SCHEMA
-        + SQLITE_CVE5_SCHEMA
-        + SQLITE_OSV_SCHEMA,
-    )
+    re.findall(r"CREATE (?:VIRTUAL )?(?:TABLE|INDEX) IF NOT EXISTS (\w+)", _FULL_SCHEMA)
 )
 
 
@@ -201,50 +208,56 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         writer (an import holds the write lock for seconds at a time)."""
         if self._schema_version(connection) == SCHEMA_VERSION and _has_everything(connection):
             return
-        connection.execute("BEGIN IMMEDIATE")
-        try:
+        with self._writing(connection):
             found = self._schema_version(connection)
-            if found is not None and found != SCHEMA_VERSION:
-                if not found.isdigit() or int(found) > int(SCHEMA_VERSION):
-                    raise StoreError(
-                        f"the SQLite store at {self.path} has schema {found!r}; this assay "
-                        f"reads schema {SCHEMA_VERSION}: use the assay that wrote it"
-                    )
+            older = self._is_older_schema(found)
+            if older:
                 # Schema 1 kept one facet row per CVSS metric and one criteria row per
                 # use: the derived rows are rebuilt from the records, which are kept as
                 # they were.
                 for table in DERIVED_TABLES:
                     connection.execute(f"DROP TABLE IF EXISTS {table}")
-            for statement in _statements(
-                SCHEMA
-                + DERIVED_SCHEMA
-                + PRODUCT_SCHEMA
-                + SQLITE_SERVICE_SCHEMA
-                + SQLITE_CVE5_SCHEMA
-                + SQLITE_OSV_SCHEMA
-            ):
+            for statement in _statements(_FULL_SCHEMA):
                 connection.execute(statement)
             connection.execute(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?), ('generation', '0')",
                 (SCHEMA_VERSION,),
             )
-            if found is not None and found != SCHEMA_VERSION:
+            if older:
                 self._rederive(connection)
                 connection.execute(
                     "UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,)
                 )
-                connection.execute(
-                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
-                )
+                connection.execute(BUMP_GENERATION)
             backfill(SqliteExecutor(connection))  # tracking of the sources beside NVD's
-            connection.execute("COMMIT")
-        except BaseException:
-            # Forgotten before the rollback lets another writer in.
-            self._criteria_ids.rolled_back()
-            self._vectors.rolled_back()
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
+
+    def _is_older_schema(self, found: str | None) -> bool:
+        """Whether the store has a schema older than this one, to bring up to it (a newer
+        one, or one not numbered, is refused)."""
+        if found is None or found == SCHEMA_VERSION:
+            return False
+        if not found.isdigit() or int(found) > int(SCHEMA_VERSION):
+            raise StoreError(
+                f"the SQLite store at {self.path} has schema {found!r}; this assay "
+                f"reads schema {SCHEMA_VERSION}: use the assay that wrote it"
+            )
+        return True
+
+    @contextmanager
+    def _writing(self, connection: sqlite3.Connection) -> Iterator[None]:
+        """One write transaction, or a part of the caller's (`transaction()`); the
+        criteria ids and vectors it learns are kept once they are committed."""
+        outer = self._in_transaction()
+        with write_transaction(connection, outer=outer, forget=self._forget_learnt):
+            yield
+        if not outer:  # (else when the enclosing transaction commits)
+            self._keep_learnt()
+
+    def _forget_learnt(self) -> None:
+        self._criteria_ids.rolled_back()
+        self._vectors.rolled_back()
+
+    def _keep_learnt(self) -> None:
         self._criteria_ids.committed()
         self._vectors.committed()
 
@@ -362,35 +375,24 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         CVE)."""
         if self._in_transaction():
             return []
-        marks = ", ".join("?" * len(BULK_DEFERRED_INDEXES))
-        connection.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(connection, outer=False):
             if connection.execute("SELECT 1 FROM cve LIMIT 1").fetchone() is not None:
-                connection.execute("ROLLBACK")
                 return []
-            found = connection.execute(
-                f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({marks})",
-                BULK_DEFERRED_INDEXES,
-            ).fetchall()
+            found = list(
+                select_in(
+                    connection,
+                    "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN",
+                    BULK_DEFERRED_INDEXES,
+                )
+            )
             for name, _ in found:
                 connection.execute(f"DROP INDEX {name}")
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
         return [str(sql) for _, sql in found]
 
     def _run_in_transaction(self, connection: sqlite3.Connection, statements: list[str]) -> None:
-        connection.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(connection, outer=False):
             for statement in statements:
                 connection.execute(statement)
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
 
     def _in_transaction(self) -> bool:
         """Whether this thread is inside `transaction()`."""
@@ -414,15 +416,13 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
             connection.execute("COMMIT")
         except BaseException as error:
             self._local.outer = False
-            self._criteria_ids.rolled_back()
-            self._vectors.rolled_back()
+            self._forget_learnt()
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
             if isinstance(error, sqlite3.Error):
                 raise StoreError(f"the SQLite store at {self.path}: {error}") from error
             raise
-        self._criteria_ids.committed()
-        self._vectors.committed()
+        self._keep_learnt()
 
     def _generation(self, connection: sqlite3.Connection) -> int:
         row = connection.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
@@ -456,72 +456,65 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         self, batch: Sequence[CveFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
         counts = UpsertCounts()
-        latest = _latest_per_id(batch)
+        latest = latest_per_key(batch, key=_cve_id, order=_last_modified)
         counts.unchanged += len(batch) - len(latest)
         connection = self._connection()
-        outer = self._in_transaction()
-        try:
-            if not outer:
-                connection.execute("BEGIN IMMEDIATE")
-            existing = self._existing(connection, list(latest))
-            derived = _DerivedRows()
-            # Ids given here (the write lock is held) so that one statement inserts them all.
-            next_id = _next_id(connection, "cve")
-            added: list[tuple[object, ...]] = []
-            for facts in latest.values():
-                current = existing.get(facts.cve_id)
-                if current is None:
-                    row_id, next_id = next_id, next_id + 1
-                    added.append(_cve_row(row_id, facts))
-                    counts.added += 1
-                else:
-                    row_id, last_modified, record = current
-                    same = facts.record == unpack(record)
-                    if stored_stays(facts.last_modified, last_modified, same=same):
-                        counts.unchanged += 1
-                        continue
-                    self._replace_cve(connection, row_id, facts)
-                    counts.updated += 1
-                derived.add(row_id, facts)
-            connection.executemany(CVE_INSERT, added)
+        with self._writing(connection):
+            derived = self._write_cves(connection, list(latest.values()), counts)
             # One statement per table for the whole batch, after every row it replaces is gone.
             self._insert_derived(connection, derived)
             if counts.added or counts.updated:
-                generation = self._generation(connection) + 1  # what the bump below makes
-                connection.executemany(
-                    "INSERT OR REPLACE INTO cve_written (row, generation) VALUES (?, ?)",
-                    [(row_id, generation) for row_id in derived.row_ids()],
-                )
-                connection.execute(
-                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
-                )
+                self._mark_cves_written(connection, derived.row_ids())
             write_meta(connection, meta)
-            if not outer:
-                connection.execute("COMMIT")
-        except BaseException:
-            # Forgotten before the rollback lets another writer in.
-            self._criteria_ids.rolled_back()
-            self._vectors.rolled_back()
-            if connection.in_transaction and not outer:
-                connection.execute("ROLLBACK")
-            raise
-        if not outer:  # (else when the enclosing transaction commits)
-            self._criteria_ids.committed()
-            self._vectors.committed()
         return counts
+
+    def _write_cves(
+        self, connection: sqlite3.Connection, batch: Sequence[CveFacts], counts: UpsertCounts
+    ) -> _DerivedRows:
+        """Add the CVEs the store lacks and replace those the write rule lets replace,
+        counted in `counts`: the derived rows of both."""
+        existing = self._existing(connection, [facts.cve_id for facts in batch])
+        derived = _DerivedRows()
+        # Ids given here (the write lock is held) so that one statement inserts them all.
+        next_id = _next_id(connection, "cve")
+        added: list[tuple[object, ...]] = []
+        for facts in batch:
+            current = existing.get(facts.cve_id)
+            if current is None:
+                row_id, next_id = next_id, next_id + 1
+                added.append(_cve_row(row_id, facts))
+                counts.added += 1
+            elif _stored_stays(facts, current):
+                counts.unchanged += 1
+                continue
+            else:
+                row_id = current[0]
+                self._replace_cve(connection, row_id, facts)
+                counts.updated += 1
+            derived.add(row_id, facts)
+        connection.executemany(CVE_INSERT, added)
+        return derived
+
+    def _mark_cves_written(self, connection: sqlite3.Connection, row_ids: list[int]) -> None:
+        """Advance the generation and mark the CVE rows `row_ids` written at it."""
+        generation = self._generation(connection) + 1  # what the bump below makes
+        connection.executemany(
+            "INSERT OR REPLACE INTO cve_written (row, generation) VALUES (?, ?)",
+            [(row_id, generation) for row_id in row_ids],
+        )
+        connection.execute(BUMP_GENERATION)
 
     def _existing(
         self, connection: sqlite3.Connection, cve_ids: list[str]
     ) -> dict[str, tuple[int, str, bytes]]:
-        found: dict[str, tuple[int, str, bytes]] = {}
-        for chunk in _chunks(cve_ids, 500):
-            marks = ", ".join("?" * len(chunk))
-            for cve_id, row_id, last_modified, record in connection.execute(
-                f"SELECT cve_id, id, last_modified, record FROM cve WHERE cve_id IN ({marks})",
-                chunk,
-            ):
-                found[cve_id] = (row_id, last_modified, record)
-        return found
+        return {
+            cve_id: (row_id, last_modified, record)
+            for cve_id, row_id, last_modified, record in select_in(
+                connection,
+                "SELECT cve_id, id, last_modified, record FROM cve WHERE cve_id IN",
+                cve_ids,
+            )
+        }
 
     def _replace_cve(self, connection: sqlite3.Connection, row_id: int, facts: CveFacts) -> None:
         connection.execute(
@@ -578,49 +571,36 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         unknown: dict[bytes, Criteria] = {}
         for criteria in needed:
             identity = criteria.identity
-            if identity in ids or identity in unknown:
-                continue
             row_id = self._criteria_ids.get(identity)
-            if row_id is None:
-                unknown[identity] = criteria
-            else:
+            if row_id is not None:
                 ids[identity] = row_id
-        if not unknown:
-            return ids
-        # Inserted with the ids they would get; those the store holds already (rows this
-        # process never saw, or forgot) are left alone and looked up. In a bulk load
-        # nearly every unknown criteria is new, so that look-up is rarely needed.
-        next_id = _next_id(connection, "criteria")
-        found: dict[bytes, int] = {}
-        rows: list[tuple[object, ...]] = []
-        for identity, first in unknown.items():
-            found[identity], next_id = next_id, next_id + 1
-            rows.append(
-                (
-                    found[identity],
-                    identity,
-                    *first.components,
-                    first.version_key,
-                    first.start_key,
-                    int(first.start_inclusive),
-                    first.end_key,
-                    int(first.end_inclusive),
-                    first.match_criteria_id,
-                )
-            )
+            elif identity not in unknown:
+                unknown[identity] = criteria
+        if unknown:
+            ids.update(self._insert_criteria(connection, unknown))
+        return ids
+
+    def _insert_criteria(
+        self, connection: sqlite3.Connection, unknown: dict[bytes, Criteria]
+    ) -> dict[bytes, int]:
+        """Insert the criteria this process does not know: the row id of each.
+
+        They are inserted with the ids they would get; those the store holds already
+        (rows this process never saw, or forgot) are left alone and looked up. In a bulk
+        load nearly every unknown criteria is new, so that look-up is rarely needed."""
+        first_id = _next_id(connection, "criteria")
+        found = {identity: first_id + offset for offset, identity in enumerate(unknown)}
+        rows = [_criteria_row(found[identity], criteria) for identity, criteria in unknown.items()]
         inserted = connection.executemany(CRITERIA_INSERT, rows).rowcount
         if inserted != len(rows):
-            for chunk in _chunks(list(unknown), 500):
-                marks = ", ".join("?" * len(chunk))
-                found.update(
-                    connection.execute(
-                        f"SELECT identity, id FROM criteria WHERE identity IN ({marks})", chunk
-                    ).fetchall()
+            found.update(
+                select_in(
+                    connection, "SELECT identity, id FROM criteria WHERE identity IN", list(unknown)
                 )
-        for identity in unknown:
-            ids[identity] = found[identity]
-            self._criteria_ids.learn(identity, found[identity])
-        return ids
+            )
+        for identity, row_id in found.items():
+            self._criteria_ids.learn(identity, row_id)
+        return found
 
     def search_cves(self, query: CveQuery) -> Page:
         connection = self._connection()
@@ -641,21 +621,34 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         if ids is None:
             ids = keyword_ids(connection, generation, query, self._orders)
             if ids is None:
-                ids = array(
-                    "q",
-                    (
-                        row[0]
-                        for row in connection.execute(
-                            f"SELECT c.id FROM cve c WHERE {where} ORDER BY c.published, c.cve_id",
-                            builder.params,
-                        )
-                    ),
-                )
-                if query.filter_key in WALK_ORDERS:  # (what keyword searches are put in)
-                    self._orders.keep(generation, WALK_ORDERS[query.filter_key], ids)
+                ids = self._ordered_ids(connection, generation, query, where, builder.params)
             self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
         return Page(len(ids), self._records(connection, generation, page_ids))
+
+    def _ordered_ids(
+        self,
+        connection: sqlite3.Connection,
+        generation: int,
+        query: CveQuery,
+        where: str,
+        params: Sequence[object],
+    ) -> array[int]:
+        """The ids of the CVEs `where` selects, in API order (kept as a walk's order when
+        the query is one that keyword searches are put in)."""
+        ids = array(
+            "q",
+            (
+                row[0]
+                for row in connection.execute(
+                    f"SELECT c.id FROM cve c WHERE {where} ORDER BY c.published, c.cve_id",
+                    params,
+                )
+            ),
+        )
+        if query.filter_key in WALK_ORDERS:
+            self._orders.keep(generation, WALK_ORDERS[query.filter_key], ids)
+        return ids
 
     def find_cves(self, queries: Sequence[CveQuery]) -> Iterator[tuple[bytes, tuple[int, ...]]]:
         # One statement per query, with the filter `search_cves` applies (`cve_ids_select`):
@@ -663,38 +656,21 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         # slower: each new text is planned anew). Records in row order, a batch at a time,
         # outside the cache.
         connection = self._connection()
-        began = not connection.in_transaction
-        shrunk, cache_size = False, 0
         try:
-            if began:
-                connection.execute("BEGIN")  # one snapshot for the look-ups and the reads
-            found: dict[int, list[int]] = {}
-            for index, query in enumerate(queries):
-                builder = SqlBuilder(SQLITE)
-                select = cve_ids_select(query, builder)
-                for (row_id,) in connection.execute(select, builder.params):
-                    indexes = found.setdefault(row_id, [])
-                    if not indexes or indexes[-1] != index:  # (a CVE may come twice)
-                        indexes.append(index)
-            # Each record is read once: the page cache would only hold them (and grow the
-            # process by its 64 MiB); the look-ups' index pages are done with by now.
-            (cache_size,) = connection.execute("PRAGMA cache_size").fetchone()
-            connection.execute(f"PRAGMA cache_size = {FIND_CACHE_KIB}")
-            shrunk = True
-            for chunk in _chunks(sorted(found), FIND_BATCH):
-                marks = ", ".join("?" * len(chunk))
-                rows = connection.execute(
-                    f"SELECT id, record FROM cve WHERE id IN ({marks})", chunk
-                ).fetchall()
-                for row_id, stored in rows:
-                    yield unpack(stored), tuple(found.pop(row_id))
+            with read_snapshot(connection):  # one snapshot for the look-ups and the reads
+                found = _queries_per_row(connection, queries)
+                # Each record is read once: the page cache would only hold them (and grow
+                # the process by its 64 MiB); the look-ups' index pages are done with by now.
+                with _page_cache(connection, FIND_CACHE_KIB):
+                    for row_id, stored in select_in(
+                        connection,
+                        "SELECT id, record FROM cve WHERE id IN",
+                        sorted(found),
+                        FIND_BATCH,
+                    ):
+                        yield unpack(stored), tuple(found.pop(row_id))
         except sqlite3.Error as error:
             raise StoreError(f"the SQLite store at {self.path}: {error}") from error
-        finally:
-            if shrunk:
-                connection.execute(f"PRAGMA cache_size = {int(cache_size)}")
-            if began and connection.in_transaction:
-                connection.execute("COMMIT")
 
     def _records(
         self, connection: sqlite3.Connection, generation: int, ids: Iterable[int]
@@ -704,13 +680,12 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
             return []
         by_id = self._decoded.get_many(generation, wanted)
         missing = [row_id for row_id in wanted if row_id not in by_id]
-        read: dict[int, bytes] = {}
-        for chunk in _chunks(missing, 1000):
-            marks = ", ".join("?" * len(chunk))
-            for row_id, stored in connection.execute(
-                f"SELECT id, record FROM cve WHERE id IN ({marks})", chunk
-            ):
-                read[row_id] = unpack(stored)
+        read = {
+            row_id: unpack(stored)
+            for row_id, stored in select_in(
+                connection, "SELECT id, record FROM cve WHERE id IN", missing, 1000
+            )
+        }
         self._decoded.put_many(generation, read)
         by_id.update(read)
         return [by_id[row_id] for row_id in wanted if row_id in by_id]
@@ -760,22 +735,8 @@ PUBLIC_METHODS = (
     "generation",
 )
 
-
-def _store_errors(method: Callable[P, T]) -> Callable[P, T]:
-    @functools.wraps(method)
-    def call(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return method(*args, **kwargs)
-        except sqlite3.Error as error:
-            store = args[0]
-            path = getattr(store, "path", "")
-            raise StoreError(f"the SQLite store at {path}: {error}") from error
-
-    return call
-
-
 for _name in PUBLIC_METHODS:
-    setattr(SqliteStore, _name, _store_errors(getattr(SqliteStore, _name)))
+    setattr(SqliteStore, _name, store_errors(getattr(SqliteStore, _name)))
 
 
 def _next_id(connection: sqlite3.Connection, table: str) -> int:
@@ -807,18 +768,62 @@ def _statements(script: str) -> list[str]:
     return [statement for statement in script.split(";") if statement.strip()]
 
 
-def _latest_per_id(batch: Sequence[CveFacts]) -> dict[str, CveFacts]:
-    latest: dict[str, CveFacts] = {}
-    for facts in batch:
-        current = latest.get(facts.cve_id)
-        if current is None or facts.last_modified >= current.last_modified:
-            latest[facts.cve_id] = facts
-    return latest
+def _cve_id(facts: CveFacts) -> str:
+    return facts.cve_id
 
 
-def _chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+def _last_modified(facts: CveFacts) -> str:
+    return facts.last_modified
+
+
+def _stored_stays(facts: CveFacts, stored: tuple[int, str, bytes]) -> bool:
+    """The write rule (`stored_stays`) for a CVE and its stored (row, lastModified, record)."""
+    _, last_modified, record = stored
+    return stored_stays(facts.last_modified, last_modified, same=facts.record == unpack(record))
+
+
+def _criteria_row(row_id: int, criteria: Criteria) -> tuple[object, ...]:
+    return (
+        row_id,
+        criteria.identity,
+        *criteria.components,
+        criteria.version_key,
+        criteria.start_key,
+        int(criteria.start_inclusive),
+        criteria.end_key,
+        int(criteria.end_inclusive),
+        criteria.match_criteria_id,
+    )
+
+
+def _queries_per_row(
+    connection: sqlite3.Connection, queries: Sequence[CveQuery]
+) -> dict[int, list[int]]:
+    """The CVE rows the queries select, each with the indexes of the queries selecting it.
+
+    One statement per query, with the filter `search_cves` applies (`cve_ids_select`):
+    queries of one shape share a prepared statement (a UNION ALL of many was measured
+    slower: each new text is planned anew)."""
+    found: dict[int, list[int]] = {}
+    for index, query in enumerate(queries):
+        builder = SqlBuilder(SQLITE)
+        for (row_id,) in connection.execute(cve_ids_select(query, builder), builder.params):
+            indexes = found.setdefault(row_id, [])
+            if not indexes or indexes[-1] != index:  # (a CVE may come twice)
+                indexes.append(index)
+    return found
+
+
+@contextmanager
+def _page_cache(connection: sqlite3.Connection, kibibytes: int) -> Iterator[None]:
+    """The connection's page cache set to `kibibytes` (a negative `cache_size`) for the
+    block, then back as it was."""
+    (cache_size,) = connection.execute("PRAGMA cache_size").fetchone()
+    connection.execute(f"PRAGMA cache_size = {int(kibibytes)}")
+    try:
+        yield
+    finally:
+        connection.execute(f"PRAGMA cache_size = {int(cache_size)}")
 
 
 def limit_heap(mebibytes: int) -> int:

@@ -10,9 +10,14 @@ one) is replaced by any copy, since no honest record could ever be newer.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
 from assay.nvd.ingest.clock import latest_allowed
 
-__all__ = ["stored_stays"]
+__all__ = ["latest_per_key", "stored_stays"]
+
+R = TypeVar("R")
 
 
 def stored_stays(incoming: str, stored: str, *, same: bool) -> bool:
@@ -21,3 +26,16 @@ def stored_stays(incoming: str, stored: str, *, same: bool) -> bool:
     if same:
         return True
     return incoming < stored <= latest_allowed()
+
+
+def latest_per_key(
+    batch: Sequence[R], key: Callable[[R], str], order: Callable[[R], str]
+) -> dict[str, R]:
+    """The record of each key a batch writes: the last of its latest (by `order`), so
+    that a batch holding a record twice writes it once, as the later one."""
+    latest: dict[str, R] = {}
+    for record in batch:
+        current = latest.get(key(record))
+        if current is None or order(record) >= order(current):
+            latest[key(record)] = record
+    return latest

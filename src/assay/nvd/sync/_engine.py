@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import queue
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -38,6 +36,7 @@ from assay.nvd.client import (
     redact_url,
 )
 from assay.nvd.dates import parse_record_timestamp
+from assay.nvd.ingest.ahead import read_ahead
 from assay.nvd.ingest.clock import FUTURE_MARGIN, record_id
 from assay.nvd.ingest.importer import HANDLERS
 from assay.nvd.operations import OPERATIONS, Operation
@@ -321,15 +320,9 @@ class Mirror:
         checkpoint = self._load(spec)
         overlap = self.options.overlap
         if self.options.since is not None:
-            since = utc(self.options.since)
-            if since > now:
-                raise SyncError(
-                    f"since: {since.isoformat()} is later than the upstream's time "
-                    f"{now.isoformat()}"
-                )
-            checkpoint = Checkpoint(upstream=self.upstream, phase="incremental", since=since)
+            checkpoint = self._since_option(now)
             overlap = timedelta(0)
-            report.plan = f"changes since {since.isoformat()} (--since)"
+            report.plan = f"changes since {checkpoint.since.isoformat()} (--since)"
             full = None
         else:
             decided = plan(checkpoint, upstream=self.upstream, now=now)
@@ -366,6 +359,16 @@ class Mirror:
             self._save(spec, checkpoint)
         self._emit(KindFinished(report))
 
+    def _since_option(self, now: datetime) -> Checkpoint:
+        """Where `--since` starts a kind's changes (no later than the upstream's time)."""
+        assert self.options.since is not None
+        since = utc(self.options.since)
+        if since > now:
+            raise SyncError(
+                f"since: {since.isoformat()} is later than the upstream's time {now.isoformat()}"
+            )
+        return Checkpoint(upstream=self.upstream, phase="incremental", since=since)
+
     def _kind_by_cursor(self, client: NvdClient, spec: Operation, now: datetime) -> None:
         """One kind from another assay: everything written there since the generation
         the last complete pass started at (`sinceGeneration`), whatever its
@@ -386,21 +389,11 @@ class Mirror:
         )
         since = state.since
         passing = state.passing or {}
-        if passing:
-            started: int = passing["start"]
-            position = Position(passing["next"], passing["total"])
-        else:
-            self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
-            assert self._transport.generation is not None
-            started, position = self._transport.generation, Position()
+        started, position = self._pass_start(client, spec, passing)
         # The upstream time of the pass's start: what the mirror is complete to after it.
         began = passing.get("time") or utc_text(now)
         report.full_load = since is None
-        report.plan = (
-            "everything (full load, by the upstream's change cursor)"
-            if since is None
-            else f"written upstream since its generation {since} (change cursor)"
-        ) + (f", resumed at {position.next_index}" if passing else "")
+        report.plan = _cursor_plan(since, position if passing else None)
         self._emit(KindStarted(spec.name, report.plan))
 
         def meta(at: Position) -> dict[str, str]:
@@ -426,6 +419,17 @@ class Mirror:
         self.store.set_meta(key, state.to_json())
         self._emit(KindFinished(report))
 
+    def _pass_start(
+        self, client: NvdClient, spec: Operation, passing: dict[str, Any]
+    ) -> tuple[int, Position]:
+        """The upstream generation a pass by the change cursor started at, and where it
+        goes on: those of the pass `passing` left unfinished, or a new pass's."""
+        if passing:
+            return passing["start"], Position(passing["next"], passing["total"])
+        self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
+        assert self._transport.generation is not None
+        return self._transport.generation, Position()
+
     def _read(
         self,
         client: NvdClient,
@@ -444,7 +448,7 @@ class Mirror:
         timings = self.report.timings
         pages = self._pages(client, spec, window, start, extra or {})
         if self.options.prefetch:
-            pages = _prefetched(pages)
+            pages = read_ahead(pages, 1, name="assay-sync-fetch", wait=False)
         clock = time.perf_counter
         waiting = clock()
         for page in pages:
@@ -493,10 +497,9 @@ class Mirror:
         guard = WalkGuard(size)
         while not position.done:
             index = position.next_index
-            params: dict[str, Any] = {**extra, "results_per_page": size, "start_index": index}
-            if window is not None:
-                start_param, end_param = spec.window_arguments
-                params[start_param], params[end_param] = window
+            params = _page_params(
+                spec, window, {**extra, "results_per_page": size, "start_index": index}
+            )
             began = time.perf_counter()
             result = self._call(client, spec, params, window)
             records = result.records()
@@ -515,19 +518,31 @@ class Mirror:
                 continue
             empty_pages = 0
             facts, problems = self._check(spec, records, index)
-            try:
-                ids = [record_id(fact) or "" for fact in facts]
-                guard.check(index, result.total_results, ids)
-            except UpstreamRunaway as error:
-                raise SyncError(
-                    f"{self._where(spec, window)}, {error}; nothing more is read from this "
-                    "listing (the pages before are stored)"
-                ) from error
+            self._guard_walk(guard, index, result.total_results, facts, spec=spec, window=window)
             guard.moved(index, len(records))
             position = after
             self.report.timings["fetch"] += fetched - began
             self.report.timings["check"] += time.perf_counter() - fetched
             yield _Fetched(index, len(records), facts, problems, position)
+
+    def _guard_walk(
+        self,
+        guard: WalkGuard,
+        index: int,
+        total: int,
+        facts: list[Any],
+        *,
+        spec: Operation,
+        window: Window | None,
+    ) -> None:
+        """Stop a listing whose pages run away (`WalkGuard`)."""
+        try:
+            guard.check(index, total, [record_id(fact) or "" for fact in facts])
+        except UpstreamRunaway as error:
+            raise SyncError(
+                f"{self._where(spec, window)}, {error}; nothing more is read from this "
+                "listing (the pages before are stored)"
+            ) from error
 
     def _check(
         self, spec: Operation, records: list[Any], index: int
@@ -621,42 +636,20 @@ class Mirror:
         self._emit(Notice(f"rejected {text}"))
 
 
-# --- one page ahead -----------------------------------------------------------------------
+def _cursor_plan(since: int | None, resumed: Position | None) -> str:
+    """What a pass by the change cursor reads: everything, or what was written upstream
+    since generation `since`; resumed where an unfinished pass stopped."""
+    plan = (
+        "everything (full load, by the upstream's change cursor)"
+        if since is None
+        else f"written upstream since its generation {since} (change cursor)"
+    )
+    return plan if resumed is None else f"{plan}, resumed at {resumed.next_index}"
 
 
-def _prefetched(source: Iterator[T], depth: int = 1) -> Iterator[T]:
-    """Run `source` in a thread, at most `depth` items ahead; its errors surface here."""
-    items: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(item: tuple[str, Any]) -> bool:
-        while not stop.is_set():
-            try:
-                items.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in source:
-                if not put(("item", item)):
-                    return
-            put(("end", None))
-        except BaseException as error:  # handed to the consumer, which re-raises it
-            put(("error", error))
-
-    thread = threading.Thread(target=produce, name="assay-sync-fetch", daemon=True)
-    thread.start()
-    try:
-        while True:
-            tag, value = items.get()
-            if tag == "item":
-                yield value
-            elif tag == "end":
-                return
-            else:
-                raise value
-    finally:
-        stop.set()
+def _page_params(spec: Operation, window: Window | None, params: dict[str, Any]) -> dict[str, Any]:
+    """A page's call arguments: `params`, and the window's bounds when there is one."""
+    if window is not None:
+        start_param, end_param = spec.window_arguments
+        params[start_param], params[end_param] = window
+    return params

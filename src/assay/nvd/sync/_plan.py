@@ -253,6 +253,11 @@ class WalkGuard:
     def check(self, start_index: int, total: int, ids: Sequence[str]) -> None:
         """Check the page read at `start_index` (raises `UpstreamRunaway`)."""
         where = f"startIndex={start_index}"
+        self._check_growth(where, total)
+        self._check_repeat(where, start_index, ids)
+        self._remember(ids)
+
+    def _check_growth(self, where: str, total: int) -> None:
         if self.first_total is None:
             self.first_total = total
         allowed = max(self.page_size, self.first_total // 10)
@@ -263,6 +268,8 @@ class WalkGuard:
                 f"was read (at most {allowed} more are expected); the upstream's listing "
                 "would not end",
             )
+
+    def _check_repeat(self, where: str, start_index: int, ids: Sequence[str]) -> None:
         fresh = start_index >= self.read_up_to > 0
         if fresh and ids and all(record_id in self._seen for record_id in ids):
             raise UpstreamRunaway(
@@ -270,6 +277,9 @@ class WalkGuard:
                 f"the page repeats all its {len(ids)} records from an earlier page (the "
                 "upstream ignores startIndex?); the upstream's listing would not end",
             )
+
+    def _remember(self, ids: Sequence[str]) -> None:
+        """Keep the ids of the last `RECENT_PAGES` pages."""
         if len(self._recent) == self._recent.maxlen:
             self._seen -= Counter(self._recent[0])
         self._recent.append(list(ids))
