@@ -91,3 +91,81 @@ def test_push_pull_and_import_from_a_registry(
         assert not (tmp_path / "refused.db").exists()
     finally:
         central.store.close()
+
+
+def test_a_large_file_is_pushed_and_pulled_a_chunk_at_a_time(
+    registry: str,  # noqa: F811 - the fixture
+    tmp_path: Path,
+) -> None:
+    """Neither a push nor a pull holds the whole file: memory stays far below its size."""
+    import os
+    import tracemalloc
+
+    from assay.registry.client import RegistryClient
+    from assay.snapshot import oci
+
+    size = 24 * 1024 * 1024
+    source = tmp_path / "assay-snapshot-full-20260101T000000Z.tar.zst"
+    with source.open("wb") as out:
+        for _ in range(size // (1024 * 1024)):
+            out.write(os.urandom(1024 * 1024))
+    ref = oci.oci_reference(f"oci://{registry}/assay/large:one", "test")
+    pulled = tmp_path / "pulled"
+    pulled.mkdir()
+    small = tmp_path / "small" / source.name
+    small.parent.mkdir()
+    small.write_bytes(b"small")
+    with RegistryClient() as client:
+        oci.push(client, ref, [small])  # (the HTTP modules imported before memory is traced)
+        tracemalloc.start()
+        try:
+            pushed = oci.push(client, ref, [source])
+            _, push_peak = tracemalloc.get_traced_memory()
+            tracemalloc.reset_peak()
+            written = oci.pull(client, ref, pulled)
+            _, pull_peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert pushed.files == (source.name,)
+    assert written == [pulled / source.name]
+    assert (pulled / source.name).read_bytes() == source.read_bytes()
+    assert push_peak < 4 * 1024 * 1024, push_peak
+    assert pull_peak < 4 * 1024 * 1024, pull_peak
+
+
+def test_a_pulled_file_whose_content_lacks_its_digest_is_not_kept(tmp_path: Path) -> None:
+    import hashlib
+
+    from assay.errors import RegistryError
+    from assay.registry.client import OCI_MANIFEST, RegistryClient
+    from assay.snapshot import oci
+
+    name = "assay-snapshot-full-20260101T000000Z.tar.zst"
+    digest = "sha256:" + hashlib.sha256(b"the snapshot").hexdigest()
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST,
+        "artifactType": ARTIFACT_TYPE,
+        "config": {"mediaType": oci.EMPTY_TYPE, "digest": digest, "size": 2},
+        "layers": [
+            {
+                "mediaType": SNAPSHOT_TYPE,
+                "digest": digest,
+                "size": 12,
+                "annotations": {oci.TITLE: name},
+            }
+        ],
+    }
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if "/manifests/" in request.url.path:
+            return httpx.Response(200, json=manifest, headers={"content-type": OCI_MANIFEST})
+        return httpx.Response(200, content=b"other bytes!")  # (not the digest's content)
+
+    ref = oci.oci_reference("oci://127.0.0.1:9/assay/wrong:one", "test")
+    with (
+        RegistryClient(transport=httpx.MockTransport(answer)) as client,
+        pytest.raises(RegistryError, match="does not have the digest"),
+    ):
+        oci.pull(client, ref, tmp_path)
+    assert list(tmp_path.iterdir()) == []

@@ -291,13 +291,7 @@ class RegistryClient:
         return True
 
     def blob(self, ref: Reference, digest: str, limit: int = MAX_BLOB_BYTES) -> bytes:
-        if not DIGEST.match(digest):
-            raise RegistryError(f"{ref.base_url}/blobs/{digest}", "expected a sha256 digest")
-        url = f"{ref.base_url}/blobs/{digest}"
-        response = self._send("GET", url, ref, _pull(ref))
-        if response.status_code != 200:
-            raise self._fail(response, url, "blob")
-        return self._read(response, url, limit, digest)
+        return b"".join(self.blob_chunks(ref, digest, limit))
 
     def referrers(
         self, ref: Reference, digest: str, artifact_type: str | None = None
@@ -337,17 +331,73 @@ class RegistryClient:
 
     # pushing (tests, `assay fetch` mirrors)
 
-    def push_blob(self, ref: Reference, data: bytes) -> str:
-        digest = sha256_digest(data)
+    def blob_chunks(self, ref: Reference, digest: str, limit: int) -> Iterator[bytes]:
+        """The blob as it arrives, bounded by `limit` and hashed on the way: the last
+        chunk is followed by a `RegistryError` when the content lacks `digest` (so a
+        caller writes to a temporary file, and keeps it only when the loop ends)."""
+        if not DIGEST.match(digest):
+            raise RegistryError(f"{ref.base_url}/blobs/{digest}", "expected a sha256 digest")
+        url = f"{ref.base_url}/blobs/{digest}"
+        response = self._send("GET", url, ref, _pull(ref))
+        if response.status_code != 200:
+            raise self._fail(response, url, "blob")
+        hasher = hashlib.sha256()
+        try:
+            for chunk in bounded_chunks(response, url, limit):
+                hasher.update(chunk)
+                yield chunk
+        except RegistryError:
+            raise
+        except Exception as failure:
+            raise RegistryError(url, f"the answer broke off ({type(failure).__name__})") from None
+        finally:
+            response.close()
+        if "sha256:" + hasher.hexdigest() != digest:
+            raise RegistryError(url, f"the content does not have the digest {digest}")
+
+    def push_blob_file(self, ref: Reference, path: Path) -> tuple[str, int]:
+        """Upload a file as a blob without holding it: hashed in a first pass, then sent
+        as the body of the upload's PUT a piece at a time (`FileBody`); the digest and
+        the size. A blob the repository already has is not sent again."""
+        digest, size = file_digest(path)
+        url = f"{ref.base_url}/blobs/{digest}"
+        response = self._send("HEAD", url, ref, _push(ref))
+        response.close()
+        if response.status_code == 200:
+            return digest, size
         url = f"{ref.base_url}/blobs/uploads/"
-        response = self._send("POST", url, ref, _push(ref))
+        location = self._upload_location(self._send("POST", url, ref, _push(ref)), ref, url)
+        separator = "&" if "?" in location else "?"
+        response = self._send(
+            "PUT",
+            f"{location}{separator}digest={digest}",
+            ref,
+            _push(ref),
+            content=FileBody(path),
+            headers={"Content-Type": "application/octet-stream", "Content-Length": str(size)},
+        )
+        if response.status_code != 201:
+            raise self._fail(response, url, "blob upload")
+        response.close()
+        return digest, size
+
+    def _upload_location(self, response: httpx.Response, ref: Reference, url: str) -> str:
+        """Where an upload goes on (an accepted POST's or PATCH's Location), absolute."""
         if response.status_code not in (201, 202):
             raise self._fail(response, url, "blob upload")
-        location = response.headers.get("location", "")
+        location = str(response.headers.get("location", ""))
+        for _ in bounded_chunks(response, url, MAX_TOKEN_BYTES):
+            pass  # (a body read to its end lets the next request reuse the connection)
         response.close()
         if location.startswith("/"):
             scheme = "http" if ref.loopback else "https"
             location = f"{scheme}://{ref.registry}{location}"
+        return location
+
+    def push_blob(self, ref: Reference, data: bytes) -> str:
+        digest = sha256_digest(data)
+        url = f"{ref.base_url}/blobs/uploads/"
+        location = self._upload_location(self._send("POST", url, ref, _push(ref)), ref, url)
         separator = "&" if "?" in location else "?"
         upload = f"{location}{separator}digest={digest}"
         response = self._send(
@@ -445,6 +495,31 @@ class Transports:
         for client in (self._tls, self._plain):
             if client is not None:
                 client.close()
+
+
+FILE_PIECE_BYTES: Final = 1024 * 1024
+
+
+class FileBody:
+    """A file as a request body, read a piece at a time each time it is sent (so a
+    retried request sends it whole again)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __iter__(self) -> Iterator[bytes]:
+        with self.path.open("rb") as data:
+            while piece := data.read(FILE_PIECE_BYTES):
+                yield piece
+
+
+def file_digest(path: Path) -> tuple[str, int]:
+    """The sha256 digest and the size of a file, read a piece at a time."""
+    hasher, size = hashlib.sha256(), 0
+    for piece in FileBody(path):
+        hasher.update(piece)
+        size += len(piece)
+    return "sha256:" + hasher.hexdigest(), size
 
 
 def _no_trust() -> Any:

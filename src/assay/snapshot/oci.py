@@ -110,12 +110,12 @@ def push(client: RegistryClient, ref: Reference, paths: list[Path]) -> Pushed:
     """Push the files as one artifact tagged `ref`."""
     layers: list[dict[str, Any]] = []
     for path in files_to_push(paths):
-        data = path.read_bytes()  # held in memory while it is pushed
+        digest, size = client.push_blob_file(ref, path)
         layers.append(
             {
                 "mediaType": media_type(path.name),
-                "digest": client.push_blob(ref, data),
-                "size": len(data),
+                "digest": digest,
+                "size": size,
                 "annotations": {TITLE: path.name},
             }
         )
@@ -146,9 +146,14 @@ def pull(client: RegistryClient, ref: Reference, folder: Path) -> list[Path]:
             raise SnapshotError(f"{where}: layers[{number}]", f"expected a file name as {TITLE}")
         if not isinstance(size, int) or not 0 <= size <= MAX_LAYER_BYTES:
             raise SnapshotError(f"{where}: layers[{number}]", "expected a size within limits")
-        data = client.blob(ref, str(digest), limit=size)
         part = folder / f".{name}.part"
-        part.write_bytes(data)
+        try:
+            with part.open("wb") as out:
+                for chunk in client.blob_chunks(ref, str(digest), limit=size):
+                    out.write(chunk)
+        except BaseException:
+            part.unlink(missing_ok=True)  # (the digest did not match, or the answer broke off)
+            raise
         os.replace(part, folder / name)
         written.append(folder / name)
     return written

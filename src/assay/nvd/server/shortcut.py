@@ -96,6 +96,10 @@ class CveIdShortcut:
         self._read_one: Callable[[str], tuple[int, bytes | None]] | None = getattr(
             store, "cve_with_generation", None
         )
+        # A network store's answer from memory, where it can vouch for it: no thread hop.
+        self._kept_one: Callable[[str], tuple[int, bytes | None] | None] | None = getattr(
+            store, "kept_cve", None
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         cve_id = self._cve_id(scope)
@@ -187,6 +191,9 @@ class CveIdShortcut:
         return compressing_send(deliver, accept, compression.minimum_bytes)
 
     async def _read(self, cve_id: str) -> tuple[int, bytes | None]:
+        kept = None if self._kept_one is None else self._kept_one(cve_id)
+        if kept is not None:
+            return kept
         if self._read_one is not None:
             if self.inline:
                 return self._read_one(cve_id)

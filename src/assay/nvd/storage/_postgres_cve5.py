@@ -82,6 +82,8 @@ class PostgresCve5(Cve5Tables):
 
         def _using(self, action: str) -> AbstractContextManager[Connection]: ...
 
+        def _wrote(self) -> None: ...
+
     @contextmanager
     def _cve5_writing(self, action: str) -> Iterator[Executor]:
         with self._using(action) as connection, connection.transaction():
@@ -89,6 +91,7 @@ class PostgresCve5(Cve5Tables):
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (WRITE_LOCK,)
             )
             yield PostgresExecutor(connection)
+        self._wrote()
 
     @contextmanager
     def _cve5_reading(self, action: str) -> Iterator[Executor]:

@@ -29,6 +29,8 @@ class OsvStoreMixin:
 
         def _using(self, action: str) -> AbstractContextManager[Connection]: ...
 
+        def _wrote(self) -> None: ...
+
     def upsert_osv(
         self, batch: Sequence[OsvRecord], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
@@ -94,6 +96,7 @@ class OsvStoreMixin:
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         [(text(key), text(value)) for key, value in meta.items()],
                     )
+        self._wrote()
         return counts
 
     def count_osv(self) -> int:

@@ -67,6 +67,7 @@ from assay.nvd.storage._postgres_rows import (
     update_rows,
 )
 from assay.nvd.storage._postgres_service import ServiceStoreMixin
+from assay.nvd.storage._postgres_watch import announce_generation, release_watch, shared_watch
 from assay.nvd.storage._service_rows import POSTGRES_SERVICE_SCHEMA
 from assay.nvd.storage._source_changes import backfill
 from assay.nvd.storage._sql import (
@@ -227,7 +228,14 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             raise StoreError(
                 f"the PostgreSQL store needs SQLite's fts3tokenize to index text: {error}"
             ) from error
-        self._create_schema()
+        on_standby = self._create_schema()
+        # The generation as the server announces it, for look-ups answered without the
+        # network (`kept_cve`), shared by the process's stores of this database and
+        # schema; a hot standby announces nothing (LISTEN needs a primary).
+        self._watch_key = f"{self._target.conninfo}\0{self._target.schema or ''}"
+        self._watch = (
+            None if on_standby else shared_watch(self._watch_key, self._listening_connection)
+        )
         self._pool: ConnectionPool[Connection] = ConnectionPool(
             self._target.conninfo,
             kwargs=self._kwargs,
@@ -243,7 +251,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         try:
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT + 5)
         except PoolTimeout as error:
-            self._pool.close()
+            self.close()
             raise StoreError(
                 f"cannot open connections to {self._target.describe()}: "
                 f"none ready within {CONNECT_TIMEOUT + 5} s"
@@ -257,12 +265,18 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 f"cannot connect to {self._target.describe()}: {_reason(error)}"
             ) from error
 
-    def _create_schema(self) -> None:
-        """Create the schema, tables and indexes if absent (once per schema version)."""
+    def _listening_connection(self) -> Connection:
+        connection = self._connect()
+        self._configure(connection)
+        return connection
+
+    def _create_schema(self) -> bool:
+        """Create the schema, tables and indexes if absent (once per schema version);
+        whether the server is a hot standby (where nothing is created)."""
         schema = self._target.schema
         with self._connect() as connection:
             if self._on_standby(connection):
-                return
+                return True
             try:
                 with connection.transaction():
                     connection.execute("SELECT pg_advisory_xact_lock(%s)", (SETUP_LOCK,))
@@ -307,6 +321,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                     connection.execute(POSTGRES_CVE5_SCHEMA)
                     connection.execute(POSTGRES_OSV_SCHEMA)
                     backfill(PostgresExecutor(connection))  # tracking beside NVD's
+                    announce_generation(connection)
             except BaseException as error:
                 self._criteria_ids.rolled_back()
                 self._vectors.rolled_back()
@@ -317,6 +332,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 raise
             self._criteria_ids.committed()
             self._vectors.committed()
+        return False
 
     def _on_standby(self, connection: Connection) -> bool:
         """Whether the server is a hot standby (a read replica): read-only, its schema is
@@ -374,7 +390,15 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             ConnectionPool.check_connection(connection)
 
     def close(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            release_watch(self._watch_key)
         self._pool.close()
+
+    def _wrote(self) -> None:
+        """A write of this thread committed: the announced generation waits for it."""
+        if self._watch is not None and getattr(self._pinned, "connection", None) is None:
+            self._watch.invalidate()
 
     @contextmanager
     def _using(self, action: str) -> Iterator[Connection]:
@@ -433,6 +457,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             raise
         self._criteria_ids.committed()
         self._vectors.committed()
+        self._wrote()
 
     # -- meta ------------------------------------------------------------------------
 
@@ -648,17 +673,45 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         key = ("cve_id", text(query.cve_id))
         record = None if told is None else self._records.get_many(told, [key]).get(key)
         if record is None:
-            with self._using("searching CVEs") as connection:
-                row = connection.execute(LOOK_UP, (key[1],), binary=True).fetchone()
-            assert row is not None
-            generation, stored = int(row[0]), row[1]
-            record = ABSENT if stored is None else bytes(stored)
-            self._records.get_many(generation, [])  # (moves it on if the store has)
-            self._records.put_many(generation, {key: record})
+            _, record = self._read_and_keep(key)
         if record == ABSENT:
             return Page(0, [])
         found = [record][query.start_index : query.start_index + query.results_per_page]
         return Page(1, found)
+
+    def cve_with_generation(self, cve_id: str) -> tuple[int, bytes | None]:
+        """The data generation and the record of `cve_id` (None when there is none), read
+        by one statement (one snapshot) and kept for that generation: what `search_cves`
+        gives for `CveQuery(cve_id=...)` after `generation()`, for the server's `?cveId=`
+        shortcut."""
+        generation, record = self._read_and_keep(("cve_id", text(cve_id)))
+        return generation, (None if record == ABSENT else record)
+
+    def _read_and_keep(self, key: tuple[str, str]) -> tuple[int, bytes]:
+        """The generation and the record of CVE id `key[1]` (ABSENT for none), read by
+        `LOOK_UP` and kept for that generation."""
+        with self._using("searching CVEs") as connection:
+            row = connection.execute(LOOK_UP, (key[1],), binary=True).fetchone()
+        assert row is not None
+        generation, stored = int(row[0]), row[1]
+        record = ABSENT if stored is None else bytes(stored)
+        self._records.get_many(generation, [])  # (moves it on if the store has)
+        self._records.put_many(generation, {key: record})
+        return generation, record
+
+    def kept_cve(self, cve_id: str) -> tuple[int, bytes | None] | None:
+        """`cve_with_generation` answered from memory, without the network: when the
+        generation the server announced (`_postgres_watch`) is known and the record (or
+        its absence) was kept for it. None otherwise: read it with `cve_with_generation`.
+        Cheap enough for an event loop."""
+        generation = None if self._watch is None else self._watch.current()
+        if generation is None:
+            return None
+        key = ("cve_id", text(cve_id))
+        record = self._records.get_many(generation, [key]).get(key)
+        if record is None:
+            return None
+        return generation, (None if record == ABSENT else record)
 
     def find_cves(self, queries: Sequence[CveQuery]) -> Iterator[tuple[bytes, tuple[int, ...]]]:
         # One statement per query, with the filter `search_cves` applies (`cve_ids_select`),
@@ -768,6 +821,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         if getattr(self._pinned, "connection", None) is None:  # (else when it commits)
             self._criteria_ids.committed()
             self._vectors.committed()
+            self._wrote()
         return counts
 
     def _forget_pending(self) -> None:
