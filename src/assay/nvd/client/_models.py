@@ -433,6 +433,7 @@ class SourceResult(Result, frozen=True, kw_only=True):
 # --- parsing ----------------------------------------------------------------------------
 
 _PLAIN = msgspec.json.Decoder()
+_ENVELOPE = Result.__struct_fields__  # the fields every page has, whatever its records
 
 R = TypeVar("R", bound=Result)
 Body = bytes | bytearray | memoryview | str
@@ -498,16 +499,7 @@ class _Parser(Generic[R]):
                 gc.enable()
 
     def _parse(self, body: Body) -> R:
-        try:
-            envelope = self._envelope.decode(body)
-        except msgspec.DecodeError as exc:
-            raise NvdResponseError(f"not an NVD API 2.0 {self._list_key} result: {exc}") from exc
-        except RecursionError:
-            # msgspec stops at the interpreter's recursion limit (about 1,000 levels):
-            # memory stays bounded, and a page nested that deep is no NVD answer.
-            raise NvdResponseError(
-                f"not an NVD API 2.0 {self._list_key} result: JSON nested too deeply"
-            ) from None
+        envelope = self._decode_envelope(body)
         decode = self._record.decode
         set_raw = msgspec.structs.force_setattr
         wrap = self._item_type
@@ -517,21 +509,31 @@ class _Parser(Generic[R]):
             try:
                 record = decode(raw)
             except (msgspec.DecodeError, RecursionError) as exc:
-                where = f"$.{self._list_key}[{index}]"
-                where += f".{self._wrapper}" if self._wrapper else ""
-                reason = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
-                raise NvdResponseError(f"{where}: {reason}") from None
+                raise self._bad_record(index, exc) from None
             set_raw(record, "raw_json", raw)
             items.append(record if wrap is None else wrap(record))
-        return self._result_type(
-            results_per_page=envelope.results_per_page,
-            start_index=envelope.start_index,
-            total_results=envelope.total_results,
-            format=envelope.format,
-            version=envelope.version,
-            timestamp=envelope.timestamp,
-            **{self._attr: items},
-        )
+        fields: dict[str, Any] = {name: getattr(envelope, name) for name in _ENVELOPE}
+        fields[self._attr] = items
+        return self._result_type(**fields)
+
+    def _decode_envelope(self, body: Body) -> Any:
+        try:
+            return self._envelope.decode(body)
+        except msgspec.DecodeError as exc:
+            raise NvdResponseError(f"not an NVD API 2.0 {self._list_key} result: {exc}") from exc
+        except RecursionError:
+            # msgspec stops at the interpreter's recursion limit (about 1,000 levels):
+            # memory stays bounded, and a page nested that deep is no NVD answer.
+            raise NvdResponseError(
+                f"not an NVD API 2.0 {self._list_key} result: JSON nested too deeply"
+            ) from None
+
+    def _bad_record(self, index: int, exc: Exception) -> NvdResponseError:
+        """The error for the record at `index` that does not decode, naming its path."""
+        where = f"$.{self._list_key}[{index}]"
+        where += f".{self._wrapper}" if self._wrapper else ""
+        reason = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
+        return NvdResponseError(f"{where}: {reason}")
 
 
 # The operation's facts name the result's list, its key on the wire and the item wrapper.
