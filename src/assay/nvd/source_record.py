@@ -14,7 +14,6 @@ from typing import Any
 
 from assay.errors import InputError
 from assay.nvd import _fields as f
-from assay.nvd.jsonenc import encode
 
 MAX_RECORD_BYTES = 1024 * 1024
 MAX_IDENTIFIERS = 1000
@@ -45,17 +44,15 @@ def source_facts(value: Any, where: str = "$") -> SourceFacts:
             )
     created = f.timestamp(obj, "created", where)
     last_modified = f.timestamp(obj, "lastModified", where)
-    f.optional_string(obj, "name", where)
-    f.optional_string(obj, "contactEmail", where)
+    f.optional(f.string, obj, "name", where)
+    f.optional(f.string, obj, "contactEmail", where)
     for level in ("v2AcceptanceLevel", "v3AcceptanceLevel", "cweAcceptanceLevel"):
         if obj.get(level) is not None:
             path = f"{where}.{level}"
             accept = f.obj_at(obj[level], path, "an acceptance level object")
             f.string(accept, "description", path)
             f.timestamp(accept, "lastModified", path)
-    record = encode(obj)
-    if len(record) > MAX_RECORD_BYTES:
-        raise InputError(where, f"record is {len(record)} bytes, more than {MAX_RECORD_BYTES}")
+    record = f.record_bytes(obj, where, MAX_RECORD_BYTES)
     return SourceFacts(
         source_key=identifiers[0],
         identifiers=tuple(dict.fromkeys(identifiers)),
