@@ -1,4 +1,4 @@
-"""Field checks shared by the product, match-criteria and change record modules.
+"""Field checks shared by the record modules (CVE, product, match-criteria, change, source).
 
 Pure. Each check names the JSON path of what it rejects and says what it expected and
 what it found, like `assay.nvd.cve_record`.
@@ -7,11 +7,15 @@ what it found, like `assay.nvd.cve_record`.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from assay.errors import InputError
 from assay.nvd.cpe import Cpe, parse_cpe
 from assay.nvd.dates import normalize_record_timestamp
+from assay.nvd.jsonenc import encode
+
+T = TypeVar("T")
 
 UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
 
@@ -38,12 +42,6 @@ def string(obj: dict[str, Any], key: str, where: str) -> str:
     return value
 
 
-def optional_string(obj: dict[str, Any], key: str, where: str) -> str | None:
-    if obj.get(key) is None:
-        return None
-    return string(obj, key, where)
-
-
 def uuid(obj: dict[str, Any], key: str, where: str) -> str:
     """A UUID field, upper-cased (NVD emits them upper-case)."""
     value = string(obj, key, where)
@@ -64,10 +62,13 @@ def timestamp(obj: dict[str, Any], key: str, where: str) -> str:
         ) from None
 
 
-def optional_timestamp(obj: dict[str, Any], key: str, where: str) -> str | None:
+def optional(
+    check: Callable[[dict[str, Any], str, str], T], obj: dict[str, Any], key: str, where: str
+) -> T | None:
+    """`check` of a field that may be absent or null (None then)."""
     if obj.get(key) is None:
         return None
-    return timestamp(obj, key, where)
+    return check(obj, key, where)
 
 
 def cpe_name(obj: dict[str, Any], key: str, where: str) -> Cpe:
@@ -87,3 +88,19 @@ def array(obj: dict[str, Any], key: str, where: str) -> list[Any]:
     if not isinstance(value, list):
         raise InputError(f"{where}.{key}", f"expected an array, found {kind(value)}")
     return value
+
+
+def bounded_array(obj: dict[str, Any], key: str, where: str, most: int, noun: str) -> list[Any]:
+    """`array`, refused when it holds more than `most` items (`noun` names them)."""
+    items = array(obj, key, where)
+    if len(items) > most:
+        raise InputError(f"{where}.{key}", f"more than {most} {noun}")
+    return items
+
+
+def record_bytes(obj: dict[str, Any], where: str, most: int) -> bytes:
+    """The record NVD-encoded, as the store keeps it; refused past `most` bytes."""
+    record = encode(obj)
+    if len(record) > most:
+        raise InputError(where, f"record is {len(record)} bytes, more than {most}")
+    return record

@@ -15,7 +15,6 @@ from assay.errors import InputError
 from assay.nvd import _fields as f
 from assay.nvd.cve_record import CVE_ID
 from assay.nvd.history_query import event_key
-from assay.nvd.jsonenc import encode
 
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # a configuration rewrite can list thousands of CPEs
 MAX_DETAILS = 100_000
@@ -40,15 +39,10 @@ def change_facts(value: Any, where: str = "$") -> ChangeFacts:
     cve_change_id = f.uuid(obj, "cveChangeId", where)
     f.string(obj, "sourceIdentifier", where)
     created = f.timestamp(obj, "created", where)
-    details = f.array(obj, "details", where)
-    if len(details) > MAX_DETAILS:
-        raise InputError(f"{where}.details", f"more than {MAX_DETAILS} details")
-    for index, detail in enumerate(details):
+    for index, detail in enumerate(f.bounded_array(obj, "details", where, MAX_DETAILS, "details")):
         path = f"{where}.details[{index}]"
         f.string(f.obj_at(detail, path, "a change detail object"), "type", path)
-    record = encode(obj)
-    if len(record) > MAX_RECORD_BYTES:
-        raise InputError(where, f"record is {len(record)} bytes, more than {MAX_RECORD_BYTES}")
+    record = f.record_bytes(obj, where, MAX_RECORD_BYTES)
     return ChangeFacts(
         cve_change_id=cve_change_id,
         cve_id=cve_id,

@@ -59,7 +59,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from assay.errors import InputError
 from assay.nvd.versions import version_key
@@ -221,6 +221,15 @@ def parse_cpe(text: str, *, partial: bool) -> Cpe:
     return _parse(text, partial)
 
 
+# A criteria's bounds in NVD JSON, in the order of `CriteriaRange`'s fields.
+_BOUND_KEYS: Final = (
+    "versionStartIncluding",
+    "versionStartExcluding",
+    "versionEndIncluding",
+    "versionEndExcluding",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class CriteriaRange:
     """A `cpeMatch` criteria (or match-criteria record) and its optional version bounds."""
@@ -254,46 +263,27 @@ class CriteriaRange:
         text = obj.get("criteria")
         if not isinstance(text, str):
             raise InvalidCpe("expected a CPE 2.3 string", where="criteria")
-        bounds: dict[str, str | None] = {}
-        for name in (
-            "versionStartIncluding",
-            "versionStartExcluding",
-            "versionEndIncluding",
-            "versionEndExcluding",
-        ):
+        bounds: list[str | None] = []
+        for name in _BOUND_KEYS:
             value = obj.get(name)
             if value is not None and (not isinstance(value, str) or not value):
                 raise InvalidCpe("expected a non-empty version string", where=name)
-            bounds[name] = value
+            bounds.append(value)
         try:
             cpe = parse_cpe(text, partial=False)
         except InvalidCpe as error:
             raise InvalidCpe(error.reason, text=text, where="criteria") from None
-        return cls(
-            cpe,
-            version_start_including=bounds["versionStartIncluding"],
-            version_start_excluding=bounds["versionStartExcluding"],
-            version_end_including=bounds["versionEndIncluding"],
-            version_end_excluding=bounds["versionEndExcluding"],
-        )
+        return cls(cpe, *bounds)
 
     @property
     def start(self) -> tuple[str, bool] | None:
         """The lower bound as (version, inclusive), or None."""
-        if self.version_start_including is not None:
-            return self.version_start_including, True
-        if self.version_start_excluding is not None:
-            return self.version_start_excluding, False
-        return None
+        return _either(self.version_start_including, self.version_start_excluding)
 
     @property
     def end(self) -> tuple[str, bool] | None:
         """The upper bound as (version, inclusive), or None."""
-        if self.version_end_including is not None:
-            return self.version_end_including, True
-        if self.version_end_excluding is not None:
-            return self.version_end_excluding, False
-        return None
+        return _either(self.version_end_including, self.version_end_excluding)
 
     @property
     def has_bounds(self) -> bool:
@@ -316,27 +306,26 @@ def _within(key: bytes, low: Bound | None, high: Bound | None) -> bool:
 def _bound(including: str | None, excluding: str | None, name: str) -> Bound | None:
     if including is not None and excluding is not None:
         raise InvalidCpe(f"{name}Including and {name}Excluding cannot both be set", where=name)
+    given = _either(including, excluding)
+    return None if given is None else (version_key(given[0]), given[1])
+
+
+def _either(including: str | None, excluding: str | None) -> tuple[str, bool] | None:
+    """An including/excluding pair as (version, inclusive); None when neither is set."""
     if including is not None:
-        return version_key(including), True
+        return including, True
     if excluding is not None:
-        return version_key(excluding), False
+        return excluding, False
     return None
 
 
-def _tighter_low(a: Bound | None, b: Bound | None) -> Bound | None:
+def _tighter(a: Bound | None, b: Bound | None, *, lower: bool) -> Bound | None:
+    """The tighter of two lower (`lower`) or upper bounds; None is no bound."""
     if a is None or b is None:
         return b if a is None else a
     if a[0] != b[0]:
-        return a if a[0] > b[0] else b
+        return a if (a[0] > b[0]) == lower else b
     return a if not a[1] else b  # same version: exclusive is tighter
-
-
-def _tighter_high(a: Bound | None, b: Bound | None) -> Bound | None:
-    if a is None or b is None:
-        return b if a is None else a
-    if a[0] != b[0]:
-        return a if a[0] < b[0] else b
-    return a if not a[1] else b
 
 
 def _nonempty(low: Bound | None, high: Bound | None) -> bool:
@@ -380,19 +369,28 @@ def virtual_matches(
     requested = match.version
     if requested == NA:
         return target.version == NA and start is None and end is None
-    low = None if start is None else (version_key(start[0]), start[1])
-    high = None if end is None else (version_key(end[0]), end[1])
-    if requested != ANY:
-        literal = (version_key(requested), True)
-        low, high = _tighter_low(low, literal), _tighter_high(high, literal)
-    elif low is None and high is None:
+    low, high = _requested_range(requested, start, end)
+    if low is None and high is None:
         return True
     if target.version == NA:
         return False
     return _nonempty(
-        _tighter_low(low, criteria._low),
-        _tighter_high(high, criteria._high),
+        _tighter(low, criteria._low, lower=True),
+        _tighter(high, criteria._high, lower=False),
     )
+
+
+def _requested_range(
+    requested: str, start: tuple[str, bool] | None, end: tuple[str, bool] | None
+) -> tuple[Bound | None, Bound | None]:
+    """The versions a `virtualMatchString` asks for: its own version (unless `*`),
+    narrowed by `versionStart`/`versionEnd`."""
+    low = None if start is None else (version_key(start[0]), start[1])
+    high = None if end is None else (version_key(end[0]), end[1])
+    if requested == ANY:
+        return low, high
+    literal = (version_key(requested), True)
+    return _tighter(low, literal, lower=True), _tighter(high, literal, lower=False)
 
 
 def matches_match_string(pattern: Cpe, candidate: Cpe) -> bool:

@@ -10,11 +10,10 @@ NVD-encoded, byte for byte as it came, `deprecated`/`deprecatedBy` included.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from assay.errors import InputError
 from assay.nvd import _fields as f
-from assay.nvd.jsonenc import encode
 from assay.nvd.versions import version_key
 
 MAX_RECORD_BYTES = 1024 * 1024  # real product records are below 4 KB
@@ -44,25 +43,14 @@ def cpe_facts(value: Any, where: str = "$") -> CpeFacts:
         raise InputError(f"{where}.deprecated", f"expected a boolean, found {f.kind(deprecated)}")
     created = f.timestamp(obj, "created", where)
     last_modified = f.timestamp(obj, "lastModified", where)
-    lines: list[str] = []
-    titles = f.array(obj, "titles", where)
-    if len(titles) > MAX_TITLES:
-        raise InputError(f"{where}.titles", f"more than {MAX_TITLES} titles")
-    for index, title in enumerate(titles):
-        item = f.obj_at(title, f"{where}.titles[{index}]", "a title object")
-        lines.append(f.string(item, "title", f"{where}.titles[{index}]"))
-    refs = f.array(obj, "refs", where)
-    if len(refs) > MAX_REFS:
-        raise InputError(f"{where}.refs", f"more than {MAX_REFS} references")
-    for index, ref in enumerate(refs):
-        item = f.obj_at(ref, f"{where}.refs[{index}]", "a reference object")
-        lines.append(f.string(item, "ref", f"{where}.refs[{index}]"))
+    lines = [
+        *_texts(obj, where, _TITLES),
+        *_texts(obj, where, _REFS),
+    ]
     for key in ("deprecatedBy", "deprecates"):
         for index, link in enumerate(f.array(obj, key, where)):
             f.obj_at(link, f"{where}.{key}[{index}]", "an object with cpeName and cpeNameId")
-    record = encode(obj)
-    if len(record) > MAX_RECORD_BYTES:
-        raise InputError(where, f"record is {len(record)} bytes, more than {MAX_RECORD_BYTES}")
+    record = f.record_bytes(obj, where, MAX_RECORD_BYTES)
     return CpeFacts(
         cpe_name_id=cpe_name_id,
         components=name.components,
@@ -73,3 +61,28 @@ def cpe_facts(value: Any, where: str = "$") -> CpeFacts:
         search_text="\n".join(lines),
         record=record,
     )
+
+
+class _Searched(NamedTuple):
+    """A list of objects whose texts the keyword search reads."""
+
+    key: str
+    field: str
+    most: int
+    noun: str  # the items, in the message about too many
+    item: str  # one item, in the message about a malformed one
+
+
+_TITLES = _Searched("titles", "title", MAX_TITLES, "titles", "a title object")
+_REFS = _Searched("refs", "ref", MAX_REFS, "references", "a reference object")
+
+
+def _texts(obj: dict[str, Any], where: str, listed: _Searched) -> list[str]:
+    """The text of every object of one searched list (titles, reference links)."""
+    texts = []
+    key = listed.key
+    for index, entry in enumerate(f.bounded_array(obj, key, where, listed.most, listed.noun)):
+        path = f"{where}.{key}[{index}]"
+        item = f.obj_at(entry, path, listed.item)
+        texts.append(f.string(item, listed.field, path))
+    return texts

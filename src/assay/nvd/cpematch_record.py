@@ -13,10 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from assay.errors import InputError
 from assay.nvd import _fields as f
 from assay.nvd.cve_record import Criteria, criteria_from_json
-from assay.nvd.jsonenc import encode
 
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # the widest real criteria expand to ~20,000 names
 MAX_MATCHES = 200_000
@@ -49,21 +47,16 @@ def match_facts(value: Any, where: str = "$") -> MatchFacts:
     criteria = criteria_from_json(obj, where)
     created = f.timestamp(obj, "created", where)
     last_modified = f.timestamp(obj, "lastModified", where)
-    cpe_last_modified = f.optional_timestamp(obj, "cpeLastModified", where)
+    cpe_last_modified = f.optional(f.timestamp, obj, "cpeLastModified", where)
     status = f.string(obj, "status", where)
-    matches = f.array(obj, "matches", where)
-    if len(matches) > MAX_MATCHES:
-        raise InputError(f"{where}.matches", f"more than {MAX_MATCHES} names")
     names: list[MatchName] = []
-    for index, entry in enumerate(matches):
+    for index, entry in enumerate(f.bounded_array(obj, "matches", where, MAX_MATCHES, "names")):
         path = f"{where}.matches[{index}]"
         item = f.obj_at(entry, path, "an object with cpeName and cpeNameId")
         names.append(
             MatchName(f.uuid(item, "cpeNameId", path), f.cpe_name(item, "cpeName", path).components)
         )
-    record = encode(obj)
-    if len(record) > MAX_RECORD_BYTES:
-        raise InputError(where, f"record is {len(record)} bytes, more than {MAX_RECORD_BYTES}")
+    record = f.record_bytes(obj, where, MAX_RECORD_BYTES)
     return MatchFacts(
         match_criteria_id=match_criteria_id,
         criteria=criteria,

@@ -53,24 +53,28 @@ class NamedCriteria:
 def criteria_of(cve: dict[str, Any]) -> list[NamedCriteria]:
     """Every criteria the CVE's configurations name, once per id, first use first. Pure."""
     found: dict[str, NamedCriteria] = {}
-    configurations = cve.get("configurations")
-    for configuration in configurations if isinstance(configurations, list) else []:
-        nodes = configuration.get("nodes") if isinstance(configuration, dict) else None
-        for node in nodes if isinstance(nodes, list) else []:
-            matches = node.get("cpeMatch") if isinstance(node, dict) else None
-            for match in matches if isinstance(matches, list) else []:
-                if not isinstance(match, dict):
-                    continue
-                criteria_id, criteria = match.get("matchCriteriaId"), match.get("criteria")
-                if not isinstance(criteria_id, str) or not isinstance(criteria, str):
-                    continue
-                bounds = tuple(
-                    (name, match[name]) for name in BOUNDS if isinstance(match.get(name), str)
-                )
-                found.setdefault(
-                    criteria_id.upper(), NamedCriteria(criteria_id.upper(), criteria, bounds)
-                )
+    for configuration in _objects(cve, "configurations"):
+        for node in _objects(configuration, "nodes"):
+            for match in _objects(node, "cpeMatch"):
+                named = _named(match)
+                if named is not None:
+                    found.setdefault(named.match_criteria_id, named)
     return list(found.values())
+
+
+def _objects(parent: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The JSON objects listed under `key` (none when that is no list)."""
+    items = parent.get(key)
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def _named(match: dict[str, Any]) -> NamedCriteria | None:
+    """The criteria of one `cpeMatch` entry; None without an id and a criteria."""
+    criteria_id, criteria = match.get("matchCriteriaId"), match.get("criteria")
+    if not isinstance(criteria_id, str) or not isinstance(criteria, str):
+        return None
+    bounds = tuple((name, match[name]) for name in BOUNDS if isinstance(match.get(name), str))
+    return NamedCriteria(criteria_id.upper(), criteria, bounds)
 
 
 def made_up_record(
@@ -96,23 +100,25 @@ def search_match_strings(store: Store, query: CpeMatchQuery) -> Page:
     found = store.search_cves(CveQuery(cve_id=query.cve_id))
     if not found.records:
         return store.search_match_strings(query)
-    cve = orjson.loads(found.records[0])
+    records = _stored_and_made_up(store, plain, orjson.loads(found.records[0]))
+    page = records[query.start_index : query.start_index + query.results_per_page]
+    return Page(len(records), [record for _, record in page])
+
+
+def _stored_and_made_up(
+    store: Store, plain: CpeMatchQuery, cve: dict[str, Any]
+) -> list[tuple[dict[str, Any], bytes]]:
+    """The stored criteria of the CVE plus those made up for the ones the store lacks,
+    decoded and encoded, in the API's order (created, then id)."""
     stored = list(_all(lambda start: store.search_match_strings(replace(plain, start_index=start))))
     known = {str(orjson.loads(record)["matchCriteriaId"]).upper() for record in stored}
     records = [(orjson.loads(record), record) for record in stored]
     for named in criteria_of(cve):
-        if named.match_criteria_id in known:
-            continue
-        record = made_up_record(
-            named,
-            created=str(cve.get("published", "")),
-            last_modified=str(cve.get("lastModified", "")),
-            matches=_matches(store, named.match_criteria_id),
-        )
-        records.append((orjson.loads(record), record))
+        if named.match_criteria_id not in known:
+            record = _made_up_from(store, cve, named)
+            records.append((orjson.loads(record), record))
     records.sort(key=lambda pair: (str(pair[0].get("created")), str(pair[0]["matchCriteriaId"])))
-    page = records[query.start_index : query.start_index + query.results_per_page]
-    return Page(len(records), [record for _, record in page])
+    return records
 
 
 def derived_record(store: Store, criteria_id: str) -> tuple[bytes, str] | None:
@@ -129,13 +135,17 @@ def derived_record(store: Store, criteria_id: str) -> tuple[bytes, str] | None:
     named = next((c for c in criteria_of(cve) if c.match_criteria_id == wanted), None)
     if named is None:
         return None
-    record = made_up_record(
+    return _made_up_from(store, cve, named), cve_id
+
+
+def _made_up_from(store: Store, cve: dict[str, Any], named: NamedCriteria) -> bytes:
+    """The record of `named`, dated as the CVE naming it, with the stored expansion."""
+    return made_up_record(
         named,
         created=str(cve.get("published", "")),
         last_modified=str(cve.get("lastModified", "")),
-        matches=_matches(store, wanted),
+        matches=_matches(store, named.match_criteria_id),
     )
-    return record, cve_id
 
 
 def _matches(store: Store, criteria_id: str) -> list[dict[str, str]]:

@@ -205,19 +205,27 @@ def _cpe_filters(raw: RawQuery) -> _CpeFilters:
         raise QueryError("isVulnerable", "isVulnerable requires cpeName")
     version_start = _version_bound(raw, "versionStart", "versionStartType")
     version_end = _version_bound(raw, "versionEnd", "versionEndType")
-    ranged = version_start is not None or version_end is not None
-    if ranged and virtual is None:
-        name = "versionStart" if version_start else "versionEnd"
-        raise QueryError(name, f"{name} requires virtualMatchString")
-    if ranged and virtual is not None and virtual.version != "*":
-        raise QueryError(
-            "virtualMatchString",
-            "virtualMatchString cannot contain a version when versionStart or versionEnd is given",
-        )
+    _check_version_range(virtual, version_start, version_end)
     if cpe_name is not None:
         # NVD: "if both cpeName and virtualMatchString are provided, only cpeName is used".
         return cpe_name, is_vulnerable, None, None, None
     return cpe_name, is_vulnerable, virtual, version_start, version_end
+
+
+def _check_version_range(
+    virtual: Cpe | None, start: VersionBound | None, end: VersionBound | None
+) -> None:
+    """`versionStart`/`versionEnd` bound a `virtualMatchString` that names no version."""
+    if start is None and end is None:
+        return
+    if virtual is None:
+        name = "versionStart" if start else "versionEnd"
+        raise QueryError(name, f"{name} requires virtualMatchString")
+    if virtual.version != "*":
+        raise QueryError(
+            "virtualMatchString",
+            "virtualMatchString cannot contain a version when versionStart or versionEnd is given",
+        )
 
 
 def _cwe_id(raw: RawQuery) -> str | None:
@@ -245,21 +253,30 @@ def _choice(raw: RawQuery, name: str, allowed: tuple[str, ...], *, lower: bool) 
     return normalized
 
 
-def _versions_present(raw: RawQuery, kind: str) -> list[str]:
-    return [v for v in ("V2", "V3", "V4") if f"cvss{v}{kind}" in raw]
+def _cvss_version(raw: RawQuery, kind: str) -> str | None:
+    """The one CVSS version given a `cvss{V}{kind}` parameter; None when none is."""
+    present = [v for v in ("V2", "V3", "V4") if f"cvss{v}{kind}" in raw]
+    if len(present) > 1:
+        names = " and ".join(f"cvss{v}{kind}" for v in present)
+        raise QueryError(f"cvss{present[1]}{kind}", f"{names} cannot be combined")
+    return present[0] if present else None
 
 
 def _cvss_metrics(raw: RawQuery) -> tuple[str, tuple[str, ...]] | None:
-    present = _versions_present(raw, "Metrics")
-    if not present:
+    version = _cvss_version(raw, "Metrics")
+    if version is None:
         return None
-    if len(present) > 1:
-        names = " and ".join(f"cvss{v}Metrics" for v in present)
-        raise QueryError(f"cvss{present[1]}Metrics", f"{names} cannot be combined")
-    version = present[0]
     name = f"cvss{version}Metrics"
     value = raw.text(name)
     assert value is not None
+    pairs = _metric_pairs(value, name, version)
+    if not pairs:
+        raise QueryError(name, f"Invalid {name}: no metrics given")
+    return version, tuple(sorted(set(pairs)))
+
+
+def _metric_pairs(value: str, name: str, version: str) -> list[str]:
+    """`AV:N/AC:L` (with or without the `CVSS:3.1/` prefix) as upper-case `AV:N` pairs."""
     parts = [part for part in value.split("/") if part]
     if parts and parts[0].upper().startswith("CVSS:"):
         parts = parts[1:]
@@ -271,19 +288,13 @@ def _cvss_metrics(raw: RawQuery) -> tuple[str, tuple[str, ...]] | None:
                 name, f"Invalid {name}: '{printable(part)}' is not a CVSS {version[1]} metric"
             )
         pairs.append(f"{match.group(1).upper()}:{match.group(2).upper()}")
-    if not pairs:
-        raise QueryError(name, f"Invalid {name}: no metrics given")
-    return version, tuple(sorted(set(pairs)))
+    return pairs
 
 
 def _cvss_severity(raw: RawQuery) -> tuple[str, str] | None:
-    present = _versions_present(raw, "Severity")
-    if not present:
+    version = _cvss_version(raw, "Severity")
+    if version is None:
         return None
-    if len(present) > 1:
-        names = " and ".join(f"cvss{v}Severity" for v in present)
-        raise QueryError(f"cvss{present[1]}Severity", f"{names} cannot be combined")
-    version = present[0]
     severity = _choice(raw, f"cvss{version}Severity", SEVERITIES[version], lower=False)
     assert severity is not None
     return version, severity

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from assay.errors import InputError
+from assay.nvd import _fields as f
 from assay.nvd.cpe import parse_cpe
 from assay.nvd.dates import normalize_record_timestamp
-from assay.nvd.jsonenc import encode
 from assay.nvd.versions import version_key
 
 CVE_ID = re.compile(r"CVE-\d{4}-\d{4,19}")
@@ -67,24 +67,22 @@ class CveFacts(NamedTuple):
 def cve_facts(obj: Any, where: str = "$") -> CveFacts:
     """Check one CVE object (the value under `cve`) and derive what the store indexes."""
     if not isinstance(obj, dict):
-        raise InputError(where, f"expected a CVE object, found {_kind(obj)}")
-    cve_id = _string(obj, "id", where)
+        raise InputError(where, f"expected a CVE object, found {f.kind(obj)}")
+    cve_id = f.string(obj, "id", where)
     if not CVE_ID.fullmatch(cve_id):
         raise InputError(f"{where}.id", f"expected a CVE id (CVE-YYYY-NNNN), found {cve_id!r}")
     published = _timestamp(obj, "published", where)
     last_modified = _timestamp(obj, "lastModified", where)
     vuln_status = obj.get("vulnStatus", "")
     if not isinstance(vuln_status, str):
-        raise InputError(f"{where}.vulnStatus", f"expected a string, found {_kind(vuln_status)}")
+        raise InputError(f"{where}.vulnStatus", f"expected a string, found {f.kind(vuln_status)}")
     english = _english(obj, where)
     rejected = vuln_status == "Rejected" or any(text.startswith("** REJECT **") for text in english)
     if "metrics" not in obj:
         # NVD always emits `metrics` (nvdlib fails without it); records from older
         # sources may lack it.
         obj = {**obj, "metrics": {}}
-    record = encode(obj)
-    if len(record) > MAX_RECORD_BYTES:
-        raise InputError(where, f"record is {len(record)} bytes, more than {MAX_RECORD_BYTES}")
+    record = f.record_bytes(obj, where, MAX_RECORD_BYTES)
     return CveFacts(
         cve_id=cve_id,
         published=published,
@@ -103,7 +101,9 @@ def _english(obj: dict[str, Any], where: str) -> list[str]:
     """The English descriptions of a CVE."""
     descriptions = obj.get("descriptions", [])
     if not isinstance(descriptions, list):
-        raise InputError(f"{where}.descriptions", f"expected an array, found {_kind(descriptions)}")
+        raise InputError(
+            f"{where}.descriptions", f"expected an array, found {f.kind(descriptions)}"
+        )
     return [
         d["value"]
         for d in descriptions
@@ -115,7 +115,7 @@ def _kev_added(obj: dict[str, Any], where: str) -> str | None:
     """The day CISA added the CVE to its KEV catalog, as stored (midnight UTC)."""
     added = obj.get("cisaExploitAdd")
     if added is not None and not isinstance(added, str):
-        raise InputError(f"{where}.cisaExploitAdd", f"expected a date, found {_kind(added)}")
+        raise InputError(f"{where}.cisaExploitAdd", f"expected a date, found {f.kind(added)}")
     return f"{added[:10]}T00:00:00.000" if added else None
 
 
@@ -142,7 +142,7 @@ def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str]]:
     yield from _reference_facets(obj, sources)
     metrics = obj.get("metrics")
     if metrics is not None and not isinstance(metrics, dict):
-        raise InputError(f"{where}.metrics", f"expected an object, found {_kind(metrics)}")
+        raise InputError(f"{where}.metrics", f"expected an object, found {f.kind(metrics)}")
     yield from _metric_facets(metrics or {}, sources)
     for source in sorted(sources):
         yield "source", source
@@ -274,7 +274,7 @@ def _remembered(match: Any) -> Criteria | None:
 def criteria_from_json(match: Any, path: str) -> Criteria:
     """Normalize one `cpeMatch` item (or match-criteria record) for indexing."""
     if not isinstance(match, dict):
-        raise InputError(path, f"expected a cpeMatch object, found {_kind(match)}")
+        raise InputError(path, f"expected a cpeMatch object, found {f.kind(match)}")
     remembered = _remembered(match)
     if remembered is not None:
         return remembered
@@ -345,7 +345,7 @@ def criteria_identity(
 def _criteria_from_json(match: dict[str, Any], path: str) -> Criteria:
     text = match.get("criteria")
     if not isinstance(text, str):
-        raise InputError(f"{path}.criteria", f"expected a CPE 2.3 string, found {_kind(text)}")
+        raise InputError(f"{path}.criteria", f"expected a CPE 2.3 string, found {f.kind(text)}")
     try:
         cpe = parse_cpe(text, partial=False)
     except InputError as error:
@@ -377,7 +377,7 @@ def _bound(
         if value is None:
             continue
         if not isinstance(value, str) or not value:
-            raise InputError(f"{path}.{name}", f"expected a version string, found {_kind(value)}")
+            raise InputError(f"{path}.{name}", f"expected a version string, found {f.kind(value)}")
         return version_key(value), inclusive
     return None, False
 
@@ -387,26 +387,11 @@ def _list(obj: dict[str, Any], key: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _string(obj: dict[str, Any], key: str, where: str) -> str:
-    value = obj.get(key)
-    if not isinstance(value, str) or not value:
-        raise InputError(f"{where}.{key}", f"expected a non-empty string, found {_kind(value)}")
-    return value
-
-
 def _timestamp(obj: dict[str, Any], key: str, where: str) -> str:
-    text = _string(obj, key, where)
+    text = f.string(obj, key, where)
     try:
         return normalize_record_timestamp(text)
     except InputError:
         raise InputError(
             f"{where}.{key}", f"expected a timestamp like 2023-05-04T19:40:31.363, found {text!r}"
         ) from None
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
-        type(value), f"a {type(value).__name__}"
-    )

@@ -94,12 +94,7 @@ def parse_nvd_datetime(text: str) -> datetime:
     if match is None:
         raise InvalidDate(text)
     g = match.group
-    offset = timedelta(0)
-    if g("sign") is not None:
-        minutes = int(g("oh")) * 60 + int(g("om") or "0")
-        if int(g("om") or "0") >= 60 or minutes >= 24 * 60:
-            raise InvalidDate(text)
-        offset = timedelta(minutes=-minutes if g("sign") == "-" else minutes)
+    offset = _offset(match, text)
     try:
         local = datetime(
             int(g("y")),
@@ -115,6 +110,17 @@ def parse_nvd_datetime(text: str) -> datetime:
     except (ValueError, OverflowError):
         # Out-of-range fields (month 13, hour 24), or an offset pushing past year 1/9999.
         raise InvalidDate(text) from None
+
+
+def _offset(match: re.Match[str], text: str) -> timedelta:
+    """The UTC offset a query date/time gives (none: UTC), at most 23:59 either way."""
+    g = match.group
+    if g("sign") is None:
+        return timedelta(0)
+    minutes = int(g("oh")) * 60 + int(g("om") or "0")
+    if int(g("om") or "0") >= 60 or minutes >= 24 * 60:
+        raise InvalidDate(text)
+    return timedelta(minutes=-minutes if g("sign") == "-" else minutes)
 
 
 def parse_record_timestamp(text: str) -> datetime:

@@ -50,10 +50,7 @@ class RawQuery:
             name = canonical.get(raw_name.lower())
             if name is None:
                 raise QueryError(raw_name, f"Invalid parameter: {printable(raw_name)}")
-            if len(value) > MAX_VALUE_LENGTH:
-                raise QueryError(name, f"{name} is too long: at most {MAX_VALUE_LENGTH} characters")
-            if "\x00" in value and name in NO_NUL:
-                raise QueryError(name, f"Invalid {name}: it contains a NUL character")
+            _check_value(name, value)
             # NVD's behaviour for repeated parameters is unknown; the first one wins.
             self.values.setdefault(name, value)
 
@@ -81,31 +78,15 @@ class RawQuery:
         value = self.values.get(name)
         if value is None:
             return default
-        value = value.strip()
-        if not value.isdigit() or not value.isascii():
-            bound = f" from 0 to {maximum}" if maximum is not None else " of at least 0"
-            raise QueryError(
-                name, f"Invalid {name}: expected an integer{bound}, found '{printable(value)}'"
-            )
-        limit = MAX_INTEGER if maximum is None else maximum
-        # Leading zeros aside, a digit string longer than the limit's is past it.
-        digits = value.lstrip("0") or "0"
-        if len(digits) > len(str(limit)) or int(digits) > limit:
-            raise QueryError(name, f"{name} parameter cannot exceed {limit}")
-        return int(digits)
+        return _bounded_integer(name, value.strip(), maximum)
 
     def window(self, start_name: str, end_name: str, *, max_days: int = 120) -> Window | None:
         """A date pair: both or neither, valid ISO 8601, at most `max_days` long."""
-        start_text, end_text = self.values.get(start_name), self.values.get(end_name)
-        if start_text is None and end_text is None:
+        texts = self._pair(start_name, end_name)
+        if texts is None:
             return None
-        if start_text is None or end_text is None:
-            missing = start_name if start_text is None else end_name
-            raise QueryError(
-                missing, f"Both {start_name} and {end_name} are required when either is present"
-            )
-        start = _date(start_name, start_text)
-        end = _date(end_name, end_text)
+        start = _date(start_name, texts[0])
+        end = _date(end_name, texts[1])
         try:
             check_window(start, end, max_days=max_days)
         except InputError as error:
@@ -114,6 +95,41 @@ class RawQuery:
             return Window(comparable_text(start, ceil=True), comparable_text(end))
         except OverflowError:  # a start in the last millisecond of year 9999, rounded up
             raise QueryError(start_name, f"{INVALID_DATE} ({start_name})") from None
+
+    def _pair(self, start_name: str, end_name: str) -> tuple[str, str] | None:
+        """The values of two parameters given together; None when neither is given."""
+        start_text, end_text = self.values.get(start_name), self.values.get(end_name)
+        if start_text is None and end_text is None:
+            return None
+        if start_text is None or end_text is None:
+            missing = start_name if start_text is None else end_name
+            raise QueryError(
+                missing, f"Both {start_name} and {end_name} are required when either is present"
+            )
+        return start_text, end_text
+
+
+def _check_value(name: str, value: str) -> None:
+    """Refuse a value longer than any real one, or a NUL where an index would choke."""
+    if len(value) > MAX_VALUE_LENGTH:
+        raise QueryError(name, f"{name} is too long: at most {MAX_VALUE_LENGTH} characters")
+    if "\x00" in value and name in NO_NUL:
+        raise QueryError(name, f"Invalid {name}: it contains a NUL character")
+
+
+def _bounded_integer(name: str, value: str, maximum: int | None) -> int:
+    """A digit string from 0 to `maximum` (else the stores' largest integer)."""
+    if not value.isdigit() or not value.isascii():
+        bound = f" from 0 to {maximum}" if maximum is not None else " of at least 0"
+        raise QueryError(
+            name, f"Invalid {name}: expected an integer{bound}, found '{printable(value)}'"
+        )
+    limit = MAX_INTEGER if maximum is None else maximum
+    # Leading zeros aside, a digit string longer than the limit's is past it.
+    digits = value.lstrip("0") or "0"
+    if len(digits) > len(str(limit)) or int(digits) > limit:
+        raise QueryError(name, f"{name} parameter cannot exceed {limit}")
+    return int(digits)
 
 
 def _date(name: str, text: str) -> datetime:

@@ -14,7 +14,6 @@ from typing import Any
 
 from assay.errors import InputError
 from assay.nvd import _fields as f
-from assay.nvd.jsonenc import encode
 
 MAX_RECORD_BYTES = 1024 * 1024
 MAX_IDENTIFIERS = 1000
@@ -32,6 +31,25 @@ class SourceFacts:
 def source_facts(value: Any, where: str = "$") -> SourceFacts:
     """Check one source object and derive what the store indexes."""
     obj = f.obj_at(value, where, "a source object")
+    identifiers = _identifiers(obj, where)
+    created = f.timestamp(obj, "created", where)
+    last_modified = f.timestamp(obj, "lastModified", where)
+    f.optional(f.string, obj, "name", where)
+    f.optional(f.string, obj, "contactEmail", where)
+    for level in ("v2AcceptanceLevel", "v3AcceptanceLevel", "cweAcceptanceLevel"):
+        f.optional(_acceptance_level, obj, level, where)
+    record = f.record_bytes(obj, where, MAX_RECORD_BYTES)
+    return SourceFacts(
+        source_key=identifiers[0],
+        identifiers=tuple(dict.fromkeys(identifiers)),
+        created=created,
+        last_modified=last_modified,
+        record=record,
+    )
+
+
+def _identifiers(obj: dict[str, Any], where: str) -> list[str]:
+    """`sourceIdentifiers`: 1 to `MAX_IDENTIFIERS` non-empty strings."""
     identifiers = f.array(obj, "sourceIdentifiers", where)
     if not identifiers:
         raise InputError(f"{where}.sourceIdentifiers", "expected at least one identifier")
@@ -43,23 +61,11 @@ def source_facts(value: Any, where: str = "$") -> SourceFacts:
                 f"{where}.sourceIdentifiers[{index}]",
                 f"expected a non-empty string, found {f.kind(identifier)}",
             )
-    created = f.timestamp(obj, "created", where)
-    last_modified = f.timestamp(obj, "lastModified", where)
-    f.optional_string(obj, "name", where)
-    f.optional_string(obj, "contactEmail", where)
-    for level in ("v2AcceptanceLevel", "v3AcceptanceLevel", "cweAcceptanceLevel"):
-        if obj.get(level) is not None:
-            path = f"{where}.{level}"
-            accept = f.obj_at(obj[level], path, "an acceptance level object")
-            f.string(accept, "description", path)
-            f.timestamp(accept, "lastModified", path)
-    record = encode(obj)
-    if len(record) > MAX_RECORD_BYTES:
-        raise InputError(where, f"record is {len(record)} bytes, more than {MAX_RECORD_BYTES}")
-    return SourceFacts(
-        source_key=identifiers[0],
-        identifiers=tuple(dict.fromkeys(identifiers)),
-        created=created,
-        last_modified=last_modified,
-        record=record,
-    )
+    return identifiers
+
+
+def _acceptance_level(obj: dict[str, Any], key: str, where: str) -> None:
+    path = f"{where}.{key}"
+    accept = f.obj_at(obj[key], path, "an acceptance level object")
+    f.string(accept, "description", path)
+    f.timestamp(accept, "lastModified", path)

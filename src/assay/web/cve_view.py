@@ -136,22 +136,6 @@ def _metric(label: str, entry: dict[str, Any]) -> MetricView:
     score = data.get("baseScore")
     severity = _text(data.get("baseSeverity") or entry.get("baseSeverity"))
     vector = _text(data.get("vectorString"))
-    details: list[tuple[str, str]] = []
-    for key, name in (
-        ("exploitabilityScore", "Exploitability score"),
-        ("impactScore", "Impact score"),
-    ):
-        if key in entry:
-            details.append((name, _text(entry[key])))
-    for key, name in (
-        ("acInsufInfo", "Insufficient information"),
-        ("obtainAllPrivilege", "Obtains all privileges"),
-        ("obtainUserPrivilege", "Obtains user privileges"),
-        ("obtainOtherPrivilege", "Obtains other privileges"),
-        ("userInteractionRequired", "User interaction required"),
-    ):
-        if entry.get(key) is True:
-            details.append((name, "yes"))
     return MetricView(
         label=label,
         source=_text(entry.get("source")),
@@ -160,8 +144,29 @@ def _metric(label: str, entry: dict[str, Any]) -> MetricView:
         severity=severity,
         vector=vector,
         parts=explain_vector(vector) if vector else [],
-        details=details,
+        details=_metric_details(entry),
     )
+
+
+# What a metric says beside its vector: scores shown as given, flags shown when true.
+_METRIC_SCORES: Final = (
+    ("exploitabilityScore", "Exploitability score"),
+    ("impactScore", "Impact score"),
+)
+_METRIC_FLAGS: Final = (
+    ("acInsufInfo", "Insufficient information"),
+    ("obtainAllPrivilege", "Obtains all privileges"),
+    ("obtainUserPrivilege", "Obtains user privileges"),
+    ("obtainOtherPrivilege", "Obtains other privileges"),
+    ("userInteractionRequired", "User interaction required"),
+)
+
+
+def _metric_details(entry: dict[str, Any]) -> list[tuple[str, str]]:
+    """(name, value) of the scores and true flags a metric entry carries, in that order."""
+    scores = [(name, _text(entry[key])) for key, name in _METRIC_SCORES if key in entry]
+    flags = [(name, "yes") for key, name in _METRIC_FLAGS if entry.get(key) is True]
+    return scores + flags
 
 
 def _configuration(config: dict[str, Any]) -> ConfigurationView:

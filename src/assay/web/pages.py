@@ -113,7 +113,7 @@ class WebPages:
             results=[cve_view(record) for record in records],
             pager=Pager(total, plan.start_index, plan.page_size),
             json_twin=f"/rest/json/cves/2.0?{json_query or plan.api_query(plan.start_index)}",
-            page_link=lambda start: _with(form, startIndex=str(start)),
+            page_link=_page_links(request),
         )
         return render(request, "index.html", context)
 
@@ -194,26 +194,12 @@ class WebPages:
             page = await self._ask(self.store.search_match_strings, query)
         except StoreError as error:
             return self._store_down(request, error)
-        derived_from = None
         if page.records:
-            raw = page.records[0]
+            raw, derived_from = page.records[0], None
         else:
-            # Not stored as a record: made up from a CVE that names it, as the API's
-            # `cpematch?cveId=` completes it (docs/nvd-compatibility.md).
-            try:
-                derived = await in_store_thread(
-                    self.store, derived_record, self.store, query.match_criteria_id or ""
-                )
-            except StoreError as error:
-                return self._error(request, 503, "Store unavailable", str(error))
-            if derived is None:
-                return self._error(
-                    request,
-                    404,
-                    "Match criteria not in this store",
-                    f"No match criteria {criteria_id} here: no CVE of this store names it, "
-                    "and the store does not hold its record (assay nvd import / sync cpematch).",
-                )
+            derived = await self._derived(request, criteria_id, query.match_criteria_id or "")
+            if isinstance(derived, Response):
+                return derived
             raw, derived_from = derived
         record = orjson.loads(raw)
         matches = record.get("matches") or []
@@ -225,16 +211,32 @@ class WebPages:
                 "range_text": _criteria_range(record),
                 "matches": matches[start : start + size],
                 "pager": Pager(len(matches), start, size),
-                "page_link": lambda s: _with(dict(request.query_params), startIndex=str(s)),
-                "json_twin": (
-                    f"/rest/json/cpematch/2.0?{urlencode({'cveId': derived_from})}"
-                    if derived_from
-                    else f"/rest/json/cpematch/2.0?{urlencode({'matchCriteriaId': query.match_criteria_id})}"
-                ),
+                "page_link": _page_links(request),
+                "json_twin": _criteria_twin(derived_from, query.match_criteria_id),
                 "cves_link": "/?" + urlencode({"q": record.get("criteria", "")}),
                 "derived_from": derived_from,
             },
         )
+
+    async def _derived(
+        self, request: Request, criteria_id: str, wanted: str
+    ) -> tuple[bytes, str] | Response:
+        """A criteria the store holds no record of, made up from a CVE that names it (as
+        the API's `cpematch?cveId=` completes it, docs/nvd-compatibility.md), with that
+        CVE's id; else the error page."""
+        try:
+            derived = await in_store_thread(self.store, derived_record, self.store, wanted)
+        except StoreError as error:
+            return self._error(request, 503, "Store unavailable", str(error))
+        if derived is None:
+            return self._error(
+                request,
+                404,
+                "Match criteria not in this store",
+                f"No match criteria {criteria_id} here: no CVE of this store names it, "
+                "and the store does not hold its record (assay nvd import / sync cpematch).",
+            )
+        return derived
 
     # -- /cpe/{name} : one product and its CVEs --------------------------------------------
 
@@ -268,13 +270,9 @@ class WebPages:
                 "vulnerable": vulnerable,
                 "results": [cve_view(r) for r in _records(cves)],
                 "pager": Pager(cves.total, start, size),
-                "page_link": lambda s: _with(dict(request.query_params), startIndex=str(s)),
+                "page_link": _page_links(request),
                 "json_twin": f"/rest/json/cves/2.0?{urlencode([*pairs, *paging])}",
-                "product_twin": (
-                    f"/rest/json/cpes/2.0?{urlencode({'cpeNameId': product['cpeNameId']})}"
-                    if product and product.get("cpeNameId")
-                    else f"/rest/json/cpes/2.0?{urlencode({'cpeMatchString': name})}"
-                ),
+                "product_twin": _product_twin(product, name),
             },
         )
 
@@ -299,10 +297,30 @@ class WebPages:
         context.update(
             results=_records(page),
             pager=Pager(page.total, start, size),
-            page_link=lambda s: _with(dict(request.query_params), startIndex=str(s)),
+            page_link=_page_links(request),
             json_twin=f"/rest/json/cpes/2.0?{urlencode(pairs)}",
         )
         return render(request, "products.html", context)
+
+
+def _page_links(request: Request) -> Callable[[int], str]:
+    """The link to the page starting at an index, the request's other parameters kept."""
+    form = dict(request.query_params)
+    return lambda start: _with(form, startIndex=str(start))
+
+
+def _criteria_twin(derived_from: str | None, criteria_id: str | None) -> str:
+    """The match criteria API query for the record: by the CVE it was made up from."""
+    if derived_from:
+        return f"/rest/json/cpematch/2.0?{urlencode({'cveId': derived_from})}"
+    return f"/rest/json/cpematch/2.0?{urlencode({'matchCriteriaId': criteria_id})}"
+
+
+def _product_twin(product: dict[str, Any] | None, name: str) -> str:
+    """The CPE API query for the product: by its id when the store holds it."""
+    if product and product.get("cpeNameId"):
+        return f"/rest/json/cpes/2.0?{urlencode({'cpeNameId': product['cpeNameId']})}"
+    return f"/rest/json/cpes/2.0?{urlencode({'cpeMatchString': name})}"
 
 
 def _with(form: dict[str, str], **changes: str) -> str:

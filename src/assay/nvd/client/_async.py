@@ -23,11 +23,9 @@ from assay.nvd.client._base import (
     Pager,
     SettingsView,
     concat,
-    decoded,
     filters_only,
     pager_for,
     query_for,
-    records,
     settle,
 )
 from assay.nvd.client._errors import (
@@ -191,23 +189,23 @@ class AsyncNvdClient(SettingsView[httpx.AsyncBaseTransport]):
 
     def iter_cves(self, **params: Unpack[CvesParams]) -> AsyncIterator[Cve]:
         """CVE records one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CVES, params), CVES)
+        return _records(self._iter_pages(CVES, params))
 
     def iter_cve_history(self, **params: Unpack[CveHistoryParams]) -> AsyncIterator[Change]:
         """Change events one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CVEHISTORY, params), CVEHISTORY)
+        return _records(self._iter_pages(CVEHISTORY, params))
 
     def iter_cpes(self, **params: Unpack[CpesParams]) -> AsyncIterator[Cpe]:
         """CPE records one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CPES, params), CPES)
+        return _records(self._iter_pages(CPES, params))
 
     def iter_cpe_match(self, **params: Unpack[CpeMatchParams]) -> AsyncIterator[MatchString]:
         """Match criteria one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CPEMATCH, params), CPEMATCH)
+        return _records(self._iter_pages(CPEMATCH, params))
 
     def iter_sources(self, **params: Unpack[SourcesParams]) -> AsyncIterator[Source]:
         """Sources one by one; only one page is held at a time."""
-        return _records(self._iter_pages(SOURCES, params), SOURCES)
+        return _records(self._iter_pages(SOURCES, params))
 
     # --- machinery ----------------------------------------------------------------------
 
@@ -248,17 +246,11 @@ class AsyncNvdClient(SettingsView[httpx.AsyncBaseTransport]):
             async with asyncio.timeout(timeout):
                 for _ in range(MAX_REDIRECTS + 1):
                     async with self._http.stream("GET", target, headers=self._headers) as response:
-                        status, headers = response.status_code, response.headers
-                        following = self._settings.redirect(target, status, headers)
+                        following = self._settings.redirect(
+                            target, response.status_code, response.headers
+                        )
                         if following is None:
-                            if response.is_stream_consumed:  # in memory, decoded (MockTransport)
-                                reader = self._settings.body_reader(target, decoded(headers))
-                                reader.feed(response.content)
-                                return status, headers, reader.finish()
-                            reader = self._settings.body_reader(target, headers)
-                            async for chunk in response.aiter_raw():
-                                reader.feed(chunk)
-                            return status, headers, reader.finish()
+                            return await self._read(response, target)
                     target = following
         except (TimeoutError, httpx.TimeoutException) as exc:
             raise NvdTimeoutError(f"no complete answer within {timeout:g} s", url) from exc
@@ -266,8 +258,20 @@ class AsyncNvdClient(SettingsView[httpx.AsyncBaseTransport]):
             raise NvdTransportError(f"{type(exc).__name__}: {exc}", url) from exc
         raise NvdRedirectError(f"more than {MAX_REDIRECTS} redirects", url)
 
+    async def _read(
+        self, response: httpx.Response, url: str
+    ) -> tuple[int, httpx.Headers, bytearray]:
+        """The answer's status, headers and body, read within the caps."""
+        status, headers = response.status_code, response.headers
+        if response.is_stream_consumed:  # in memory, decoded (MockTransport)
+            return status, headers, self._settings.read_decoded(url, headers, response.content)
+        reader = self._settings.body_reader(url, headers)
+        async for chunk in response.aiter_raw():
+            reader.feed(chunk)
+        return status, headers, reader.finish()
 
-async def _records(pages: AsyncIterator[Any], endpoint: Endpoint[Any]) -> AsyncIterator[Any]:
+
+async def _records(pages: AsyncIterator[R]) -> AsyncIterator[Any]:
     async for page in pages:
-        for record in records(page, endpoint):
+        for record in page.records():
             yield record

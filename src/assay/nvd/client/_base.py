@@ -9,12 +9,13 @@ returns short pages never makes the client skip or repeat records.
 from __future__ import annotations
 
 import logging
-import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Final, Generic, TypeVar
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
+
+import msgspec
 
 from assay.nvd.client._body import (
     ACCEPT_ENCODING,
@@ -45,7 +46,6 @@ from assay.nvd.client._models import (
 )
 from assay.nvd.client._params import (
     InvalidQuery,
-    Operation,
     Query,
     build_query,
     encode_query,
@@ -89,33 +89,13 @@ class Endpoint(Generic[R]):
     result_type: type[R]
 
     @property
-    def operation(self) -> Operation:
-        return self.facts.name
-
-    @property
     def path(self) -> str:
         """The path below the base URL (`cves/2.0`)."""
         return self.facts.path.lstrip("/")
 
-    @property
-    def max_page(self) -> int:
-        """The largest page the service serves (used by `get_all_*` and the iterators)."""
-        return self.facts.max_page
-
-    @property
-    def attr(self) -> str:
-        """Attribute of the result holding the page's items."""
-        return self.facts.result_attr
-
-    @property
-    def record_attr(self) -> str | None:
-        """Attribute of an item holding the record (None: the item is the record)."""
-        wrapper = self.facts.wrapper
-        return None if wrapper is None else _SNAKE.sub("_", wrapper).lower()
-
     def items(self, result: R) -> list[Any]:
         """The wrapped items of a page (`CveItem`, `ChangeItem`, ...)."""
-        items: list[Any] = getattr(result, self.attr)
+        items: list[Any] = getattr(result, self.facts.result_attr)
         return items
 
 
@@ -126,18 +106,19 @@ CPEMATCH: Final = Endpoint(OPERATIONS["cpematch"], parse_cpe_match, CpeMatchResu
 SOURCES: Final = Endpoint(OPERATIONS["source"], parse_sources, SourceResult)
 
 _PAGING: Final = ("results_per_page", "start_index")
-_SNAKE: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class ClientSettings:
-    """Constructor options, validated, with the URL and header logic built on them."""
+    """Constructor options, validated, with the URL and header logic built on them: the
+    reference client's five in its order, then assay's own by keyword."""
 
     wait_time: int
     request_timeout: int
     max_retries: int
     api_key: str | None
     base_url: str
+    _: KW_ONLY
     backoff: float = 1.0
     max_backoff: float = 60.0
     max_retry_after: float = 300.0
@@ -201,6 +182,13 @@ class ClientSettings:
             url, headers, max_wire=self.max_wire_bytes, max_decoded=self.max_decoded_bytes
         )
 
+    def read_decoded(self, url: str, headers: Mapping[str, str], content: bytes) -> bytearray:
+        """The body of an answer that httpx already read and decoded (an in-memory
+        transport), checked against the same caps."""
+        reader = self.body_reader(url, _decoded(headers))
+        reader.feed(content)
+        return reader.finish()
+
     def redirect(self, url: str, status: int, headers: Mapping[str, str]) -> str | None:
         """Where a redirect answer to `url` leads (`None`: not a redirect). Only a target
         of the base URL's origin (scheme, host, port) is followed: the `apiKey` header
@@ -250,19 +238,29 @@ def base_url_problem(url: str) -> str | None:
         port = parts.port
     except ValueError:
         return f"expected a port from 1 to 65535 in {shown}"
-    if parts.scheme.lower() not in ("http", "https") or "://" not in url:
-        return f"expected an http(s) URL, got {shown}"
-    if not parts.hostname:
-        return f"expected a host name in {shown}"
-    if port == 0:
-        return f"expected a port from 1 to 65535 in {shown}"
-    if "?" in url:
-        return (
+    return _shape_problem(url, parts, port, shown) or _httpx_problem(url, shown)
+
+
+def _shape_problem(url: str, parts: SplitResult, port: int | None, shown: str) -> str | None:
+    """The first rule a parsed base URL breaks, checked in this order."""
+    rules = (
+        (
+            parts.scheme.lower() not in ("http", "https") or "://" not in url,
+            f"expected an http(s) URL, got {shown}",
+        ),
+        (not parts.hostname, f"expected a host name in {shown}"),
+        (port == 0, f"expected a port from 1 to 65535 in {shown}"),
+        (
+            "?" in url,
             f"expected no query string in {shown}: parameters are added to each request "
-            "(an API key is sent in the apiKey header)"
-        )
-    if "#" in url:
-        return f"expected no fragment in {shown}"
+            "(an API key is sent in the apiKey header)",
+        ),
+        ("#" in url, f"expected no fragment in {shown}"),
+    )
+    return next((problem for broken, problem in rules if broken), None)
+
+
+def _httpx_problem(url: str, shown: str) -> str | None:
     import httpx
 
     try:
@@ -272,7 +270,7 @@ def base_url_problem(url: str) -> str | None:
     return None
 
 
-def decoded(headers: Mapping[str, str]) -> dict[str, str]:
+def _decoded(headers: Mapping[str, str]) -> dict[str, str]:
     """`headers` of an answer whose body httpx already decoded (an in-memory transport
     reads it at once): without the coding and length of the body as sent."""
     return {
@@ -294,7 +292,7 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 def query_for(endpoint: Endpoint[Any], params: Mapping[str, object]) -> Query:
     """Validate one call's arguments (raises `InvalidQuery` / `TypeError`)."""
-    return build_query(endpoint.operation, params)
+    return build_query(endpoint.facts.name, params)
 
 
 def filters_only(name: str, params: Mapping[str, object]) -> None:
@@ -349,40 +347,27 @@ def pager_for(endpoint: Endpoint[Any], params: Mapping[str, object]) -> Pager:
             ["results_per_page"],
             "results_per_page (resultsPerPage): must be at least 1 when reading every page",
         )
+    largest = endpoint.facts.max_page
     query = build_query(
-        endpoint.operation,
-        {**params, "results_per_page": per_page or endpoint.max_page, "start_index": start or 0},
+        endpoint.facts.name,
+        {**params, "results_per_page": per_page or largest, "start_index": start or 0},
     )
     query.pop("resultsPerPage", None)
     query.pop("startIndex", None)
     return Pager(
         query,
         start_index=int(start or 0),  # type: ignore[call-overload]
-        results_per_page=int(per_page or endpoint.max_page),  # type: ignore[call-overload]
+        results_per_page=int(per_page or largest),  # type: ignore[call-overload]
     )
 
 
 def concat(endpoint: Endpoint[R], pages: Sequence[R]) -> R:
     """One result holding the items of every page, in order."""
     items = [item for page in pages for item in endpoint.items(page)]
-    first, last = pages[0], pages[-1]
-    fields: dict[str, Any] = {
-        "results_per_page": len(items),
-        "start_index": first.start_index,
-        "total_results": last.total_results,
-        "format": first.format,
-        "version": first.version,
-        "timestamp": first.timestamp,
-        endpoint.attr: items,
-    }
-    return endpoint.result_type(**fields)
-
-
-def records(page: Any, endpoint: Endpoint[Any]) -> Iterator[Any]:
-    """The records of one page (unwrapped from their items)."""
-    inner = endpoint.record_attr
-    for item in endpoint.items(page):
-        yield item if inner is None else getattr(item, inner)
+    changes: dict[str, Any] = {endpoint.facts.result_attr: items}
+    return msgspec.structs.replace(
+        pages[0], results_per_page=len(items), total_results=pages[-1].total_results, **changes
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,11 +418,11 @@ class SettingsView(Generic[T]):
         max_decoded_bytes: int = MAX_DECODED_BYTES,
     ) -> None:
         self._settings = ClientSettings(
-            wait_time=wait_time,
-            request_timeout=request_timeout,
-            max_retries=max_retries,
-            api_key=api_key,
-            base_url=base_url,
+            wait_time,
+            request_timeout,
+            max_retries,
+            api_key,
+            base_url,
             backoff=backoff,
             max_backoff=max_backoff,
             max_retry_after=max_retry_after,

@@ -19,18 +19,6 @@ from __future__ import annotations
 from assay.errors import ClientError
 from assay.urls import redact_url
 
-__all__ = [
-    "NvdApiError",
-    "NvdClientError",
-    "NvdRateLimitError",
-    "NvdRedirectError",
-    "NvdResponseError",
-    "NvdResponseTooLarge",
-    "NvdTimeoutError",
-    "NvdTransportError",
-    "redact_url",
-]
-
 
 class NvdClientError(ClientError):
     """Talking to an NVD-compatible service failed."""

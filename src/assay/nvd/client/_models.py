@@ -20,44 +20,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import msgspec
 
 from assay.nvd.client._errors import NvdResponseError
-
-__all__ = [
-    "AcceptanceLevel",
-    "Change",
-    "ChangeDetail",
-    "ChangeItem",
-    "Configuration",
-    "Cpe",
-    "CpeItem",
-    "CpeMatch",
-    "CpeMatchResult",
-    "CpeName",
-    "CpeRef",
-    "CpeResult",
-    "CpeTitle",
-    "Cve",
-    "CveHistoryResult",
-    "CveItem",
-    "CveResult",
-    "CveTag",
-    "CvssMetric",
-    "LangString",
-    "MatchString",
-    "MatchStringItem",
-    "Metrics",
-    "Node",
-    "Reference",
-    "Result",
-    "Source",
-    "SourceResult",
-    "VendorComment",
-    "Weakness",
-    "parse_cpe_match",
-    "parse_cpes",
-    "parse_cve_history",
-    "parse_cves",
-    "parse_sources",
-]
+from assay.nvd.operations import OPERATIONS, Operation
 
 
 def _utc(text: str) -> datetime:
@@ -470,6 +433,7 @@ class SourceResult(Result, frozen=True, kw_only=True):
 # --- parsing ----------------------------------------------------------------------------
 
 _PLAIN = msgspec.json.Decoder()
+_ENVELOPE = Result.__struct_fields__  # the fields every page has, whatever its records
 
 R = TypeVar("R", bound=Result)
 Body = bytes | bytearray | memoryview | str
@@ -490,38 +454,40 @@ class _Parser(Generic[R]):
 
     def __init__(
         self,
-        *,
         result_type: type[R],
         record_type: type[_Record],
         item_type: type[msgspec.Struct] | None,
-        attr: str,
-        list_key: str,
-        wrapper: str | None,
+        operation: Operation,
     ) -> None:
-        """`item_type` and `wrapper` are None where the list holds the records themselves."""
+        """`item_type` is None where the list holds the records themselves."""
+        self._attr = operation.result_attr
+        self._list_key = operation.list_key
+        self._wrapper = operation.wrapper
+        self._envelope: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
+            self._raw_envelope(result_type, item_type)
+        )
+        self._record: msgspec.json.Decoder[Any] = msgspec.json.Decoder(record_type)
+        self._result_type = result_type
+        self._item_type = item_type
+
+    def _raw_envelope(self, result_type: type[R], item_type: type[msgspec.Struct] | None) -> Any:
+        """The result's envelope with each listed record left as raw JSON text."""
         raw_item: Any = msgspec.Raw
-        if item_type is not None and wrapper is not None:
+        if item_type is not None and self._wrapper is not None:
             raw_item = msgspec.defstruct(
                 f"_Raw{item_type.__name__}",
                 [("record", msgspec.Raw)],
-                rename={"record": wrapper},
+                rename={"record": self._wrapper},
                 gc=False,
             )
-        envelope = msgspec.defstruct(
+        return msgspec.defstruct(
             f"_Raw{result_type.__name__}",
-            [(attr, list[raw_item], msgspec.field(default_factory=list))],
+            [(self._attr, list[raw_item], msgspec.field(default_factory=list))],
             bases=(Result,),
             kw_only=True,
             rename="camel",
             gc=False,
         )
-        self._envelope: msgspec.json.Decoder[Any] = msgspec.json.Decoder(envelope)
-        self._record: msgspec.json.Decoder[Any] = msgspec.json.Decoder(record_type)
-        self._result_type = result_type
-        self._item_type = item_type
-        self._attr = attr
-        self._list_key = list_key
-        self._wrapper = wrapper
 
     def __call__(self, body: Body) -> R:
         gc_was_enabled = gc.isenabled()
@@ -533,16 +499,7 @@ class _Parser(Generic[R]):
                 gc.enable()
 
     def _parse(self, body: Body) -> R:
-        try:
-            envelope = self._envelope.decode(body)
-        except msgspec.DecodeError as exc:
-            raise NvdResponseError(f"not an NVD API 2.0 {self._list_key} result: {exc}") from exc
-        except RecursionError:
-            # msgspec stops at the interpreter's recursion limit (about 1,000 levels):
-            # memory stays bounded, and a page nested that deep is no NVD answer.
-            raise NvdResponseError(
-                f"not an NVD API 2.0 {self._list_key} result: JSON nested too deeply"
-            ) from None
+        envelope = self._decode_envelope(body)
         decode = self._record.decode
         set_raw = msgspec.structs.force_setattr
         wrap = self._item_type
@@ -552,65 +509,39 @@ class _Parser(Generic[R]):
             try:
                 record = decode(raw)
             except (msgspec.DecodeError, RecursionError) as exc:
-                where = f"$.{self._list_key}[{index}]"
-                where += f".{self._wrapper}" if self._wrapper else ""
-                reason = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
-                raise NvdResponseError(f"{where}: {reason}") from None
+                raise self._bad_record(index, exc) from None
             set_raw(record, "raw_json", raw)
             items.append(record if wrap is None else wrap(record))
-        return self._result_type(
-            results_per_page=envelope.results_per_page,
-            start_index=envelope.start_index,
-            total_results=envelope.total_results,
-            format=envelope.format,
-            version=envelope.version,
-            timestamp=envelope.timestamp,
-            **{self._attr: items},
-        )
+        fields: dict[str, Any] = {name: getattr(envelope, name) for name in _ENVELOPE}
+        fields[self._attr] = items
+        return self._result_type(**fields)
+
+    def _decode_envelope(self, body: Body) -> Any:
+        try:
+            return self._envelope.decode(body)
+        except msgspec.DecodeError as exc:
+            raise NvdResponseError(f"not an NVD API 2.0 {self._list_key} result: {exc}") from exc
+        except RecursionError:
+            # msgspec stops at the interpreter's recursion limit (about 1,000 levels):
+            # memory stays bounded, and a page nested that deep is no NVD answer.
+            raise NvdResponseError(
+                f"not an NVD API 2.0 {self._list_key} result: JSON nested too deeply"
+            ) from None
+
+    def _bad_record(self, index: int, exc: Exception) -> NvdResponseError:
+        """The error for the record at `index` that does not decode, naming its path."""
+        where = f"$.{self._list_key}[{index}]"
+        where += f".{self._wrapper}" if self._wrapper else ""
+        reason = "JSON nested too deeply" if isinstance(exc, RecursionError) else exc
+        return NvdResponseError(f"{where}: {reason}")
 
 
-_parse_cves = _Parser(
-    result_type=CveResult,
-    record_type=Cve,
-    item_type=CveItem,
-    attr="vulnerabilities",
-    list_key="vulnerabilities",
-    wrapper="cve",
-)
-_parse_history = _Parser(
-    result_type=CveHistoryResult,
-    record_type=Change,
-    item_type=ChangeItem,
-    attr="cve_changes",
-    list_key="cveChanges",
-    wrapper="change",
-)
-_parse_cpes = _Parser(
-    result_type=CpeResult,
-    record_type=Cpe,
-    item_type=CpeItem,
-    attr="products",
-    list_key="products",
-    wrapper="cpe",
-)
-_parse_cpe_match = _Parser(
-    result_type=CpeMatchResult,
-    record_type=MatchString,
-    item_type=MatchStringItem,
-    attr="match_strings",
-    list_key="matchStrings",
-    wrapper="matchString",
-)
-
-
-_parse_sources = _Parser(
-    result_type=SourceResult,
-    record_type=Source,
-    item_type=None,
-    attr="sources",
-    list_key="sources",
-    wrapper=None,
-)
+# The operation's facts name the result's list, its key on the wire and the item wrapper.
+_parse_cves = _Parser(CveResult, Cve, CveItem, OPERATIONS["cves"])
+_parse_history = _Parser(CveHistoryResult, Change, ChangeItem, OPERATIONS["cvehistory"])
+_parse_cpes = _Parser(CpeResult, Cpe, CpeItem, OPERATIONS["cpes"])
+_parse_cpe_match = _Parser(CpeMatchResult, MatchString, MatchStringItem, OPERATIONS["cpematch"])
+_parse_sources = _Parser(SourceResult, Source, None, OPERATIONS["source"])
 
 
 def parse_sources(body: Body) -> SourceResult:

@@ -104,7 +104,27 @@ class InvalidQuery(QueryError, ValueError):
 EnumLike = str | Enum
 
 
-class CvesFilters(TypedDict, total=False):
+class _Paging(TypedDict, total=False):
+    """Paging, taken by every operation (`get_all_*` and the iterators page by themselves)."""
+
+    results_per_page: int
+    start_index: int
+
+
+class _ChangeCursor(TypedDict, total=False):
+    """assay's extension, taken by every operation: another assay's change cursor."""
+
+    since_generation: int
+
+
+class _LastModified(TypedDict, total=False):
+    """The `lastModified` window, given together."""
+
+    last_mod_start_date: DateLike
+    last_mod_end_date: DateLike
+
+
+class CvesFilters(_LastModified, _ChangeCursor, total=False):
     """Filters of `get_cves` (every page): the reference client's names plus newer ones."""
 
     cpe_name: str
@@ -127,8 +147,6 @@ class CvesFilters(TypedDict, total=False):
     keyword_search: str
     kev_start_date: DateLike
     kev_end_date: DateLike
-    last_mod_start_date: DateLike
-    last_mod_end_date: DateLike
     no_rejected: bool
     pub_start_date: DateLike
     pub_end_date: DateLike
@@ -138,17 +156,9 @@ class CvesFilters(TypedDict, total=False):
     version_start: str
     version_start_type: EnumLike
     virtual_match_string: str
-    since_generation: int  # assay's extension: another assay's change cursor
 
 
-class CvesParams(CvesFilters, total=False):
-    """`get_cves` arguments: filters plus paging."""
-
-    results_per_page: int
-    start_index: int
-
-
-class CveHistoryFilters(TypedDict, total=False):
+class CveHistoryFilters(_ChangeCursor, total=False):
     """Filters of `get_cve_history`."""
 
     change_start_date: DateLike
@@ -156,68 +166,53 @@ class CveHistoryFilters(TypedDict, total=False):
     cve_id: str
     cve_ids: str | Sequence[str]  # assay's extension
     event_name: EnumLike
-    since_generation: int  # assay's extension: another assay's change cursor
 
 
-class CveHistoryParams(CveHistoryFilters, total=False):
-    """`get_cve_history` arguments: filters plus paging."""
-
-    results_per_page: int
-    start_index: int
-
-
-class CpesFilters(TypedDict, total=False):
+class CpesFilters(_LastModified, _ChangeCursor, total=False):
     """Filters of `get_cpes`."""
 
     cpe_name_id: str
     cpe_match_string: str
     keyword_exact_match: bool
     keyword_search: str
-    last_mod_start_date: DateLike
-    last_mod_end_date: DateLike
     match_criteria_id: str
-    since_generation: int  # assay's extension: another assay's change cursor
 
 
-class CpesParams(CpesFilters, total=False):
-    """`get_cpes` arguments: filters plus paging."""
-
-    results_per_page: int
-    start_index: int
-
-
-class CpeMatchFilters(TypedDict, total=False):
+class CpeMatchFilters(_LastModified, _ChangeCursor, total=False):
     """Filters of `get_cpe_match`."""
 
     cve_id: str
-    last_mod_start_date: DateLike
-    last_mod_end_date: DateLike
     match_criteria_id: str
     match_string_search: str
-    since_generation: int  # assay's extension: another assay's change cursor
 
 
-class CpeMatchParams(CpeMatchFilters, total=False):
-    """`get_cpe_match` arguments: filters plus paging."""
-
-    results_per_page: int
-    start_index: int
-
-
-class SourcesFilters(TypedDict, total=False):
+class SourcesFilters(_LastModified, _ChangeCursor, total=False):
     """Filters of `get_sources`."""
 
-    last_mod_start_date: DateLike
-    last_mod_end_date: DateLike
     source_identifier: str
-    since_generation: int  # assay's extension: another assay's change cursor
 
 
-class SourcesParams(SourcesFilters, total=False):
+# One page's arguments: the filters plus paging (`get_*`, `iter_*`).
+
+
+class CvesParams(CvesFilters, _Paging, total=False):
+    """`get_cves` arguments: filters plus paging."""
+
+
+class CveHistoryParams(CveHistoryFilters, _Paging, total=False):
+    """`get_cve_history` arguments: filters plus paging."""
+
+
+class CpesParams(CpesFilters, _Paging, total=False):
+    """`get_cpes` arguments: filters plus paging."""
+
+
+class CpeMatchParams(CpeMatchFilters, _Paging, total=False):
+    """`get_cpe_match` arguments: filters plus paging."""
+
+
+class SourcesParams(SourcesFilters, _Paging, total=False):
     """`get_sources` arguments: filters plus paging."""
-
-    results_per_page: int
-    start_index: int
 
 
 # --- parameter table ---------------------------------------------------------------------
@@ -227,6 +222,7 @@ _TABLE: Final[Mapping[Operation, tuple[Parameter, ...]]] = {
 }
 
 _WIRE: Final = {p.name: p.wire for params in _TABLE.values() for p in params}
+_KNOWN: Final = {name: frozenset(p.name for p in params) for name, params in _TABLE.items()}
 _NAMES: Final = {wire: name for name, wire in _WIRE.items()}
 
 _DATE_PAIRS: Final[Mapping[Operation, tuple[tuple[str, str], ...]]] = {
@@ -257,26 +253,30 @@ def _label(name: str) -> str:
 
 def to_utc(value: object, name: str) -> datetime:
     """A `datetime`, `date` or ISO 8601 text as an aware UTC datetime."""
+    parsed = _as_datetime(value, name)
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _as_datetime(value: object, name: str) -> datetime:
+    """`value` as a datetime, naive unless it carries an offset."""
     if isinstance(value, datetime):
-        parsed = value
-    elif isinstance(value, date):
-        parsed = datetime(value.year, value.month, value.day)
-    elif isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip())
-        except ValueError:
-            raise _fail(
-                [name], f"{_label(name)}: expected ISO 8601 date/time text, got {value!r}"
-            ) from None
-    else:
+        return value
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day)
+    if not isinstance(value, str):
         raise _fail(
             [name],
             f"{_label(name)}: expected a datetime, date or ISO 8601 text, "
             f"got {type(value).__name__}",
         )
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise _fail(
+            [name], f"{_label(name)}: expected ISO 8601 date/time text, got {value!r}"
+        ) from None
 
 
 def format_datetime(value: datetime) -> str:
@@ -411,18 +411,19 @@ def build_query(operation: Operation, params: Mapping[str, object]) -> Query:
     not take, and `InvalidQuery` (a `ValueError`) for anything NVD would refuse.
     """
     table = _TABLE[operation]
-    known = {p.name: p for p in table}
+    _refuse_unknown(operation, params)
+    given = {k: v for k, v in params.items() if v is not None and v is not False}
+    values = {p.name: _value(p, given[p.name]) for p in table if p.name in given}
+    _check_rules(operation, given, values)
+    return {_WIRE[name]: value for name, value in values.items()}
+
+
+def _refuse_unknown(operation: Operation, params: Mapping[str, object]) -> None:
+    """A name `operation` does not take is a `TypeError`, as for any Python call."""
+    known = _KNOWN[operation]
     for name in params:
         if name not in known:
             raise TypeError(f"{operation}: unexpected keyword argument {name!r}")
-    given = {k: v for k, v in params.items() if v is not None and v is not False}
-
-    values: dict[str, str | None] = {}
-    for param in table:
-        if param.name in given:
-            values[param.name] = _value(param, given[param.name])
-    _check_rules(operation, given, values)
-    return {known[name].wire: value for name, value in values.items()}
 
 
 def _check_rules(

@@ -26,19 +26,25 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     text = value.strip()
     if not text:
         return None
+    seconds: float | None
     try:
         seconds = float(text)
     except ValueError:
-        try:
-            when = parsedate_to_datetime(text)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    if math.isnan(seconds) or math.isinf(seconds):
+        seconds = _seconds_until(text, now or datetime.now(UTC))
+    if seconds is None or math.isnan(seconds) or math.isinf(seconds):
         return None
     return max(0.0, seconds)
+
+
+def _seconds_until(text: str, now: datetime) -> float | None:
+    """Seconds from `now` to an HTTP date (naive means UTC); None when it is none."""
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return (when - now).total_seconds()
 
 
 @dataclass(frozen=True, kw_only=True)

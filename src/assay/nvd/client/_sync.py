@@ -23,11 +23,9 @@ from assay.nvd.client._base import (
     Pager,
     SettingsView,
     concat,
-    decoded,
     filters_only,
     pager_for,
     query_for,
-    records,
     settle,
 )
 from assay.nvd.client._errors import (
@@ -189,23 +187,23 @@ class NvdClient(SettingsView[httpx.BaseTransport]):
 
     def iter_cves(self, **params: Unpack[CvesParams]) -> Iterator[Cve]:
         """CVE records one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CVES, params), CVES)
+        return _records(self._iter_pages(CVES, params))
 
     def iter_cve_history(self, **params: Unpack[CveHistoryParams]) -> Iterator[Change]:
         """Change events one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CVEHISTORY, params), CVEHISTORY)
+        return _records(self._iter_pages(CVEHISTORY, params))
 
     def iter_cpes(self, **params: Unpack[CpesParams]) -> Iterator[Cpe]:
         """CPE records one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CPES, params), CPES)
+        return _records(self._iter_pages(CPES, params))
 
     def iter_cpe_match(self, **params: Unpack[CpeMatchParams]) -> Iterator[MatchString]:
         """Match criteria one by one; only one page is held at a time."""
-        return _records(self._iter_pages(CPEMATCH, params), CPEMATCH)
+        return _records(self._iter_pages(CPEMATCH, params))
 
     def iter_sources(self, **params: Unpack[SourcesParams]) -> Iterator[Source]:
         """Sources one by one; only one page is held at a time."""
-        return _records(self._iter_pages(SOURCES, params), SOURCES)
+        return _records(self._iter_pages(SOURCES, params))
 
     # --- machinery ----------------------------------------------------------------------
 
@@ -246,21 +244,11 @@ class NvdClient(SettingsView[httpx.BaseTransport]):
         try:
             for _ in range(MAX_REDIRECTS + 1):
                 with self._http.stream("GET", target, headers=self._headers) as response:
-                    status, headers = response.status_code, response.headers
-                    following = self._settings.redirect(target, status, headers)
+                    following = self._settings.redirect(
+                        target, response.status_code, response.headers
+                    )
                     if following is None:
-                        if response.is_stream_consumed:  # held in memory, decoded (MockTransport)
-                            reader = self._settings.body_reader(target, decoded(headers))
-                            reader.feed(response.content)
-                            return status, headers, reader.finish()
-                        reader = self._settings.body_reader(target, headers)
-                        for chunk in response.iter_raw():
-                            reader.feed(chunk)
-                            if time.monotonic() > deadline:
-                                raise NvdTimeoutError(
-                                    f"no complete answer within {timeout:g} s", url
-                                )
-                        return status, headers, reader.finish()
+                        return self._read(response, target, deadline, url)
                 target = following
         except httpx.TimeoutException as exc:
             raise NvdTimeoutError(f"no complete answer within {timeout:g} s", url) from exc
@@ -268,7 +256,23 @@ class NvdClient(SettingsView[httpx.BaseTransport]):
             raise NvdTransportError(f"{type(exc).__name__}: {exc}", url) from exc
         raise NvdRedirectError(f"more than {MAX_REDIRECTS} redirects", url)
 
+    def _read(
+        self, response: httpx.Response, target: str, deadline: float, url: str
+    ) -> tuple[int, httpx.Headers, bytearray]:
+        """The answer to `target` (redirected from `url`): status, headers and body, read
+        within the caps and by `deadline`."""
+        status, headers = response.status_code, response.headers
+        if response.is_stream_consumed:  # held in memory, decoded (MockTransport)
+            return status, headers, self._settings.read_decoded(target, headers, response.content)
+        reader = self._settings.body_reader(target, headers)
+        for chunk in response.iter_raw():
+            reader.feed(chunk)
+            if time.monotonic() > deadline:
+                timeout = self._settings.timeout_seconds
+                raise NvdTimeoutError(f"no complete answer within {timeout:g} s", url)
+        return status, headers, reader.finish()
 
-def _records(pages: Iterator[Any], endpoint: Endpoint[Any]) -> Iterator[Any]:
+
+def _records(pages: Iterator[R]) -> Iterator[Any]:
     for page in pages:
-        yield from records(page, endpoint)
+        yield from page.records()

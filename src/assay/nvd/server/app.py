@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -25,6 +26,7 @@ from assay.errors import QueryError, StoreError
 from assay.nvd.cve_query import parse_cve_query
 from assay.nvd.operations import OPERATIONS
 from assay.nvd.server.bounds import LargeAnswers
+from assay.nvd.server.listings import CVES as CVE_LISTING
 from assay.nvd.server.listings import LISTINGS, Listing, Q
 from assay.nvd.server.openapi import docs_page, openapi_document
 from assay.nvd.server.osv_api import osv_routes
@@ -33,7 +35,6 @@ from assay.nvd.server.responses import (
     GENERATION_HEADER,
     ChunkedJsonResponse,
     Envelope,
-    legacy_cve,
     nvd_error,
     read_with_generation,
     store_failure,
@@ -45,7 +46,7 @@ from assay.nvd.server.statistics import PATH as STATISTICS_PATH
 from assay.nvd.server.statistics import statistics_endpoint
 from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.server.walks import NOT_A_GENERATION, restart, walk_generation
-from assay.nvd.storage import Store
+from assay.nvd.storage import Page, Store
 
 CVES = OPERATIONS["cves"]
 API_PREFIX = "/rest/json"
@@ -85,67 +86,14 @@ class NvdApi:
         return await self.large.acquire()
 
     def cves(self, *, legacy: bool) -> Callable[[Request], object]:
-        async def handle(request: Request) -> Response:
-            if request.method == "OPTIONS":
-                return Response(b"", headers=CORS_PREFLIGHT)
-            if len(request.scope.get("query_string", b"")) > MAX_QUERY_BYTES:
-                return nvd_error(f"Query string is longer than {MAX_QUERY_BYTES} bytes")
-            try:
-                query = parse_cve_query(request.query_params.multi_items())
-            except QueryError as error:
-                return nvd_error(error.reason)
-            wanted = walk_generation(request.headers)
-            if wanted == NOT_A_GENERATION:
-                return restart(wanted, -1)
-            release = await self._slot(query.results_per_page)
-            try:
-                generation, page = await in_store_thread(
-                    self.store,
-                    read_with_generation,
-                    self.store,
-                    self.store.search_cves,
-                    query,
-                    wanted,
-                )
-                if wanted is not None and generation != wanted:
-                    if release is not None:
-                        release()
-                    return restart(wanted, generation)
-                if self.settings.enrich:
-                    from assay.nvd.server.enrich import Enricher
+        """The handler of the CVE endpoint: a listing, completed from CVE 5 records when
+        the server enriches."""
+        return self.listing(CVE_LISTING, legacy=legacy, enrich=self.settings.enrich)
 
-                    page = await in_store_thread(self.store, Enricher(self.store).page, query, page)
-                records = page.records
-                if legacy or self.settings.legacy_fields_only:
-                    records = [legacy_cve(record) for record in records]
-                body = Envelope(
-                    format_name=CVES.format_name,
-                    list_key=CVES.list_key,
-                    wrapper=CVES.wrapper,
-                    start_index=query.start_index,
-                    total=page.total,
-                    records=records,
-                )
-            except (StoreError, ValueError) as error:
-                if release is not None:
-                    release()
-                return store_failure(error)
-            except BaseException:
-                if release is not None:
-                    release()
-                raise
-            del page, records  # (the envelope lets each record go once it is sent)
-            return ChunkedJsonResponse(
-                body,
-                head=request.method == "HEAD",
-                headers={GENERATION_HEADER: str(generation)},
-                release=release,
-            )
-
-        return handle
-
-    def listing(self, endpoint: Listing[Q], *, legacy: bool) -> Callable[[Request], object]:
-        """The handler of a change-history, CPE or match-criteria endpoint."""
+    def listing(
+        self, endpoint: Listing[Q], *, legacy: bool, enrich: bool = False
+    ) -> Callable[[Request], object]:
+        """The handler of a listing endpoint."""
         inline = self.store.inline_reads
 
         async def handle(request: Request) -> Response:
@@ -175,6 +123,8 @@ class NvdApi:
                     if release is not None:
                         release()
                     return restart(wanted, generation)
+                if enrich:
+                    page = await self._enriched(query, page)
                 records = page.records
                 if legacy or self.settings.legacy_fields_only:
                     records = [endpoint.legacy(record) for record in records]
@@ -194,7 +144,7 @@ class NvdApi:
                 if release is not None:
                     release()
                 raise
-            del page, records
+            del page, records  # (the envelope lets each record go once it is sent)
             return ChunkedJsonResponse(
                 body,
                 head=request.method == "HEAD",
@@ -203,6 +153,13 @@ class NvdApi:
             )
 
         return handle
+
+    async def _enriched(self, query: Any, page: Page) -> Page:
+        """`page` completed from CVE 5 records (`query` is a `CveQuery`: only CVEs are)."""
+        from assay.nvd.server.enrich import Enricher
+
+        enriched: Page = await in_store_thread(self.store, Enricher(self.store).page, query, page)
+        return enriched
 
 
 def _listing(api: NvdApi, listing: Listing[Q], legacy: bool) -> Callable[[Request], object]:

@@ -65,14 +65,7 @@ class Enricher:
         made = self._configurations(bare) if bare else {}
         if not made:
             return records
-        out: list[bytes] = []
-        for raw, record in zip(records, decoded, strict=True):
-            extra = made.get(str(record.get("id")))
-            if extra is None or record.get("configurations"):
-                out.append(raw)
-            else:
-                out.append(orjson.dumps({**record, FIELD: extra}))
-        return out
+        return [_with_made(raw, record, made) for raw, record in zip(records, decoded, strict=True)]
 
     def _cpe_matches(self, query: CveQuery) -> list[bytes]:
         name = query.cpe_name
@@ -84,24 +77,45 @@ class Enricher:
         made = self._configurations(candidates)
         found: list[tuple[str, str, bytes]] = []
         for cve_id, configs in made.items():
-            if not any(
-                _hits(name, match) for c in configs for n in c["nodes"] for match in n["cpeMatch"]
-            ):
+            if not _names(name, configs):
                 continue
-            alone = replace(
-                query, cpe_name=None, is_vulnerable=False, cve_id=cve_id, cve_ids=None,
-                start_index=0, results_per_page=1,
-            )  # fmt: skip
-            page = self.store.search_cves(alone)
-            if not page.records:
-                continue  # not in NVD's data, or another filter leaves it out
-            record = orjson.loads(page.records[0])
-            if record.get("configurations"):
-                continue  # NVD has analysed it: its own criteria decided
-            found.append(
-                (str(record.get("published")), cve_id, orjson.dumps({**record, FIELD: configs}))
-            )
+            record = self._unanalysed(query, cve_id)
+            if record is not None:
+                enriched = orjson.dumps({**record, FIELD: configs})
+                found.append((str(record.get("published")), cve_id, enriched))
         return [raw for _, _, raw in sorted(found)]
+
+    def _unanalysed(self, query: CveQuery, cve_id: str) -> dict[str, Any] | None:
+        """The NVD record of `cve_id` when the query's other filters keep it and NVD has
+        not analysed it (NVD's own criteria decide for an analysed one)."""
+        alone = replace(
+            query, cpe_name=None, is_vulnerable=False, cve_id=cve_id, cve_ids=None,
+            start_index=0, results_per_page=1,
+        )  # fmt: skip
+        page = self.store.search_cves(alone)
+        if not page.records:
+            return None  # not in NVD's data, or another filter leaves it out
+        record: dict[str, Any] = orjson.loads(page.records[0])
+        return None if record.get("configurations") else record
+
+
+def _with_made(raw: bytes, record: dict[str, Any], made: dict[str, list[dict[str, Any]]]) -> bytes:
+    """The record completed with its made-up configurations; as it came when it has its
+    own or none were made for it."""
+    extra = made.get(str(record.get("id")))
+    if extra is None or record.get("configurations"):
+        return raw
+    return orjson.dumps({**record, FIELD: extra})
+
+
+def _names(name: Any, configurations: list[dict[str, Any]]) -> bool:
+    """Whether any criteria of the made-up configurations hits the CPE name."""
+    return any(
+        _hits(name, match)
+        for configuration in configurations
+        for node in configuration["nodes"]
+        for match in node["cpeMatch"]
+    )
 
 
 def _hits(name: Any, match: dict[str, Any]) -> bool:

@@ -1,4 +1,4 @@
-"""The change-history, CPE, match-criteria and source endpoints, described as data.
+"""The NVD API endpoints, described as data.
 
 Each `Listing` says how its query string is parsed (pure), which store method answers
 it, and how the page is wrapped (its operation's path and envelope, from
@@ -15,9 +15,10 @@ from typing import Any, Generic, Protocol, TypeVar
 from assay.nvd.cpe_query import CpeQuery, parse_cpe_query
 from assay.nvd.cpematch_query import CpeMatchQuery, parse_cpematch_query
 from assay.nvd.cve_match_strings import search_match_strings
+from assay.nvd.cve_query import CveQuery, parse_cve_query
 from assay.nvd.history_query import HistoryQuery, parse_history_query
 from assay.nvd.operations import OPERATIONS, Operation
-from assay.nvd.server.responses import legacy_change, legacy_cpe, legacy_match_string
+from assay.nvd.server.responses import legacy_change, legacy_cpe, legacy_cve, legacy_match_string
 from assay.nvd.source_query import SourceQuery, parse_source_query
 from assay.nvd.storage import Page, Store
 
@@ -55,6 +56,13 @@ class Listing(Generic[Q]):
         return self.operation.wrapper
 
 
+CVES: Listing[CveQuery] = Listing(
+    OPERATIONS["cves"],
+    parse=parse_cve_query,
+    search=lambda store, query: store.search_cves(query),
+    legacy=legacy_cve,
+    point=lambda query: False,  # `cveId` look-ups are `shortcut.py`'s
+)
 HISTORY: Listing[HistoryQuery] = Listing(
     OPERATIONS["cvehistory"],
     parse=parse_history_query,

@@ -26,7 +26,7 @@ import base64
 import binascii
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -84,9 +84,7 @@ def parse_query(value: object, where: str = "query") -> OsvQuery:
     """A query as osv.dev reads it; `InputError` naming the field when it is not one."""
     if not isinstance(value, dict):
         raise InputError(where, "expected a JSON object")
-    unknown = sorted(set(value) - _QUERY_FIELDS)
-    if unknown:
-        raise InputError(f"{where}.{unknown[0]}", "unknown field")
+    _refuse_unknown(value, _QUERY_FIELDS, where)
     offset = _offset(value.get("page_token"), f"{where}.page_token")
     version = value.get("version")
     if version is not None:
@@ -99,32 +97,46 @@ def parse_query(value: object, where: str = "query") -> OsvQuery:
         return OsvQuery(commit=_text(commit, f"{where}.commit").lower(), offset=offset)
     if package is None:
         raise InputError(where, "expected a package (with a version) or a commit")
+    return _package_query(package, version, offset, where)
+
+
+def _refuse_unknown(value: dict[str, Any], known: frozenset[str], where: str) -> None:
+    unknown = sorted(set(value) - known)
+    if unknown:
+        raise InputError(f"{where}.{unknown[0]}", "unknown field")
+
+
+def _package_query(package: object, version: str | None, offset: int, where: str) -> OsvQuery:
+    """A query by `package`: a purl, or a name and an ecosystem."""
     if not isinstance(package, dict):
         raise InputError(f"{where}.package", "expected a JSON object")
-    unknown = sorted(set(package) - _PACKAGE_FIELDS)
-    if unknown:
-        raise InputError(f"{where}.package.{unknown[0]}", "unknown field")
+    _refuse_unknown(package, _PACKAGE_FIELDS, f"{where}.package")
     purl = package.get("purl")
     if purl is not None:
-        text = _text(purl, f"{where}.package.purl")
-        if "name" in package or "ecosystem" in package:
-            raise InputError(
-                f"{where}.package", "expected a purl or a name and ecosystem, not both"
-            )
-        try:
-            named = package_of_purl(text)
-        except InputError as error:
-            raise InputError(f"{where}.package.purl", error.reason) from None
-        if named is None:
-            return OsvQuery(name=text, version=version, offset=offset, known_ecosystem=False)
-        if named.version is not None and version is not None:
-            raise InputError(
-                f"{where}.version", "expected the version in the purl or here, not in both"
-            )
-        return OsvQuery(named.ecosystem, named.name, version or named.version, offset=offset)
+        return _purl_query(package, purl, version, offset, where)
     name = _text(package.get("name"), f"{where}.package.name")
     ecosystem = _text(package.get("ecosystem"), f"{where}.package.ecosystem")
     return OsvQuery(ecosystem, name, version, offset=offset)
+
+
+def _purl_query(
+    package: dict[str, Any], purl: object, version: str | None, offset: int, where: str
+) -> OsvQuery:
+    """A query by purl; the version is in the purl or beside it, not in both."""
+    text = _text(purl, f"{where}.package.purl")
+    if "name" in package or "ecosystem" in package:
+        raise InputError(f"{where}.package", "expected a purl or a name and ecosystem, not both")
+    try:
+        named = package_of_purl(text)
+    except InputError as error:
+        raise InputError(f"{where}.package.purl", error.reason) from None
+    if named is None:
+        return OsvQuery(name=text, version=version, offset=offset, known_ecosystem=False)
+    if named.version is not None and version is not None:
+        raise InputError(
+            f"{where}.version", "expected the version in the purl or here, not in both"
+        )
+    return OsvQuery(named.ecosystem, named.name, version or named.version, offset=offset)
 
 
 def _offset(token: object, where: str) -> int:
@@ -177,28 +189,33 @@ class OsvAnswers:
         found = self.store.osv_for_packages(
             [(e, n) for e, n in dict.fromkeys(packages) if e is not None and n is not None]
         )
-        answers: list[list[tuple[OsvRecord, bytes]]] = []
-        for query in queries:
-            matches: list[tuple[OsvRecord, bytes]] = []
-            if query.commit is not None:
-                raws: Sequence[bytes] = self.store.osv_for_commit(query.commit)
-            elif query.known_ecosystem and query.ecosystem and query.name:
-                raws = found.get((query.ecosystem, query.name), ())
-            else:
-                raws = ()
-            for raw in raws:
-                view = self._views.get(raw)
-                if (
-                    query.version is not None
-                    and query.ecosystem
-                    and query.name
-                    and record_hit(view, query.ecosystem, query.name, query.version) is None
-                ):
-                    continue
-                matches.append((view, raw))
-            matches.sort(key=lambda match: match[0].id)
-            answers.append(matches)
-        return answers
+        return [self._matches(query, self._candidates(query, found)) for query in queries]
+
+    def _candidates(
+        self, query: OsvQuery, found: Mapping[tuple[str, str], Sequence[bytes]]
+    ) -> Sequence[bytes]:
+        """The stored records naming the query's commit or package."""
+        if query.commit is not None:
+            return self.store.osv_for_commit(query.commit)
+        if query.known_ecosystem and query.ecosystem and query.name:
+            return found.get((query.ecosystem, query.name), ())
+        return ()
+
+    def _matches(self, query: OsvQuery, raws: Sequence[bytes]) -> list[tuple[OsvRecord, bytes]]:
+        """The candidates that affect the query's version (all, without one), by id."""
+        matches: list[tuple[OsvRecord, bytes]] = []
+        for raw in raws:
+            view = self._views.get(raw)
+            if (
+                query.version is not None
+                and query.ecosystem
+                and query.name
+                and record_hit(view, query.ecosystem, query.name, query.version) is None
+            ):
+                continue
+            matches.append((view, raw))
+        matches.sort(key=lambda match: match[0].id)
+        return matches
 
 
 def _error(status: int, code: int, message: str) -> Response:

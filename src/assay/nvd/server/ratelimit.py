@@ -31,6 +31,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assay.errors import InputError, StoreError, WritesUnavailable
@@ -153,9 +154,7 @@ class Limiter:
             if self._take_local(key, bucket):
                 return 0
             window_start = bucket - (BUCKETS - 1) * rule.bucket_ms
-            want = 1
-            if rule.limit >= LEASE_FROM:
-                want = max(1, min(MAX_LEASE, rule.limit // LEASE_SHARE))
+            want = _lease_size(rule)
             granted, _ = await in_store_thread(
                 self.counter,
                 lambda: self.counter.take_hits(
@@ -216,6 +215,14 @@ def next_grant_at(hits: list[tuple[int, int]], rule: RateRule, bucket: int) -> i
     return soonest
 
 
+def _lease_size(rule: RateRule) -> int:
+    """How many hits to take from the shared count at once: a share of a large limit,
+    so that most requests are granted by the local lease."""
+    if rule.limit < LEASE_FROM:
+        return 1
+    return max(1, min(MAX_LEASE, rule.limit // LEASE_SHARE))
+
+
 def _retry_after(milliseconds: int) -> int:
     return max(1, -(-milliseconds // 1000))
 
@@ -254,22 +261,31 @@ class RateLimit:
         if self.limiter.allow_locally(key, rule, now_ms):
             await self.app(scope, receive, send)
             return
+        refusal = await self._refusal(key, rule, now_ms, keyed=key_name is not None)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    async def _refusal(
+        self, key: str, rule: RateRule, now_ms: int, *, keyed: bool
+    ) -> Response | None:
+        """The answer refusing a request past the limit (503 while the shared count is
+        unreachable); None when it may go on."""
         try:
             wait = await self.limiter.allow_key(key, rule, now_ms)
         except WritesUnavailable as error:  # counts live on a primary that is away
-            await nvd_error(error.reason, status=503)(scope, receive, send)
-            return
+            return nvd_error(error.reason, status=503)
         except StoreError:
-            reason = getattr(self.limiter.counter, "unavailable", STORE_UNAVAILABLE)
-            await nvd_error(reason, status=503)(scope, receive, send)
-            return
-        if wait:
-            with_key = " with an API key" if key_name is not None else " without an API key"
-            answer = nvd_error(f"Rate limit exceeded: {rule.describe()}{with_key}.", status=403)
-            answer.headers["retry-after"] = str(wait)
-            await answer(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
+            return nvd_error(
+                getattr(self.limiter.counter, "unavailable", STORE_UNAVAILABLE), status=503
+            )
+        if not wait:
+            return None
+        with_key = " with an API key" if keyed else " without an API key"
+        answer = nvd_error(f"Rate limit exceeded: {rule.describe()}{with_key}.", status=403)
+        answer.headers["retry-after"] = str(wait)
+        return answer
 
 
 def counter_for(url: str | None, store: ServiceStore) -> HitCounter:
