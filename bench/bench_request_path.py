@@ -1,7 +1,7 @@
 """The CPU one `cveId` request costs inside the server, whatever the machine's load.
 
     python -m bench.bench_request_path [--store URL] [--requests N] [--rounds R]
-                                       [--profile] [--encoding gzip]
+                                       [--profile] [--encoding gzip] [--pages]
 
 The app `assay serve` runs (the pages in front of the API, every service layer: ETag,
 compression, metrics counted into multiprocess files, the Host allow-list of a loopback
@@ -9,6 +9,9 @@ server; no rate limit) and the HTTP floor's app of `bench nvd` (a constant Starl
 answer) are driven in this process through ASGI, one request at a time, taking turns:
 the CPU time per request (`time.process_time`, best of the rounds) of each, and their
 ratio. No socket and no HTTP parsing: this is the part of a request that is ours.
+`--pages` measures 2000-record pages at random offsets instead (each asked once, so
+their records are read cold, as `bench service_speed` asks them; e.g. `--requests 30
+--rounds 3`).
 
 `--profile` prints where the time goes (cProfile, sorted by own time). For instruction
 counts, which no other process on the machine changes, run it under callgrind twice
@@ -24,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -32,19 +36,19 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_nvd import API, OUT, hello_app
-from bench.nvd_corpus import DEFAULT_COUNT
+from bench.nvd_corpus import DEFAULT_COUNT, DEFAULT_SEED
 
 ASGIApp = Any
 
 
-def _scope(cve_id: str, encoding: str | None) -> dict[str, Any]:
+def _scope(query: str, encoding: str | None) -> dict[str, Any]:
     headers = [(b"host", b"127.0.0.1:8000")]
     if encoding:
         headers.append((b"accept-encoding", encoding.encode()))
     return {
         "type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"},
         "http_version": "1.1", "method": "GET", "scheme": "http", "path": API,
-        "raw_path": API.encode(), "query_string": b"cveId=" + cve_id.encode(),
+        "raw_path": API.encode(), "query_string": query.encode(),
         "root_path": "", "headers": headers, "client": ("127.0.0.1", 40000),
         "server": ("127.0.0.1", 8000), "state": {},
     }  # fmt: skip
@@ -65,12 +69,12 @@ class _Sink:
             self.status = message["status"]
 
 
-async def _drive(app: ASGIApp, ids: list[str], count: int, encoding: str | None) -> float:
+async def _drive(app: ASGIApp, queries: list[str], count: int, encoding: str | None) -> float:
     """CPU microseconds per request over `count` requests."""
     sink = _Sink()
     started = time.process_time()
     for number in range(count):
-        await app(_scope(ids[number % len(ids)], encoding), _receive, sink)
+        await app(_scope(queries[number % len(queries)], encoding), _receive, sink)
     spent = time.process_time() - started
     if sink.status != 200:
         raise SystemExit(f"the last answer was {sink.status}")
@@ -125,6 +129,11 @@ def run(argv: list[str]) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--encoding", default=None, help="Accept-Encoding to send")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--pages",
+        action="store_true",
+        help="2000-record pages at random offsets instead of cveId look-ups",
+    )
     parser.add_argument("--only", choices=["assay", "floor"], default=None)
     parser.add_argument(
         "--instructions",
@@ -135,25 +144,40 @@ def run(argv: list[str]) -> None:
     if args.instructions:
         _instructions(args)
         return
-    ids = [line.rsplit("=", 1)[1] for line in args.paths.read_text().split()]
-    best = asyncio.run(_measure(args, ids))
+    if args.pages:
+        queries = _page_queries(args.requests * (args.rounds + 1))
+    else:
+        queries = [line.split("?", 1)[1] for line in args.paths.read_text().split()]
+    best = asyncio.run(_measure(args, queries))
     if not best:
         return
     figures: dict[str, Any] = {k: round(v, 2) for k, v in best.items()}
     figures["load"] = [round(x, 2) for x in os.getloadavg()]
     if "assay" in best and "floor" in best:
         figures["ratio"] = round(best["assay"] / best["floor"], 2)
-    print(f"CPU per cveId request, in-process (us): {json.dumps(figures)}", flush=True)
+    what = "2000-record page" if args.pages else "cveId request"
+    print(f"CPU per {what}, in-process (us): {json.dumps(figures)}", flush=True)
 
 
-async def _measure(args: argparse.Namespace, ids: list[str]) -> dict[str, float]:
+def _page_queries(count: int) -> list[str]:
+    """`count` 2000-record pages at seeded random offsets of the corpus, a third with
+    `noRejected` (as `bench nvd` asks them), each asked once."""
+    rng = random.Random(DEFAULT_SEED)
+    return [
+        f"resultsPerPage=2000&startIndex={rng.randrange(0, DEFAULT_COUNT - 2000)}"
+        + ("&noRejected" if number % 3 == 0 else "")
+        for number in range(count)
+    ]
+
+
+async def _measure(args: argparse.Namespace, queries: list[str]) -> dict[str, float]:
     apps = {"assay": serving_app(args.store), "floor": hello_app}
     if args.only:
         apps = {args.only: apps[args.only]}
     running = []
     for app in apps.values():
         running.append(await _lifespan(app))
-        await _drive(app, ids, 500, args.encoding)  # warm-up
+        await _drive(app, queries, 3 if args.pages else 500, args.encoding)  # warm-up
     try:
         if args.profile:
             import cProfile
@@ -161,14 +185,17 @@ async def _measure(args: argparse.Namespace, ids: list[str]) -> dict[str, float]
 
             profiler = cProfile.Profile()
             profiler.enable()
-            await _drive(next(iter(apps.values())), ids, args.requests, args.encoding)
+            await _drive(next(iter(apps.values())), queries, args.requests, args.encoding)
             profiler.disable()
             pstats.Stats(profiler).sort_stats("tottime").print_stats(40)
             return {}
         best = dict.fromkeys(apps, float("inf"))
-        for _ in range(args.rounds):
+        for number in range(args.rounds):
+            # (pages: each round asks pages no round asked before)
+            these = queries[(number + 1) * args.requests :] if args.pages else queries
             for name, app in apps.items():
-                best[name] = min(best[name], await _drive(app, ids, args.requests, args.encoding))
+                spent = await _drive(app, these, args.requests, args.encoding)
+                best[name] = min(best[name], spent)
         return best
     finally:
         for task in running:

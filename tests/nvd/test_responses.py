@@ -3,10 +3,15 @@ whole body, in order, whatever the records and the piece size."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from unittest import mock
+
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
+from assay.nvd.dates import format_nvd_timestamp
+from assay.nvd.server import responses
 from assay.nvd.server.responses import Envelope, envelope_chunks
 
 RECORDS = st.lists(
@@ -45,3 +50,15 @@ def test_the_pieces_make_one_nvd_envelope(
     assert [item["cve"] for item in body["vulnerabilities"]] == [orjson.loads(r) for r in records]
     # Only the last piece may be smaller than asked (a piece closes after a whole record).
     assert all(len(chunk) >= chunk_bytes for chunk in chunks[:-1])
+
+
+@given(st.lists(st.integers(0, 4_102_444_800_000), min_size=1, max_size=8))
+def test_the_timestamp_is_nvds_form_of_now(instants: list[int]) -> None:
+    """Made from the second's text and the milliseconds: the same text as formatting the
+    whole instant, whatever instants come one after another (same second or not)."""
+    for millisecond in [*instants, *(m + 1 for m in instants)]:
+        with mock.patch.object(responses.time, "time_ns", return_value=millisecond * 1_000_000):
+            made = responses.now_timestamp()
+        seconds, rest = divmod(millisecond, 1000)
+        expected = datetime.fromtimestamp(seconds, UTC).replace(microsecond=rest * 1000)
+        assert made == format_nvd_timestamp(expected)

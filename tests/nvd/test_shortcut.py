@@ -206,3 +206,22 @@ def test_behind_keys_and_limits_it_stands_in_for_the_inner_layers(tmp_path: Path
                 assert short.status_code == 200
                 assert_same(short, full, compressed=bool(encoding))
     app.state.store.close()
+
+
+def test_if_match_is_honoured_as_on_every_listing(client: TestClient) -> None:
+    """`If-Match` names the generation of a walk: a look-up by `cveId` answers 412 when
+    the store is elsewhere, as every other listing request does (`walks.py`)."""
+    cve_id = _some_ids(client)[0]
+    plain = client.get(f"{CVES}?cveId={cve_id}", headers={"accept-encoding": ""})
+    generation = int(plain.headers["x-assay-generation"])
+    for tag in (f'W/"g{generation}"', f'"g{generation}"', "*"):
+        short, full = _both(client, CVES, cve_id, {"accept-encoding": "", "if-match": tag})
+        assert short.status_code == 200
+        assert_same(short, full, compressed=False)
+        assert TIMESTAMP.sub(b"", short.content) == TIMESTAMP.sub(b"", plain.content)
+    for tag in (f'W/"g{generation + 1}"', 'W/"g0"' if generation else 'W/"g7"', "nonsense"):
+        short, full = _both(client, CVES, cve_id, {"accept-encoding": "", "if-match": tag})
+        assert short.status_code == 412
+        assert_same(short, full, compressed=False)
+        assert short.content == b""
+        assert short.headers["message"]

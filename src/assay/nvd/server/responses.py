@@ -140,20 +140,25 @@ class Envelope:
 
 def now_timestamp() -> str:
     """The envelope's `timestamp`: now, in NVD's form (to the millisecond, so the text is
-    made once a millisecond however many answers ask)."""
+    made once a millisecond however many answers ask; the date and time of day once a
+    second, the milliseconds appended)."""
     millisecond = time.time_ns() // 1_000_000
     last = _last_timestamp[0]
     if last[0] == millisecond:
         return last[1]
     seconds, rest = divmod(millisecond, 1000)
-    text = format_nvd_timestamp(
-        datetime.fromtimestamp(seconds, UTC).replace(microsecond=rest * 1000)
-    )
+    second = _last_second[0]
+    if second[0] != seconds:  # ("YYYY-MM-DDTHH:MM:SS." of this second)
+        second = (seconds, format_nvd_timestamp(datetime.fromtimestamp(seconds, UTC))[:-3])
+        _last_second[0] = second
+    text = f"{second[1]}{rest:03d}"
     _last_timestamp[0] = (millisecond, text)
     return text
 
 
-_last_timestamp: list[tuple[int, str]] = [(-1, "")]  # (one tuple: threads see both or none)
+# (one tuple each: threads see both parts or none)
+_last_timestamp: list[tuple[int, str]] = [(-1, "")]
+_last_second: list[tuple[int, str]] = [(-1, "")]
 _CVE_HEAD = b'{"resultsPerPage":%d,"startIndex":0,"totalResults":%d,"format":"NVD_CVE","version":"2.0","timestamp":"'
 
 

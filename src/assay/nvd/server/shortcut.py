@@ -12,7 +12,8 @@ thread bound, the metrics, the validators, compression; `outer`: the composed ap
 own headers).
 
 Anything else goes on unchanged: other parameters, HEAD, the legacy paths, a
-conditional request (`HttpCaching` answers those), an app with a layer that decides
+conditional request (`HttpCaching` answers those), a request with `If-Match` (a walk's
+generation: the handler answers 412 when the store has moved on, `walks.py`), an app with a layer that decides
 per request (API keys, the rate limit), validators the store could not give, and
 whatever `skip` says (the composed app's empty-store flag).
 """
@@ -41,8 +42,9 @@ from assay.nvd.storage import Store
 
 PATHS = frozenset({"/rest/json/cves/2.0", "/rest/json/cves/2.0/"})
 CVE_ID_QUERY = re.compile(rb"cveId=(CVE-\d{4}-\d{4,19})")
-# Request headers whose answer is not the plain 200 (`HttpCaching` decides those).
-CONDITIONAL = frozenset({b"if-none-match", b"if-modified-since"})
+# Request headers whose answer may not be the plain 200: `HttpCaching` decides the first
+# two (304), the handler `If-Match` (412 when the generation it names is not the store's).
+CONDITIONAL = frozenset({b"if-none-match", b"if-modified-since", b"if-match"})
 # The headers `ChunkedJsonResponse` sends, in its order (content-length goes in between).
 HEAD_HEADERS = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in COMMON_HEADERS.items()]
 CONTENT_TYPE = (b"content-type", b"application/json")
