@@ -71,8 +71,7 @@ CONDITIONAL_HEADERS: list[dict[str, Any]] = [
         "required": False,
         "description": 'A page walk\'s generation, `W/"g<N>"` with N the `x-assay-generation` '
         "of the walk's first page (assay extension): the page is answered only as read at "
-        "generation N, else 412; `*` asks nothing. A look-up by `cveId` alone is no walk "
-        "and is answered at the current generation.",
+        "generation N, else 412; `*` asks nothing.",
         "schema": {"type": "string", "pattern": _TAG_PATTERN},
     },
 ]

@@ -7,9 +7,8 @@ first page. A page is then answered only when it was read at exactly generation 
 begin the walk again (its `x-assay-generation` is the generation a new walk would start
 at). Behind replicas, the server reads such a page from a copy at least N new
 (`Store.read_at_generation(at_least=N)`), so a replica that lags does not cause a restart.
-`If-Match: *` and no `If-Match` ask nothing. A look-up of one CVE by `cveId` alone is
-no walk: its shortcut (`shortcut.py`) answers it at the current generation whatever
-`If-Match` says.
+`If-Match: *` and no `If-Match` ask nothing. A look-up of one CVE by `cveId` that
+carries `If-Match` skips the shortcut (`shortcut.py`) and is held to the same rule.
 """
 
 from __future__ import annotations
