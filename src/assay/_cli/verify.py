@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay._cli.attest_signing import load_public_keys, read_limited, write_output
 from assay._cli.keys import read_passphrase
+from assay._cli.verify_common import bundle_verifier, rekor_lookup, trust_arguments
 from assay.errors import InputError
 
 if TYPE_CHECKING:
@@ -76,18 +77,7 @@ def register(tree: CommandTree) -> None:
     verify.add_argument("--passphrase-env", metavar="VAR", help="passphrase of --vsa-key")
     verify.add_argument("--verifier-id", metavar="URI", help="verifier.id of the VSA")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
-    add_list_option(
-        verify,
-        "--trusted-root",
-        default=[],
-        metavar="FILE",
-        help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
-    )
-    verify.add_argument(
-        "--only-trusted-roots",
-        action="store_true",
-        help="trust only the --trusted-root files, not the shipped roots",
-    )
+    trust_arguments(verify)
     verify.add_argument(
         "--insecure-ignore-tlog",
         action="store_true",
@@ -156,18 +146,7 @@ def register(tree: CommandTree) -> None:
         metavar="URL",
         help="the OIDC issuer of --certificate-identity's certificates",
     )
-    add_list_option(
-        check,
-        "--trusted-root",
-        default=[],
-        metavar="FILE",
-        help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
-    )
-    check.add_argument(
-        "--only-trusted-roots",
-        action="store_true",
-        help="trust only the --trusted-root files, not the shipped roots",
-    )
+    trust_arguments(check)
     check.add_argument(
         "--resource-uri",
         required=True,
@@ -350,18 +329,11 @@ def _sigstore_trust(args: argparse.Namespace, policy: Any, attestations: list[An
     )
     if not identities and not keyed:
         return SigstoreTrust()
-    from assay.verify.request import bundle_verifier
-
-    verifier = bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
-    rekor = None
-    if args.rekor_url and not args.insecure_ignore_tlog:
-        from assay.sigstore.rekor import RekorClient
-
-        rekor = RekorClient(args.rekor_url, verifier.roots).lookup
+    verifier = bundle_verifier(args)
     return SigstoreTrust(
         roots=verifier.roots,
         insecure_ignore_tlog=args.insecure_ignore_tlog,
-        rekor=rekor,
+        rekor=rekor_lookup(args, verifier),
         verifier=verifier,
     )
 
@@ -533,13 +505,10 @@ def _keyless_vsa(args: argparse.Namespace, attestation: Any, digests: list[Any])
     from assay.errors import AttestationError, VerificationError
     from assay.results import Check
     from assay.verify import vsa
-    from assay.verify.request import bundle_verifier
 
     expected = f"{args.certificate_identity} ({args.certificate_oidc_issuer})"
     try:
-        verified = bundle_verifier(args.trusted_root, only=args.only_trusted_roots).verify(
-            dict(attestation.sigstore), attestation.name
-        )
+        verified = bundle_verifier(args).verify(dict(attestation.sigstore), attestation.name)
     except (AttestationError, VerificationError) as error:
         found, problem, signed_for = None, str(error), []
     else:

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli import verify_common as common
 from assay.errors import InputError
 
 
 def register(tree: CommandTree) -> None:
     from assay._cli._fetching import fetch_arguments
-    from assay._cli.verify_artifact import _trust_arguments
 
     npm = tree.command(
         "verify-npm-package",
@@ -40,7 +40,7 @@ def register(tree: CommandTree) -> None:
         metavar="URL",
         help="the registry to fetch attestations from (default https://registry.npmjs.org)",
     )
-    _trust_arguments(npm)
+    common.trust_arguments(npm)
     fetch_arguments(npm)
     npm.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -69,7 +69,7 @@ def register(tree: CommandTree) -> None:
         metavar="URL",
         help="the index serving the Integrity and JSON APIs (default https://pypi.org)",
     )
-    _trust_arguments(pypi)
+    common.trust_arguments(pypi)
     fetch_arguments(pypi)
     pypi.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -85,7 +85,7 @@ def _verify_npm(args: argparse.Namespace) -> int:
         tarball_package,
         verify_npm_package,
     )
-    from assay.verify.request import bundle_verifier, read_artifact
+    from assay.verify.request import read_artifact
 
     artifact = read_artifact(args.tarball)
     if "sha512" not in artifact.digest:
@@ -120,7 +120,7 @@ def _verify_npm(args: argparse.Namespace) -> int:
         data,
         where,
         options,
-        bundle_verifier(args.trusted_root, only=args.only_trusted_roots),
+        common.bundle_verifier(args),
         registry_keys(),
     )
     if args.json:
@@ -137,10 +137,9 @@ def _verify_npm(args: argparse.Namespace) -> int:
 
 def _verify_pypi(args: argparse.Namespace) -> int:
     from assay.registry.pypi import DEFAULT_INDEX, PypiOptions
-    from assay.verify.request import bundle_verifier
 
     name, version, files, documents = _pypi_target(args)
-    verifier = bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
+    verifier = common.bundle_verifier(args)
     from assay._cli._fetching import api_for
 
     with api_for(args) as api:

@@ -22,6 +22,7 @@ from typing import Any
 
 from assay import protocol
 from assay.errors import AttestationError, VerificationError
+from assay.policy.builtin import StatementRules
 from assay.policy.model import Policy, Signer
 from assay.results import Check
 from assay.verify import checks as c
@@ -44,11 +45,10 @@ from assay.verify.model import Artifact, Attestation, CertificateIdentity, GcbMe
 from assay.verify.pipeline import (
     Coverage,
     Evaluation,
+    Pipeline,
     claim_checks,
-    cover,
-    judge_claims,
+    judge_statement,
     read_payload,
-    validation_check,
 )
 from assay.verify.signers import signers_that_signed
 
@@ -220,7 +220,7 @@ class VerificationReport:
         return result
 
 
-class Verifier:
+class Verifier(Pipeline["_Certified", AttestationReport]):
     """Verifies artifacts' attestations against one policy; its report is the verdict.
 
     `policy` names the trusted signers: keys, or Sigstore identities. `trust` says what
@@ -256,11 +256,21 @@ class Verifier:
     ) -> VerificationReport:
         """The report for `artifacts` given `attestations`; never raises on a failed check."""
         attestations, sigstore = self._certify(attestations)
-        report = _evaluate(self.policy, artifacts, attestations, sigstore)
+        items = [
+            _Certified(a, sigstore.certificates.get(a.name), sigstore.logs.get(a.name))
+            for a in attestations
+        ]
+        reports, results = self.run(artifacts, items)
+        _show_subjects(reports, results)
+        report = VerificationReport(self.policy, results, reports)
         passing = [r for r in report.attestations if _covers_something(report, r)]
         if passing:  # else nothing verified: no dependency claim can be made
             self._judge_dependencies(report, passing, attestations)
         return report
+
+    def evaluate(self, item: _Certified) -> AttestationReport:
+        """One certified attestation against the policy (`evaluate_attestation`)."""
+        return evaluate_attestation(item.attestation, self.policy, item.certificate, log=item.log)
 
     def _judge_dependencies(
         self,
@@ -312,6 +322,15 @@ class Verifier:
             else:
                 result.append(attestation)
         return result, found
+
+
+@dataclass(frozen=True, slots=True)
+class _Certified:
+    """An attestation as `Verifier._certify` left it, with what was verified of it."""
+
+    attestation: Attestation
+    certificate: CertificateResult | None
+    log: LogResult | None
 
 
 @dataclass(slots=True)
@@ -465,8 +484,8 @@ def evaluate_attestation(
     report.checks.extend(_log_checks(signed, certificate, log))
     if read_payload(report, envelope.payload_type, envelope.payload):
         assert report.statement is not None
-        report.checks.append(validation_check(report.statement))
-        judge_claims(report, policy, signed)
+        # A policy file's statements always go through the validator first.
+        judge_statement(report, StatementRules(policy=policy, validate=True), signed, None)
         if attestation.gcb is not None:
             report.checks.extend(c.check_gcb_context(attestation.gcb, report.statement))
     return report
@@ -505,25 +524,13 @@ def evaluate_unverified_claims(claims: Claims, policy: Policy) -> list[Check]:
     return [Check("signature", False, "not checked", None, "unverified claims"), *unsafe]
 
 
-def _evaluate(
-    policy: Policy,
-    artifacts: Sequence[Artifact],
-    attestations: Sequence[Attestation],
-    sigstore: _Sigstore,
-) -> VerificationReport:
-    reports = [
-        evaluate_attestation(
-            a, policy, sigstore.certificates.get(a.name), log=sigstore.logs.get(a.name)
-        )
-        for a in attestations
-    ]
-    results = [cover(artifact, reports) for artifact in artifacts]
+def _show_subjects(reports: Sequence[AttestationReport], results: Sequence[Coverage]) -> None:
+    """Each artifact's subject checks, shown with the attestation they were made on too;
+    its verdict ignores them (`subject` is set)."""
     read = [report for report in reports if report.claims is not None]
     for result in results:
-        # Shown with each attestation too; its verdict ignores them (`subject` is set).
         for report, check in zip(read, result.checks, strict=True):
             report.checks.append(check)
-    return VerificationReport(policy, results, reports)
 
 
 def evaluate(
