@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import AttestationError
 from assay.policy.refs import normalize_repository, parse_semver
@@ -31,6 +31,9 @@ from assay.verify.certificates import SigstoreTrust
 from assay.verify.model import Artifact
 from assay.verify.modes import ModeVerifier, SignedDocument, SignedEvaluation
 from assay.verify.pipeline import Coverage
+
+if TYPE_CHECKING:
+    from assay.attestation.files import Record
 
 MAX_ENVELOPES = 64
 
@@ -170,21 +173,22 @@ def read_envelopes(data: bytes, where: str) -> list[SignedDocument]:
         raise AttestationError(
             where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(records)}"
         )
-    result = []
     for record in records:
-        document = record.document
-        if (
-            record.kind == "sigstore-bundle" and document.get("mediaType") in BUNDLE_MEDIA_TYPES
-        ) or (record.kind == "dsse" and record.certified and is_legacy_envelope(document)):
-            result.append(SignedDocument(record.label, document))
-        else:
+        if not _certified(record):
             raise AttestationError(
                 record.label,
                 "expected a Sigstore bundle or a DSSE envelope signed with a certificate",
             )
-    if not result:
+    if not records:
         raise AttestationError(where, "expected a Sigstore bundle or a signed DSSE envelope")
-    return result
+    return [SignedDocument(record.label, record.document) for record in records]
+
+
+def _certified(record: Record) -> bool:
+    """A Sigstore bundle of a known version, or a legacy envelope carrying its certificate."""
+    if record.kind == "sigstore-bundle":
+        return record.document.get("mediaType") in BUNDLE_MEDIA_TYPES
+    return record.kind == "dsse" and record.certified and is_legacy_envelope(record.document)
 
 
 def verify_artifacts(

@@ -32,7 +32,7 @@ from assay.verify.certificates import (
     LogResult,
     SigstoreTrust,
 )
-from assay.verify.claims import Claims, parse_statement
+from assay.verify.claims import Claims, Dependency, parse_statement
 from assay.verify.dependency_check import (
     DependencyCheck,
     DependencyCheckInput,
@@ -255,17 +255,14 @@ class Verifier(Pipeline["_Certified", AttestationReport]):
         attestations: Sequence[Attestation],
     ) -> VerificationReport:
         """The report for `artifacts` given `attestations`; never raises on a failed check."""
-        attestations, sigstore = self._certify(attestations)
-        items = [
-            _Certified(a, sigstore.certificates.get(a.name), sigstore.logs.get(a.name))
-            for a in attestations
-        ]
+        items = self._certify(attestations)
         reports, results = self.run(artifacts, items)
         _show_subjects(reports, results)
         report = VerificationReport(self.policy, results, reports)
         passing = [r for r in report.attestations if _covers_something(report, r)]
         if passing:  # else nothing verified: no dependency claim can be made
-            self._judge_dependencies(report, passing, attestations)
+            certified = [item.attestation for item in items]
+            self._judge_dependencies(report, passing, certified)
         return report
 
     def evaluate(self, item: _Certified) -> AttestationReport:
@@ -282,11 +279,7 @@ class Verifier(Pipeline["_Certified", AttestationReport]):
         passed."""
         claims = [r.claims for r in passing if r.claims is not None]
         dependencies = tuple(dep for claim in claims for dep in claim.dependencies)
-        index = EvidenceIndex(self.policy, self._certify(self.evidence or ())[0])
-        report.dependencies = resolve_dependencies(
-            dependencies, index, self.policy.dependencies, evidence_given=self.evidence is not None
-        )
-        report.dependencies.rejected = list(index.rejected)
+        report.dependencies = self._resolve(dependencies)
         applicable = [check for check in self.dependency_checks if check.applies_to(self.policy)]
         if not applicable:
             return
@@ -298,30 +291,32 @@ class Verifier(Pipeline["_Certified", AttestationReport]):
         )
         report.dependency_checks = [check.check(subject_input) for check in applicable]
 
-    def _certify(self, attestations: Sequence[Attestation]) -> tuple[list[Attestation], _Sigstore]:
+    def _resolve(self, dependencies: tuple[Dependency, ...]) -> DependencyResult:
+        """The dependencies' levels through the evidence (certified as the attestations)."""
+        evidence = [item.attestation for item in self._certify(self.evidence or ())]
+        index = EvidenceIndex(self.policy, evidence)
+        result = resolve_dependencies(
+            dependencies, index, self.policy.dependencies, evidence_given=self.evidence is not None
+        )
+        result.rejected = list(index.rejected)
+        return result
+
+    def _certify(self, attestations: Sequence[Attestation]) -> list[_Certified]:
         """Attestations with the identities their verified certificates show, or the
-        signatures their verified log entries record (and nothing else), and the results
-        by attestation name."""
-        identities = any(signer.identity is not None for signer in self.policy.signers)
-        keys = any(signer.keys for signer in self.policy.signers)
-        result = []
-        found = _Sigstore()
-        for attestation in attestations:
-            if attestation.key_signed_bundle and keys:
-                logged, log = self._certificates.log(attestation)
-                result.append(logged)
-                found.logs[attestation.name] = log
-            elif attestation.sigstore is not None and identities:
-                certified, certificate = self._certificates.certify(attestation)
-                result.append(certified)
-                if certificate is not None:
-                    found.certificates[attestation.name] = certificate
-            elif attestation.identity is not None or attestation.logged is not None:
-                # Nothing a caller set is trusted: no signer here could use it.
-                result.append(replace(attestation, identity=None, logged=None))
-            else:
-                result.append(attestation)
-        return result, found
+        signatures their verified log entries record (and nothing else), with what was
+        verified of them."""
+        return [self._certify_one(attestation) for attestation in attestations]
+
+    def _certify_one(self, attestation: Attestation) -> _Certified:
+        signers = self.policy.signers
+        if attestation.key_signed_bundle and any(signer.keys for signer in signers):
+            logged, log = self._certificates.log(attestation)
+            return _Certified(logged, None, log)
+        if attestation.sigstore is not None and any(s.identity is not None for s in signers):
+            certified, certificate = self._certificates.certify(attestation)
+            return _Certified(certified, certificate, None)
+        # Nothing a caller set is trusted: no signer here could use it.
+        return _Certified(replace(attestation, identity=None, logged=None), None, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,14 +326,6 @@ class _Certified:
     attestation: Attestation
     certificate: CertificateResult | None
     log: LogResult | None
-
-
-@dataclass(slots=True)
-class _Sigstore:
-    """What `Verifier._certify` verified, by attestation name."""
-
-    certificates: dict[str, CertificateResult] = field(default_factory=dict)
-    logs: dict[str, LogResult] = field(default_factory=dict)
 
 
 def _covers_something(report: VerificationReport, attestation: AttestationReport) -> bool:
