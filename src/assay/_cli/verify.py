@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Any, Final
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay._cli.attest_signing import load_public_keys, read_limited, write_output
 from assay._cli.keys import read_passphrase
-from assay._cli.verify_common import bundle_verifier, rekor_lookup, trust_arguments
+from assay._cli.verify_common import (
+    artifacts_argument,
+    bundle_verifier,
+    rekor_lookup,
+    trust_arguments,
+)
 from assay.errors import InputError
 
 if TYPE_CHECKING:
@@ -38,12 +43,7 @@ def register(tree: CommandTree) -> None:
         help="Verify artifacts' provenance against a policy; optionally issue a VSA.",
         handler=_verify,
     )
-    verify.add_argument(
-        "artifacts",
-        nargs="+",
-        metavar="ARTIFACT",
-        help="artifact file, or a digest sha256:HEX, sha384:HEX or sha512:HEX",
-    )
+    artifacts_argument(verify)
     add_list_option(
         verify,
         "--attestation",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay._cli.verify_common import (
+    artifacts_argument,
     bundle_verifier,
     expectation_arguments,
     expectations,
@@ -40,12 +41,7 @@ def register_artifact(tree: CommandTree) -> None:
         help="Verify slsa-github-generator provenance of artifacts (slsa-verifier's command).",
         handler=_verify_artifact,
     )
-    command.add_argument(
-        "artifacts",
-        nargs="+",
-        metavar="ARTIFACT",
-        help="artifact file, or a digest sha256:HEX, sha384:HEX or sha512:HEX",
-    )
+    artifacts_argument(command)
     command.add_argument(
         "--provenance-path",
         required=True,

@@ -18,6 +18,16 @@ if TYPE_CHECKING:
     from assay.verify.artifact import ArtifactVerification
 
 
+def artifacts_argument(command: argparse.ArgumentParser) -> None:
+    """ARTIFACT...: files or digests (`assay verify`, `verify-artifact`)."""
+    command.add_argument(
+        "artifacts",
+        nargs="+",
+        metavar="ARTIFACT",
+        help="artifact file, or a digest sha256:HEX, sha384:HEX or sha512:HEX",
+    )
+
+
 def trust_arguments(command: argparse.ArgumentParser) -> None:
     """`--trusted-root` (repeatable) and `--only-trusted-roots`."""
     add_list_option(
