@@ -141,19 +141,29 @@ class ModeVerifier(Pipeline[SignedDocument, SignedEvaluation]):
             return result
         result.signature = verified
         if self.policy.certificate_first:
-            result.checks.extend(self.policy.certificate.checks(verified.identity))
-            if not result.passed or verified.payload is None:
-                # Only the payload type is reported: nothing an untrusted workflow signed
-                # is read.
-                result.checks.append(payload_type_check(verified.payload_type))
-                return result
-        elif verified.payload is None:
-            result.signed_digest = verified.message_digest
-        if verified.payload is not None and not self._read(result, verified):
-            return result
-        if not self.policy.certificate_first:
-            result.checks.extend(self.policy.certificate.checks(verified.identity))
+            self._certificate_then_statement(result, verified)
+        else:
+            self._statement_then_certificate(result, verified)
         return result
+
+    def _certificate_then_statement(
+        self, result: SignedEvaluation, verified: VerifiedSignature
+    ) -> None:
+        result.checks.extend(self.policy.certificate.checks(verified.identity))
+        if result.passed and verified.payload is not None:
+            self._read(result, verified)
+        else:
+            # Only the payload type is reported: nothing a refused certificate signed is read.
+            result.checks.append(payload_type_check(verified.payload_type))
+
+    def _statement_then_certificate(
+        self, result: SignedEvaluation, verified: VerifiedSignature
+    ) -> None:
+        if verified.payload is None:
+            result.signed_digest = verified.message_digest  # a message signature
+        elif not self._read(result, verified):
+            return
+        result.checks.extend(self.policy.certificate.checks(verified.identity))
 
     def _read(self, result: SignedEvaluation, verified: VerifiedSignature) -> bool:
         """Payload type, statement and the statement rules for the certificate's workflow;
