@@ -75,16 +75,7 @@ def register(tree: CommandTree) -> None:
 
 
 def _verify_npm(args: argparse.Namespace) -> int:
-    from assay._bounded import read_bounded
-    from assay.attestation.files import read_file
-    from assay.registry.npm import (
-        DEFAULT_REGISTRY,
-        NpmOptions,
-        attestations_url,
-        registry_keys,
-        tarball_package,
-        verify_npm_package,
-    )
+    from assay.registry.npm import NpmOptions, registry_keys, verify_npm_package
     from assay.verify.request import read_artifact
 
     artifact = read_artifact(args.tarball)
@@ -96,24 +87,7 @@ def _verify_npm(args: argparse.Namespace) -> int:
         package_version=args.package_version,
         builder_id=args.builder_id,
     )
-    if args.attestations_path:
-        where = args.attestations_path
-        data = read_file(where)
-    else:
-        name, version = args.package_name, args.package_version
-        if (name is None or version is None) and Path(args.tarball).is_file():
-            found = tarball_package(read_bounded(args.tarball, 256 * 1024 * 1024), args.tarball)
-            name, version = name or found[0], version or found[1]
-        if name is None or version is None:
-            raise InputError(
-                "--package-name/--package-version",
-                "expected both (or the tarball) to fetch the attestations",
-            )
-        where = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
-        from assay._cli._fetching import api_for
-
-        with api_for(args) as api:
-            data = api.get(where)[0]
+    where, data = _npm_attestations(args)
     result = verify_npm_package(
         artifact.name,
         artifact.digest["sha512"],
@@ -133,6 +107,31 @@ def _verify_npm(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"FAILED: SLSA verification failed: {result.failures()[0].summary()}", file=sys.stderr)
     return EXIT_FAILED
+
+
+def _npm_attestations(args: argparse.Namespace) -> tuple[str, bytes]:
+    """Where npm's attestations document comes from (a file, or the registry for the
+    package named by the flags or the tarball), and it."""
+    if args.attestations_path:
+        from assay.attestation.files import read_file
+
+        return args.attestations_path, read_file(args.attestations_path)
+    from assay._bounded import read_bounded
+    from assay._cli._fetching import api_for
+    from assay.registry.npm import DEFAULT_REGISTRY, attestations_url, tarball_package
+
+    name, version = args.package_name, args.package_version
+    if (name is None or version is None) and Path(args.tarball).is_file():
+        found = tarball_package(read_bounded(args.tarball, 256 * 1024 * 1024), args.tarball)
+        name, version = name or found[0], version or found[1]
+    if name is None or version is None:
+        raise InputError(
+            "--package-name/--package-version",
+            "expected both (or the tarball) to fetch the attestations",
+        )
+    where = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
+    with api_for(args) as api:
+        return where, api.get(where)[0]
 
 
 def _verify_pypi(args: argparse.Namespace) -> int:
