@@ -249,11 +249,7 @@ def _verify(args: argparse.Namespace) -> int:
     signer = _vsa_signer(args)
     artifacts = request.read_artifacts(args.artifacts, where="ARTIFACT")
     attestations = request.read_attestation_files(args.attestation)
-    evidence = (
-        request.read_attestation_dir(args.attestation_dir, where="--attestation-dir")
-        if args.attestation_dir
-        else None
-    )
+    evidence = _evidence(args)
     if args.vulns_out and policy.vulnerabilities is None:
         raise InputError("--vulns-out", "applies to a policy with a vulnerabilities: rule")
     report, checks = _run_verifier(args, policy, artifacts, attestations, evidence)
@@ -274,6 +270,15 @@ def _verify(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _evidence(args: argparse.Namespace) -> list[Attestation] | None:
+    """The dependencies' evidence of `--attestation-dir` (None: no evidence was given)."""
+    if not args.attestation_dir:
+        return None
+    from assay.verify import request
+
+    return request.read_attestation_dir(args.attestation_dir, where="--attestation-dir")
 
 
 def _check_vsa_flags(args: argparse.Namespace) -> None:
@@ -359,7 +364,21 @@ def _words(value: Any) -> str:
 
 
 def _print_report(report: VerificationReport) -> None:
-    out = sys.stderr
+    _print_checks(report)
+    for artifact in report.artifacts:
+        state = "PASSED" if artifact.passed else "FAILED"
+        level = f" at SLSA build level {artifact.level}" if artifact.level is not None else ""
+        print(f"{state}: {artifact.artifact.name}{level}", file=sys.stderr)
+    if report.dependencies is not None:
+        _print_dependencies(report.dependencies)
+    print(
+        "PASSED: verification passed" if report.passed else "FAILED: verification failed",
+        file=sys.stderr,
+    )
+
+
+def _print_checks(report: VerificationReport) -> None:
+    """Every check, under the attestation (or dependency check) that made it."""
     groups = [(a.name, a.checks) for a in report.attestations]
     groups.append(("", report.extra_checks))
     if report.dependencies is not None:
@@ -367,18 +386,9 @@ def _print_report(report: VerificationReport) -> None:
     groups += [(r.name, list(r.checks)) for r in report.dependency_checks]
     for heading, checks in groups:
         if heading:
-            print(f"{heading}:", file=out)
+            print(f"{heading}:", file=sys.stderr)
         for check in checks:
-            print(_line(check), file=out)
-    for artifact in report.artifacts:
-        state = "PASSED" if artifact.passed else "FAILED"
-        level = f" at SLSA build level {artifact.level}" if artifact.level is not None else ""
-        print(f"{state}: {artifact.artifact.name}{level}", file=out)
-    if report.dependencies is not None:
-        _print_dependencies(report.dependencies)
-    print(
-        "PASSED: verification passed" if report.passed else "FAILED: verification failed", file=out
-    )
+            print(_line(check), file=sys.stderr)
 
 
 def _print_dependencies(dependencies: Any) -> None:
