@@ -113,6 +113,16 @@ class Options:
     image: bool = False
     """The artifact is a container image: the container generator is trusted too."""
 
+    def source_rule(self) -> SourceRule:
+        """The expected source, as a policy's `source:` rule."""
+        return SourceRule(
+            repository=self.source_uri,
+            branch=self.source_branch,
+            tag=self.source_tag,
+            versioned_tag=self.source_versioned_tag,
+            workflow_inputs=dict(self.workflow_inputs),
+        )
+
 
 def testing_mode() -> bool:
     return os.environ.get(TESTING_ENV, "").lower() in {"1", "true", "yes"}
@@ -149,13 +159,6 @@ def builtin_policy(family: Family, options: Options, *, testing: bool = False) -
             issuer=GITHUB_ISSUER, subject_pattern=re.compile(re.escape(family.workflow) + "@.+")
         ),
     )
-    source = SourceRule(
-        repository=options.source_uri,
-        branch=options.source_branch,
-        tag=options.source_tag,
-        versioned_tag=options.source_versioned_tag,
-        workflow_inputs=dict(options.workflow_inputs),
-    )
     return Policy(
         uri=BUILTIN_POLICY_URI,
         digest={},
@@ -163,7 +166,7 @@ def builtin_policy(family: Family, options: Options, *, testing: bool = False) -
         build_types=family.build_types,
         predicate_types=family.predicate_types,
         parameters=ParameterRules(allow_unknown=family.allow_unknown),
-        source=source,
+        source=options.source_rule(),
         minimum_level=3,
     )
 
