@@ -121,6 +121,8 @@ class ModeVerifier(Pipeline[SignedDocument, SignedEvaluation]):
         self.trust = trust or SigstoreTrust()
         self._verifier = CertificateVerifier(self.trust).bundle_verifier()
         self._sha256: bytes | None = None
+        """Set by `verify`: the digest a message-signature bundle must sign (gh's one
+        artifact); the signature step needs it, `Pipeline.evaluate` takes only the item."""
 
     def verify(
         self, artifacts: Sequence[Artifact], documents: Sequence[SignedDocument]
