@@ -10,6 +10,12 @@ from typing import TYPE_CHECKING, Any, Final
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 from assay._cli.attest_signing import load_public_keys, read_limited, write_output
 from assay._cli.keys import read_passphrase
+from assay._cli.verify_common import (
+    artifacts_argument,
+    bundle_verifier,
+    rekor_lookup,
+    trust_arguments,
+)
 from assay.errors import InputError
 
 if TYPE_CHECKING:
@@ -37,12 +43,7 @@ def register(tree: CommandTree) -> None:
         help="Verify artifacts' provenance against a policy; optionally issue a VSA.",
         handler=_verify,
     )
-    verify.add_argument(
-        "artifacts",
-        nargs="+",
-        metavar="ARTIFACT",
-        help="artifact file, or a digest sha256:HEX, sha384:HEX or sha512:HEX",
-    )
+    artifacts_argument(verify)
     add_list_option(
         verify,
         "--attestation",
@@ -76,18 +77,7 @@ def register(tree: CommandTree) -> None:
     verify.add_argument("--passphrase-env", metavar="VAR", help="passphrase of --vsa-key")
     verify.add_argument("--verifier-id", metavar="URI", help="verifier.id of the VSA")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
-    add_list_option(
-        verify,
-        "--trusted-root",
-        default=[],
-        metavar="FILE",
-        help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
-    )
-    verify.add_argument(
-        "--only-trusted-roots",
-        action="store_true",
-        help="trust only the --trusted-root files, not the shipped roots",
-    )
+    trust_arguments(verify)
     verify.add_argument(
         "--insecure-ignore-tlog",
         action="store_true",
@@ -156,18 +146,7 @@ def register(tree: CommandTree) -> None:
         metavar="URL",
         help="the OIDC issuer of --certificate-identity's certificates",
     )
-    add_list_option(
-        check,
-        "--trusted-root",
-        default=[],
-        metavar="FILE",
-        help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
-    )
-    check.add_argument(
-        "--only-trusted-roots",
-        action="store_true",
-        help="trust only the --trusted-root files, not the shipped roots",
-    )
+    trust_arguments(check)
     check.add_argument(
         "--resource-uri",
         required=True,
@@ -270,11 +249,7 @@ def _verify(args: argparse.Namespace) -> int:
     signer = _vsa_signer(args)
     artifacts = request.read_artifacts(args.artifacts, where="ARTIFACT")
     attestations = request.read_attestation_files(args.attestation)
-    evidence = (
-        request.read_attestation_dir(args.attestation_dir, where="--attestation-dir")
-        if args.attestation_dir
-        else None
-    )
+    evidence = _evidence(args)
     if args.vulns_out and policy.vulnerabilities is None:
         raise InputError("--vulns-out", "applies to a policy with a vulnerabilities: rule")
     report, checks = _run_verifier(args, policy, artifacts, attestations, evidence)
@@ -295,6 +270,15 @@ def _verify(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _evidence(args: argparse.Namespace) -> list[Attestation] | None:
+    """The dependencies' evidence of `--attestation-dir` (None: no evidence was given)."""
+    if not args.attestation_dir:
+        return None
+    from assay.verify import request
+
+    return request.read_attestation_dir(args.attestation_dir, where="--attestation-dir")
 
 
 def _check_vsa_flags(args: argparse.Namespace) -> None:
@@ -350,18 +334,11 @@ def _sigstore_trust(args: argparse.Namespace, policy: Any, attestations: list[An
     )
     if not identities and not keyed:
         return SigstoreTrust()
-    from assay.verify.request import bundle_verifier
-
-    verifier = bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
-    rekor = None
-    if args.rekor_url and not args.insecure_ignore_tlog:
-        from assay.sigstore.rekor import RekorClient
-
-        rekor = RekorClient(args.rekor_url, verifier.roots).lookup
+    verifier = bundle_verifier(args)
     return SigstoreTrust(
         roots=verifier.roots,
         insecure_ignore_tlog=args.insecure_ignore_tlog,
-        rekor=rekor,
+        rekor=rekor_lookup(args, verifier),
         verifier=verifier,
     )
 
@@ -387,7 +364,21 @@ def _words(value: Any) -> str:
 
 
 def _print_report(report: VerificationReport) -> None:
-    out = sys.stderr
+    _print_checks(report)
+    for artifact in report.artifacts:
+        state = "PASSED" if artifact.passed else "FAILED"
+        level = f" at SLSA build level {artifact.level}" if artifact.level is not None else ""
+        print(f"{state}: {artifact.artifact.name}{level}", file=sys.stderr)
+    if report.dependencies is not None:
+        _print_dependencies(report.dependencies)
+    print(
+        "PASSED: verification passed" if report.passed else "FAILED: verification failed",
+        file=sys.stderr,
+    )
+
+
+def _print_checks(report: VerificationReport) -> None:
+    """Every check, under the attestation (or dependency check) that made it."""
     groups = [(a.name, a.checks) for a in report.attestations]
     groups.append(("", report.extra_checks))
     if report.dependencies is not None:
@@ -395,18 +386,9 @@ def _print_report(report: VerificationReport) -> None:
     groups += [(r.name, list(r.checks)) for r in report.dependency_checks]
     for heading, checks in groups:
         if heading:
-            print(f"{heading}:", file=out)
+            print(f"{heading}:", file=sys.stderr)
         for check in checks:
-            print(_line(check), file=out)
-    for artifact in report.artifacts:
-        state = "PASSED" if artifact.passed else "FAILED"
-        level = f" at SLSA build level {artifact.level}" if artifact.level is not None else ""
-        print(f"{state}: {artifact.artifact.name}{level}", file=out)
-    if report.dependencies is not None:
-        _print_dependencies(report.dependencies)
-    print(
-        "PASSED: verification passed" if report.passed else "FAILED: verification failed", file=out
-    )
+            print(_line(check), file=sys.stderr)
 
 
 def _print_dependencies(dependencies: Any) -> None:
@@ -533,13 +515,10 @@ def _keyless_vsa(args: argparse.Namespace, attestation: Any, digests: list[Any])
     from assay.errors import AttestationError, VerificationError
     from assay.results import Check
     from assay.verify import vsa
-    from assay.verify.request import bundle_verifier
 
     expected = f"{args.certificate_identity} ({args.certificate_oidc_issuer})"
     try:
-        verified = bundle_verifier(args.trusted_root, only=args.only_trusted_roots).verify(
-            dict(attestation.sigstore), attestation.name
-        )
+        verified = bundle_verifier(args).verify(dict(attestation.sigstore), attestation.name)
     except (AttestationError, VerificationError) as error:
         found, problem, signed_for = None, str(error), []
     else:

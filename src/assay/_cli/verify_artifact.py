@@ -1,7 +1,8 @@
 """`assay verify-artifact` (slsa-verifier's command) and `assay verify-bundle` (gh's).
 
-Both read files and format the library's typed result: the verdict is
-`assay.verify.artifact.verify_artifacts`'s and `assay.verify.bundle_check`'s. Heavy
+Both turn their flags into a built-in policy, read files and format the library's typed
+result: the verdict is `assay.verify.artifact.verify_artifacts`'s and
+`assay.verify.bundle_check`'s, both run by `assay.verify.modes.ModeVerifier`. Heavy
 modules are imported inside the handlers, so `assay --help` stays fast.
 """
 
@@ -12,10 +13,20 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay._cli.verify_common import (
+    artifacts_argument,
+    bundle_verifier,
+    expectation_arguments,
+    expectations,
+    print_verdict,
+    rekor_lookup,
+    trust_arguments,
+)
 from assay.errors import InputError
 
 if TYPE_CHECKING:
-    from assay.verify.artifact import ArtifactVerification
+    from assay.policy.gh_attestation import GhPolicy
+    from assay.verify.bundle_check import BundleVerification
     from assay.verify.model import Artifact
 
 
@@ -30,12 +41,7 @@ def register_artifact(tree: CommandTree) -> None:
         help="Verify slsa-github-generator provenance of artifacts (slsa-verifier's command).",
         handler=_verify_artifact,
     )
-    command.add_argument(
-        "artifacts",
-        nargs="+",
-        metavar="ARTIFACT",
-        help="artifact file, or a digest sha256:HEX, sha384:HEX or sha512:HEX",
-    )
+    artifacts_argument(command)
     command.add_argument(
         "--provenance-path",
         required=True,
@@ -43,7 +49,7 @@ def register_artifact(tree: CommandTree) -> None:
         help="the provenance: a Sigstore bundle or a .intoto.jsonl envelope",
     )
     expectation_arguments(command)
-    _trust_arguments(command)
+    trust_arguments(command)
     command.add_argument(
         "--insecure-ignore-tlog",
         action="store_true",
@@ -60,118 +66,25 @@ def register_artifact(tree: CommandTree) -> None:
     command.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-def expectation_arguments(command: argparse.ArgumentParser) -> None:
-    """slsa-verifier's expectations: the source, one of its refs, the builder and the
-    workflow inputs (`verify-artifact`, `verify-image`)."""
-    command.add_argument(
-        "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
-    )
-    refs = command.add_mutually_exclusive_group()
-    refs.add_argument("--source-tag", metavar="TAG", help="expected tag")
-    refs.add_argument(
-        "--source-versioned-tag", metavar="vX[.Y[.Z]]", help="expected semantic version tag"
-    )
-    refs.add_argument("--source-branch", metavar="BRANCH", help="expected branch")
-    command.add_argument("--builder-id", metavar="ID", help="expected builder id (name[@ref])")
-    add_list_option(
-        command,
-        "--build-workflow-input",
-        default=[],
-        metavar="K=V",
-        help="expected workflow_dispatch input (repeatable)",
-    )
-
-
-def _trust_arguments(command: argparse.ArgumentParser) -> None:
-    add_list_option(
-        command,
-        "--trusted-root",
-        default=[],
-        metavar="FILE",
-        help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
-    )
-    command.add_argument(
-        "--only-trusted-roots",
-        action="store_true",
-        help="trust only the --trusted-root files, not the shipped roots",
-    )
-
-
-def _bundle_verifier(args: argparse.Namespace) -> Any:
-    from assay.verify.request import bundle_verifier
-
-    return bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
-
-
 def _verify_artifact(args: argparse.Namespace) -> int:
     from assay.attestation.files import read_file
-    from assay.policy.slsa_github import Options
     from assay.verify import request
     from assay.verify.artifact import verify_artifacts
 
     artifacts = request.read_artifacts(args.artifacts, where="ARTIFACT")
-    options = Options(
-        source_uri=args.source_uri,
-        source_branch=args.source_branch,
-        source_tag=args.source_tag,
-        source_versioned_tag=args.source_versioned_tag,
-        builder_id=args.builder_id,
-        workflow_inputs=request.parse_pairs(
-            args.build_workflow_input, where="--build-workflow-input"
-        ),
-    )
-    verifier = _bundle_verifier(args)
-    rekor = None
-    if args.rekor_url and not args.insecure_ignore_tlog:
-        from assay.sigstore.rekor import RekorClient
-
-        rekor = RekorClient(args.rekor_url, verifier.roots).lookup
-    provenance = read_file(args.provenance_path)
+    options = expectations(args)
+    verifier = bundle_verifier(args)
     result = verify_artifacts(
         artifacts,
-        provenance,
+        read_file(args.provenance_path),
         args.provenance_path,
         options,
         verifier,
         insecure_ignore_tlog=args.insecure_ignore_tlog,
-        rekor=rekor,
+        rekor=rekor_lookup(args, verifier),
     )
-    _print(result, args)
+    print_verdict(result, args)
     return EXIT_OK if result.passed else EXIT_FAILED
-
-
-def _print(result: ArtifactVerification, args: argparse.Namespace) -> None:
-    from assay.policy.slsa_github import TESTING_ENV, testing_mode
-
-    if testing_mode():
-        print(f"WARNING: Insecure {TESTING_ENV} is enabled.", file=sys.stderr)
-    if args.json:
-        import json
-
-        print(json.dumps(result.to_dict(), indent=2))
-    elif args.print_provenance and result.passed:
-        for statement in result.statements:
-            sys.stdout.write(statement.decode("utf-8", "replace") + "\n")
-    if result.tlog_waived:
-        print(
-            "WARNING: no transparency-log entry was checked (--insecure-ignore-tlog): "
-            "nothing proves the signature was made while the certificate was valid",
-            file=sys.stderr,
-        )
-    if result.passed:
-        print(
-            f'Verified build using builder "{result.builder_id}" at commit {result.commit}',
-            file=sys.stderr,
-        )
-        print("PASSED: SLSA verification passed", file=sys.stderr)
-        return
-    failures = result.failures()
-    reason = (
-        failures[0].summary()
-        if failures
-        else "no verified provenance names the artifact as a subject"
-    )
-    print(f"FAILED: SLSA verification failed: {reason}", file=sys.stderr)
 
 
 def register_bundle(tree: CommandTree) -> None:
@@ -318,7 +231,7 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     args.only_trusted_roots = bool(args.custom_trusted_root)
     source, data = _bundle_source(args, image, digest, policy.owner)
     result = verify_bundles(
-        artifact.name, digest, data, source, policy=policy, verifier=_bundle_verifier(args)
+        artifact.name, digest, data, source, policy=policy, verifier=bundle_verifier(args)
     )
     if args.json:
         import json
@@ -356,7 +269,7 @@ def _bundle_artifact(args: argparse.Namespace) -> tuple[Artifact, Any]:
     return Artifact(str(image), {"sha256": image.digest.split(":", 1)[1]}), image
 
 
-def _gh_policy(args: argparse.Namespace) -> Any:
+def _gh_policy(args: argparse.Namespace) -> GhPolicy:
     """gh's flags as its built-in policy."""
     from assay.policy.gh_attestation import (
         DEFAULT_ISSUER,
@@ -398,7 +311,7 @@ def _bundle_source(
     return "GitHub's attestations API", _bundles_from_api(args, digest, owner)
 
 
-def _print_verified(result: Any) -> None:
+def _print_verified(result: BundleVerification) -> None:
     print(
         f"✓ Verification succeeded! {len(result.verified)} attestation(s) verified",
         file=sys.stderr,

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli import verify_common as common
 from assay.errors import InputError
 
 
 def register(tree: CommandTree) -> None:
     from assay._cli._fetching import fetch_arguments
-    from assay._cli.verify_artifact import _trust_arguments
 
     npm = tree.command(
         "verify-npm-package",
@@ -40,7 +40,7 @@ def register(tree: CommandTree) -> None:
         metavar="URL",
         help="the registry to fetch attestations from (default https://registry.npmjs.org)",
     )
-    _trust_arguments(npm)
+    common.trust_arguments(npm)
     fetch_arguments(npm)
     npm.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -69,23 +69,14 @@ def register(tree: CommandTree) -> None:
         metavar="URL",
         help="the index serving the Integrity and JSON APIs (default https://pypi.org)",
     )
-    _trust_arguments(pypi)
+    common.trust_arguments(pypi)
     fetch_arguments(pypi)
     pypi.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _verify_npm(args: argparse.Namespace) -> int:
-    from assay._bounded import read_bounded
-    from assay.attestation.files import read_file
-    from assay.registry.npm import (
-        DEFAULT_REGISTRY,
-        NpmOptions,
-        attestations_url,
-        registry_keys,
-        tarball_package,
-        verify_npm_package,
-    )
-    from assay.verify.request import bundle_verifier, read_artifact
+    from assay.registry.npm import NpmOptions, registry_keys, verify_npm_package
+    from assay.verify.request import read_artifact
 
     artifact = read_artifact(args.tarball)
     if "sha512" not in artifact.digest:
@@ -96,31 +87,14 @@ def _verify_npm(args: argparse.Namespace) -> int:
         package_version=args.package_version,
         builder_id=args.builder_id,
     )
-    if args.attestations_path:
-        where = args.attestations_path
-        data = read_file(where)
-    else:
-        name, version = args.package_name, args.package_version
-        if (name is None or version is None) and Path(args.tarball).is_file():
-            found = tarball_package(read_bounded(args.tarball, 256 * 1024 * 1024), args.tarball)
-            name, version = name or found[0], version or found[1]
-        if name is None or version is None:
-            raise InputError(
-                "--package-name/--package-version",
-                "expected both (or the tarball) to fetch the attestations",
-            )
-        where = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
-        from assay._cli._fetching import api_for
-
-        with api_for(args) as api:
-            data = api.get(where)[0]
+    where, data = _npm_attestations(args)
     result = verify_npm_package(
         artifact.name,
         artifact.digest["sha512"],
         data,
         where,
         options,
-        bundle_verifier(args.trusted_root, only=args.only_trusted_roots),
+        common.bundle_verifier(args),
         registry_keys(),
     )
     if args.json:
@@ -135,12 +109,36 @@ def _verify_npm(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+def _npm_attestations(args: argparse.Namespace) -> tuple[str, bytes]:
+    """Where npm's attestations document comes from (a file, or the registry for the
+    package named by the flags or the tarball), and it."""
+    if args.attestations_path:
+        from assay.attestation.files import read_file
+
+        return args.attestations_path, read_file(args.attestations_path)
+    from assay._bounded import read_bounded
+    from assay._cli._fetching import api_for
+    from assay.registry.npm import DEFAULT_REGISTRY, attestations_url, tarball_package
+
+    name, version = args.package_name, args.package_version
+    if (name is None or version is None) and Path(args.tarball).is_file():
+        found = tarball_package(read_bounded(args.tarball, 256 * 1024 * 1024), args.tarball)
+        name, version = name or found[0], version or found[1]
+    if name is None or version is None:
+        raise InputError(
+            "--package-name/--package-version",
+            "expected both (or the tarball) to fetch the attestations",
+        )
+    where = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
+    with api_for(args) as api:
+        return where, api.get(where)[0]
+
+
 def _verify_pypi(args: argparse.Namespace) -> int:
     from assay.registry.pypi import DEFAULT_INDEX, PypiOptions
-    from assay.verify.request import bundle_verifier
 
     name, version, files, documents = _pypi_target(args)
-    verifier = bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
+    verifier = common.bundle_verifier(args)
     from assay._cli._fetching import api_for
 
     with api_for(args) as api:

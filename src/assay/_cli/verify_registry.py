@@ -20,7 +20,7 @@ from assay.errors import InputError
 
 def register(tree: CommandTree) -> None:
     from assay._cli._fetching import fetch_arguments
-    from assay._cli.verify_artifact import _trust_arguments, expectation_arguments
+    from assay._cli.verify_common import expectation_arguments, trust_arguments
 
     command = tree.command(
         "verify-image",
@@ -34,7 +34,7 @@ def register(tree: CommandTree) -> None:
         metavar="FILE",
         help="Cloud Build: gcloud's --show-provenance output for the image (read locally)",
     )
-    _trust_arguments(command)
+    trust_arguments(command)
     fetch_arguments(command)
     command.add_argument(
         "--print-provenance", action="store_true", help="print the verified statement on stdout"
@@ -70,29 +70,19 @@ def register(tree: CommandTree) -> None:
 
 
 def _verify_image(args: argparse.Namespace) -> int:
-    from assay.policy.slsa_github import Options
+    from assay._cli.verify_common import bundle_verifier, expectations
     from assay.registry.image import verify_image
     from assay.registry.reference import parse_reference
-    from assay.verify.request import bundle_verifier, parse_pairs
 
     reference = parse_reference(args.image)
-    options = Options(
-        source_uri=args.source_uri,
-        source_branch=args.source_branch,
-        source_tag=args.source_tag,
-        source_versioned_tag=args.source_versioned_tag,
-        builder_id=args.builder_id,
-        workflow_inputs=parse_pairs(args.build_workflow_input, where="--build-workflow-input"),
-        image=True,
-    )
+    options = expectations(args, image=True)
     if args.provenance_path:
         return _verify_cloud_build(args, reference, options)
     from assay._cli._fetching import source_for
 
-    verifier = bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
     source, client = source_for(args)
     try:
-        verdict = verify_image(source, reference, options, verifier)
+        verdict = verify_image(source, reference, options, bundle_verifier(args))
     finally:
         if client is not None:
             client.close()
@@ -103,10 +93,10 @@ def _verify_image(args: argparse.Namespace) -> int:
     if verdict.result is None:
         print(f"FAILED: SLSA verification failed: {reference}: {verdict.reason}", file=sys.stderr)
         return EXIT_FAILED
-    from assay._cli.verify_artifact import _print
+    from assay._cli.verify_common import print_verdict
 
     args.json = False  # printed above, with the image
-    _print(verdict.result, args)
+    print_verdict(verdict.result, args)
     return EXIT_OK if verdict.passed else EXIT_FAILED
 
 

@@ -2,13 +2,15 @@
 
     policy = GhPolicy(owner="sigstore", repo="sigstore/sigstore-js")
     policy.describe()                      # the criteria gh prints
-    identity_checks(verified.identity, policy)  # one Check per criterion
+    policy.checks(verified.identity)       # one Check per criterion
+    ModeVerifier(policy.mode_policy(), trust).verify(artifacts, bundles)  # assay.verify.modes
 
 What gh's flags require of a bundle's certificate: the source repository owner (or the
 repository), the signer identity (an exact SAN, a regex, the signer repository or
 workflow), the OIDC issuer, optional pins (signer digest, source ref and digest) and a
 GitHub-hosted runner. The predicate type is part of the policy too; the predicate's
-content is not checked (gh does not either). `assay.verify.bundle_check` runs it.
+content is not checked (gh does not either). As gh, the statement is read before the
+certificate is judged. `assay.verify.bundle_check` runs it.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from typing import Final
 
 from assay import protocol
 from assay.errors import AttestationError
+from assay.policy.builtin import ModePolicy, SignatureForm, StatementRules
 from assay.results import Check
 from assay.sigstore.identity import CertificateIdentity
 
 DEFAULT_PREDICATE_TYPE: Final = protocol.PROVENANCE_V1
 DEFAULT_ISSUER: Final = protocol.GITHUB_ACTIONS_ISSUER
+BUILTIN_POLICY_URI: Final = "builtin:gh-attestation"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,61 +94,68 @@ class GhPolicy:
             lines.append("- Action workflow Runner Environment must match: github-hosted")
         return lines
 
+    def mode_policy(self) -> ModePolicy:
+        """gh's flags as a built-in policy: bundles only, the statement read first, only
+        its predicate type checked, then the certificate."""
+        return ModePolicy(
+            uri=BUILTIN_POLICY_URI,
+            signature=SignatureForm.BUNDLE,
+            certificate=self,
+            default=StatementRules(predicate_type=self.predicate_type),
+            certificate_first=False,
+        )
 
-def identity_checks(identity: CertificateIdentity, policy: GhPolicy) -> list[Check]:
-    owner = f"{policy.server}/{policy.owner}"
-    checks = [
-        Check(
-            "certificate.sourceRepositoryOwnerUri",
-            identity.source_repository_owner_uri == owner,
-            owner,
-            identity.source_repository_owner_uri,
-        )
-    ]
-    if policy.repo is not None:
-        repo = f"{policy.server}/{policy.repo}"
-        checks.append(
-            Check(
-                "certificate.sourceRepositoryUri",
-                identity.source_repository_uri == repo,
-                repo,
-                identity.source_repository_uri,
+    def checks(self, identity: CertificateIdentity) -> list[Check]:
+        """One check per criterion, under gh's names."""
+        checks = [
+            self._equal(
+                "certificate.sourceRepositoryOwnerUri",
+                f"{self.server}/{self.owner}",
+                identity.source_repository_owner_uri,
             )
-        )
-    kind, value = policy.san_rule()
-    san = identity.san or ""
-    matched = san == value if kind == "exact" else re.search(value, san) is not None
-    checks.append(Check("certificate.san", matched, {kind: value}, identity.san))
-    checks.append(
-        Check(
-            "certificate.issuer",
-            identity.issuer == policy.oidc_issuer,
-            policy.oidc_issuer,
-            identity.issuer,
-        )
-    )
-    pins = (
-        ("certificate.buildSignerDigest", policy.signer_digest, identity.build_signer_digest),
-        ("certificate.sourceRepositoryRef", policy.source_ref, identity.source_repository_ref),
-        (
-            "certificate.sourceRepositoryDigest",
-            policy.source_digest,
-            identity.source_repository_digest,
-        ),
-    )
-    for name, want, found in pins:
-        if want is not None:
-            checks.append(Check(name, want == found, want, found))
-    if policy.deny_self_hosted_runners:
-        checks.append(
-            Check(
-                "certificate.runnerEnvironment",
-                identity.runner_environment == "github-hosted",
-                "github-hosted",
-                identity.runner_environment,
+        ]
+        if self.repo is not None:
+            checks.append(
+                self._equal(
+                    "certificate.sourceRepositoryUri",
+                    f"{self.server}/{self.repo}",
+                    identity.source_repository_uri,
+                )
             )
+        checks.append(self._san_check(identity.san))
+        checks.append(self._equal("certificate.issuer", self.oidc_issuer, identity.issuer))
+        checks.extend(
+            self._equal(name, want, found)
+            for name, want, found in self._pins(identity)
+            if want is not None
         )
-    return checks
+        return checks
+
+    def _pins(
+        self, identity: CertificateIdentity
+    ) -> tuple[tuple[str, str | None, str | None], ...]:
+        """(check, the value a flag pins, the certificate's value)."""
+        hosted = "github-hosted" if self.deny_self_hosted_runners else None
+        return (
+            ("certificate.buildSignerDigest", self.signer_digest, identity.build_signer_digest),
+            ("certificate.sourceRepositoryRef", self.source_ref, identity.source_repository_ref),
+            (
+                "certificate.sourceRepositoryDigest",
+                self.source_digest,
+                identity.source_repository_digest,
+            ),
+            ("certificate.runnerEnvironment", hosted, identity.runner_environment),
+        )
+
+    def _san_check(self, san: str | None) -> Check:
+        kind, value = self.san_rule()
+        text = san or ""
+        matched = text == value if kind == "exact" else re.search(value, text) is not None
+        return Check("certificate.san", matched, {kind: value}, san)
+
+    @staticmethod
+    def _equal(name: str, want: str, found: str | None) -> Check:
+        return Check(name, want == found, want, found)
 
 
 def parse_regex(pattern: str, flag: str) -> re.Pattern[str]:

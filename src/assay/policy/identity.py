@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from assay.errors import AttestationError
 from assay.sigstore.identity import CertificateIdentity
@@ -58,6 +58,19 @@ def extension_value(identity: CertificateIdentity, key: str) -> str | None:
     if key == "buildTrigger":
         return identity.github_workflow_trigger
     return None
+
+
+class CertificateRules(Protocol):
+    """What a certificate must show, as one named check per requirement.
+
+    `IdentityRule` (a policy file's `identity:` block) is one; the built-in policies of
+    slsa-verifier's and gh's modes are others (`assay.policy.slsa_github.GeneratorIdentity`,
+    `assay.policy.gh_attestation.GhPolicy`): their checks carry upstream's names
+    (`certificate.builder`, `certificate.sourceRepositoryOwnerUri`, ...)."""
+
+    def checks(self, identity: CertificateIdentity) -> list[Check]:
+        """One check per requirement, each with what was expected and what was found."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

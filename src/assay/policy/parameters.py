@@ -84,25 +84,24 @@ def _declared(value: object, source: str) -> dict[str, dict[str, str]]:
     where = f"{source}: $.parameters"
     if not isinstance(value, dict) or len(value) > MAX_PARAMETERS:
         raise InputError(where, f"expected a mapping of at most {MAX_PARAMETERS} parameters")
-    declared: dict[str, dict[str, str]] = {}
-    for name, given_spec in value.items():
-        at = f"{where}.{name}"
-        if not isinstance(name, str) or not _NAME.fullmatch(name):
-            raise InputError(at, "expected a parameter name (letters, digits, _)")
-        spec = {} if given_spec is None else given_spec
-        if not isinstance(spec, dict) or set(spec) - _FIELDS:
-            raise InputError(at, f"expected a mapping of {', '.join(sorted(_FIELDS))}")
-        if not all(isinstance(v, str) for v in spec.values()):
-            raise InputError(at, "expected string values")
-        if "pattern" in spec:
-            try:
-                re.compile(spec["pattern"])
-            except re.error as error:
-                raise InputError(
-                    f"{at}.pattern", f"expected a regular expression: {error}"
-                ) from None
-        declared[name] = spec
-    return declared
+    return {name: _spec(name, spec, f"{where}.{name}") for name, spec in value.items()}
+
+
+def _spec(name: object, given: object, at: str) -> dict[str, str]:
+    """One declared parameter's spec: a valid name, known string fields, a valid pattern."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InputError(at, "expected a parameter name (letters, digits, _)")
+    spec = {} if given is None else given
+    if not isinstance(spec, dict) or set(spec) - _FIELDS:
+        raise InputError(at, f"expected a mapping of {', '.join(sorted(_FIELDS))}")
+    if not all(isinstance(v, str) for v in spec.values()):
+        raise InputError(at, "expected string values")
+    if "pattern" in spec:
+        try:
+            re.compile(spec["pattern"])
+        except re.error as error:
+            raise InputError(f"{at}.pattern", f"expected a regular expression: {error}") from None
+    return spec
 
 
 def _substitute(
@@ -123,6 +122,14 @@ def _substitute(
         return [item for item in items if item is not _ABSENT]
     if not isinstance(value, str) or "${" not in value:
         return value
+    return _substitute_text(value, values, declared, f"{source}: {path}")
+
+
+def _substitute_text(
+    value: str, values: Mapping[str, str], declared: Mapping[str, Any], where: str
+) -> Any:
+    """A string's placeholders replaced; `_ABSENT` when it is one placeholder of a
+    parameter declared without a default and not given (the key is then left out)."""
     whole = _PLACEHOLDER.fullmatch(value)
     if whole is not None and whole.group(1) in declared and whole.group(1) not in values:
         return _ABSENT
@@ -130,11 +137,9 @@ def _substitute(
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in declared:
-            raise InputError(f"{source}: {path}", f"${{{name}}} names no declared parameter")
+            raise InputError(where, f"${{{name}}} names no declared parameter")
         if name not in values:
-            raise InputError(
-                f"{source}: {path}", f"needs a value for parameter {name!r}: it has no default"
-            )
+            raise InputError(where, f"needs a value for parameter {name!r}: it has no default")
         return values[name]
 
     return _PLACEHOLDER.sub(replace, value)

@@ -1,9 +1,14 @@
 """slsa-verifier's rules for slsa-github-generator builders, as a built-in policy.
 
+    policy = slsa_verifier_policy(Options(source_uri="github.com/o/r"), testing=False)
+    ModeVerifier(policy, trust).verify(artifacts, documents)    # assay.verify.modes
+
 `assay verify-artifact` needs no policy file: the trusted builders (the reusable
 workflows a Fulcio certificate may name), the buildType each produces, how the builder
 must be pinned and the expected source come from here and from the command's flags.
-The checks themselves are `assay.verify`'s, the same that a policy file gets.
+The certificate's rules are `GeneratorIdentity` (checked under slsa-verifier's names,
+before anything the certificate signed is read); the claim checks are `assay.verify`'s,
+the same that a policy file gets, with one claims policy per trusted workflow.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from assay import protocol
+from assay.policy.builtin import ModePolicy, SignatureForm, StatementRules
 from assay.policy.identity import IdentityRule
 from assay.policy.model import (
     PROVENANCE_V02,
@@ -24,7 +30,9 @@ from assay.policy.model import (
     Signer,
     SourceRule,
 )
-from assay.policy.refs import split_ref
+from assay.policy.refs import is_release_tag, normalize_repository, split_ref
+from assay.results import Check
+from assay.sigstore.identity import CertificateIdentity
 
 GITHUB_ISSUER: Final = protocol.GITHUB_ACTIONS_ISSUER
 GENERATOR: Final = "https://github.com/slsa-framework/slsa-github-generator/.github/workflows/"
@@ -105,6 +113,16 @@ class Options:
     image: bool = False
     """The artifact is a container image: the container generator is trusted too."""
 
+    def source_rule(self) -> SourceRule:
+        """The expected source, as a policy's `source:` rule."""
+        return SourceRule(
+            repository=self.source_uri,
+            branch=self.source_branch,
+            tag=self.source_tag,
+            versioned_tag=self.source_versioned_tag,
+            workflow_inputs=dict(self.workflow_inputs),
+        )
+
 
 def testing_mode() -> bool:
     return os.environ.get(TESTING_ENV, "").lower() in {"1", "true", "yes"}
@@ -141,13 +159,6 @@ def builtin_policy(family: Family, options: Options, *, testing: bool = False) -
             issuer=GITHUB_ISSUER, subject_pattern=re.compile(re.escape(family.workflow) + "@.+")
         ),
     )
-    source = SourceRule(
-        repository=options.source_uri,
-        branch=options.source_branch,
-        tag=options.source_tag,
-        versioned_tag=options.source_versioned_tag,
-        workflow_inputs=dict(options.workflow_inputs),
-    )
     return Policy(
         uri=BUILTIN_POLICY_URI,
         digest={},
@@ -155,6 +166,85 @@ def builtin_policy(family: Family, options: Options, *, testing: bool = False) -
         build_types=family.build_types,
         predicate_types=family.predicate_types,
         parameters=ParameterRules(allow_unknown=family.allow_unknown),
-        source=source,
+        source=options.source_rule(),
         minimum_level=3,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratorIdentity:
+    """slsa-verifier's rules for the certificate: GitHub's issuer, a trusted reusable
+    workflow at a release tag, and the expected source repository."""
+
+    options: Options
+    testing: bool = False
+
+    def checks(self, identity: CertificateIdentity) -> list[Check]:
+        workflow, ref = split_ref(identity.san or "")
+        return [
+            Check(
+                "certificate.issuer",
+                identity.issuer == GITHUB_ISSUER,
+                GITHUB_ISSUER,
+                identity.issuer,
+            ),
+            self._trusted_builder_check(workflow),
+            self._builder_ref_check(ref),
+            self._source_repository_check(identity),
+        ]
+
+    def _trusted_builder_check(self, workflow: str) -> Check:
+        family = family_for(workflow, image=self.options.image)
+        trusted = family is not None
+        if self.options.builder_id and family is not None and not family.delegator:
+            trusted = split_ref(self.options.builder_id)[0] == workflow
+        return Check(
+            "certificate.builder",
+            trusted,
+            "a trusted slsa-github-generator reusable workflow",
+            workflow or None,
+            "" if trusted else "untrusted reusable workflow",
+        )
+
+    def _builder_ref_check(self, ref: str | None) -> Check:
+        ok = ref is not None and is_release_tag(ref) and ref.startswith("refs/tags/")
+        ok = ok or (self.testing and ref == "refs/heads/main")
+        return Check(
+            "certificate.builderRef",
+            ok,
+            "refs/tags/vX.Y.Z",
+            ref,
+            "" if ok else "the builder must be referenced by a release tag",
+        )
+
+    def _source_repository_check(self, identity: CertificateIdentity) -> Check:
+        repository = identity.github_workflow_repository
+        source = identity.source_repository_uri or (
+            f"https://github.com/{repository}" if repository else None
+        )
+        want = normalize_repository(self.options.source_uri)
+        return Check(
+            "certificate.sourceRepository",
+            source is not None and normalize_repository(source) == want,
+            want,
+            source,
+        )
+
+
+def slsa_verifier_policy(options: Options, *, testing: bool = False) -> ModePolicy:
+    """The built-in policy `verify-artifact`'s (and `verify-image`'s) flags amount to: the
+    certificate's rules, then one claims policy per trusted reusable workflow."""
+    families = (*FAMILIES, CONTAINER_GENERATOR) if options.image else FAMILIES
+    statements = {
+        family.workflow: StatementRules(
+            policy=builtin_policy(family, options, testing=testing),
+            builder_is_signer=not family.delegator,
+        )
+        for family in families
+    }
+    return ModePolicy(
+        uri=BUILTIN_POLICY_URI,
+        signature=SignatureForm.CERTIFIED_ENVELOPE,
+        certificate=GeneratorIdentity(options, testing),
+        statements=statements,
     )

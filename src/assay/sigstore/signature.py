@@ -12,7 +12,8 @@ means the signature did not verify and the checks say why.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from assay.errors import VerificationError
 from assay.results import Check
@@ -32,53 +33,18 @@ def verify_signed_document(
     rekor: RekorLookup | None = None,
 ) -> tuple[VerifiedSignature | None, list[Check]]:
     if not is_legacy_envelope(document):
-        try:
-            verified = verifier.verify(document, label)
-        except VerificationError as error:
-            return None, [Check("signature", False, "a verified Sigstore bundle", None, str(error))]
-        proof = [
-            Check("signature", True, "a verified Sigstore bundle", verified.media_type),
-            Check(
-                "transparencyLog", True, "an inclusion proof or promise", verified.log_proof.value
-            ),
-        ]
-        return verified, proof
-    time = index = None
-    proof_kind = LogProof.WAIVED
-    tlog_check: Check
-    if rekor is not None and not insecure_ignore_tlog:
-        try:
-            time, index = rekor(document, label)
-        except VerificationError as error:
-            return None, [
-                Check("transparencyLog", False, "the envelope's Rekor entry", None, str(error))
-            ]
-        proof_kind = LogProof.REKOR_LOOKUP
-        tlog_check = Check(
-            "transparencyLog", True, "the envelope's Rekor entry", f"log index {index}"
-        )
-    elif insecure_ignore_tlog:
-        tlog_check = Check(
-            "transparencyLog",
-            True,
-            "the envelope's Rekor entry",
-            None,
-            "not checked: --insecure-ignore-tlog (the signing time is unproven)",
-        )
-    else:
-        return None, [
-            Check(
-                "transparencyLog",
-                False,
-                "the envelope's Rekor entry",
-                None,
-                "a legacy envelope carries no log proof: look it up in Rekor (--rekor-url URL) "
-                "or accept it without one (--insecure-ignore-tlog)",
-            )
-        ]
+        return _verify_bundle(label, document, verifier)
+    log = _legacy_log(label, document, insecure_ignore_tlog, rekor)
+    if log.proof is None:
+        return None, [log.check]
     try:
         verified = verify_legacy(
-            document, label, verifier.roots, log_proof=proof_kind, log_time=time, log_index=index
+            document,
+            label,
+            verifier.roots,
+            log_proof=log.proof,
+            log_time=log.time,
+            log_index=log.index,
         )
     except VerificationError as error:
         return None, [
@@ -86,5 +52,54 @@ def verify_signed_document(
         ]
     return verified, [
         Check("signature", True, "a Fulcio-certified DSSE signature", verified.media_type),
-        tlog_check,
+        log.check,
     ]
+
+
+def _verify_bundle(
+    label: str, document: dict[str, Any], verifier: BundleVerifier
+) -> tuple[VerifiedSignature | None, list[Check]]:
+    try:
+        verified = verifier.verify(document, label)
+    except VerificationError as error:
+        return None, [Check("signature", False, "a verified Sigstore bundle", None, str(error))]
+    return verified, [
+        Check("signature", True, "a verified Sigstore bundle", verified.media_type),
+        Check("transparencyLog", True, "an inclusion proof or promise", verified.log_proof.value),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _LegacyLog:
+    """What stands for a legacy envelope's log proof: its Rekor entry, or the waiver.
+    `proof` is None when neither is available (`check` says why)."""
+
+    proof: LogProof | None
+    check: Check
+    time: Any = None
+    index: int | None = None
+
+
+_REKOR_ENTRY: Final = "the envelope's Rekor entry"
+
+
+def _legacy_log(
+    label: str, document: dict[str, Any], insecure_ignore_tlog: bool, rekor: RekorLookup | None
+) -> _LegacyLog:
+    if insecure_ignore_tlog:
+        waived = "not checked: --insecure-ignore-tlog (the signing time is unproven)"
+        return _LegacyLog(
+            LogProof.WAIVED, Check("transparencyLog", True, _REKOR_ENTRY, None, waived)
+        )
+    if rekor is None:
+        missing = (
+            "a legacy envelope carries no log proof: look it up in Rekor (--rekor-url URL) "
+            "or accept it without one (--insecure-ignore-tlog)"
+        )
+        return _LegacyLog(None, Check("transparencyLog", False, _REKOR_ENTRY, None, missing))
+    try:
+        time, index = rekor(document, label)
+    except VerificationError as error:
+        return _LegacyLog(None, Check("transparencyLog", False, _REKOR_ENTRY, None, str(error)))
+    found = Check("transparencyLog", True, _REKOR_ENTRY, f"log index {index}")
+    return _LegacyLog(LogProof.REKOR_LOOKUP, found, time, index)

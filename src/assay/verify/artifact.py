@@ -5,66 +5,50 @@
     result.passed, result.builder_id, result.commit, [c.to_dict() for c in result.failures()]
     [(r.artifact.name, r.passed) for r in result.results]   # each artifact's own verdict
 
-Each envelope of the provenance file is verified (Sigstore bundle, or a legacy envelope
-with its certificate), then its certificate identity and its verified statement are
-checked against the built-in policy (`assay.policy.slsa_github`) with
-`assay.verify`'s checks. Each artifact is judged on its own (`ArtifactCoverage`): it
-passes only when a passing envelope's verified statement names one of its digests as a
-subject (its name is never compared), and all artifacts must resolve to one builder.
+The command's flags are a built-in policy (`assay.policy.slsa_github.slsa_verifier_policy`)
+that `ModeVerifier` runs on each envelope of the provenance file (Sigstore bundle, or a
+legacy envelope with its certificate): the certificate's rules first, then, for a trusted
+workflow, the statement against that workflow's claims policy with `assay.verify`'s
+checks. Each artifact is judged on its own (`Coverage`): it passes only when a passing
+envelope's verified statement names one of its digests as a subject (its name is never
+compared), and all artifacts must resolve to one builder.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import AttestationError
-from assay.policy.refs import is_release_tag, normalize_repository, parse_semver, split_ref
-from assay.policy.slsa_github import (
-    GITHUB_ISSUER,
-    Options,
-    builtin_policy,
-    family_for,
-    testing_mode,
-)
+from assay.policy.refs import normalize_repository, parse_semver
+from assay.policy.slsa_github import Options, slsa_verifier_policy, testing_mode
 from assay.results import Check
-from assay.sigstore.identity import CertificateIdentity
 from assay.sigstore.legacy import is_legacy_envelope
-from assay.sigstore.signature import RekorLookup, verify_signed_document
-from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, BundleVerifier, VerifiedSignature
-from assay.verify.claims import Claims
+from assay.sigstore.signature import RekorLookup
+from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, BundleVerifier
+from assay.verify.certificates import SigstoreTrust
 from assay.verify.model import Artifact
-from assay.verify.pipeline import (
-    Coverage,
-    Evaluation,
-    cover,
-    judge_claims,
-    payload_type_check,
-    read_payload,
-)
+from assay.verify.modes import ModeVerifier, SignedDocument, SignedEvaluation
+from assay.verify.pipeline import Coverage
+
+if TYPE_CHECKING:
+    from assay.attestation.files import Record
 
 MAX_ENVELOPES = 64
 
 
-@dataclass(slots=True)
-class EnvelopeResult(Evaluation):
-    """One envelope of the provenance file through the pipeline, with its signature.
-
-    Subject checks are not here: they belong to each artifact (`Coverage`), so one
-    artifact's miss never fails an envelope that covers another.
-    """
-
-    signature: VerifiedSignature | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "provenance": self.name,
-            "passed": self.passed,
-            "signature": self.signature.to_dict() if self.signature else None,
-            "builderId": self.claims.builder_id if self.claims else None,
-            "checks": [c.to_dict() for c in self.checks],
-        }
+def envelope_dict(envelope: SignedEvaluation) -> dict[str, Any]:
+    """One envelope of the provenance file in the report. Subject checks are not here:
+    they belong to each artifact (`Coverage`), so one artifact's miss never fails an
+    envelope that covers another."""
+    return {
+        "provenance": envelope.name,
+        "passed": envelope.passed,
+        "signature": envelope.signature.to_dict() if envelope.signature else None,
+        "builderId": envelope.claims.builder_id if envelope.claims else None,
+        "checks": [c.to_dict() for c in envelope.checks],
+    }
 
 
 def coverage_dict(coverage: Coverage) -> dict[str, Any]:
@@ -83,7 +67,7 @@ class ArtifactVerification:
 
     results: list[Coverage]
     """One per artifact, in the order given: each judged on its own digests."""
-    envelopes: list[EnvelopeResult]
+    envelopes: list[SignedEvaluation]
 
     @property
     def artifacts(self) -> list[Artifact]:
@@ -149,7 +133,7 @@ class ArtifactVerification:
             "commit": self.commit,
             "transparencyLogWaived": self.tlog_waived,
             "artifacts": [coverage_dict(r) for r in self.results],
-            "envelopes": [e.to_dict() for e in self.envelopes],
+            "envelopes": [envelope_dict(e) for e in self.envelopes],
         }
 
 
@@ -179,7 +163,7 @@ def check_options(options: Options) -> None:
         )
 
 
-def read_envelopes(data: bytes, where: str) -> list[tuple[str, dict[str, Any]]]:
+def read_envelopes(data: bytes, where: str) -> list[SignedDocument]:
     """The bundles and legacy envelopes of a provenance file, read by the reader every
     command shares (`assay.attestation.files`)."""
     from assay.attestation.files import parse_file
@@ -189,126 +173,22 @@ def read_envelopes(data: bytes, where: str) -> list[tuple[str, dict[str, Any]]]:
         raise AttestationError(
             where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(records)}"
         )
-    result = []
     for record in records:
-        document = record.document
-        if (
-            record.kind == "sigstore-bundle" and document.get("mediaType") in BUNDLE_MEDIA_TYPES
-        ) or (record.kind == "dsse" and record.certified and is_legacy_envelope(document)):
-            result.append((record.label, document))
-        else:
+        if not _certified(record):
             raise AttestationError(
                 record.label,
                 "expected a Sigstore bundle or a DSSE envelope signed with a certificate",
             )
-    if not result:
+    if not records:
         raise AttestationError(where, "expected a Sigstore bundle or a signed DSSE envelope")
-    return result
+    return [SignedDocument(record.label, record.document) for record in records]
 
 
-def _workflow(san: str | None) -> tuple[str, str | None]:
-    return split_ref(san or "")
-
-
-def identity_checks(verified: VerifiedSignature, options: Options, testing: bool) -> list[Check]:
-    """slsa-verifier's rules for the certificate: GitHub's issuer, a trusted reusable
-    workflow at a release tag, and the expected source repository."""
-    identity = verified.identity
-    workflow, ref = _workflow(identity.san)
-    return [
-        Check(
-            "certificate.issuer", identity.issuer == GITHUB_ISSUER, GITHUB_ISSUER, identity.issuer
-        ),
-        _trusted_builder_check(workflow, options),
-        _builder_ref_check(ref, testing),
-        _source_repository_check(identity, options),
-    ]
-
-
-def _trusted_builder_check(workflow: str, options: Options) -> Check:
-    family = family_for(workflow, image=options.image)
-    trusted = family is not None
-    if options.builder_id and family is not None and not family.delegator:
-        trusted = split_ref(options.builder_id)[0] == workflow
-    return Check(
-        "certificate.builder",
-        trusted,
-        "a trusted slsa-github-generator reusable workflow",
-        workflow or None,
-        "" if trusted else "untrusted reusable workflow",
-    )
-
-
-def _builder_ref_check(ref: str | None, testing: bool) -> Check:
-    ok = ref is not None and is_release_tag(ref) and ref.startswith("refs/tags/")
-    ok = ok or (testing and ref == "refs/heads/main")
-    return Check(
-        "certificate.builderRef",
-        ok,
-        "refs/tags/vX.Y.Z",
-        ref,
-        "" if ok else "the builder must be referenced by a release tag",
-    )
-
-
-def _source_repository_check(identity: CertificateIdentity, options: Options) -> Check:
-    repository = identity.github_workflow_repository
-    source = identity.source_repository_uri or (
-        f"https://github.com/{repository}" if repository else None
-    )
-    want = normalize_repository(options.source_uri)
-    return Check(
-        "certificate.sourceRepository",
-        source is not None and normalize_repository(source) == want,
-        want,
-        source,
-    )
-
-
-def _builder_matches_certificate(claims: Claims, san: str | None) -> Check:
-    workflow, ref = _workflow(san)
-    name, found = split_ref(claims.builder_id or "")
-    same = name == workflow and found is not None and ref is not None
-    same = same and (found or "").removeprefix("refs/tags/") == (ref or "").removeprefix(
-        "refs/tags/"
-    )
-    return Check("builder.certificate", same, san, claims.builder_id)
-
-
-def evaluate_envelope(
-    label: str,
-    document: dict[str, Any],
-    options: Options,
-    verifier: BundleVerifier,
-    *,
-    insecure_ignore_tlog: bool = False,
-    rekor: RekorLookup | None = None,
-) -> EnvelopeResult:
-    """slsa-verifier's signature step (the certificate, and the identity of a trusted
-    slsa-github-generator workflow), then the pipeline with the family's built-in policy."""
-    result = EnvelopeResult(label)
-    verified, checks = verify_signed_document(
-        label, document, verifier, insecure_ignore_tlog=insecure_ignore_tlog, rekor=rekor
-    )
-    result.checks.extend(checks)
-    if verified is None:
-        return result
-    result.signature = verified
-    testing = testing_mode()
-    result.checks.extend(identity_checks(verified, options, testing))
-    family = family_for(_workflow(verified.identity.san)[0], image=options.image)
-    if family is None or not result.passed or verified.payload is None:
-        # Only the payload type is reported: nothing unsigned by a trusted builder is read.
-        result.checks.append(payload_type_check(verified.payload_type))
-        return result
-    if not read_payload(result, verified.payload_type, verified.payload, where=f"{label}: payload"):
-        return result
-    assert result.claims is not None
-    policy = builtin_policy(family, options, testing=testing)
-    if not family.delegator:
-        result.checks.append(_builder_matches_certificate(result.claims, verified.identity.san))
-    judge_claims(result, policy, policy.signers)
-    return result
+def _certified(record: Record) -> bool:
+    """A Sigstore bundle of a known version, or a legacy envelope carrying its certificate."""
+    if record.kind == "sigstore-bundle":
+        return record.document.get("mediaType") in BUNDLE_MEDIA_TYPES
+    return record.kind == "dsse" and record.certified and is_legacy_envelope(record.document)
 
 
 def verify_artifacts(
@@ -321,17 +201,15 @@ def verify_artifacts(
     insecure_ignore_tlog: bool = False,
     rekor: RekorLookup | None = None,
 ) -> ArtifactVerification:
-    """The verdict for `artifacts` given one provenance file's bytes."""
+    """The verdict for `artifacts` given one provenance file's bytes: the flags' built-in
+    policy, run by `ModeVerifier`."""
     check_options(options)
-    envelopes = [
-        evaluate_envelope(
-            label,
-            document,
-            options,
-            verifier,
-            insecure_ignore_tlog=insecure_ignore_tlog,
-            rekor=rekor,
-        )
-        for label, document in read_envelopes(provenance, where)
-    ]
-    return ArtifactVerification([cover(a, envelopes) for a in artifacts], envelopes)
+    policy = slsa_verifier_policy(options, testing=testing_mode())
+    trust = SigstoreTrust(
+        roots=verifier.roots,
+        insecure_ignore_tlog=insecure_ignore_tlog,
+        rekor=rekor,
+        verifier=verifier,
+    )
+    report = ModeVerifier(policy, trust).verify(artifacts, read_envelopes(provenance, where))
+    return ArtifactVerification(report.coverage, report.evaluations)

@@ -98,7 +98,8 @@ class CertificateVerifier:
         self.trust = trust
         self._bundle_verifier = trust.verifier
 
-    def _verifier(self) -> BundleVerifier:
+    def bundle_verifier(self) -> BundleVerifier:
+        """The bundle verifier for the trusted roots (built on first use)."""
         if self._bundle_verifier is None:
             from assay.sigstore.roots import select_roots
             from assay.sigstore.verifier import BundleVerifier
@@ -118,7 +119,7 @@ class CertificateVerifier:
             signature, checks = verify_signed_document(
                 attestation.name,
                 document,
-                self._verifier(),
+                self.bundle_verifier(),
                 insecure_ignore_tlog=self.trust.insecure_ignore_tlog,
                 rekor=self.trust.rekor,
             )
@@ -157,7 +158,7 @@ class CertificateVerifier:
         expected = "a transparency-log entry that logs this envelope, verified offline"
         try:
             logged = verify_logged_envelope(
-                attestation.sigstore, attestation.name, self._verifier()
+                attestation.sigstore, attestation.name, self.bundle_verifier()
             )
         except AssayError as error:
             check = Check("transparencyLog", False, expected, None, str(error))

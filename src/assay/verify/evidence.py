@@ -14,7 +14,7 @@ from typing import Any
 
 from assay import dsse
 from assay.errors import AttestationError
-from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1, VSA_V1, Policy
+from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1, VSA_V1, Policy, Signer
 from assay.results import Check
 from assay.verify import checks as c
 from assay.verify.claims import Dependency, parse_statement, read_claims
@@ -85,21 +85,24 @@ class EvidenceIndex:
         statement = parse_statement(envelope.payload, where=attestation.name)
         predicate_type = statement.get("predicateType")
         if signed and predicate_type in _PROVENANCE:
-            claims = read_claims(statement)
-            _, level = c.check_builder(claims, signed)
-            if level is None:
-                self.rejected.append(f"{attestation.name}: builder not trusted by its signer")
-                return
-            self._index(
-                statement,
-                Evidence("provenance", level, attestation.name, claims.dependencies),
-            )
+            self._add_provenance(attestation, statement, signed)
         elif vsa_ids and predicate_type == VSA_V1:
             # Judged per dependency: the expected subject and resource are the dependency's.
             for key in _subject_keys(statement):
                 self._vsas.setdefault(key, []).append((attestation, vsa_ids))
         else:
             self.rejected.append(f"{attestation.name}: predicateType {predicate_type!r}")
+
+    def _add_provenance(
+        self, attestation: Attestation, statement: Mapping[str, Any], signed: Sequence[Signer]
+    ) -> None:
+        """Provenance counts at the level its signer trusts its builder to (none: rejected)."""
+        claims = read_claims(statement)
+        _, level = c.check_builder(claims, signed)
+        if level is None:
+            self.rejected.append(f"{attestation.name}: builder not trusted by its signer")
+            return
+        self._index(statement, Evidence("provenance", level, attestation.name, claims.dependencies))
 
     def _accept_vsa(
         self,

@@ -1,17 +1,17 @@
 """signature -> payload type -> statement -> claims -> checks: the one evaluation path.
 
     evaluation = Evaluation("prov.intoto.jsonl")
-    evaluation.checks += signature_checks          # made by the caller's signature step
+    evaluation.checks += signature_checks          # made by the pipeline's signature step
     read_payload(evaluation, payload_type, payload)  # payload type, statement, claims
-    judge_claims(evaluation, policy, signed)        # the policy's claim checks and level
+    judge_statement(evaluation, rules, signed, san)  # the policy's statement rules, level
     coverage = cover(artifact, [evaluation])        # one artifact's own verdict
 
-Every way assay verifies provenance runs these steps: `assay verify` (`Verifier`, a
-policy's key or identity signers), slsa-verifier's mode (`verify-artifact`,
-`verify-image`: slsa-github-generator's built-in policy, `assay.verify.modes`) and gh's
-(`verify-bundle`: `assay.policy.gh_attestation`). What differs is only the signature
-step (who signed: keys or a certificate identity, and the mode's identity rules) and the
-policy. Only a payload whose signature verified is ever handed to `read_payload`.
+`Pipeline` is the class every verification is: `Verifier` (`assay verify`, a policy
+file's key or identity signers) and `ModeVerifier` (`assay.verify.modes`: the built-in
+policies of slsa-verifier's mode, `verify-artifact` and `verify-image`, and of gh's,
+`verify-bundle`) differ only in their signature step (who signed: keys or a certificate
+identity, checked by the policy's `CertificateRules`) and in the `StatementRules` their
+policy gives. Only a payload whose signature verified is ever handed to `read_payload`.
 
 Each artifact is judged on its own (`cover`): a passing evaluation covers it only when its
 verified statement names one of the artifact's digests (names are never compared). The
@@ -21,13 +21,16 @@ an attestation's checks by name.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from assay import protocol
 from assay.errors import AttestationError
+from assay.policy.builtin import StatementRules
 from assay.policy.model import Policy, Signer
+from assay.policy.refs import split_ref
 from assay.results import Check
 from assay.verify import checks as c
 from assay.verify.claims import Claims, parse_statement, read_claims
@@ -36,9 +39,11 @@ from assay.verify.model import Artifact
 __all__ = [
     "Coverage",
     "Evaluation",
+    "Pipeline",
     "claim_checks",
     "cover",
     "judge_claims",
+    "judge_statement",
     "payload_type_check",
     "read_payload",
     "validation_check",
@@ -141,6 +146,58 @@ def judge_claims(evaluation: Evaluation, policy: Policy, signed: Sequence[Signer
     assert evaluation.claims is not None
     checks, evaluation.level = claim_checks(evaluation.claims, policy, signed)
     evaluation.checks.extend(checks)
+
+
+def judge_statement(
+    evaluation: Evaluation, rules: StatementRules, signed: Sequence[Signer], san: str | None
+) -> None:
+    """The statement rules on what `read_payload` read: the validator (when the policy
+    runs it), the predicate type, the builder against the certificate's workflow, then the
+    claims policy's checks and level."""
+    assert evaluation.claims is not None
+    assert evaluation.statement is not None
+    if rules.validate:
+        evaluation.checks.append(validation_check(evaluation.statement))
+    if rules.predicate_type is not None:
+        found = evaluation.claims.predicate_type
+        evaluation.checks.append(
+            Check("predicateType", found == rules.predicate_type, rules.predicate_type, found)
+        )
+    if rules.builder_is_signer:
+        evaluation.checks.append(builder_certificate_check(evaluation.claims, san))
+    if rules.policy is not None:
+        judge_claims(evaluation, rules.policy, signed)
+
+
+def builder_certificate_check(claims: Claims, san: str | None) -> Check:
+    """The builder id names the certificate's workflow, at the same ref."""
+    workflow, ref = split_ref(san or "")
+    name, found = split_ref(claims.builder_id or "")
+    same = name == workflow and found is not None and ref is not None
+    same = same and (found or "").removeprefix("refs/tags/") == (ref or "").removeprefix(
+        "refs/tags/"
+    )
+    return Check("builder.certificate", same, san, claims.builder_id)
+
+
+ItemT = TypeVar("ItemT")
+EvaluationT = TypeVar("EvaluationT", bound=Evaluation)
+
+
+class Pipeline(ABC, Generic[ItemT, EvaluationT]):
+    """One verification: each signed item through the policy's steps, then each artifact
+    judged on its own (`cover`). Subclasses give the signature step and what follows it."""
+
+    @abstractmethod
+    def evaluate(self, item: ItemT) -> EvaluationT:
+        """One signed item through the signature step and the statement rules."""
+
+    def run(
+        self, artifacts: Sequence[Artifact], items: Sequence[ItemT]
+    ) -> tuple[list[EvaluationT], list[Coverage]]:
+        """Every item's evaluation, and every artifact's own verdict over them."""
+        evaluations = [self.evaluate(item) for item in items]
+        return evaluations, [cover(artifact, evaluations) for artifact in artifacts]
 
 
 @dataclass(slots=True)

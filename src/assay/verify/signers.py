@@ -27,18 +27,23 @@ if TYPE_CHECKING:
 
 def signer_signed(signer: Signer, attestation: Attestation) -> bool:
     """True when `signer` vouches for `attestation` (keys to threshold, or identity)."""
-    envelope = attestation.envelope
-    if signer.keys and attestation.key_signed_bundle:
-        if attestation.logged is not None and _logged_signed(envelope, signer, attestation.logged):
-            return True
-    elif signer.keys:
-        if dsse.check_signatures(envelope, signer.keys, signer.threshold):
-            return True
-        if signer.legacy_raw_payload and _legacy_raw_signed(envelope, signer):
-            return True
+    if signer.keys and _keys_signed(signer, attestation):
+        return True
     if signer.identity is not None and attestation.identity is not None:
         return identity_matches(signer.identity, attestation.identity)
     return False
+
+
+def _keys_signed(signer: Signer, attestation: Attestation) -> bool:
+    """The signer's keys signed to its threshold: through the verified log entry for a
+    key-signed bundle, else over the PAE (or the bare payload, for signers that opt in)."""
+    envelope = attestation.envelope
+    if attestation.key_signed_bundle:
+        logged = attestation.logged
+        return logged is not None and _logged_signed(envelope, signer, logged)
+    if dsse.check_signatures(envelope, signer.keys, signer.threshold):
+        return True
+    return signer.legacy_raw_payload and _legacy_raw_signed(envelope, signer)
 
 
 def signers_that_signed(attestation: Attestation, signers: Sequence[Signer]) -> list[Signer]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from assay import protocol
 from assay.errors import AttestationError, VerificationError
+from assay.policy.builtin import StatementRules
 from assay.policy.model import Policy, Signer
 from assay.results import Check
 from assay.verify import checks as c
@@ -31,7 +32,7 @@ from assay.verify.certificates import (
     LogResult,
     SigstoreTrust,
 )
-from assay.verify.claims import Claims, parse_statement
+from assay.verify.claims import Claims, Dependency, parse_statement
 from assay.verify.dependency_check import (
     DependencyCheck,
     DependencyCheckInput,
@@ -44,11 +45,10 @@ from assay.verify.model import Artifact, Attestation, CertificateIdentity, GcbMe
 from assay.verify.pipeline import (
     Coverage,
     Evaluation,
+    Pipeline,
     claim_checks,
-    cover,
-    judge_claims,
+    judge_statement,
     read_payload,
-    validation_check,
 )
 from assay.verify.signers import signers_that_signed
 
@@ -220,7 +220,7 @@ class VerificationReport:
         return result
 
 
-class Verifier:
+class Verifier(Pipeline["_Certified", AttestationReport]):
     """Verifies artifacts' attestations against one policy; its report is the verdict.
 
     `policy` names the trusted signers: keys, or Sigstore identities. `trust` says what
@@ -255,12 +255,19 @@ class Verifier:
         attestations: Sequence[Attestation],
     ) -> VerificationReport:
         """The report for `artifacts` given `attestations`; never raises on a failed check."""
-        attestations, sigstore = self._certify(attestations)
-        report = _evaluate(self.policy, artifacts, attestations, sigstore)
+        items = self._certify(attestations)
+        reports, results = self.run(artifacts, items)
+        _show_subjects(reports, results)
+        report = VerificationReport(self.policy, results, reports)
         passing = [r for r in report.attestations if _covers_something(report, r)]
         if passing:  # else nothing verified: no dependency claim can be made
-            self._judge_dependencies(report, passing, attestations)
+            certified = [item.attestation for item in items]
+            self._judge_dependencies(report, passing, certified)
         return report
+
+    def evaluate(self, item: _Certified) -> AttestationReport:
+        """One certified attestation against the policy (`evaluate_attestation`)."""
+        return evaluate_attestation(item.attestation, self.policy, item.certificate, log=item.log)
 
     def _judge_dependencies(
         self,
@@ -272,11 +279,7 @@ class Verifier:
         passed."""
         claims = [r.claims for r in passing if r.claims is not None]
         dependencies = tuple(dep for claim in claims for dep in claim.dependencies)
-        index = EvidenceIndex(self.policy, self._certify(self.evidence or ())[0])
-        report.dependencies = resolve_dependencies(
-            dependencies, index, self.policy.dependencies, evidence_given=self.evidence is not None
-        )
-        report.dependencies.rejected = list(index.rejected)
+        report.dependencies = self._resolve(dependencies)
         applicable = [check for check in self.dependency_checks if check.applies_to(self.policy)]
         if not applicable:
             return
@@ -288,38 +291,41 @@ class Verifier:
         )
         report.dependency_checks = [check.check(subject_input) for check in applicable]
 
-    def _certify(self, attestations: Sequence[Attestation]) -> tuple[list[Attestation], _Sigstore]:
+    def _resolve(self, dependencies: tuple[Dependency, ...]) -> DependencyResult:
+        """The dependencies' levels through the evidence (certified as the attestations)."""
+        evidence = [item.attestation for item in self._certify(self.evidence or ())]
+        index = EvidenceIndex(self.policy, evidence)
+        result = resolve_dependencies(
+            dependencies, index, self.policy.dependencies, evidence_given=self.evidence is not None
+        )
+        result.rejected = list(index.rejected)
+        return result
+
+    def _certify(self, attestations: Sequence[Attestation]) -> list[_Certified]:
         """Attestations with the identities their verified certificates show, or the
-        signatures their verified log entries record (and nothing else), and the results
-        by attestation name."""
-        identities = any(signer.identity is not None for signer in self.policy.signers)
-        keys = any(signer.keys for signer in self.policy.signers)
-        result = []
-        found = _Sigstore()
-        for attestation in attestations:
-            if attestation.key_signed_bundle and keys:
-                logged, log = self._certificates.log(attestation)
-                result.append(logged)
-                found.logs[attestation.name] = log
-            elif attestation.sigstore is not None and identities:
-                certified, certificate = self._certificates.certify(attestation)
-                result.append(certified)
-                if certificate is not None:
-                    found.certificates[attestation.name] = certificate
-            elif attestation.identity is not None or attestation.logged is not None:
-                # Nothing a caller set is trusted: no signer here could use it.
-                result.append(replace(attestation, identity=None, logged=None))
-            else:
-                result.append(attestation)
-        return result, found
+        signatures their verified log entries record (and nothing else), with what was
+        verified of them."""
+        return [self._certify_one(attestation) for attestation in attestations]
+
+    def _certify_one(self, attestation: Attestation) -> _Certified:
+        signers = self.policy.signers
+        if attestation.key_signed_bundle and any(signer.keys for signer in signers):
+            logged, log = self._certificates.log(attestation)
+            return _Certified(logged, None, log)
+        if attestation.sigstore is not None and any(s.identity is not None for s in signers):
+            certified, certificate = self._certificates.certify(attestation)
+            return _Certified(certified, certificate, None)
+        # Nothing a caller set is trusted: no signer here could use it.
+        return _Certified(replace(attestation, identity=None, logged=None), None, None)
 
 
-@dataclass(slots=True)
-class _Sigstore:
-    """What `Verifier._certify` verified, by attestation name."""
+@dataclass(frozen=True, slots=True)
+class _Certified:
+    """An attestation as `Verifier._certify` left it, with what was verified of it."""
 
-    certificates: dict[str, CertificateResult] = field(default_factory=dict)
-    logs: dict[str, LogResult] = field(default_factory=dict)
+    attestation: Attestation
+    certificate: CertificateResult | None
+    log: LogResult | None
 
 
 def _covers_something(report: VerificationReport, attestation: AttestationReport) -> bool:
@@ -465,8 +471,8 @@ def evaluate_attestation(
     report.checks.extend(_log_checks(signed, certificate, log))
     if read_payload(report, envelope.payload_type, envelope.payload):
         assert report.statement is not None
-        report.checks.append(validation_check(report.statement))
-        judge_claims(report, policy, signed)
+        # A policy file's statements always go through the validator first.
+        judge_statement(report, StatementRules(policy=policy, validate=True), signed, None)
         if attestation.gcb is not None:
             report.checks.extend(c.check_gcb_context(attestation.gcb, report.statement))
     return report
@@ -505,25 +511,13 @@ def evaluate_unverified_claims(claims: Claims, policy: Policy) -> list[Check]:
     return [Check("signature", False, "not checked", None, "unverified claims"), *unsafe]
 
 
-def _evaluate(
-    policy: Policy,
-    artifacts: Sequence[Artifact],
-    attestations: Sequence[Attestation],
-    sigstore: _Sigstore,
-) -> VerificationReport:
-    reports = [
-        evaluate_attestation(
-            a, policy, sigstore.certificates.get(a.name), log=sigstore.logs.get(a.name)
-        )
-        for a in attestations
-    ]
-    results = [cover(artifact, reports) for artifact in artifacts]
+def _show_subjects(reports: Sequence[AttestationReport], results: Sequence[Coverage]) -> None:
+    """Each artifact's subject checks, shown with the attestation they were made on too;
+    its verdict ignores them (`subject` is set)."""
     read = [report for report in reports if report.claims is not None]
     for result in results:
-        # Shown with each attestation too; its verdict ignores them (`subject` is set).
         for report, check in zip(read, result.checks, strict=True):
             report.checks.append(check)
-    return VerificationReport(policy, results, reports)
 
 
 def evaluate(

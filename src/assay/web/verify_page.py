@@ -107,41 +107,54 @@ class VerifyPages:
 
     @staticmethod
     def _request(form: Form) -> Any:
-        from assay.web.verify_run import InputFile, VerifyRequest, parse_digests
+        from assay.web.verify_run import VerifyRequest, parse_digests
 
-        attestations = [
-            InputFile(name, data) for name, data in _named(form.files_of("attestation"), "upload")
-        ]
-        pasted = form.value("attestation_text")
-        if pasted:
-            attestations.append(InputFile(PASTED_ATTESTATION, pasted.encode("utf-8")))
-        if not attestations:
-            raise InputError(
-                "attestation", "expected an attestation: upload a file or paste its JSON"
-            )
-        builtin = form.value("policy")
-        uploads = _named(form.files_of("policy_file"), "policy upload")
-        policy_text = form.value("policy_text")
-        given = [bool(builtin), bool(uploads), bool(policy_text)]
-        if sum(given) != 1 or len(uploads) > 1:
-            raise InputError(
-                "policy",
-                "expected exactly one policy: a shipped one from the list, one uploaded file, "
-                f"or pasted text; found {sum(given) + max(0, len(uploads) - 1)}",
-            )
-        names = {name for name, _ in shipped_policies()}
-        if builtin and builtin not in names:
-            raise InputError(
-                "policy", f"expected one of {', '.join(sorted(names))}, found {builtin[:80]!r}"
-            )
-        policy_file = None
-        if uploads:
-            policy_file = InputFile(*uploads[0])
-        elif policy_text:
-            policy_file = InputFile(PASTED_POLICY, policy_text.encode("utf-8"))
+        attestations = tuple(_attestations(form))  # named first when both are missing
+        builtin, policy_file = _policy_choice(form)
         return VerifyRequest(
-            attestations=tuple(attestations),
+            attestations=attestations,
             policy_builtin=builtin or None,
             policy_file=policy_file,
             digests=parse_digests(form.value("digests")),
         )
+
+
+def _attestations(form: Form) -> list[Any]:
+    """The uploaded attestation files and the pasted one: at least one."""
+    from assay.web.verify_run import InputFile
+
+    attestations = [
+        InputFile(name, data) for name, data in _named(form.files_of("attestation"), "upload")
+    ]
+    pasted = form.value("attestation_text")
+    if pasted:
+        attestations.append(InputFile(PASTED_ATTESTATION, pasted.encode("utf-8")))
+    if not attestations:
+        raise InputError("attestation", "expected an attestation: upload a file or paste its JSON")
+    return attestations
+
+
+def _policy_choice(form: Form) -> tuple[str | None, Any]:
+    """Exactly one policy: a shipped one by name, or one uploaded or pasted file."""
+    from assay.web.verify_run import InputFile
+
+    builtin = form.value("policy")
+    uploads = _named(form.files_of("policy_file"), "policy upload")
+    policy_text = form.value("policy_text")
+    given = [bool(builtin), bool(uploads), bool(policy_text)]
+    if sum(given) != 1 or len(uploads) > 1:
+        raise InputError(
+            "policy",
+            "expected exactly one policy: a shipped one from the list, one uploaded file, "
+            f"or pasted text; found {sum(given) + max(0, len(uploads) - 1)}",
+        )
+    names = {name for name, _ in shipped_policies()}
+    if builtin and builtin not in names:
+        raise InputError(
+            "policy", f"expected one of {', '.join(sorted(names))}, found {builtin[:80]!r}"
+        )
+    if uploads:
+        return None, InputFile(*uploads[0])
+    if policy_text:
+        return None, InputFile(PASTED_POLICY, policy_text.encode("utf-8"))
+    return builtin, None

@@ -130,20 +130,38 @@ def validate_file(item: InputFile) -> FileValidation:
 
 def screen_policy_keys(data: bytes, source: str) -> None:
     """Refuse a posted policy whose keys are file paths: they would be read on the server."""
+    document = _policy_document(data, source)
+    if not isinstance(document, Mapping):
+        return  # the policy reader names what is wrong
+    for path, key in _public_keys(document):
+        if isinstance(key, str) and "-----BEGIN" not in key:
+            raise InputError(
+                f"{source}: {path}",
+                "a policy posted here must carry its public keys inline (PEM text); "
+                f"found the file name {key[:120]!r}, and files on the server are not read",
+            )
+
+
+def _policy_document(data: bytes, source: str) -> Any:
+    """The posted policy as read by the policy reader's own readers (a 400 at once when
+    it is neither YAML nor JSON)."""
     from assay import _yaml_strict
     from assay.attestation import loads_strict
     from assay.policy.loader import MAX_POLICY_BYTES, MAX_POLICY_DEPTH
 
     try:
         if data.lstrip().startswith(b"{"):
-            document = loads_strict(data, where=source, limit=MAX_POLICY_BYTES)
-        else:
-            # The policy reader's own YAML reader: no aliases, bounded depth (a 400 at once).
-            document = _yaml_strict.load(data, source, max_depth=MAX_POLICY_DEPTH)
+            return loads_strict(data, where=source, limit=MAX_POLICY_BYTES)
+        # No aliases, bounded depth.
+        return _yaml_strict.load(data, source, max_depth=MAX_POLICY_DEPTH)
     except AttestationError as error:
         raise InputError(error.where, f"expected YAML or JSON: {error.reason}") from None
-    if not isinstance(document, Mapping):
-        return  # the policy reader names what is wrong
+
+
+def _public_keys(document: Mapping[str, Any]) -> list[tuple[str, object]]:
+    """Every signer's and VSA signer's public key entry, by JSON path (a `{key: ...}`
+    entry followed to its key)."""
+    found: list[tuple[str, object]] = []
     for section in ("signers", "vsaSigners"):
         signers = document.get(section)
         for index, signer in enumerate(signers if isinstance(signers, list) else []):
@@ -152,12 +170,8 @@ def screen_policy_keys(data: bytes, source: str) -> None:
                 key, path = entry, f"$.{section}[{index}].publicKeys[{number}]"
                 while isinstance(key, Mapping):
                     key, path = key.get("key"), f"{path}.key"
-                if isinstance(key, str) and "-----BEGIN" not in key:
-                    raise InputError(
-                        f"{source}: {path}",
-                        "a policy posted here must carry its public keys inline (PEM text); "
-                        f"found the file name {key[:120]!r}, and files on the server are not read",
-                    )
+                found.append((path, key))
+    return found
 
 
 def read_policy(request: VerifyRequest) -> tuple[Policy, str]:

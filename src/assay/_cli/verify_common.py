@@ -1,0 +1,133 @@
+"""What the verify commands share: the trusted-roots and slsa-verifier's expectation flags,
+the roots and Rekor they name, the flags as slsa-verifier's `Options`, and the verdict
+printed as slsa-verifier prints it (`verify-artifact`, `verify-image`, `verify-npm-package`,
+`verify-pypi`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from assay._cli import add_list_option
+
+if TYPE_CHECKING:
+    from assay.policy.slsa_github import Options
+    from assay.sigstore.signature import RekorLookup
+    from assay.sigstore.verifier import BundleVerifier
+    from assay.verify.artifact import ArtifactVerification
+
+
+def artifacts_argument(command: argparse.ArgumentParser) -> None:
+    """ARTIFACT...: files or digests (`assay verify`, `verify-artifact`)."""
+    command.add_argument(
+        "artifacts",
+        nargs="+",
+        metavar="ARTIFACT",
+        help="artifact file, or a digest sha256:HEX, sha384:HEX or sha512:HEX",
+    )
+
+
+def trust_arguments(command: argparse.ArgumentParser) -> None:
+    """`--trusted-root` (repeatable) and `--only-trusted-roots`."""
+    add_list_option(
+        command,
+        "--trusted-root",
+        default=[],
+        metavar="FILE",
+        help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
+    )
+    command.add_argument(
+        "--only-trusted-roots",
+        action="store_true",
+        help="trust only the --trusted-root files, not the shipped roots",
+    )
+
+
+def expectation_arguments(command: argparse.ArgumentParser) -> None:
+    """slsa-verifier's expectations: the source, one of its refs, the builder and the
+    workflow inputs (`verify-artifact`, `verify-image`)."""
+    command.add_argument(
+        "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
+    )
+    refs = command.add_mutually_exclusive_group()
+    refs.add_argument("--source-tag", metavar="TAG", help="expected tag")
+    refs.add_argument(
+        "--source-versioned-tag", metavar="vX[.Y[.Z]]", help="expected semantic version tag"
+    )
+    refs.add_argument("--source-branch", metavar="BRANCH", help="expected branch")
+    command.add_argument("--builder-id", metavar="ID", help="expected builder id (name[@ref])")
+    add_list_option(
+        command,
+        "--build-workflow-input",
+        default=[],
+        metavar="K=V",
+        help="expected workflow_dispatch input (repeatable)",
+    )
+
+
+def expectations(args: argparse.Namespace, *, image: bool = False) -> Options:
+    """`expectation_arguments`' flags as slsa-verifier's options."""
+    from assay.policy.slsa_github import Options
+    from assay.verify.request import parse_pairs
+
+    return Options(
+        source_uri=args.source_uri,
+        source_branch=args.source_branch,
+        source_tag=args.source_tag,
+        source_versioned_tag=args.source_versioned_tag,
+        builder_id=args.builder_id,
+        workflow_inputs=parse_pairs(args.build_workflow_input, where="--build-workflow-input"),
+        image=image,
+    )
+
+
+def bundle_verifier(args: argparse.Namespace) -> BundleVerifier:
+    """The bundle verifier for `trust_arguments`' roots."""
+    from assay.verify.request import bundle_verifier
+
+    return bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
+
+
+def rekor_lookup(args: argparse.Namespace, verifier: BundleVerifier) -> RekorLookup | None:
+    """The Rekor `--rekor-url` names, unless `--insecure-ignore-tlog` waives the log."""
+    if not args.rekor_url or args.insecure_ignore_tlog:
+        return None
+    from assay.sigstore.rekor import RekorClient
+
+    return RekorClient(args.rekor_url, verifier.roots).lookup
+
+
+def print_verdict(result: ArtifactVerification, args: argparse.Namespace) -> None:
+    """slsa-verifier's verdict lines (and the report or the statements, when asked)."""
+    from assay.policy.slsa_github import TESTING_ENV, testing_mode
+
+    if testing_mode():
+        print(f"WARNING: Insecure {TESTING_ENV} is enabled.", file=sys.stderr)
+    if args.json:
+        import json
+
+        print(json.dumps(result.to_dict(), indent=2))
+    elif args.print_provenance and result.passed:
+        for statement in result.statements:
+            sys.stdout.write(statement.decode("utf-8", "replace") + "\n")
+    if result.tlog_waived:
+        print(
+            "WARNING: no transparency-log entry was checked (--insecure-ignore-tlog): "
+            "nothing proves the signature was made while the certificate was valid",
+            file=sys.stderr,
+        )
+    if result.passed:
+        print(
+            f'Verified build using builder "{result.builder_id}" at commit {result.commit}',
+            file=sys.stderr,
+        )
+        print("PASSED: SLSA verification passed", file=sys.stderr)
+        return
+    failures = result.failures()
+    reason = (
+        failures[0].summary()
+        if failures
+        else "no verified provenance names the artifact as a subject"
+    )
+    print(f"FAILED: SLSA verification failed: {reason}", file=sys.stderr)
