@@ -98,6 +98,13 @@ def print_compact_json(document: Any) -> None:
     sys.stdout.write(orjson.dumps(document).decode() + "\n")
 
 
+def json_bytes(document: Any) -> bytes:
+    """`document` as indented JSON and a newline (what --out files and stdout receive)."""
+    import json
+
+    return json.dumps(document, indent=2).encode() + b"\n"
+
+
 def write_bytes(out: str | None, data: bytes) -> None:
     """`data` to the file `out`, or to standard output without one."""
     if out is None:
