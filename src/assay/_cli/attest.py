@@ -222,7 +222,6 @@ def _read(path: Path) -> list[Document]:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from assay.attestation import dump_json
     from assay.attestation.migrate import migrate
 
     documents = _read(args.file)
@@ -240,18 +239,24 @@ def _migrate(args: argparse.Namespace) -> int:
 
         write_output(str(args.out), text)
     if args.json:
-        report = {
-            "file": str(args.file),
-            "out": None if args.out is None else str(args.out),
-            "signed": False,
-            "documents": reports,
-        }
-        sys.stdout.write(dump_json(report, pretty=True).decode() + "\n")
+        _print_migration_json(args, reports)
         return EXIT_OK
     print("note: the migrated statement is unsigned", file=sys.stderr)
     if args.out is None:
         sys.stdout.write(text.decode())
     return EXIT_OK
+
+
+def _print_migration_json(args: argparse.Namespace, reports: list[dict[str, Any]]) -> None:
+    from assay.attestation import dump_json
+
+    report = {
+        "file": str(args.file),
+        "out": None if args.out is None else str(args.out),
+        "signed": False,
+        "documents": reports,
+    }
+    sys.stdout.write(dump_json(report, pretty=True).decode() + "\n")
 
 
 def _statement_of(document: Document, file: Path) -> Any:
@@ -282,25 +287,32 @@ def _print_migration_notes(location: str, result: Migration) -> None:
 
 def _schema(args: argparse.Namespace) -> int:
     from assay.attestation import dump_json
-    from assay.attestation.schema import SCHEMA_NAMES, json_schema
+    from assay.attestation.schema import json_schema
 
     if args.list == (args.name is not None):
         raise InputError("NAME", "expected a schema name or --list, not both or neither")
     if args.json and not args.list:
         raise InputError("--json", "applies to --list (a schema is JSON already)")
     if args.list:
-        listing = [
-            {"name": name, "id": schema["$id"], "title": schema["title"]}
-            for name in SCHEMA_NAMES
-            for schema in (json_schema(name),)
-        ]
-        if args.json:
-            sys.stdout.write(dump_json({"schemas": listing}, pretty=True).decode() + "\n")
-        else:
-            _print_listing(listing)
-        return EXIT_OK
-    sys.stdout.write(dump_json(json_schema(args.name), pretty=True).decode() + "\n")
+        _list_schemas(as_json=args.json)
+    else:
+        sys.stdout.write(dump_json(json_schema(args.name), pretty=True).decode() + "\n")
     return EXIT_OK
+
+
+def _list_schemas(*, as_json: bool) -> None:
+    from assay.attestation import dump_json
+    from assay.attestation.schema import SCHEMA_NAMES, json_schema
+
+    listing = [
+        {"name": name, "id": schema["$id"], "title": schema["title"]}
+        for name in SCHEMA_NAMES
+        for schema in (json_schema(name),)
+    ]
+    if as_json:
+        sys.stdout.write(dump_json({"schemas": listing}, pretty=True).decode() + "\n")
+    else:
+        _print_listing(listing)
 
 
 def _print_listing(listing: list[dict[str, Any]]) -> None:
