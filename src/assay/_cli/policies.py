@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from assay._cli import EXIT_OK, CommandTree, add_command, add_json_option
+from assay._cli._options import print_json
 
 
 def register(tree: CommandTree) -> None:
@@ -56,9 +57,7 @@ def _list(args: argparse.Namespace) -> int:
         for policy in builtin_policies()
     ]
     if args.json:
-        import json
-
-        sys.stdout.write(json.dumps({"policies": entries}, indent=2) + "\n")
+        print_json({"policies": entries})
         return EXIT_OK
     width = max((len(entry["reference"]) for entry in entries), default=0)
     for entry in entries:
