@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_OK, CommandTree, add_command
+from assay._cli import EXIT_OK, CommandTree
 from assay._cli._options import (
     CREATE,
     STORE,
@@ -23,25 +23,21 @@ if TYPE_CHECKING:
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("api-keys", help="Create, list and revoke the server's API keys.")
-    create = add_command(
-        group,
-        "create",
+    create = tree.add(
+        "api-keys create",
         help="Make a key; it is shown this once (the store keeps only its digest).",
         handler=_create,
     )
     create.add_argument("name", metavar="NAME", help="the key's name (letters, digits, ._@-)")
     add_options(create, STORE, CREATE, json_option('print {"name": ..., "key": ...}'))
-    listing = add_command(
-        group,
-        "list",
+    listing = tree.add(
+        "api-keys list",
         help="The keys' names, creation and last-use times (never the keys).",
         handler=_list,
     )
     add_options(listing, STORE, CREATE, json_option("print a JSON array"))
-    revoke = add_command(
-        group,
-        "revoke",
+    revoke = tree.add(
+        "api-keys revoke",
         help="Forget a key: servers refuse it within seconds.",
         handler=_revoke,
     )

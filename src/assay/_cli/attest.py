@@ -12,7 +12,6 @@ from assay._cli import (
     EXIT_OK,
     EXIT_UNUSABLE,
     CommandTree,
-    add_command,
     add_json_option,
 )
 from assay.errors import AttestationError, InputError
@@ -25,10 +24,8 @@ SIGNATURE_NOTE = "signatures were not checked; use `assay attest verify-signatur
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("attest", help="Work with attestations.")
-    check = add_command(
-        group,
-        "validate",
+    check = tree.add(
+        "attest validate",
         help="Check statements, DSSE envelopes and Sigstore bundles against the SLSA formats.",
         description="Check each FILE (a statement, DSSE envelope, Sigstore bundle v0.1-v0.3 "
         "or a .intoto.jsonl bundle of them) against SLSA provenance v1, v0.2, v0.1 and the "
@@ -46,9 +43,8 @@ def register(tree: CommandTree) -> None:
     add_json_option(check, "print a JSON report")
     check.add_argument("--strict", action="store_true", help="treat warnings as errors")
 
-    upgrade = add_command(
-        group,
-        "migrate",
+    upgrade = tree.add(
+        "attest migrate",
         help="Rewrite SLSA provenance v0.1 or v0.2 as v1.",
         description="Rewrite the provenance in FILE as SLSA provenance v1 (in an in-toto "
         "Statement v1), following the spec's migration tables. Fields that could not be "
@@ -70,9 +66,8 @@ def register(tree: CommandTree) -> None:
         "print a JSON report (statements, losses and notes; docs/cli.md) on stdout",
     )
 
-    schema = add_command(
-        group,
-        "schema",
+    schema = tree.add(
+        "attest schema",
         help="Print a JSON Schema (Draft 2020-12) for a statement or predicate.",
         description="Print the JSON Schema called NAME; `--list` names them all.",
         handler=_schema,

@@ -12,7 +12,6 @@ from assay._cli import (
     EXIT_FAILED,
     EXIT_OK,
     CommandTree,
-    add_command,
     add_json_option,
     add_list_option,
 )
@@ -30,10 +29,8 @@ INTOTO_PAYLOAD_TYPE: Final = protocol.PAYLOAD_TYPE_INTOTO
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("attest", help="Work with attestations.")
-    sign = add_command(
-        group,
-        "sign",
+    sign = tree.add(
+        "attest sign",
         help="Sign a statement (or any payload) into a DSSE envelope.",
         description="Sign FILE into a DSSE envelope written to stdout or --out.",
         handler=_sign,
@@ -54,9 +51,8 @@ def register(tree: CommandTree) -> None:
         "print the result as JSON (payload type and digest, signing keys, --out, envelope)",
     )
 
-    check = add_command(
-        group,
-        "verify-signature",
+    check = tree.add(
+        "attest verify-signature",
         help="Check a DSSE envelope's signatures against public keys.",
         description="Check ENVELOPE's signatures; exit 0 if THRESHOLD distinct keys signed.",
         handler=_verify_signature,

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_OK, CommandTree, add_command, add_json_option
+from assay._cli import EXIT_OK, CommandTree, add_json_option
 from assay._cli._options import print_json
 from assay.errors import InputError
 from assay.key_types import KeyType
@@ -18,10 +18,8 @@ if TYPE_CHECKING:
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("keys", help="Create and inspect signing keys.")
-    parser = add_command(
-        group,
-        "generate",
+    parser = tree.add(
+        "keys generate",
         help="Generate a key pair: PREFIX.key (PKCS#8 PEM) and PREFIX.pub (SPKI PEM).",
         handler=_generate,
     )
@@ -43,9 +41,8 @@ def register(tree: CommandTree) -> None:
         parser,
         "print the files written and the key id as JSON on stdout (docs/cli.md)",
     )
-    show = add_command(
-        group,
-        "show",
+    show = tree.add(
+        "keys show",
         help="Show a key's type and ids: the securesystemslib key id assay signs with, "
         "the older in-toto key id and assay's SPKI fingerprint.",
         description="Show a key's type and the ids a signature may name it by.",

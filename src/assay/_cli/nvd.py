@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree, add_command
+from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
 from assay._cli._options import JSON_SUMMARY, STORE, add_options, named_store, print_json
 from assay.nvd.defaults import DEFAULT_BATCH_SIZE
 
@@ -21,10 +21,8 @@ BUNDLED_PACKAGE = "assay.data"
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("nvd", help="NVD data: import files into a store, or mirror an upstream.")
-    parser = add_command(
-        group,
-        "import",
+    parser = tree.add(
+        "nvd import",
         help="Import NVD API 2.0 responses, 2.0 feeds and JSON Lines into a store.",
         handler=import_files,
         description="Import NVD API 2.0 responses, NVD 2.0 feed files (plain, .gz, .zip, "

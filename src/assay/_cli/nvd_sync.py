@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
-from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree, add_command
+from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
 from assay._cli._options import JSON_SUMMARY, STORE, add_options, named_store, print_json
 from assay._cli.nvd_follow import add_follow_options, follow, wants_snapshots
 from assay.errors import InputError
@@ -40,10 +40,8 @@ MAX_DECODED_PAGE_MIB = 256  # assay.nvd.client.MAX_DECODED_BYTES
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("nvd", help="NVD data: import files into a store, or mirror an upstream.")
-    parser = add_command(
-        group,
-        "sync",
+    parser = tree.add(
+        "nvd sync",
         help="Mirror an NVD-compatible API (NVD itself, or another assay) into a store.",
         handler=sync,
         description="Mirror an NVD API 2.0 service into a store: the first run loads every "

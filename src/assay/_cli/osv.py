@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree, add_command
+from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
 from assay._cli._options import (
     JSON_SUMMARY,
     STORE,
@@ -29,10 +29,8 @@ DEFAULT_ECOSYSTEMS = ("PyPI", "npm", "Go", "crates.io", "Maven", "RubyGems", "Nu
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("osv", help="OSV records: import files into a store, or mirror osv.dev.")
-    parser = add_command(
-        group,
-        "import",
+    parser = tree.add(
+        "osv import",
         help="Import OSV records (JSON or YAML files, folders, .zip archives) into a store.",
         handler=import_paths,
         description="Import OSV records: JSON or YAML files, folders (read recursively: every "
@@ -47,9 +45,8 @@ def register(tree: CommandTree) -> None:
     )
     add_options(parser, STORE, JSON_SUMMARY)
 
-    sync = add_command(
-        group,
-        "sync",
+    sync = tree.add(
+        "osv sync",
         help="Mirror osv.dev's bucket (or a copy of its layout) into a store.",
         handler=sync_ecosystems,
         description="Mirror OSV records per ecosystem from osv.dev's bucket layout: "
@@ -75,9 +72,8 @@ def register(tree: CommandTree) -> None:
     )
     add_options(sync, STORE, JSON_SUMMARY)
 
-    export = add_command(
-        group,
-        "export",
+    export = tree.add(
+        "osv export",
         help="Write the store's OSV records as osv.dev's bucket layout or Renovate's database.",
         handler=export_records,
         description="Write the store's OSV records into FOLDER, per ecosystem: with --layout "

@@ -31,10 +31,8 @@ MAX_EPSS_FILE = 256 * 1024 * 1024
 
 
 def register(tree: CommandTree) -> None:
-    cve = tree.group("cve", help="CVE JSON 5 records (cvelistV5, CISA Vulnrichment).")
-    parser = add_command(
-        cve,
-        "import",
+    parser = tree.add(
+        "cve import",
         help="Import CVE JSON 5 records: files, folders and zip archives.",
         handler=cve_import,
         description="Import CVE JSON 5.x records: record files, folders (a cvelistV5 "
@@ -53,9 +51,8 @@ def register(tree: CommandTree) -> None:
         help="record files, folders and zip archives to import",
     )
     add_options(parser, STORE, JSON_SUMMARY)
-    parser = add_command(
-        cve,
-        "sync",
+    parser = tree.add(
+        "cve sync",
         help="Mirror cvelistV5's release archives (a baseline, then the deltas).",
         handler=cve_sync,
         description="Mirror cvelistV5's release archives into the store: the first run "

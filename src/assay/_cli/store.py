@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_OK, CommandTree, add_command
+from assay._cli import EXIT_OK, CommandTree
 from assay._cli._options import (
     CREATE,
     PASSPHRASE_ENV,
@@ -38,10 +38,8 @@ OCI_REFERENCE = "oci://REGISTRY/REPOSITORY:TAG"
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("store", help="Export and import signed snapshots of a store.")
-    export = add_command(
-        group,
-        "export",
+    export = tree.add(
+        "store export",
         help="Write a compressed, signed snapshot of the store (or of what changed after a generation).",
         handler=_export,
         description="Write a snapshot of everything the store holds, or with --since only the "
@@ -79,9 +77,8 @@ def register(tree: CommandTree) -> None:
         export, json_option('print {"generation", "since", "records", "bytes", "sha256"} on stdout')
     )
 
-    load = add_command(
-        group,
-        "import",
+    load = tree.add(
+        "store import",
         help="Apply signed snapshots to a store: a full one to an empty store, then deltas in order.",
         handler=_import,
         description="Verify each FILE's signature (FILE.intoto.json, or --signature) and digest "
@@ -109,7 +106,7 @@ def register(tree: CommandTree) -> None:
         "or that they were not changed (the manifest's own digests are still checked)",
     )
     add_options(load, CREATE, json_option("print one result per file as JSON"))
-    _register_oci(group)
+    _register_oci(tree)
 
 
 def public_keys_option(help: str) -> Declared:
@@ -129,10 +126,9 @@ def add_identity_options(
     parser.add_argument("--issuer", metavar="URL", help="keyless: the OIDC issuer of --identity")
 
 
-def _register_oci(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    push = add_command(
-        group,
-        "push",
+def _register_oci(tree: CommandTree) -> None:
+    push = tree.add(
+        "store push",
         help="Put snapshots (with their signatures) or a published folder in an OCI registry.",
         handler=_push,
         description="Push FILEs (each with the signatures beside it) or a published folder "
@@ -142,9 +138,8 @@ def _register_oci(group: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     push.add_argument("reference", metavar=OCI_REFERENCE, help="the tag to push to")
     push.add_argument("files", nargs="+", metavar="FILE", help="snapshot files or a folder")
     add_options(push, json_option("print the artifact's digest as JSON"))
-    pull = add_command(
-        group,
-        "pull",
+    pull = tree.add(
+        "store pull",
         help="Fetch the files of a snapshot artifact from an OCI registry into a folder.",
         handler=_pull,
         description="Write each file of the artifact REF (a snapshot series, or snapshots "

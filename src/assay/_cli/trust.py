@@ -5,22 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from assay._cli import EXIT_OK, EXIT_UNUSABLE, CommandTree, add_command, add_json_option
+from assay._cli import EXIT_OK, EXIT_UNUSABLE, CommandTree, add_json_option
 from assay._cli._options import print_json
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("trust", help="Sigstore trusted roots: list them, refresh them.")
-    show = add_command(
-        group,
-        "list",
+    show = tree.add(
+        "trust list",
         help="List the trusted roots in use.",
         handler=_list,
     )
     add_json_option(show, "print the list as JSON")
-    update = add_command(
-        group,
-        "update",
+    update = tree.add(
+        "trust update",
         help="Replace a shipped trusted root with a newer one (offline from a file, or online).",
         description=(
             "Replace a shipped trusted root with a newer trusted_root.json: from a file"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from assay._cli import EXIT_OK, CommandTree, add_command, add_list_option
+from assay._cli import EXIT_OK, CommandTree, add_list_option
 from assay._cli._options import add_options, json_bytes, option, write_bytes
 from assay.errors import InputError
 
@@ -51,10 +51,8 @@ def _trust_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("vex", help="Create, merge and apply VEX documents (as vexctl).")
-    create = add_command(
-        group,
-        "create",
+    create = tree.add(
+        "vex create",
         handler=_create,
         help="Write an OpenVEX document with one statement.",
         description="Write an OpenVEX 0.2.0 document with one statement: VULN's STATUS for "
@@ -85,9 +83,8 @@ def register(tree: CommandTree) -> None:
     )
     _document_options(create)
 
-    merge = add_command(
-        group,
-        "merge",
+    merge = tree.add(
+        "vex merge",
         handler=_merge,
         help="Join the statements of VEX documents into one OpenVEX document.",
         description="Read VEX documents (OpenVEX, CycloneDX VEX, CSAF csaf_vex; plain or "
@@ -100,9 +97,8 @@ def register(tree: CommandTree) -> None:
     _document_options(merge)
     _trust_options(merge)
 
-    apply = add_command(
-        group,
-        "filter",
+    apply = tree.add(
+        "vex filter",
         handler=_filter,
         help="Remove the results VEX says are not_affected or fixed from a SARIF log.",
         description="Read a SARIF log (any scanner's; assay's names each component) and "
