@@ -142,8 +142,7 @@ def sync_ecosystems(args: argparse.Namespace) -> int:
         reports, error = _sync(args, store, ecosystems, console)
     ok = error is None and all(report.ok for report in reports.values())
     if args.json:
-        ecosystem_reports = {name: r.to_dict() for name, r in reports.items()}
-        print_json({"ok": ok, "error": error, "ecosystems": ecosystem_reports})
+        _print_sync_json(reports, ok, error)
     else:
         _print_ecosystems(reports, console)
     if error is not None:
@@ -201,6 +200,11 @@ def _progress(console: Console) -> Progress:
         disable=not console.is_terminal,
         transient=True,
     )
+
+
+def _print_sync_json(reports: dict[str, ImportReport], ok: bool, error: str | None) -> None:
+    ecosystem_reports = {name: r.to_dict() for name, r in reports.items()}
+    print_json({"ok": ok, "error": error, "ecosystems": ecosystem_reports})
 
 
 def _print_ecosystems(reports: dict[str, ImportReport], console: Console) -> None:
