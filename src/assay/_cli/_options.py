@@ -111,6 +111,16 @@ def write_bytes(out: str | None, data: bytes) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return
-    from assay._cli.attest_signing import write_output
-
     write_output(out, data)
+
+
+def write_output(path: str, data: bytes) -> None:
+    """Write `data` to `path`; an unwritable path is an `InputError` naming it (exit 2)."""
+    from pathlib import Path
+
+    from assay.errors import InputError
+
+    try:
+        Path(path).write_bytes(data)
+    except OSError as error:
+        raise InputError(path, f"cannot write: {error.strerror or error}") from None

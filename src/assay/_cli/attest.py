@@ -230,7 +230,7 @@ def _migrate(args: argparse.Namespace) -> int:
             _print_migration_notes(document.location, result)
     text = b"\n".join(outputs) + b"\n"
     if args.out is not None:
-        from assay._cli.attest_signing import write_output
+        from assay._cli._options import write_output
 
         write_output(str(args.out), text)
     if args.json:

@@ -355,7 +355,8 @@ def _write(statement: Statement, args: argparse.Namespace) -> None:
     import json
 
     from assay import dsse
-    from assay._cli.attest_signing import load_private_keys, write_output
+    from assay._cli._options import write_output
+    from assay._cli.attest_signing import load_private_keys
 
     payload = statement.to_json()
     signed_by = ""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay import protocol
@@ -15,9 +14,20 @@ from assay._cli import (
     add_json_option,
     add_list_option,
 )
-from assay._cli._options import PASSPHRASE_ENV, add_options, print_json
+from assay._cli._options import PASSPHRASE_ENV, add_options, print_json, write_output
 from assay._cli.keys import read_passphrase
 from assay.errors import InputError
+
+# write_output is imported from here by the commands that write files.
+__all__ = [
+    "INTOTO_PAYLOAD_TYPE",
+    "load_private_keys",
+    "load_public_keys",
+    "read_envelope",
+    "read_limited",
+    "register",
+    "write_output",
+]
 
 if TYPE_CHECKING:
     from assay.dsse import SignatureReport
@@ -98,14 +108,6 @@ def read_envelope(path: str) -> Any:
 
 # Where a file kind keeps its envelope, for the path in error messages.
 _ENVELOPE_PATHS: Final = {"sigstore-bundle": "$.dsseEnvelope"}
-
-
-def write_output(path: str, data: bytes) -> None:
-    """Write `data` to `path`; an unwritable path is an `InputError` naming it (exit 2)."""
-    try:
-        Path(path).write_bytes(data)
-    except OSError as error:
-        raise InputError(path, f"cannot write: {error.strerror or error}") from None
 
 
 def load_public_keys(paths: list[str]) -> list[PublicKey]:
