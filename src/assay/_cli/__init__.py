@@ -56,6 +56,21 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 Handler = Callable[[argparse.Namespace], int]
 
+# Each group's help in `assay --help`, declared once: several modules add commands to
+# one group (`CommandTree.add`).
+GROUP_HELP: dict[str, str] = {
+    "nvd": "NVD data: import files into a store, or mirror an upstream.",
+    "cve": "CVE JSON 5 records (cvelistV5, CISA Vulnrichment).",
+    "osv": "OSV records: import files into a store, or mirror osv.dev.",
+    "keys": "Create and inspect signing keys.",
+    "attest": "Work with attestations.",
+    "api-keys": "Create, list and revoke the server's API keys.",
+    "policies": "List and show the verification policies shipped with assay.",
+    "trust": "Sigstore trusted roots: list them, refresh them.",
+    "store": "Export and import signed snapshots of a store.",
+    "vex": "Create, merge and apply VEX documents (as vexctl).",
+}
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_UNUSABLE = 2
@@ -157,6 +172,16 @@ class CommandTree:
         parser = self._top.add_parser(name, help=help, description=help)
         parser.set_defaults(handler=handler)
         return parser
+
+    def add(
+        self, path: str, *, help: str, handler: Handler, **options: Any
+    ) -> argparse.ArgumentParser:
+        """A command of a group, named as it is typed (`tree.add("api-keys create", ...)`);
+        the group, made on first use, has its help from GROUP_HELP. `add_command` says
+        what `options` may be."""
+        group_name, name = path.split(" ")
+        group = self.group(group_name, help=GROUP_HELP[group_name])
+        return add_command(group, name, help=help, handler=handler, **options)
 
     def group(self, name: str, *, help: str) -> argparse._SubParsersAction[argparse.ArgumentParser]:
         """The sub-command table of a group (`assay nvd ...`), created on first use."""

@@ -12,7 +12,6 @@ from assay._cli import (
     EXIT_OK,
     EXIT_UNUSABLE,
     CommandTree,
-    add_command,
     add_json_option,
 )
 from assay.errors import AttestationError, InputError
@@ -25,10 +24,8 @@ SIGNATURE_NOTE = "signatures were not checked; use `assay attest verify-signatur
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("attest", help="Work with attestations.")
-    check = add_command(
-        group,
-        "validate",
+    check = tree.add(
+        "attest validate",
         help="Check statements, DSSE envelopes and Sigstore bundles against the SLSA formats.",
         description="Check each FILE (a statement, DSSE envelope, Sigstore bundle v0.1-v0.3 "
         "or a .intoto.jsonl bundle of them) against SLSA provenance v1, v0.2, v0.1 and the "
@@ -46,9 +43,8 @@ def register(tree: CommandTree) -> None:
     add_json_option(check, "print a JSON report")
     check.add_argument("--strict", action="store_true", help="treat warnings as errors")
 
-    upgrade = add_command(
-        group,
-        "migrate",
+    upgrade = tree.add(
+        "attest migrate",
         help="Rewrite SLSA provenance v0.1 or v0.2 as v1.",
         description="Rewrite the provenance in FILE as SLSA provenance v1 (in an in-toto "
         "Statement v1), following the spec's migration tables. Fields that could not be "
@@ -70,9 +66,8 @@ def register(tree: CommandTree) -> None:
         "print a JSON report (statements, losses and notes; docs/cli.md) on stdout",
     )
 
-    schema = add_command(
-        group,
-        "schema",
+    schema = tree.add(
+        "attest schema",
         help="Print a JSON Schema (Draft 2020-12) for a statement or predicate.",
         description="Print the JSON Schema called NAME; `--list` names them all.",
         handler=_schema,
@@ -222,7 +217,6 @@ def _read(path: Path) -> list[Document]:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from assay.attestation import dump_json
     from assay.attestation.migrate import migrate
 
     documents = _read(args.file)
@@ -236,22 +230,28 @@ def _migrate(args: argparse.Namespace) -> int:
             _print_migration_notes(document.location, result)
     text = b"\n".join(outputs) + b"\n"
     if args.out is not None:
-        from assay._cli.attest_signing import write_output
+        from assay._cli._options import write_output
 
         write_output(str(args.out), text)
     if args.json:
-        report = {
-            "file": str(args.file),
-            "out": None if args.out is None else str(args.out),
-            "signed": False,
-            "documents": reports,
-        }
-        sys.stdout.write(dump_json(report, pretty=True).decode() + "\n")
+        _print_migration_json(args, reports)
         return EXIT_OK
     print("note: the migrated statement is unsigned", file=sys.stderr)
     if args.out is None:
         sys.stdout.write(text.decode())
     return EXIT_OK
+
+
+def _print_migration_json(args: argparse.Namespace, reports: list[dict[str, Any]]) -> None:
+    from assay.attestation import dump_json
+
+    report = {
+        "file": str(args.file),
+        "out": None if args.out is None else str(args.out),
+        "signed": False,
+        "documents": reports,
+    }
+    sys.stdout.write(dump_json(report, pretty=True).decode() + "\n")
 
 
 def _statement_of(document: Document, file: Path) -> Any:
@@ -282,25 +282,32 @@ def _print_migration_notes(location: str, result: Migration) -> None:
 
 def _schema(args: argparse.Namespace) -> int:
     from assay.attestation import dump_json
-    from assay.attestation.schema import SCHEMA_NAMES, json_schema
+    from assay.attestation.schema import json_schema
 
     if args.list == (args.name is not None):
         raise InputError("NAME", "expected a schema name or --list, not both or neither")
     if args.json and not args.list:
         raise InputError("--json", "applies to --list (a schema is JSON already)")
     if args.list:
-        listing = [
-            {"name": name, "id": schema["$id"], "title": schema["title"]}
-            for name in SCHEMA_NAMES
-            for schema in (json_schema(name),)
-        ]
-        if args.json:
-            sys.stdout.write(dump_json({"schemas": listing}, pretty=True).decode() + "\n")
-        else:
-            _print_listing(listing)
-        return EXIT_OK
-    sys.stdout.write(dump_json(json_schema(args.name), pretty=True).decode() + "\n")
+        _list_schemas(as_json=args.json)
+    else:
+        sys.stdout.write(dump_json(json_schema(args.name), pretty=True).decode() + "\n")
     return EXIT_OK
+
+
+def _list_schemas(*, as_json: bool) -> None:
+    from assay.attestation import dump_json
+    from assay.attestation.schema import SCHEMA_NAMES, json_schema
+
+    listing = [
+        {"name": name, "id": schema["$id"], "title": schema["title"]}
+        for name in SCHEMA_NAMES
+        for schema in (json_schema(name),)
+    ]
+    if as_json:
+        sys.stdout.write(dump_json({"schemas": listing}, pretty=True).decode() + "\n")
+    else:
+        _print_listing(listing)
 
 
 def _print_listing(listing: list[dict[str, Any]]) -> None:

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_command, add_list_option
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -39,10 +39,8 @@ source is the git checkout of the working directory, if there is one.
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("attest", help="Work with attestations.")
-    provenance = add_command(
-        group,
-        "provenance",
+    provenance = tree.add(
+        "attest provenance",
         help="Write SLSA provenance v1 for files already built.",
         description="Write a SLSA provenance v1 statement for the --subject files, "
         "DSSE-signed when --key is given.",
@@ -93,9 +91,8 @@ def register(tree: CommandTree) -> None:
     )
     _add_output_options(provenance)
 
-    run = add_command(
-        group,
-        "run",
+    run = tree.add(
+        "attest run",
         help="Run a build command and write SLSA provenance v1 for what it produced.",
         description="Run CMD, record its start and finish, digest the files the --subject "
         "globs name, and write a SLSA provenance v1 statement (DSSE-signed with --key).",
@@ -358,7 +355,8 @@ def _write(statement: Statement, args: argparse.Namespace) -> None:
     import json
 
     from assay import dsse
-    from assay._cli.attest_signing import load_private_keys, write_output
+    from assay._cli._options import write_output
+    from assay._cli.attest_signing import load_private_keys
 
     payload = statement.to_json()
     signed_by = ""

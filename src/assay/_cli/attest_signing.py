@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay import protocol
@@ -12,14 +11,26 @@ from assay._cli import (
     EXIT_FAILED,
     EXIT_OK,
     CommandTree,
-    add_command,
     add_json_option,
     add_list_option,
 )
+from assay._cli._options import PASSPHRASE_ENV, add_options, print_json, write_output
 from assay._cli.keys import read_passphrase
 from assay.errors import InputError
 
+# write_output is imported from here by the commands that write files.
+__all__ = [
+    "INTOTO_PAYLOAD_TYPE",
+    "load_private_keys",
+    "load_public_keys",
+    "read_envelope",
+    "read_limited",
+    "register",
+    "write_output",
+]
+
 if TYPE_CHECKING:
+    from assay.dsse import SignatureReport
     from assay.keys import PrivateKey, PublicKey
 
 # DSSE's payloadType for in-toto statements (the in-toto attestation spec); stated here
@@ -28,10 +39,8 @@ INTOTO_PAYLOAD_TYPE: Final = protocol.PAYLOAD_TYPE_INTOTO
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("attest", help="Work with attestations.")
-    sign = add_command(
-        group,
-        "sign",
+    sign = tree.add(
+        "attest sign",
         help="Sign a statement (or any payload) into a DSSE envelope.",
         description="Sign FILE into a DSSE envelope written to stdout or --out.",
         handler=_sign,
@@ -40,7 +49,7 @@ def register(tree: CommandTree) -> None:
     add_list_option(
         sign, "--key", required=True, metavar="KEY", help="PEM private key(s) to sign with"
     )
-    sign.add_argument("--passphrase-env", metavar="VAR", help="passphrase variable for the key")
+    add_options(sign, PASSPHRASE_ENV)
     sign.add_argument(
         "--payload-type",
         default=INTOTO_PAYLOAD_TYPE,
@@ -52,9 +61,8 @@ def register(tree: CommandTree) -> None:
         "print the result as JSON (payload type and digest, signing keys, --out, envelope)",
     )
 
-    check = add_command(
-        group,
-        "verify-signature",
+    check = tree.add(
+        "attest verify-signature",
         help="Check a DSSE envelope's signatures against public keys.",
         description="Check ENVELOPE's signatures; exit 0 if THRESHOLD distinct keys signed.",
         handler=_verify_signature,
@@ -102,14 +110,6 @@ def read_envelope(path: str) -> Any:
 _ENVELOPE_PATHS: Final = {"sigstore-bundle": "$.dsseEnvelope"}
 
 
-def write_output(path: str, data: bytes) -> None:
-    """Write `data` to `path`; an unwritable path is an `InputError` naming it (exit 2)."""
-    try:
-        Path(path).write_bytes(data)
-    except OSError as error:
-        raise InputError(path, f"cannot write: {error.strerror or error}") from None
-
-
 def load_public_keys(paths: list[str]) -> list[PublicKey]:
     from assay.keys import MAX_PEM_BYTES, load_public_key
 
@@ -135,14 +135,7 @@ def _sign(args: argparse.Namespace) -> int:
     signers = load_private_keys(args.key, args.passphrase_env)
     payload = read_limited(args.file, dsse.MAX_ENVELOPE_BYTES)
     if args.payload_type == dsse.INTOTO_PAYLOAD_TYPE:
-        from assay.attestation import loads_strict
-
-        try:
-            loads_strict(payload, where=args.file, limit=dsse.MAX_ENVELOPE_BYTES, statement=True)
-        except InputError as error:
-            raise InputError(
-                error.where, f"expected a JSON in-toto statement: {error.reason}"
-            ) from None
+        _check_statement(payload, args.file)
     envelope = dsse.sign(payload, args.payload_type, signers)
     report = dsse.SigningReport(
         envelope, tuple(dsse.KeyName.of(s.public_key()) for s in signers), args.out
@@ -153,10 +146,23 @@ def _sign(args: argparse.Namespace) -> int:
         # (exit 2), and nothing reports success.
         write_output(args.out, text.encode("utf-8"))
     if args.json:
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+        print_json(report.to_dict())
     elif not args.out:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def _check_statement(payload: bytes, where: str) -> None:
+    """An in-toto payload must be a JSON statement: refused before anything is signed."""
+    from assay import dsse
+    from assay.attestation import loads_strict
+
+    try:
+        loads_strict(payload, where=where, limit=dsse.MAX_ENVELOPE_BYTES, statement=True)
+    except InputError as error:
+        raise InputError(
+            error.where, f"expected a JSON in-toto statement: {error.reason}"
+        ) from None
 
 
 def _verify_signature(args: argparse.Namespace) -> int:
@@ -168,17 +174,19 @@ def _verify_signature(args: argparse.Namespace) -> int:
     envelope = read_envelope(args.envelope)
     report = dsse.signature_report(envelope, keys, args.threshold, payload_type=args.payload_type)
     if args.json:
-        import json
+        print_json(report.to_dict())
+    else:
+        _print_verdict(report, print_payload=args.print_payload)
+    return EXIT_OK if report.passed else EXIT_FAILED
 
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
-        return EXIT_OK if report.passed else EXIT_FAILED
-    if not report.passed:
+
+def _print_verdict(report: SignatureReport, *, print_payload: bool) -> None:
+    """PASSED with the keys that signed (and the payload, when asked), or FAILED and why."""
+    if report.passed:
+        names = ", ".join(f"{k.keyid} (in-toto {k.intoto_keyid})" for k in report.signed_by)
+        print(f"PASSED: signed by {len(report.signed_by)} trusted key(s): {names}", file=sys.stderr)
+    else:
         print(f"FAILED: {report.error}", file=sys.stderr)
-        print(f"payloadType: {report.payload_type}", file=sys.stderr)
-        return EXIT_FAILED
-    names = ", ".join(f"{k.keyid} (in-toto {k.intoto_keyid})" for k in report.signed_by)
-    print(f"PASSED: signed by {len(report.signed_by)} trusted key(s): {names}", file=sys.stderr)
     print(f"payloadType: {report.payload_type}", file=sys.stderr)
-    if args.print_payload and report.payload is not None:
+    if report.passed and print_payload and report.payload is not None:
         sys.stdout.buffer.write(report.payload)
-    return EXIT_OK

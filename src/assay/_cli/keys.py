@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_OK, CommandTree, add_command, add_json_option
+from assay._cli import EXIT_OK, CommandTree, add_json_option
+from assay._cli._options import print_json
 from assay.errors import InputError
 from assay.key_types import KeyType
 
@@ -17,10 +18,8 @@ if TYPE_CHECKING:
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("keys", help="Create and inspect signing keys.")
-    parser = add_command(
-        group,
-        "generate",
+    parser = tree.add(
+        "keys generate",
         help="Generate a key pair: PREFIX.key (PKCS#8 PEM) and PREFIX.pub (SPKI PEM).",
         handler=_generate,
     )
@@ -42,9 +41,8 @@ def register(tree: CommandTree) -> None:
         parser,
         "print the files written and the key id as JSON on stdout (docs/cli.md)",
     )
-    show = add_command(
-        group,
-        "show",
+    show = tree.add(
+        "keys show",
         help="Show a key's type and ids: the securesystemslib key id assay signs with, "
         "the older in-toto key id and assay's SPKI fingerprint.",
         description="Show a key's type and the ids a signature may name it by.",
@@ -81,31 +79,34 @@ def _generate(args: argparse.Namespace) -> int:
 
     passphrase = read_passphrase(args.passphrase_env)
     key = generate_private_key(args.type)
-    # Create the private key file readable by its owner only, before writing the secret.
-    try:
-        fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(key.to_pem(passphrase))
-    except OSError as error:
-        raise InputError(str(private_path), f"cannot write: {error.strerror}") from None
+    _write_secret(private_path, key.to_pem(passphrase))
     try:
         public_path.write_bytes(key.public_key().to_pem())
     except OSError as error:
         raise InputError(str(public_path), f"cannot write: {error.strerror}") from None
     if args.json:
-        import json
-
-        document = {
-            "type": args.type,
-            **_ids(key.public_key()),
-            "privateKey": str(private_path),
-            "publicKey": str(public_path),
-            "encrypted": passphrase is not None,
-        }
-        print(json.dumps(document, indent=2))
+        print_json(
+            {
+                "type": args.type,
+                **_ids(key.public_key()),
+                "privateKey": str(private_path),
+                "publicKey": str(public_path),
+                "encrypted": passphrase is not None,
+            }
+        )
     else:
         print(f"wrote {private_path} and {public_path} (keyid {key.keyid})")
     return EXIT_OK
+
+
+def _write_secret(path: Path, data: bytes) -> None:
+    """Create the file readable by its owner only, before writing the secret into it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except OSError as error:
+        raise InputError(str(path), f"cannot write: {error.strerror}") from None
 
 
 def _ids(key: PublicKey) -> dict[str, str]:
@@ -132,9 +133,7 @@ def _show(args: argparse.Namespace) -> int:
         public = load_public_key(data, where=args.key)
     ids = _ids(public)
     if args.json:
-        import json
-
-        print(json.dumps({"type": public.algorithm, **ids}, indent=2))
+        print_json({"type": public.algorithm, **ids})
         return EXIT_OK
     print(f"{args.key}: {public.algorithm}")
     print(f"  keyid        {ids['keyid']}  (securesystemslib; what assay signs with)")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
-from assay.config import STORE_ENV, default_store_url
+from assay._cli._options import JSON_SUMMARY, STORE, add_options, named_store, print_json
 from assay.nvd.defaults import DEFAULT_BATCH_SIZE
 
 if TYPE_CHECKING:
@@ -21,10 +21,10 @@ BUNDLED_PACKAGE = "assay.data"
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("nvd", help="NVD data: import files into a store, or mirror an upstream.")
-    parser = group.add_parser(
-        "import",
+    parser = tree.add(
+        "nvd import",
         help="Import NVD API 2.0 responses, 2.0 feeds and JSON Lines into a store.",
+        handler=import_files,
         description="Import NVD API 2.0 responses, NVD 2.0 feed files (plain, .gz, .zip, "
         ".tar.gz) and JSON Lines of records: CVEs, CPE products, match criteria and CVE "
         "change history (API responses of all four endpoints; feeds such as "
@@ -36,11 +36,7 @@ def register(tree: CommandTree) -> None:
     parser.add_argument(
         "files", nargs="*", type=Path, metavar="FILE", help="files to import (see above)"
     )
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
-    )
+    add_options(parser, STORE)
     parser.add_argument(
         "--bundled", action="store_true", help="also import the real NVD sample bundled with assay"
     )
@@ -57,12 +53,7 @@ def register(tree: CommandTree) -> None:
         help="each file in one transaction: a file with a rejected record or an error "
         "stores nothing (the store is unchanged by it; readers see it whole or not at all)",
     )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="print the summary as JSON on stdout (docs/cli.md); progress stays on stderr",
-    )
-    parser.set_defaults(handler=import_files)
+    add_options(parser, JSON_SUMMARY)
 
 
 READER_PROCESS_BYTES = 4 * 2**20
@@ -79,36 +70,36 @@ def bundled_files() -> list[Path]:
     )
 
 
-def import_files(args: argparse.Namespace) -> int:
-    paths: list[Path] = list(args.files)
-    if args.bundled:
-        paths.extend(bundled_files())
+def _paths_problem(paths: list[Path], batch_size: int) -> str | None:
+    """Why the import cannot start, or None."""
     if not paths:
-        print("assay nvd import: nothing to import (name FILEs or use --bundled)", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return "nothing to import (name FILEs or use --bundled)"
     missing = [str(path) for path in paths if not path.is_file()]
     if missing:
-        print(f"assay nvd import: no such file: {', '.join(missing)}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    if args.batch_size < 1:
-        print("assay nvd import: --batch-size must be at least 1", file=sys.stderr)
+        return f"no such file: {', '.join(missing)}"
+    return "--batch-size must be at least 1" if batch_size < 1 else None
+
+
+def import_files(args: argparse.Namespace) -> int:
+    paths: list[Path] = [*args.files, *(bundled_files() if args.bundled else [])]
+    problem = _paths_problem(paths, args.batch_size)
+    if problem is not None:
+        print(f"assay nvd import: {problem}", file=sys.stderr)
         return EXIT_UNUSABLE
     from rich.console import Console
 
-    from assay.nvd.storage import open_store
-
     console = Console(stderr=True)
-    store = open_store(args.store or default_store_url())
-    try:
+    with named_store(args) as store:
         report = _run(store, paths, args.batch_size, console, atomic=args.atomic)
-    finally:
-        store.close()
     if args.json:
-        import json
-
-        sys.stdout.write(json.dumps(import_report_json(report), indent=2) + "\n")
+        print_json(import_report_json(report))
     else:
         _summary(report, console)
+    return _exit_code(report)
+
+
+def _exit_code(report: ImportReport) -> int:
+    """2 when no file could be read, else 1 when records were rejected, else 0."""
     if report.files == report.failed_files:
         return EXIT_UNUSABLE
     return EXIT_OK if report.ok else EXIT_FAILED

@@ -9,15 +9,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_OK, EXIT_UNUSABLE, add_list_option
-from assay._cli.store import add_identity_options
+from assay._cli import EXIT_OK, EXIT_UNUSABLE
+from assay._cli._options import add_options
+from assay._cli.store import add_identity_options, public_keys_option
 from assay.errors import InputError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from assay.nvd.storage import Store
-    from assay.nvd.sync.snapshots import Verify
+    from assay.nvd.sync.snapshots import FollowReport, Verify
 
 
 def add_follow_options(parser: argparse.ArgumentParser) -> None:
@@ -26,12 +27,8 @@ def add_follow_options(parser: argparse.ArgumentParser) -> None:
         "follow another assay's published snapshots (one download per change set) instead "
         "of its pages; any of these asks for them",
     )
-    add_list_option(
-        group,
-        "--key",
-        default=[],
-        metavar="PUB",
-        help="PEM public key(s) the upstream's snapshots must be signed with",
+    add_options(
+        group, public_keys_option("PEM public key(s) the upstream's snapshots must be signed with")
     )
     add_identity_options(group, "the snapshots' Sigstore bundles must show")
     group.add_argument(
@@ -70,7 +67,14 @@ def follow(args: argparse.Namespace, store: Store, console: Console) -> int | No
                 return EXIT_UNUSABLE
             console.print(f"{escape(str(error))}; reading pages instead", highlight=False)
             return None
-    if args.json:
+    _print_followed(args.json, report, console)
+    return EXIT_OK
+
+
+def _print_followed(as_json: bool, report: FollowReport, console: Console) -> None:
+    from rich.markup import escape
+
+    if as_json:
         import orjson
 
         document = {
@@ -86,7 +90,6 @@ def follow(args: argparse.Namespace, store: Store, console: Console) -> int | No
             "of the upstream",
             highlight=False,
         )
-    return EXIT_OK
 
 
 def _verify(args: argparse.Namespace) -> Verify:

@@ -5,22 +5,33 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
+from assay._cli._options import JSON_SUMMARY, STORE, add_options, named_store, print_json
 from assay._cli.nvd_follow import add_follow_options, follow, wants_snapshots
-from assay.config import STORE_ENV, default_store_url
 from assay.errors import InputError
 from assay.nvd.defaults import DEFAULT_BASE_URL, KINDS
 from assay.nvd.operations import OPERATIONS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
 
     from rich.console import Console
     from rich.progress import TaskID
 
-    from assay.nvd.sync import Rate, SyncEvent, SyncOptions, SyncReport
+    from assay.nvd.storage import Store
+    from assay.nvd.sync import (
+        KindFinished,
+        KindStarted,
+        Notice,
+        PageStored,
+        Rate,
+        SyncEvent,
+        SyncOptions,
+        SyncReport,
+    )
 
 API_KEY_ENV = "NVD_API_KEY"
 MIB = 2**20
@@ -29,10 +40,10 @@ MAX_DECODED_PAGE_MIB = 256  # assay.nvd.client.MAX_DECODED_BYTES
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("nvd", help="NVD data: import files into a store, or mirror an upstream.")
-    parser = group.add_parser(
-        "sync",
+    parser = tree.add(
+        "nvd sync",
         help="Mirror an NVD-compatible API (NVD itself, or another assay) into a store.",
+        handler=sync,
         description="Mirror an NVD API 2.0 service into a store: the first run loads every "
         "CVE, CVE change, CPE, match criteria and source; later runs fetch what changed since the "
         "last checkpoint, in lastModified windows of at most 120 days. A checkpoint is "
@@ -41,11 +52,7 @@ def register(tree: CommandTree) -> None:
         "a loopback address is not paced. Exit 0 when everything was mirrored, 1 when some "
         "records were rejected, 2 when the upstream or the store could not be used.",
     )
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
-    )
+    add_options(parser, STORE)
     parser.add_argument(
         "--upstream",
         default=DEFAULT_BASE_URL,
@@ -119,54 +126,22 @@ def register(tree: CommandTree) -> None:
         metavar="MIB",
         help=f"largest answer accepted once decoded (default {MAX_DECODED_PAGE_MIB})",
     )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="print the summary as JSON on stdout (docs/cli.md); progress stays on stderr",
-    )
+    add_options(parser, JSON_SUMMARY)
     add_follow_options(parser)
-    parser.set_defaults(handler=sync)
 
 
 def _options(args: argparse.Namespace) -> SyncOptions:
     from assay.nvd.client import base_url_problem
-    from assay.nvd.dates import parse_nvd_datetime
-    from assay.nvd.sync import SyncOptions, default_rate, parse_kinds, parse_rate
+    from assay.nvd.sync import SyncOptions, parse_kinds
 
     upstream: str = args.upstream
     problem = base_url_problem(upstream)
     if problem is not None:
         raise InputError("--upstream", problem)
     api_key: str | None = args.api_key or os.environ.get(API_KEY_ENV) or None
-    rate: Rate | None
-    if args.no_pacing:
-        rate = None
-    elif args.rate is not None:
-        rate = parse_rate(args.rate)
-    else:
-        rate = default_rate(upstream, api_key)
-    since: datetime | None = None
-    if args.since is not None:
-        text = args.since if "T" in args.since else f"{args.since}T00:00"
-        try:
-            since = parse_nvd_datetime(text)
-        except InputError:
-            raise InputError(
-                "--since", f"expected an ISO 8601 date or date-time, got {args.since!r}"
-            ) from None
-    for name, value in (("--timeout", args.timeout), ("--backoff", args.backoff)):
-        if not value >= 0 or (name == "--timeout" and value == 0):
-            raise InputError(name, f"expected a positive number of seconds, got {value}")
-    if args.retries < 0:
-        raise InputError("--retries", f"expected an integer >= 0, got {args.retries}")
-    if args.page_size is not None and args.page_size < 1:
-        raise InputError("--page-size", f"expected an integer >= 1, got {args.page_size}")
-    for name, value in (
-        ("--max-page-mib", args.max_page_mib),
-        ("--max-decoded-page-mib", args.max_decoded_page_mib),
-    ):
-        if value < 1:
-            raise InputError(name, f"expected an integer >= 1, got {value}")
+    rate = _rate(args, api_key)
+    since = _since(args.since)
+    _check_numbers(args)
     return SyncOptions(
         upstream=upstream,
         api_key=api_key,
@@ -183,12 +158,59 @@ def _options(args: argparse.Namespace) -> SyncOptions:
     )
 
 
+def _rate(args: argparse.Namespace, api_key: str | None) -> Rate | None:
+    """--no-pacing (None), --rate, else the pace the upstream allows."""
+    from assay.nvd.sync import default_rate, parse_rate
+
+    if args.no_pacing:
+        return None
+    if args.rate is not None:
+        return parse_rate(args.rate)
+    return default_rate(args.upstream, api_key)
+
+
+def _since(text: str | None) -> datetime | None:
+    """--since: a date (midnight UTC) or a date-time."""
+    from assay.nvd.dates import parse_nvd_datetime
+
+    if text is None:
+        return None
+    try:
+        return parse_nvd_datetime(text if "T" in text else f"{text}T00:00")
+    except InputError:
+        raise InputError(
+            "--since", f"expected an ISO 8601 date or date-time, got {text!r}"
+        ) from None
+
+
+# (option, namespace field, lowest value allowed, what the message expects): the number
+# options' bounds; a None value (an option without default, not given) is not checked.
+_NUMBER_BOUNDS: Final = (
+    ("--timeout", "timeout", None, "a positive number of seconds"),
+    ("--backoff", "backoff", 0, "a positive number of seconds"),
+    ("--retries", "retries", 0, "an integer >= 0"),
+    ("--page-size", "page_size", 1, "an integer >= 1"),
+    ("--max-page-mib", "max_page_mib", 1, "an integer >= 1"),
+    ("--max-decoded-page-mib", "max_decoded_page_mib", 1, "an integer >= 1"),
+)
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    for option, field, lowest, expected in _NUMBER_BOUNDS:
+        value = getattr(args, field)
+        if value is not None and not _within(value, lowest):
+            raise InputError(option, f"expected {expected}, got {value}")
+
+
+def _within(value: float, lowest: float | None) -> bool:
+    """`value >= lowest`, or `value > 0` without a lowest; never NaN."""
+    return value > 0 if lowest is None else value >= lowest
+
+
 def sync(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from assay.nvd.storage import open_store
-    from assay.nvd.sync import Mirror, SyncError
     from assay.urls import redact_url
 
     try:
@@ -200,39 +222,43 @@ def sync(args: argparse.Namespace) -> int:
     pacing = f"paced at {options.rate}" if options.rate else "not paced"
     shown = redact_url(options.upstream)
     console.print(f"mirroring {escape(shown)} ({pacing})", highlight=False)
-    store = open_store(args.store or default_store_url())
-    try:
+    with named_store(args) as store:
         if wants_snapshots(args) and (code := follow(args, store, console)) is not None:
             return code
-        with _Display(console) as display:
-            mirror = Mirror(store, options, on_event=display.event)
-            try:
-                report = mirror.run()
-            except SyncError as error:
-                display.close()
-                if args.json:
-                    _print_json(sync_report_json(mirror.report, error=error.diagnostics()))
-                else:
-                    _summary(mirror.report, console)
-                console.print(
-                    f"[red]error[/red] {escape(error.diagnostics())}",
-                    highlight=False,
-                    soft_wrap=True,
-                )
-                return EXIT_UNUSABLE
-    finally:
-        store.close()
-    if args.json:
-        _print_json(sync_report_json(report))
-    else:
-        _summary(report, console)
+        return _mirror(args, store, options, console)
+
+
+def _mirror(args: argparse.Namespace, store: Store, options: SyncOptions, console: Console) -> int:
+    """Read the upstream's pages into the store; print the summary (also of a run that
+    failed part-way: what it stored is kept)."""
+    from rich.markup import escape
+
+    from assay.nvd.sync import Mirror, SyncError
+
+    with _Display(console) as display:
+        mirror = Mirror(store, options, on_event=display.event)
+        try:
+            report = mirror.run()
+        except SyncError as error:
+            display.close()
+            _print_report(args, mirror.report, console, error=error.diagnostics())
+            console.print(
+                f"[red]error[/red] {escape(error.diagnostics())}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            return EXIT_UNUSABLE
+    _print_report(args, report, console)
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
-def _print_json(document: dict[str, Any]) -> None:
-    import json
-
-    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+def _print_report(
+    args: argparse.Namespace, report: SyncReport, console: Console, *, error: str | None = None
+) -> None:
+    if args.json:
+        print_json(sync_report_json(report, error=error))
+    else:
+        _summary(report, console)
 
 
 def sync_report_json(report: SyncReport, *, error: str | None = None) -> dict[str, Any]:
@@ -308,28 +334,39 @@ class _Display:
         self.progress.stop()
 
     def event(self, event: SyncEvent) -> None:
-        from rich.markup import escape
-
         from assay.nvd.sync import KindFinished, KindStarted, Notice, PageStored
 
-        if isinstance(event, KindStarted):
-            label = OPERATIONS[event.kind].label
-            self.console.print(f"{label}: {escape(event.plan)}", highlight=False)
-            self.tasks[event.kind] = self.progress.add_task(label, total=None)
-            self.done[event.kind] = 0
-        elif isinstance(event, PageStored):
-            task = self.tasks[event.kind]
-            self.done[event.kind] += event.received
-            position = event.position
-            remaining = max(0, (position.total or 0) - position.next_index)
-            done = self.done[event.kind]
-            self.progress.update(task, completed=done, total=done + remaining)
-        elif isinstance(event, KindFinished):
-            task = self.tasks[event.report.kind]
-            done = self.done[event.report.kind]
-            self.progress.update(task, completed=done, total=done)
-        elif isinstance(event, Notice):
-            self.console.print(escape(event.text), highlight=False, soft_wrap=True)
+        shows: dict[type, Callable[[Any], None]] = {
+            KindStarted: self._started,
+            PageStored: self._stored,
+            KindFinished: self._finished,
+            Notice: self._notice,
+        }
+        shows[type(event)](event)
+
+    def _started(self, event: KindStarted) -> None:
+        from rich.markup import escape
+
+        label = OPERATIONS[event.kind].label
+        self.console.print(f"{label}: {escape(event.plan)}", highlight=False)
+        self.tasks[event.kind] = self.progress.add_task(label, total=None)
+        self.done[event.kind] = 0
+
+    def _stored(self, event: PageStored) -> None:
+        self.done[event.kind] += event.received
+        position = event.position
+        remaining = max(0, (position.total or 0) - position.next_index)
+        done = self.done[event.kind]
+        self.progress.update(self.tasks[event.kind], completed=done, total=done + remaining)
+
+    def _finished(self, event: KindFinished) -> None:
+        done = self.done[event.report.kind]
+        self.progress.update(self.tasks[event.report.kind], completed=done, total=done)
+
+    def _notice(self, event: Notice) -> None:
+        from rich.markup import escape
+
+        self.console.print(escape(event.text), highlight=False, soft_wrap=True)
 
 
 def _summary(report: SyncReport, console: Console) -> None:

@@ -5,25 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from assay._cli import EXIT_OK, CommandTree, add_command, add_json_option
+from assay._cli import EXIT_OK, CommandTree, add_json_option
+from assay._cli._options import print_json
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group(
-        "policies", help="List and show the verification policies shipped with assay."
-    )
-    listing = add_command(
-        group,
-        "list",
+    listing = tree.add(
+        "policies list",
         help="List the shipped policies (use one as --policy builtin:NAME).",
         description="List the policies shipped with assay: each can be given to `assay "
         "verify` as --policy builtin:NAME; copy one (`assay policies show NAME`) to adapt it.",
         handler=_list,
     )
     add_json_option(listing, "print the list as JSON on stdout (docs/cli.md)")
-    show = add_command(
-        group,
-        "show",
+    show = tree.add(
+        "policies show",
         help="Print a shipped policy's YAML.",
         description="Print the YAML of the shipped policy NAME (as `builtin:NAME` reads it).",
         handler=_show,
@@ -56,9 +52,7 @@ def _list(args: argparse.Namespace) -> int:
         for policy in builtin_policies()
     ]
     if args.json:
-        import json
-
-        sys.stdout.write(json.dumps({"policies": entries}, indent=2) + "\n")
+        print_json({"policies": entries})
         return EXIT_OK
     width = max((len(entry["reference"]) for entry in entries), default=0)
     for entry in entries:

@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
-from assay.config import STORE_ENV, default_store_url
+from assay._cli._options import STORE_HELP
+from assay.config import default_store_url
 from assay.errors import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from rich.table import Table
 
     from assay.audit.model import ComponentResult, Inventory, ScanResult, Vulnerability
     from assay.audit.request import NamedData, ScanRequest
@@ -56,7 +59,7 @@ def register(tree: CommandTree) -> None:
     where.add_argument(
         "--store",
         metavar="URL",
-        help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
+        help=STORE_HELP,
     )
     where.add_argument(
         "--nvd-url",
@@ -260,38 +263,50 @@ def _write(
     inventories: list[Inventory],
     described: dict[str, str] | None = None,
 ) -> None:
-    import orjson
-
     fmt = args.format or ("table" if args.out is None and sys.stdout.isatty() else "json")
     if fmt == "json":
         from assay.audit.json_stream import json_chunks
 
         _stream(args.out, json_chunks(result, verdict))
-        return
-    if fmt == "table":
-        text = _table(result, verdict)
-        if args.out is None:
-            sys.stdout.write(text)
-            return
-        data = text.encode()
+    elif fmt == "table" and args.out is None:
+        sys.stdout.write(_table(result, verdict))
     else:
-        from assay import __version__
-        from assay.audit.formats import to_sarif, to_vdr
+        _write_file(args.out, _document_bytes(fmt, result, verdict, inventories, described))
 
-        document: dict[str, Any]
-        if fmt == "sarif":
-            document = to_sarif(result, verdict, version=__version__, descriptions=described)
-        else:
-            document = to_vdr(result, inventories)
-        data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
-    if args.out is None:
+
+def _document_bytes(
+    fmt: str,
+    result: ScanResult,
+    verdict: Verdict,
+    inventories: list[Inventory],
+    described: dict[str, str] | None,
+) -> bytes:
+    """The table, SARIF log or VDR (CycloneDX) of the scan, as written to a file."""
+    import orjson
+
+    from assay import __version__
+    from assay.audit.formats import to_sarif, to_vdr
+
+    if fmt == "table":
+        return _table(result, verdict).encode()
+    document: dict[str, Any]
+    if fmt == "sarif":
+        document = to_sarif(result, verdict, version=__version__, descriptions=described)
+    else:
+        document = to_vdr(result, inventories)
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _write_file(out: str | None, data: bytes) -> None:
+    """`data` to the file `out` (an unwritable one names it), or to standard output."""
+    if out is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
-    else:
-        try:
-            Path(args.out).write_bytes(data)
-        except OSError as error:
-            raise InputError(args.out, f"cannot write: {error.strerror}") from None
+        return
+    try:
+        Path(out).write_bytes(data)
+    except OSError as error:
+        raise InputError(out, f"cannot write: {error.strerror}") from None
 
 
 def _stream(out: str | None, chunks: Iterator[bytes]) -> None:
@@ -371,10 +386,7 @@ def _summary(result: ScanResult, verdict: Verdict) -> str:
     )
 
 
-def _table(result: ScanResult, verdict: Verdict) -> str:
-    from io import StringIO
-
-    from rich.console import Console
+def _findings_table(result: ScanResult, verdict: Verdict) -> Table:
     from rich.table import Table
 
     ignored = {(f.component.component.ref, f.vulnerability.id) for f in verdict.ignored}
@@ -386,10 +398,18 @@ def _table(result: ScanResult, verdict: Verdict) -> str:
         key = (component.component.ref, vulnerability.id)
         notes = _notes(vulnerability, key in ignored, key in failing)
         table.add_row(*_row(component, vulnerability, notes))
+    return table
+
+
+def _table(result: ScanResult, verdict: Verdict) -> str:
+    from io import StringIO
+
+    from rich.console import Console
+
     buffer = StringIO()
     console = Console(file=buffer, width=200, no_color=True)
     if result.findings:
-        console.print(table)
+        console.print(_findings_table(result, verdict))
     console.print(_summary(result, verdict))
     for item in result.inputs:
         for note in item.notes:

@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from assay._cli import add_list_option
+from assay._cli._options import json_bytes, write_bytes
 from assay.errors import InputError
 
 if TYPE_CHECKING:
@@ -189,16 +190,26 @@ def _subject_argument(text: str) -> tuple[str, dict[str, str]]:
     return Path(text).name, {"sha256": _file_sha256(text)}
 
 
-def _bom_subject(document: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
+def _bom_component(document: dict[str, Any]) -> dict[str, Any] | None:
+    """A CycloneDX SBOM's `metadata.component`: what the SBOM describes."""
     metadata = document.get("metadata")
     component = metadata.get("component") if isinstance(metadata, dict) else None
-    if not isinstance(component, dict):
+    return component if isinstance(component, dict) else None
+
+
+def _known_hash(entry: Any) -> tuple[str, str] | None:
+    """A CycloneDX hash entry as (in-toto algorithm name, lower-case hex), if it is one."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
         return None
-    digest = {
-        _HASH_NAMES[h["alg"]]: str(h["content"]).lower()
-        for h in component.get("hashes") or []
-        if isinstance(h, dict) and h.get("alg") in _HASH_NAMES and isinstance(h.get("content"), str)
-    }
+    name = _HASH_NAMES.get(entry.get("alg"))  # type: ignore[arg-type]
+    return None if name is None else (name, entry["content"].lower())
+
+
+def _bom_subject(document: dict[str, Any]) -> tuple[str, dict[str, str]] | None:
+    component = _bom_component(document)
+    if component is None:
+        return None
+    digest = dict(filter(None, map(_known_hash, component.get("hashes") or [])))
     if not digest:
         return None
     name = str(component.get("purl") or component.get("name") or "subject")
@@ -223,11 +234,17 @@ def _record_statement(record: Any, name: str) -> Any:
 
 def _subjects_of(statement: Any) -> list[tuple[str, dict[str, str]]]:
     subjects = statement.get("subject") if isinstance(statement, dict) else None
-    return [
-        (str(subject.get("name") or ""), {str(k): str(v) for k, v in subject["digest"].items()})
-        for subject in (subjects if isinstance(subjects, list) else [])
-        if isinstance(subject, dict) and isinstance(subject.get("digest"), dict)
-    ]
+    if not isinstance(subjects, list):
+        return []
+    return [found for subject in subjects if (found := _subject(subject)) is not None]
+
+
+def _subject(subject: Any) -> tuple[str, dict[str, str]] | None:
+    """An in-toto subject as (name, digest), or None when it is not one."""
+    if not isinstance(subject, dict) or not isinstance(subject.get("digest"), dict):
+        return None
+    digest = {str(k): str(v) for k, v in subject["digest"].items()}
+    return str(subject.get("name") or ""), digest
 
 
 def _statement_subjects(data: bytes, name: str) -> list[tuple[str, dict[str, str]]]:
@@ -247,13 +264,19 @@ def _attested_subjects(
     """The subjects of the statements among the inputs (provenance, an SBOM's)."""
     from assay._cli.attest_signing import read_limited
     from assay.audit.inputs import MAX_INPUT_BYTES
-    from assay.audit.model import Inventory
 
     attested = [
         path for path, inventory in zip(args.inputs, inventories, strict=False)
-        if path != "-" and isinstance(inventory, Inventory) and inventory.verified is not None
+        if path != "-" and _verified(inventory)
     ]  # fmt: skip
     return [s for p in attested for s in _statement_subjects(read_limited(p, MAX_INPUT_BYTES), p)]
+
+
+def _verified(inventory: Any) -> bool:
+    """Whether an input was a statement whose signature was checked."""
+    from assay.audit.model import Inventory
+
+    return isinstance(inventory, Inventory) and inventory.verified is not None
 
 
 def scan_subjects(
@@ -263,22 +286,23 @@ def scan_subjects(
     subjects (provenance), else the input files themselves."""
     if args.subject:
         return [_subject_argument(text) for text in args.subject]
-    boms = [s for i in inventories if i.document is not None if (s := _bom_subject(i.document))]
-    if boms:
-        return boms
-    statements = _attested_subjects(args, inventories)
-    if statements:
-        return statements
-    subjects = [(p, {"sha256": _file_sha256(p)}) for p in args.inputs if p != "-"]
+    return (
+        _bom_subjects(inventories)
+        or _attested_subjects(args, inventories)
+        or _input_file_subjects(args.inputs)
+    )
+
+
+def _bom_subjects(inventories: list[Any]) -> list[tuple[str, dict[str, str]]]:
+    documents = [i.document for i in inventories if i.document is not None]
+    return [subject for d in documents if (subject := _bom_subject(d)) is not None]
+
+
+def _input_file_subjects(inputs: list[str]) -> list[tuple[str, dict[str, str]]]:
+    subjects = [(p, {"sha256": _file_sha256(p)}) for p in inputs if p != "-"]
     if not subjects:
         raise InputError("--subject", "the scan names no file: give --subject FILE|ALG:HEX")
     return subjects
-
-
-def _json_bytes(document: dict[str, Any]) -> bytes:
-    import json
-
-    return json.dumps(document, indent=2).encode() + b"\n"
 
 
 def _predicate(args: argparse.Namespace, result: Any, times: tuple[Any, Any]) -> dict[str, Any]:
@@ -310,18 +334,24 @@ def write_vex_and_attestations(
 ) -> bool:
     """Write `--format openvex`, `--format cosign-vuln` and `--attest` output; False when
     the format is another module's."""
-    if not args.attest and args.format not in VEX_FORMATS:
+    if args.attest:
+        _write_attestation(args, result, inventories, times)
+        return True
+    if args.format not in VEX_FORMATS:
         if args.key or args.subject:
             raise InputError("--key", "only applies with --attest")
         return False
-    if not args.attest:
-        document = (
-            _openvex(result, verdict)
-            if args.format == "openvex"
-            else _predicate(args, result, times)
-        )
-        _emit(args.out, _json_bytes(document))
-        return True
+    document = (
+        _openvex(result, verdict) if args.format == "openvex" else _predicate(args, result, times)
+    )
+    write_bytes(args.out, json_bytes(document))
+    return True
+
+
+def _write_attestation(
+    args: argparse.Namespace, result: Any, inventories: list[Any], times: tuple[Any, Any]
+) -> None:
+    """`--attest`: the scan as an in-toto statement about its subjects, signed with --key."""
     if args.format not in (None, "json", "cosign-vuln"):
         raise InputError("--format", "--attest writes json (vulns v0.2) or cosign-vuln")
     if args.out is None:
@@ -332,36 +362,20 @@ def write_vex_and_attestations(
     statement = vulns.vulns_statement(
         scan_subjects(args, inventories), _predicate(args, result, times), predicate_type
     )
-    _emit(args.out, sign_statement(statement, args.key, args.passphrase_env))
-    return True
+    write_bytes(args.out, sign_statement(statement, args.key, args.passphrase_env))
 
 
 def sign_statement(statement: dict[str, Any], key: str | None, passphrase_env: str | None) -> bytes:
     """The statement as JSON, or as a DSSE envelope signed with the private key `key`."""
     import json
 
-    payload = json.dumps(statement, separators=(",", ":")).encode()
     if key is None:
-        return json.dumps(statement, indent=2).encode() + b"\n"
+        return json_bytes(statement)
     from assay import dsse
-    from assay._cli.attest_signing import read_limited
-    from assay._cli.keys import read_passphrase
-    from assay.keys import MAX_PEM_BYTES, load_private_key
+    from assay._cli.attest_signing import load_private_keys
 
-    signer = load_private_key(
-        read_limited(key, MAX_PEM_BYTES), passphrase=read_passphrase(passphrase_env), where=key
+    payload = json.dumps(statement, separators=(",", ":")).encode()
+    envelope = dsse.sign(
+        payload, dsse.INTOTO_PAYLOAD_TYPE, load_private_keys([key], passphrase_env)
     )
-    envelope = dsse.sign(payload, dsse.INTOTO_PAYLOAD_TYPE, [signer])
-    return json.dumps(envelope.to_dict(), indent=2).encode() + b"\n"
-
-
-def _emit(out: str | None, data: bytes) -> None:
-    import sys
-
-    if out is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    from assay._cli.attest_signing import write_output
-
-    write_output(out, data)
+    return json_bytes(envelope.to_dict())

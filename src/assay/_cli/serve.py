@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from assay._cli import EXIT_OK, CommandTree, add_list_option
+from assay._cli._options import CREATE, STORE, add_options
 from assay.config import READ_STORES_ENV, STORE_ENV, default_store_url
 from assay.errors import InputError
 from assay.nvd.server.memory import DEFAULT_RESERVE_MIB, RESERVE_ENV
@@ -20,15 +21,12 @@ if TYPE_CHECKING:
     import asyncio
 
     from assay.nvd.server.service import ServiceSettings
+    from assay.web.store_state import StoreState
 
 
 def register(tree: CommandTree) -> None:
     parser = tree.command("serve", help="Serve the NVD API 2.0 from a store.", handler=serve)
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
-    )
+    add_options(parser, STORE)
     add_list_option(
         parser,
         "--read-store",
@@ -77,11 +75,7 @@ def register(tree: CommandTree) -> None:
 
 
 def add_web_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--create",
-        action="store_true",
-        help="create the store when it does not exist (otherwise a missing store is an error)",
-    )
+    add_options(parser, CREATE)
     parser.add_argument(
         "--access-log",
         action="store_true",
@@ -98,29 +92,11 @@ def add_web_arguments(parser: argparse.ArgumentParser) -> None:
 def prepare_web(args: argparse.Namespace, url: str) -> None:
     """Refuse a missing store and a taken port; print the start-up line (and the
     empty-store warning); configure the access log for the worker processes."""
-    from assay._cli import fatal
-    from assay.nvd.storage import open_store, store_exists
-    from assay.urls import redact_url
     from assay.web.app import ACCESS_LOG_ENV
-    from assay.web.serving import EMPTY_WARNING, port_problem, startup_line
-    from assay.web.store_state import count_state
+    from assay.web.serving import EMPTY_WARNING, startup_line
 
-    if not args.create and not store_exists(url):
-        fatal(
-            f"--store {redact_url(url)}: no store there; give --create to make a new, empty "
-            "one, or load one with `assay nvd import --store ...`"
-        )
-    problem = port_problem(args.host, args.port)
-    if problem is not None:
-        fatal(problem)
-    from assay.nvd.server.app import check_store
-
-    store = open_store(url)  # create or migrate once, and fail early on a bad URL
-    try:
-        check_store(store)  # or on a damaged store (exit 2, rather than workers that die)
-        state = count_state(store)
-    finally:
-        store.close()
+    _refuse_missing_store_or_taken_port(args, url)
+    state = _checked_state(url)
     print(
         startup_line(args.host, args.port, max(1, args.workers), state), file=sys.stderr, flush=True
     )
@@ -132,6 +108,37 @@ def prepare_web(args: argparse.Namespace, url: str) -> None:
         os.environ[ACCESS_LOG_ENV] = args.log_format
     else:
         os.environ.pop(ACCESS_LOG_ENV, None)
+
+
+def _refuse_missing_store_or_taken_port(args: argparse.Namespace, url: str) -> None:
+    from assay._cli import fatal
+    from assay.nvd.storage import store_exists
+    from assay.urls import redact_url
+    from assay.web.serving import port_problem
+
+    if not args.create and not store_exists(url):
+        fatal(
+            f"--store {redact_url(url)}: no store there; give --create to make a new, empty "
+            "one, or load one with `assay nvd import --store ...`"
+        )
+    problem = port_problem(args.host, args.port)
+    if problem is not None:
+        fatal(problem)
+
+
+def _checked_state(url: str) -> StoreState:
+    """What the store holds; opening it creates or migrates it once, and fails early on a
+    bad URL or a damaged store (exit 2, rather than workers that die)."""
+    from assay.nvd.server.app import check_store
+    from assay.nvd.storage import open_store
+    from assay.web.store_state import count_state
+
+    store = open_store(url)
+    try:
+        check_store(store)
+        return count_state(store)
+    finally:
+        store.close()
 
 
 # -- end of the web part ------------------------------------------------------------------
@@ -151,12 +158,7 @@ def serve(args: argparse.Namespace) -> int:
     os.environ[STORE_ENV] = url
     os.environ[READ_STORES_ENV] = "\n".join(args.read_store or [])
     os.environ[SERVICE_ENV] = service.to_environment()
-    if args.compat == "nvd-api":
-        os.environ["ASSAY_LEGACY_FIELDS_ONLY"] = "1"
-    if args.enrich:
-        from assay.nvd.server.app import ENRICH_ENV
-
-        os.environ[ENRICH_ENV] = "1"
+    _set_answer_shape(args)
     # uvicorn stops gracefully on Ctrl-C and then re-raises the signal to the handler it
     # found: make that a no-op so the stop stays clean (no KeyboardInterrupt mid-shutdown).
     previous = signal.signal(signal.SIGINT, _ignore_signal)
@@ -167,6 +169,16 @@ def serve(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, previous)
     print("assay stopped", file=sys.stderr, flush=True)
     return EXIT_OK
+
+
+def _set_answer_shape(args: argparse.Namespace) -> None:
+    """--compat and --enrich, for the worker processes."""
+    if args.compat == "nvd-api":
+        os.environ["ASSAY_LEGACY_FIELDS_ONLY"] = "1"
+    if args.enrich:
+        from assay.nvd.server.app import ENRICH_ENV
+
+        os.environ[ENRICH_ENV] = "1"
 
 
 def check_read_stores(url: str, read_urls: list[str]) -> None:
@@ -408,12 +420,11 @@ def _answer_values(args: argparse.Namespace) -> dict[str, object]:
     """--cache-control and --no-compression."""
     values: dict[str, object] = {}
     if args.cache_control is not None:
-        value = args.cache_control
-        if not value.isascii() or not value.isprintable() or len(value) > 200:
+        if not _printable_ascii(args.cache_control) or len(args.cache_control) > 200:
             raise InputError(
                 "--cache-control", "expected printable ASCII of at most 200 characters"
             )
-        values["cache_control"] = value
+        values["cache_control"] = args.cache_control
     if args.no_compression:
         values["compression"] = False
     return values
@@ -423,7 +434,7 @@ def _host_values(args: argparse.Namespace) -> dict[str, object]:
     """--allowed-host, or the default for --host."""
     if args.allowed_host:
         for name in args.allowed_host:
-            if not name or not name.isascii() or not name.isprintable() or " " in name:
+            if not name or not _printable_ascii(name) or " " in name:
                 raise InputError("--allowed-host", f"expected a host name, found {name!r}")
         return {"allowed_hosts": tuple(args.allowed_host)}
     from assay.web.hosts import default_allowed_hosts
@@ -431,29 +442,43 @@ def _host_values(args: argparse.Namespace) -> dict[str, object]:
     return {"allowed_hosts": default_allowed_hosts(getattr(args, "host", "127.0.0.1"))}
 
 
+def _printable_ascii(text: str) -> bool:
+    return text.isascii() and text.isprintable()
+
+
 def _limit_values(args: argparse.Namespace) -> dict[str, object]:
-    """The numeric limits of LIMIT_OPTIONS."""
+    """The numeric limits of LIMIT_OPTIONS, and --snapshots."""
     from assay.nvd.server.bounds import MAX_THREADS
 
-    values: dict[str, object] = {}
-    for option, field, _, _ in LIMIT_OPTIONS:
-        value = getattr(args, field)
-        if value is None:
-            continue
-        # argparse gives floats; a whole-number field keeps the value only if int() does.
-        convert = int if field in INTEGER_FIELDS else float
-        if not 0 < value <= MAX_LIMIT or convert(value) != value:
-            raise InputError(
-                option,
-                f"expected {_LIMIT_KINDS[convert]} above 0 and at most {MAX_LIMIT}, "
-                f"found {value:g}",
-            )
-        values[field] = convert(value)
-    if getattr(args, "snapshots", None) is not None:
-        if not os.path.isdir(args.snapshots):
-            raise InputError("--snapshots", f"{args.snapshots}: expected an existing folder")
-        values["snapshots"] = os.path.abspath(args.snapshots)
+    values: dict[str, object] = {
+        field: _limit(option, field, getattr(args, field))
+        for option, field, _, _ in LIMIT_OPTIONS
+        if getattr(args, field) is not None
+    }
+    values.update(_snapshot_values(args))
     upload_threads = values.get("upload_threads")
     if isinstance(upload_threads, int) and upload_threads > MAX_THREADS:
         raise InputError("--upload-threads", f"expected 1 to {MAX_THREADS}, found {upload_threads}")
     return values
+
+
+def _limit(option: str, field: str, value: float) -> float:
+    """One limit, checked: above 0, at most MAX_LIMIT, and whole for a whole-number field
+    (argparse gives floats; such a field keeps the value only if int() does)."""
+    convert = int if field in INTEGER_FIELDS else float
+    if not 0 < value <= MAX_LIMIT or convert(value) != value:
+        raise InputError(
+            option,
+            f"expected {_LIMIT_KINDS[convert]} above 0 and at most {MAX_LIMIT}, found {value:g}",
+        )
+    return convert(value)
+
+
+def _snapshot_values(args: argparse.Namespace) -> dict[str, object]:
+    """--snapshots (a command without the option has none)."""
+    folder = getattr(args, "snapshots", None)
+    if folder is None:
+        return {}
+    if not os.path.isdir(folder):
+        raise InputError("--snapshots", f"{folder}: expected an existing folder")
+    return {"snapshots": os.path.abspath(folder)}

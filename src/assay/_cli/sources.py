@@ -9,15 +9,15 @@ JSON path), 2 when the input or the store could not be used.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
-from assay.config import STORE_ENV, default_store_url
+from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree, add_command
+from assay._cli._options import JSON_SUMMARY, STORE, add_options, named_store, print_json
 from assay.cve5 import DEFAULT_CVELIST_URL, DEFAULT_EPSS_URL, DEFAULT_KEV_URL
 
 if TYPE_CHECKING:
@@ -26,22 +26,15 @@ if TYPE_CHECKING:
     from assay.cve5.importer import Cve5ImportReport
     from assay.nvd.storage.cve5 import Cve5Store
 
-STORE_HELP = f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)"
-JSON_HELP = "print the summary as JSON on stdout (docs/cli.md); progress stays on stderr"
 MAX_KEV_FILE = 64 * 1024 * 1024
 MAX_EPSS_FILE = 256 * 1024 * 1024
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", default=None, help=STORE_HELP)
-    parser.add_argument("--json", action="store_true", help=JSON_HELP)
-
-
 def register(tree: CommandTree) -> None:
-    cve = tree.group("cve", help="CVE JSON 5 records (cvelistV5, CISA Vulnrichment).")
-    parser = cve.add_parser(
-        "import",
+    parser = tree.add(
+        "cve import",
         help="Import CVE JSON 5 records: files, folders and zip archives.",
+        handler=cve_import,
         description="Import CVE JSON 5.x records: record files, folders (a cvelistV5 "
         "checkout, a Vulnrichment checkout, any part of one) and zip archives (cvelistV5's "
         "release zips, a zip inside a zip included). Every .json file that is a CVE record "
@@ -57,11 +50,11 @@ def register(tree: CommandTree) -> None:
         metavar="PATH",
         help="record files, folders and zip archives to import",
     )
-    _common(parser)
-    parser.set_defaults(handler=cve_import)
-    parser = cve.add_parser(
-        "sync",
+    add_options(parser, STORE, JSON_SUMMARY)
+    parser = tree.add(
+        "cve sync",
         help="Mirror cvelistV5's release archives (a baseline, then the deltas).",
+        handler=cve_sync,
         description="Mirror cvelistV5's release archives into the store: the first run "
         "loads the newest daily baseline (..._all_CVEs_at_midnight.zip.zip), every run "
         "then loads each day's newest delta it has not loaded. The checkpoint is kept in "
@@ -72,8 +65,7 @@ def register(tree: CommandTree) -> None:
         default=DEFAULT_CVELIST_URL,
         help=f"where the releases are downloaded from (default: {DEFAULT_CVELIST_URL})",
     )
-    _common(parser)
-    parser.set_defaults(handler=cve_sync)
+    add_options(parser, STORE, JSON_SUMMARY)
 
     for command in _FEED_COMMANDS:
         _register_feed(tree, command)
@@ -124,20 +116,29 @@ _FEED_COMMANDS: Final = (
 
 def _register_feed(tree: CommandTree, command: _FeedCommand) -> None:
     group = tree.group(command.group, help=command.group_help)
-    parser = group.add_parser(
-        "import", help=command.import_help, description=command.import_description
+    feed = _FEEDS[command.group]
+    parser = add_command(
+        group,
+        "import",
+        help=command.import_help,
+        description=command.import_description,
+        handler=partial(_from_file, feed=feed),
     )
     parser.add_argument("file", type=Path, metavar="FILE", help=command.file_help)
-    _common(parser)
-    parser.set_defaults(handler=partial(_from_file, feed=_FEEDS[command.group]))
-    parser = group.add_parser("sync", help=command.sync_help, description=command.sync_description)
+    add_options(parser, STORE, JSON_SUMMARY)
+    parser = add_command(
+        group,
+        "sync",
+        help=command.sync_help,
+        description=command.sync_description,
+        handler=partial(_from_upstream, feed=feed),
+    )
     parser.add_argument(
         "--upstream",
         default=command.upstream,
         help=f"{command.upstream_help} (default: {command.upstream})",
     )
-    _common(parser)
-    parser.set_defaults(handler=partial(_from_upstream, feed=_FEEDS[command.group]))
+    add_options(parser, STORE, JSON_SUMMARY)
 
 
 def _console() -> Console:
@@ -146,16 +147,17 @@ def _console() -> Console:
     return Console(stderr=True, soft_wrap=True)
 
 
-def _store(args: argparse.Namespace) -> Cve5Store:
-    from assay.nvd.storage import open_store
+@contextmanager
+def _store(args: argparse.Namespace) -> Iterator[Cve5Store]:
     from assay.nvd.storage.cve5 import cve5_store
 
-    return cve5_store(open_store(args.store or default_store_url()))
+    with named_store(args) as store:
+        yield cve5_store(store)
 
 
 def _print(args: argparse.Namespace, document: dict[str, Any], console: Console, text: str) -> None:
     if args.json:
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        print_json(document)
     else:
         console.print(text, highlight=False)
 
@@ -179,16 +181,13 @@ def cve_import(args: argparse.Namespace) -> int:
     from assay.cve5.importer import Cve5Importer
 
     console = _console()
-    store = _store(args)
-    try:
-        with (
-            record_progress(console) as (on_record, on_problem),
-            Cve5Importer(store, on_problem=on_problem, on_record=on_record) as importer,
-        ):
-            for path in args.paths:
-                importer.import_path(path)
-    finally:
-        store.close()
+    with (
+        _store(args) as store,
+        record_progress(console) as (on_record, on_problem),
+        Cve5Importer(store, on_problem=on_problem, on_record=on_record) as importer,
+    ):
+        for path in args.paths:
+            importer.import_path(path)
     report = importer.report
     _print(args, report.to_dict(), console, _import_text(report))
     return _import_outcome(report)
@@ -200,23 +199,19 @@ def cve_sync(args: argparse.Namespace) -> int:
     from assay.cve5.sync import CHECKPOINT, sync_cvelist
 
     console = _console()
-    store = _store(args)
-    try:
-        with store.exclusive(CHECKPOINT):
-            report = sync_cvelist(
-                store,
-                args.upstream,
-                on_archive=lambda name: (
-                    console.print(f"loading {escape(name)}", highlight=False)
-                    if console.is_terminal
-                    else None
-                ),
-                on_problem=lambda text: console.print(
-                    f"[red]rejected[/red] {escape(text)}", highlight=False
-                ),
-            )
-    finally:
-        store.close()
+    with _store(args) as store, store.exclusive(CHECKPOINT):
+        report = sync_cvelist(
+            store,
+            args.upstream,
+            on_archive=lambda name: (
+                console.print(f"loading {escape(name)}", highlight=False)
+                if console.is_terminal
+                else None
+            ),
+            on_problem=lambda text: console.print(
+                f"[red]rejected[/red] {escape(text)}", highlight=False
+            ),
+        )
     _print(
         args,
         report.to_dict(),
@@ -306,11 +301,8 @@ def _load(args: argparse.Namespace, feed: _Feed, data: bytes | None, source: str
     except AssayError as error:
         print(f"assay: error: {error.diagnostics()}", file=sys.stderr)
         return EXIT_UNUSABLE
-    store = _store(args)
-    try:
+    with _store(args) as store:
         document, text = feed.store(store, value)
-    finally:
-        store.close()
     _print(args, {"ok": True, **document}, _console(), text)
     return EXIT_OK
 

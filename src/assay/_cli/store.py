@@ -9,9 +9,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_OK, CommandTree, add_list_option
-from assay._cli.keys import read_passphrase
-from assay.config import STORE_ENV, default_store_url
+from assay._cli import EXIT_OK, CommandTree
+from assay._cli._options import (
+    CREATE,
+    PASSPHRASE_ENV,
+    STORE,
+    Declared,
+    add_options,
+    json_option,
+    list_option,
+    named_store,
+    print_compact_json,
+)
 from assay.errors import InputError
 
 if TYPE_CHECKING:
@@ -25,16 +34,19 @@ if TYPE_CHECKING:
     from assay.snapshot.store_io import ApplyResult
 
 
+OCI_REFERENCE = "oci://REGISTRY/REPOSITORY:TAG"
+
+
 def register(tree: CommandTree) -> None:
-    group = tree.group("store", help="Export and import signed snapshots of a store.")
-    export = group.add_parser(
-        "export",
+    export = tree.add(
+        "store export",
         help="Write a compressed, signed snapshot of the store (or of what changed after a generation).",
+        handler=_export,
         description="Write a snapshot of everything the store holds, or with --since only the "
         "records written after that generation (a delta), to --out; with --key, sign it into "
         "OUT.intoto.json (a DSSE envelope over an in-toto statement about the file).",
     )
-    _store_option(export)
+    add_options(export, STORE)
     target = export.add_mutually_exclusive_group(required=True)
     target.add_argument("--out", metavar="FILE", help="the snapshot file to write")
     target.add_argument(
@@ -50,44 +62,37 @@ def register(tree: CommandTree) -> None:
         metavar="GENERATION",
         help="only records written after this generation of the store (a delta)",
     )
-    add_list_option(
-        export, "--key", default=[], metavar="KEY", help="PEM private key(s) to sign with"
+    add_options(
+        export,
+        list_option("--key", default=[], metavar="KEY", help="PEM private key(s) to sign with"),
+        PASSPHRASE_ENV,
     )
-    export.add_argument("--passphrase-env", metavar="VAR", help="passphrase variable for the key")
     export.add_argument(
         "--identity-token",
         metavar="TOKEN",
         help="sign keyless: an OIDC identity token for Sigstore's public-good Fulcio and "
         "Rekor (needs the network), written as OUT.sigstore.json (a Sigstore bundle)",
     )
-    export.add_argument(
-        "--json",
-        action="store_true",
-        help='print {"generation", "since", "records", "bytes", "sha256"} on stdout',
+    add_options(
+        export, json_option('print {"generation", "since", "records", "bytes", "sha256"} on stdout')
     )
-    export.set_defaults(handler=_export)
 
-    load = group.add_parser(
-        "import",
+    load = tree.add(
+        "store import",
         help="Apply signed snapshots to a store: a full one to an empty store, then deltas in order.",
+        handler=_import,
         description="Verify each FILE's signature (FILE.intoto.json, or --signature) and digest "
         "before anything is read or written, then apply it: a full snapshot to an empty store, "
         "a delta to a store exactly at its base generation. Each file is applied all or nothing.",
     )
-    _store_option(load)
+    add_options(load, STORE)
     load.add_argument(
         "files",
         nargs="+",
         metavar="FILE",
         help="snapshot files, oldest first, or oci://REGISTRY/REPOSITORY:TAG (its snapshots)",
     )
-    add_list_option(
-        load,
-        "--key",
-        default=[],
-        metavar="PUB",
-        help="PEM public key(s) a snapshot must be signed by",
-    )
+    add_options(load, public_keys_option("PEM public key(s) a snapshot must be signed by"))
     add_identity_options(load, "a Sigstore bundle (FILE.sigstore.json) must show")
     load.add_argument(
         "--signature",
@@ -100,14 +105,13 @@ def register(tree: CommandTree) -> None:
         help="apply snapshots without checking any signature: nothing then says who made them "
         "or that they were not changed (the manifest's own digests are still checked)",
     )
-    load.add_argument(
-        "--create",
-        action="store_true",
-        help="create the store when it does not exist (otherwise a missing store is an error)",
-    )
-    load.add_argument("--json", action="store_true", help="print one result per file as JSON")
-    load.set_defaults(handler=_import)
-    _register_oci(group)
+    add_options(load, CREATE, json_option("print one result per file as JSON"))
+    _register_oci(tree)
+
+
+def public_keys_option(help: str) -> Declared:
+    """--key PUB...: the public keys snapshots must be signed with."""
+    return list_option("--key", default=[], metavar="PUB", help=help)
 
 
 def add_identity_options(
@@ -122,70 +126,62 @@ def add_identity_options(
     parser.add_argument("--issuer", metavar="URL", help="keyless: the OIDC issuer of --identity")
 
 
-def _register_oci(group: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    push = group.add_parser(
-        "push",
+def _register_oci(tree: CommandTree) -> None:
+    push = tree.add(
+        "store push",
         help="Put snapshots (with their signatures) or a published folder in an OCI registry.",
+        handler=_push,
         description="Push FILEs (each with the signatures beside it) or a published folder "
         "(its index and every file it lists) as one OCI artifact tagged REF "
         "(docs/snapshots.md, media types).",
     )
-    push.add_argument(
-        "reference", metavar="oci://REGISTRY/REPOSITORY:TAG", help="the tag to push to"
-    )
+    push.add_argument("reference", metavar=OCI_REFERENCE, help="the tag to push to")
     push.add_argument("files", nargs="+", metavar="FILE", help="snapshot files or a folder")
-    push.add_argument("--json", action="store_true", help="print the artifact's digest as JSON")
-    push.set_defaults(handler=_push)
-    pull = group.add_parser(
-        "pull",
+    add_options(push, json_option("print the artifact's digest as JSON"))
+    pull = tree.add(
+        "store pull",
         help="Fetch the files of a snapshot artifact from an OCI registry into a folder.",
+        handler=_pull,
         description="Write each file of the artifact REF (a snapshot series, or snapshots "
         "with their signatures) into --out under its name; signatures are checked by "
         "`assay store import`, not here.",
     )
-    pull.add_argument(
-        "reference", metavar="oci://REGISTRY/REPOSITORY:TAG", help="the artifact to pull"
-    )
+    pull.add_argument("reference", metavar=OCI_REFERENCE, help="the artifact to pull")
     pull.add_argument("--out", default=".", metavar="DIR", help="folder to write into (default .)")
-    pull.set_defaults(handler=_pull)
-
-
-def _store_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=f"store URL (default: ${STORE_ENV} or a SQLite file in the user data directory)",
-    )
 
 
 def _export(args: argparse.Namespace) -> int:
-    from assay.keys import load_private_key
-    from assay.nvd.storage import open_store
+    from assay._cli.attest_signing import load_private_keys
     from assay.snapshot.publish import publish
 
-    passphrase = read_passphrase(args.passphrase_env)
-    keys = [load_private_key(_read(path), passphrase=passphrase, where=path) for path in args.key]
+    keys = load_private_keys(args.key, args.passphrase_env)
     folder = _export_folder(args)
     since = _export_since(args, folder)
-    store = open_store(args.store or default_store_url(), create=False)
-    try:
+    with named_store(args, create=False) as store:
         if args.publish and since is not None and since == store.generation():
             print(f"nothing written after generation {since}: nothing to publish", file=sys.stderr)
             return EXIT_OK
         part, manifest = _write_part(store, folder, since)
-    finally:
-        store.close()
     out = Path(args.out) if args.out else folder / _snapshot_name(manifest)
-    try:  # signed before it takes its name: a failed signing leaves no unsigned OUT
-        digest = _sign(part, out, manifest, keys, args.identity_token)
-    except BaseException:
-        part.unlink(missing_ok=True)
-        raise
-    os.replace(part, out)
+    digest = _signed_in_place(part, out, manifest, keys, args.identity_token)
     if args.publish:
         publish(folder, out, manifest, digest)
     _export_summary(args, out, manifest, digest)
     return EXIT_OK
+
+
+def _signed_in_place(
+    part: Path, out: Path, manifest: Manifest, keys: list[PrivateKey], token: str | None
+) -> str:
+    """Sign the snapshot at `part`, then give it its name `out`: signed before, so that a
+    failed signing leaves no unsigned OUT (and no part file)."""
+    try:
+        digest = _sign(part, out, manifest, keys, token)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    os.replace(part, out)
+    return digest
 
 
 def _export_folder(args: argparse.Namespace) -> Path:
@@ -251,8 +247,6 @@ def _sign(
 
 
 def _export_summary(args: argparse.Namespace, out: Path, manifest: Manifest, digest: str) -> None:
-    import orjson
-
     summary = {
         "generation": manifest.generation,
         "since": manifest.since,
@@ -261,7 +255,7 @@ def _export_summary(args: argparse.Namespace, out: Path, manifest: Manifest, dig
         "sha256": digest,
     }
     if args.json:
-        sys.stdout.write(orjson.dumps(summary).decode() + "\n")
+        print_compact_json(summary)
         return
     signed = ", signed" if args.key or args.identity_token else ", unsigned"
     print(
@@ -282,62 +276,59 @@ def _import(args: argparse.Namespace) -> int:
 
 def _local_files(names: list[str], folder: Path) -> list[Path]:
     """The files named, an OCI artifact's snapshots pulled into `folder` in their place."""
-    from assay.snapshot.oci import is_oci, oci_reference, pull
-    from assay.snapshot.publish import INDEX_NAME, SIGNATURE_SUFFIXES
+    from assay.snapshot.oci import is_oci
 
     files: list[Path] = []
     for number, name in enumerate(names):
-        if not is_oci(name):
+        if is_oci(name):
+            files.extend(_pulled_snapshots(name, folder / str(number)))
+        else:
             files.append(Path(name))
-            continue
-        from assay.registry.client import RegistryClient
-
-        into = folder / str(number)
-        into.mkdir()
-        with RegistryClient() as client:
-            pulled = pull(client, oci_reference(name, "FILE"), into)
-        files.extend(
-            path
-            for path in pulled
-            if path.name != INDEX_NAME
-            and not path.name.endswith(tuple(SIGNATURE_SUFFIXES.values()))
-        )
     return files
 
 
+def _pulled_snapshots(reference: str, into: Path) -> list[Path]:
+    """The snapshots of the OCI artifact `reference`, pulled into the new folder `into`
+    (its index and signatures left out: the signatures are found beside each file)."""
+    from assay.registry.client import RegistryClient
+    from assay.snapshot.oci import oci_reference, pull
+    from assay.snapshot.publish import INDEX_NAME, SIGNATURE_SUFFIXES
+
+    into.mkdir()
+    with RegistryClient() as client:
+        pulled = pull(client, oci_reference(reference, "FILE"), into)
+    signatures = tuple(SIGNATURE_SUFFIXES.values())
+    return [p for p in pulled if p.name != INDEX_NAME and not p.name.endswith(signatures)]
+
+
 def _import_files(args: argparse.Namespace, files: list[Path]) -> int:
-    import orjson
-
-    from assay.nvd.storage import open_store
-    from assay.snapshot.store_io import apply_snapshot
-
     signed = _checked_signatures(args, files)
-    store = open_store(args.store or default_store_url(), create=args.create)
     results = []
-    try:
+    with named_store(args, create=args.create) as store:
         for path in files:
-            with path.open("rb") as stream:
-                if path in signed:
-                    _check_signed_manifest(stream, signed[path], path)
-                result = apply_snapshot(store, stream, str(path))
+            result = _apply(store, path, signed.get(path))
             results.append(result)
             if not args.json:
                 _print_applied(path, result)
-    finally:
-        store.close()
     if args.json:
-        sys.stdout.write(orjson.dumps([r.to_dict() for r in results]).decode() + "\n")
+        print_compact_json([r.to_dict() for r in results])
     return EXIT_OK
+
+
+def _apply(store: Store, path: Path, signed: SignedSnapshot | None) -> ApplyResult:
+    """Apply the snapshot file `path`, its manifest first checked against what was signed."""
+    from assay.snapshot.store_io import apply_snapshot
+
+    with path.open("rb") as stream:
+        if signed is not None:
+            _check_signed_manifest(stream, signed, path)
+        return apply_snapshot(store, stream, str(path))
 
 
 def _checked_signatures(args: argparse.Namespace, files: list[Path]) -> dict[Path, SignedSnapshot]:
     """Every file's signature, checked before any store is opened or written."""
     trust = _trust(args)
-    if args.signature and len(files) != 1:
-        raise InputError("--signature", "names the signature of one FILE; give one FILE with it")
-    for path in files:
-        if not path.is_file():
-            raise InputError(str(path), "expected a snapshot file")
+    _check_files(args.signature, files)
     if trust is None:
         print(
             "assay store import: --insecure-unsigned: no signature checked; nothing says who "
@@ -346,6 +337,14 @@ def _checked_signatures(args: argparse.Namespace, files: list[Path]) -> dict[Pat
         )
         return {}
     return {path: trust(path) for path in files}
+
+
+def _check_files(signature: str | None, files: list[Path]) -> None:
+    if signature and len(files) != 1:
+        raise InputError("--signature", "names the signature of one FILE; give one FILE with it")
+    for path in files:
+        if not path.is_file():
+            raise InputError(str(path), "expected a snapshot file")
 
 
 def _check_signed_manifest(stream: IO[bytes], signed: SignedSnapshot, path: Path) -> None:
@@ -443,8 +442,6 @@ def _read(path: str) -> bytes:
 
 
 def _push(args: argparse.Namespace) -> int:
-    import orjson
-
     from assay.registry.client import RegistryClient
     from assay.snapshot.oci import oci_reference, push
 
@@ -452,8 +449,9 @@ def _push(args: argparse.Namespace) -> int:
     with RegistryClient() as client:
         pushed = push(client, ref, [Path(name) for name in args.files])
     if args.json:
-        document = {"reference": pushed.reference, "digest": pushed.digest, "files": pushed.files}
-        sys.stdout.write(orjson.dumps(document).decode() + "\n")
+        print_compact_json(
+            {"reference": pushed.reference, "digest": pushed.digest, "files": pushed.files}
+        )
     else:
         print(
             f"pushed {len(pushed.files)} file(s) to {pushed.reference}@{pushed.digest}",

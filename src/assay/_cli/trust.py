@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from assay._cli import EXIT_OK, EXIT_UNUSABLE, CommandTree, add_command, add_json_option
+from assay._cli import EXIT_OK, EXIT_UNUSABLE, CommandTree, add_json_option
+from assay._cli._options import print_json
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("trust", help="Sigstore trusted roots: list them, refresh them.")
-    show = add_command(
-        group,
-        "list",
+    show = tree.add(
+        "trust list",
         help="List the trusted roots in use.",
         handler=_list,
     )
     add_json_option(show, "print the list as JSON")
-    update = add_command(
-        group,
-        "update",
+    update = tree.add(
+        "trust update",
         help="Replace a shipped trusted root with a newer one (offline from a file, or online).",
         description=(
             "Replace a shipped trusted root with a newer trusted_root.json: from a file"
@@ -49,11 +46,7 @@ def _list(args: argparse.Namespace) -> int:
 
     roots = default_roots()
     if args.json:
-        print(
-            json.dumps(
-                [{"name": r.name, "origin": r.origin, "sha256": r.sha256} for r in roots], indent=2
-            )
-        )
+        print_json([{"name": r.name, "origin": r.origin, "sha256": r.sha256} for r in roots])
     else:
         for root in roots:
             print(f"{root.name}\t{root.origin}\tsha256:{root.sha256}")
@@ -66,15 +59,7 @@ def _update(args: argparse.Namespace) -> int:
     from assay.sigstore.roots import update_root
 
     if args.online:
-        if args.name == "github":
-            from assay.sigstore.github_tuf import fetch_github
-
-            data = fetch_github()
-        else:
-            from assay.sigstore.roots import fetch_public_good
-
-            data = fetch_public_good()
-        path = Path(_write_temporary(data))
+        path = Path(_write_temporary(_fetch_root(args.name)))
         try:
             target = update_root(path, args.name)
         finally:
@@ -83,6 +68,17 @@ def _update(args: argparse.Namespace) -> int:
         target = update_root(Path(args.source), args.name)
     print(f"trusted root {args.name} updated: {target}", file=sys.stderr)
     return EXIT_OK if target else EXIT_UNUSABLE
+
+
+def _fetch_root(name: str) -> bytes:
+    """The newest trusted root of the instance `name`, through its TUF repository."""
+    if name == "github":
+        from assay.sigstore.github_tuf import fetch_github
+
+        return fetch_github()
+    from assay.sigstore.roots import fetch_public_good
+
+    return fetch_public_good()
 
 
 def _write_temporary(data: bytes) -> str:

@@ -13,6 +13,7 @@ import argparse
 from typing import Any
 
 from assay._cli import EXIT_OK, CommandTree, add_list_option
+from assay._cli._options import add_options, json_bytes, option, write_bytes
 from assay.errors import InputError
 
 _STATUSES = ("not_affected", "affected", "fixed", "under_investigation")
@@ -25,13 +26,16 @@ _JUSTIFICATIONS = (
 )
 
 
+_OUT = option(
+    "--out", "--file", dest="out", metavar="FILE", help="write here, not to standard output"
+)
+
+
 def _document_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--author", default="Unknown Author", help="the document's author")
     parser.add_argument("--author-role", metavar="ROLE", help="the author's role")
     parser.add_argument("--id", metavar="IRI", help="the document's @id (default: from content)")
-    parser.add_argument(
-        "--out", "--file", dest="out", metavar="FILE", help="write here, not to standard output"
-    )
+    add_options(parser, _OUT)
 
 
 def _trust_options(parser: argparse.ArgumentParser) -> None:
@@ -47,9 +51,9 @@ def _trust_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(tree: CommandTree) -> None:
-    group = tree.group("vex", help="Create, merge and apply VEX documents (as vexctl).")
-    create = group.add_parser(
-        "create",
+    create = tree.add(
+        "vex create",
+        handler=_create,
         help="Write an OpenVEX document with one statement.",
         description="Write an OpenVEX 0.2.0 document with one statement: VULN's STATUS for "
         "the products (with a justification or impact statement for not_affected, an "
@@ -78,10 +82,10 @@ def register(tree: CommandTree) -> None:
         create, "--aliases", default=[], metavar="ID", help="other ids of the vulnerability"
     )
     _document_options(create)
-    create.set_defaults(handler=_create)
 
-    merge = group.add_parser(
-        "merge",
+    merge = tree.add(
+        "vex merge",
+        handler=_merge,
         help="Join the statements of VEX documents into one OpenVEX document.",
         description="Read VEX documents (OpenVEX, CycloneDX VEX, CSAF csaf_vex; plain or "
         "signed) and write one OpenVEX 0.2.0 document with their statements, oldest first; "
@@ -92,10 +96,10 @@ def register(tree: CommandTree) -> None:
     add_list_option(merge, "--vuln", default=[], metavar="ID", help="keep these vulnerabilities")
     _document_options(merge)
     _trust_options(merge)
-    merge.set_defaults(handler=_merge)
 
-    apply = group.add_parser(
-        "filter",
+    apply = tree.add(
+        "vex filter",
+        handler=_filter,
         help="Remove the results VEX says are not_affected or fixed from a SARIF log.",
         description="Read a SARIF log (any scanner's; assay's names each component) and "
         "VEX documents, and write the log without the results a statement says are "
@@ -107,25 +111,12 @@ def register(tree: CommandTree) -> None:
     add_list_option(
         apply, "--product", default=[], metavar="ID", help="the product the report is about"
     )
-    apply.add_argument(
-        "--out", "--file", dest="out", metavar="FILE", help="write here, not to standard output"
-    )
+    add_options(apply, _OUT)
     _trust_options(apply)
-    apply.set_defaults(handler=_filter)
 
 
 def _write(out: str | None, document: Any) -> None:
-    import json
-    import sys
-
-    data = json.dumps(document, indent=2).encode() + b"\n"
-    if out is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    from assay._cli.attest_signing import write_output
-
-    write_output(out, data)
+    write_bytes(out, json_bytes(document))
 
 
 def _create(args: argparse.Namespace) -> int:
