@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from assay.audit.model import Cvss
+from assay.audit.model import Cvss, Vulnerability
 
 __all__ = [
     "CISA_ADP_ORG_ID",
@@ -38,6 +38,7 @@ __all__ = [
     "nvd_ratings",
     "severity_of_score",
     "severity_word",
+    "with_rating",
 ]
 
 RATING_SOURCES: Final = ("nvd", "cna", "adp", "osv", "osv-word")
@@ -94,6 +95,13 @@ def choose_severity(ratings: Iterable[Rating]) -> Rating | None:
     return min(usable, key=lambda rating: rating.rank, default=None)
 
 
+def with_rating(finding: Vulnerability, rating: Rating | None) -> Vulnerability:
+    """`finding` with `rating`'s severity, CVSS and source (none of them when unrated)."""
+    if rating is None:
+        return replace(finding, severity=None, cvss=None, rated_by=None)
+    return replace(finding, severity=rating.severity, cvss=rating.cvss, rated_by=rating.source)
+
+
 def severity_of_score(score: float, version: str = "3.1") -> str:
     """CVSS's qualitative rating of a base score (2.0 has no NONE or CRITICAL)."""
     if version == "2.0":
@@ -122,25 +130,30 @@ def nvd_ratings(record: Mapping[str, Any]) -> list[Rating]:
     for key, version in _NVD_METRICS:
         entries = metrics.get(key)
         for entry in entries if isinstance(entries, list) else ():
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("cvssData"), Mapping):
-                continue
-            data = entry["cvssData"]
-            score, vector = data.get("baseScore"), data.get("vectorString")
-            if not isinstance(score, int | float) or not isinstance(vector, str):
-                continue
-            source = entry.get("source") if isinstance(entry.get("source"), str) else ""
-            severity = data.get("baseSeverity") or entry.get("baseSeverity")
-            found.append(
-                nvd_rating(
-                    entry.get("type"),
-                    str(source),
-                    version=version,
-                    score=float(score),
-                    vector=vector,
-                    severity=severity if isinstance(severity, str) else None,
-                )
-            )
+            rating = _nvd_metric_rating(entry, version)
+            if rating is not None:
+                found.append(rating)
     return found
+
+
+def _nvd_metric_rating(entry: object, version: str) -> Rating | None:
+    """One entry of a `metrics` list as a rating; `None` when it has no score and vector."""
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("cvssData"), Mapping):
+        return None
+    data = entry["cvssData"]
+    score, vector = data.get("baseScore"), data.get("vectorString")
+    if not isinstance(score, int | float) or not isinstance(vector, str):
+        return None
+    source = entry.get("source") if isinstance(entry.get("source"), str) else ""
+    severity = data.get("baseSeverity") or entry.get("baseSeverity")
+    return nvd_rating(
+        entry.get("type"),
+        str(source),
+        version=version,
+        score=float(score),
+        vector=vector,
+        severity=severity if isinstance(severity, str) else None,
+    )
 
 
 def nvd_rating(
