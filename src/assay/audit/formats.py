@@ -265,30 +265,46 @@ def _affects(component: ComponentResult) -> dict[str, Any]:
 def _vdr_vulnerability(
     vulnerability: Vulnerability, components: Sequence[ComponentResult]
 ) -> dict[str, Any]:
-    vulnerability_id = vulnerability.id
     item: dict[str, Any] = {
-        "id": vulnerability_id,
-        "source": advisory(vulnerability_id),
+        "id": vulnerability.id,
+        "source": advisory(vulnerability.id),
         "ratings": [_rating(vulnerability)],
         "affects": [_affects(c) for c in components],
+        **_vdr_details(vulnerability),
     }
+    analysis = _vdr_analysis(vulnerability, components)
+    if analysis is not None:
+        item["analysis"] = analysis
+    return item
+
+
+def _vdr_details(vulnerability: Vulnerability) -> dict[str, Any]:
+    """The entry's optional parts: the other ids, the CWEs and the fix."""
+    details: dict[str, Any] = {}
     if vulnerability.aliases:
-        item["references"] = [
+        details["references"] = [
             {"id": alias, "source": advisory(alias)} for alias in vulnerability.aliases
         ]
     cwes = [int(cwe[4:]) for cwe in vulnerability.cwes if cwe[4:].isdigit()]
     if cwes:
-        item["cwes"] = cwes
+        details["cwes"] = cwes
     if vulnerability.fixed_in:
-        item["recommendation"] = f"Upgrade to {vulnerability.fixed_in} or later"
-    if all(
-        v.conditional for c in components for v in c.vulnerabilities if v.id == vulnerability_id
-    ):
-        item["analysis"] = {"state": "in_triage", "detail": CONDITIONAL_DETAIL}
+        details["recommendation"] = f"Upgrade to {vulnerability.fixed_in} or later"
+    return details
+
+
+def _vdr_analysis(
+    vulnerability: Vulnerability, components: Sequence[ComponentResult]
+) -> dict[str, Any] | None:
+    """What VEX says of the vulnerability, else `in_triage` when every finding of it is
+    conditional."""
     analysis = cyclonedx_analysis(vulnerability)
     if analysis is not None:
-        item["analysis"] = analysis
-    return item
+        return analysis
+    found = (v for c in components for v in c.vulnerabilities if v.id == vulnerability.id)
+    if all(v.conditional for v in found):
+        return {"state": "in_triage", "detail": CONDITIONAL_DETAIL}
+    return None
 
 
 def to_vdr(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, Any]:
