@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote
 
@@ -35,6 +34,7 @@ from assay.audit.model import Component, Identification
 from assay.audit.source import VulnerabilitySource
 from assay.errors import InputError
 from assay.nvd.cpe import ANY, Cpe, parse_cpe
+from assay.osv.names import Purl, parse_purl
 
 __all__ = [
     "CONFIDENCE",
@@ -57,27 +57,6 @@ CONFIDENCE: Final = {
 MAX_AMBIGUOUS_VENDORS: Final = 3
 _FORGES: Final = ("github.com", "gitlab.com", "bitbucket.org")
 _QUOTED: Final = re.compile(r"[^a-z0-9._\-]")
-
-
-@dataclass(frozen=True, slots=True)
-class Purl:
-    type: str
-    namespace: str | None
-    name: str
-    version: str | None
-
-
-def parse_purl(text: str) -> Purl:
-    """A purl, through packageurl-python; raises `InputError` naming what is wrong."""
-    from packageurl import PackageURL
-
-    try:
-        purl = PackageURL.from_string(text)
-    except ValueError as error:
-        raise InputError(
-            "purl", f"expected a package URL (pkg:type/name@version): {error}"
-        ) from None
-    return Purl(purl.type.lower(), purl.namespace or None, purl.name, purl.version or None)
 
 
 def _escaped(value: str) -> str:

@@ -22,7 +22,7 @@ events; without the repositories, a commit is affected here when it is named by 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -144,13 +144,22 @@ def range_affects(order: str, entry: Range, version: str) -> Hit | None:
     if current is None:
         return None
     walked = _sorted_events(order, entry.events)
+    if not _walk(walked, current) or not _below_limits(order, current, entry.events):
+        return None
+    return Hit(_describe(entry), _fix_after(walked, current))
+
+
+def _walk(walked: Sequence[tuple[Any, Event]], current: Any) -> bool:
+    """Whether the version is affected once every event (in version order) is passed."""
     affected = False
     for key, event in walked:
         affected = _EVENTS.get(event.kind, _unchanged)(affected, current, key)
-    if not affected or not _below_limits(order, current, entry.events):
-        return None
-    fixed = next((e.value for key, e in walked if e.kind == "fixed" and _less(current, key)), None)
-    return Hit(_describe(entry), fixed)
+    return affected
+
+
+def _fix_after(walked: Sequence[tuple[Any, Event]], current: Any) -> str | None:
+    """The first `fixed` event above the version."""
+    return next((e.value for key, e in walked if e.kind == "fixed" and _less(current, key)), None)
 
 
 def _describe(entry: Range) -> str:
