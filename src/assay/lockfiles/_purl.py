@@ -6,6 +6,10 @@ from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 from packageurl import PackageURL
+from packaging.utils import canonicalize_name
+
+from assay.lockfiles._digests import single_digests
+from assay.lockfiles._model import LockedFile, LockedPackage
 
 PYPI_SIMPLE = "https://pypi.org/simple"
 # Hosts that serve the public npm registry itself (Yarn's is a mirror of it).
@@ -51,4 +55,27 @@ def _purl(kind: str, namespace: str | None, name: str, version: str, repository:
         PackageURL(
             type=kind, namespace=namespace, name=name, version=version, qualifiers=qualifiers
         )
+    )
+
+
+def pypi_package(
+    name: str,
+    version: str,
+    files: tuple[LockedFile, ...],
+    location: str,
+    *,
+    index_url: object,
+    dev: bool = False,
+) -> LockedPackage:
+    """A PyPI package a lock file pins, with its distribution files (`index_url`:
+    the index it names, if a string)."""
+    return LockedPackage(
+        name=canonicalize_name(name),
+        version=version,
+        purl=pypi_purl(name, version, index_url=index_url if isinstance(index_url, str) else None),
+        digests=single_digests([f.digests for f in files]),
+        ecosystem="pypi",
+        files=files,
+        location=location,
+        dev=dev,
     )
