@@ -447,8 +447,14 @@ def describe(source: object, cve_ids: Sequence[str]) -> dict[str, str]:
     found = {
         cve_id: text for cve_id, record in nvd.items() if (text := _english(record)) is not None
     }
-    missing = [cve_id for cve_id in cve_ids if cve_id not in found]
-    for cve_id, raw in store.cve5_records(missing).items():
+    found.update(_cna_descriptions(store, [cve_id for cve_id in cve_ids if cve_id not in found]))
+    return found
+
+
+def _cna_descriptions(store: Any, cve_ids: Sequence[str]) -> dict[str, str]:
+    """The CNA's description in each stored CVE 5 record (where it gives one)."""
+    found: dict[str, str] = {}
+    for cve_id, raw in store.cve5_records(cve_ids).items():
         text = read_record(raw, f"stored CVE 5 record {cve_id}").cna.description
         if text:
             found[cve_id] = text

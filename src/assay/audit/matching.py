@@ -454,14 +454,19 @@ class _NamesEvaluator(_TreeEvaluator):
         if not hitters:
             return _FALSE if negated else _UNKNOWN
         if match.vulnerable:
-            assert match.criteria is not None
-            narrow = match.criteria.version_end_excluding is not None
-            for name in hitters:
-                if name in self.wanted:
-                    self.first.setdefault(name, match)
-                    if narrow:
-                        self.fixed.setdefault(name, match)
+            self._note(match)
         return _TRUE
+
+    def _note(self, match: Match) -> None:
+        """A vulnerable match as the first hit (and first fixed hit) of the wanted names
+        that hit it."""
+        assert match.criteria is not None
+        narrow = match.criteria.version_end_excluding is not None
+        for name in match.hitters:
+            if name in self.wanted:
+                self.first.setdefault(name, match)
+                if narrow:
+                    self.fixed.setdefault(name, match)
 
 
 def evaluate_names(compiled: Compiled, wanted: Collection[Cpe]) -> dict[Cpe, Outcome]:
@@ -510,15 +515,13 @@ def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None, str | Non
 
 
 def _cwes(record: Mapping[str, Any]) -> tuple[str, ...]:
-    found: list[str] = []
-    for weakness in _list(record.get("weaknesses")):
-        if not isinstance(weakness, Mapping):
-            continue
-        for description in _list(weakness.get("description")):
-            value = description.get("value") if isinstance(description, Mapping) else None
-            if isinstance(value, str) and value.startswith("CWE-") and value not in found:
-                found.append(value)
-    return tuple(found)
+    values = (
+        description.get("value") if isinstance(description, Mapping) else None
+        for weakness in _list(record.get("weaknesses"))
+        if isinstance(weakness, Mapping)
+        for description in _list(weakness.get("description"))
+    )
+    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v.startswith("CWE-")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from assay.audit.model import Cvss, Vulnerability
 
 __all__ = [
     "CISA_ADP_ORG_ID",
+    "NVD_METRICS",
     "RATING_SOURCES",
     "Rating",
     "choose_severity",
@@ -46,12 +47,13 @@ RATING_SOURCES: Final = ("nvd", "cna", "adp", "osv", "osv-word")
 CISA_ADP_ORG_ID: Final = "134c704f-9b21-4f2e-91b3-4a467353bcc0"
 """The source identifier NVD and CVE records give CISA's ADP container."""
 _VERSIONS: Final = ("4.0", "3.1", "3.0")
-_NVD_METRICS: Final = (
+NVD_METRICS: Final = (
     ("cvssMetricV40", "4.0"),
     ("cvssMetricV31", "3.1"),
     ("cvssMetricV30", "3.0"),
     ("cvssMetricV2", "2.0"),
 )
+"""An NVD record's `metrics` keys and their CVSS versions."""
 _WORDS: Final = {
     "NONE": "NONE",
     "LOW": "LOW",
@@ -127,7 +129,7 @@ def nvd_ratings(record: Mapping[str, Any]) -> list[Rating]:
     found: list[Rating] = []
     if not isinstance(metrics, Mapping):
         return found
-    for key, version in _NVD_METRICS:
+    for key, version in NVD_METRICS:
         entries = metrics.get(key)
         for entry in entries if isinstance(entries, list) else ():
             rating = _nvd_metric_rating(entry, version)
