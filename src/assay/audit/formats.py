@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from assay.audit.model import ComponentResult, Inventory, ScanResult, Vulnerability
+from assay.audit.model import Component, ComponentResult, Inventory, ScanResult, Vulnerability
 from assay.audit.rules import Finding, Verdict
 from assay.audit.vex_out import cyclonedx_analysis
 
@@ -202,40 +202,42 @@ def _bom_components(result: ScanResult) -> list[dict[str, Any]]:
         if component.ref in seen:
             continue
         seen.add(component.ref)
-        entry: dict[str, Any] = {
-            "type": "library",
-            "bom-ref": component.ref,
-            "name": component.name,
-        }
-        if component.version:
-            entry["version"] = component.version
-        if component.purl:
-            entry["purl"] = component.purl
-        if component.cpes:
-            entry["cpe"] = component.cpes[0]
-        components.append(entry)
+        components.append(_bom_component(component))
     return components
+
+
+def _bom_component(component: Component) -> dict[str, Any]:
+    """A scanned component as a CycloneDX library (its version, purl and first CPE
+    where it has them)."""
+    entry: dict[str, Any] = {"type": "library", "bom-ref": component.ref, "name": component.name}
+    if component.version:
+        entry["version"] = component.version
+    if component.purl:
+        entry["purl"] = component.purl
+    if component.cpes:
+        entry["cpe"] = component.cpes[0]
+    return entry
 
 
 def _with_refs(items: Any, refs: dict[str, str]) -> Any:
     """Components (nested too) with a `bom-ref` where the input gave none."""
     if not isinstance(items, list):
         return items
-    out = []
-    for item in items:
-        if isinstance(item, dict):
-            copy = dict(item)
-            if "bom-ref" not in copy and isinstance(copy.get("name"), str):
-                name = copy["name"] if not copy.get("group") else f"{copy['group']}/{copy['name']}"
-                version = copy.get("version")
-                key = f"{name}@{version}" if version else name
-                copy["bom-ref"] = refs.get(key, key)
-            if "components" in copy:
-                copy["components"] = _with_refs(copy["components"], refs)
-            out.append(copy)
-        else:
-            out.append(item)
-    return out
+    return [_with_ref(item, refs) if isinstance(item, dict) else item for item in items]
+
+
+def _with_ref(item: dict[str, Any], refs: dict[str, str]) -> dict[str, Any]:
+    """One component (and those nested in it) with a `bom-ref`: the one the scan gave
+    its `group/name@version`, else that key itself."""
+    copy = dict(item)
+    if "bom-ref" not in copy and isinstance(copy.get("name"), str):
+        name = copy["name"] if not copy.get("group") else f"{copy['group']}/{copy['name']}"
+        version = copy.get("version")
+        key = f"{name}@{version}" if version else name
+        copy["bom-ref"] = refs.get(key, key)
+    if "components" in copy:
+        copy["components"] = _with_refs(copy["components"], refs)
+    return copy
 
 
 def _vdr_bom(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, Any]:
