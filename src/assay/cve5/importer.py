@@ -147,20 +147,25 @@ class Cve5Importer:
         if path.suffix.lower() != ".json" and not named:
             self.report.skipped += 1
             return
+        data = self._read(path)
+        if data is not None:
+            self.import_bytes(data, str(path), named=named)
+
+    def _read(self, path: Path) -> bytes | None:
+        """A record file's bytes; None (rejected, the problem noted) when too large or
+        unreadable."""
         try:
             size = path.stat().st_size
             if size > MAX_RECORD_BYTES:
                 raise Cve5Error(str(path), "", f"expected at most {MAX_RECORD_BYTES} bytes")
-            data = path.read_bytes()
+            return path.read_bytes()
         except OSError as error:
-            self.report.rejected += 1
-            self._problem(f"{path}: cannot read: {error.strerror or error}")
-            return
+            problem = f"{path}: cannot read: {error.strerror or error}"
         except Cve5Error as error:
-            self.report.rejected += 1
-            self._problem(error.diagnostics())
-            return
-        self.import_bytes(data, str(path), named=named)
+            problem = error.diagnostics()
+        self.report.rejected += 1
+        self._problem(problem)
+        return None
 
     def _zip(self, handle: IO[bytes], name: str, depth: int) -> None:
         with zipfile.ZipFile(handle) as archive:
