@@ -138,22 +138,29 @@ def _attestation_items(data: bytes, where: str) -> list[Any]:
     return items
 
 
+_ATTESTATION_KINDS: Final[dict[str, str]] = {
+    PUBLISH_PREDICATE: "publish",
+    PROVENANCE_V02: "provenance",
+    PROVENANCE_V1: "provenance",
+}
+"""The attestations npm serves, by predicate type."""
+
+
 def _attestations(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(publish bundle, provenance bundle) of npm's attestations document."""
-    publish, provenance = [], []
+    bundles: dict[str, list[dict[str, Any]]] = {"publish": [], "provenance": []}
     for number, item in enumerate(_attestation_items(data, where)):
         at = f"{where}: $.attestations[{number}]"
         if not isinstance(item, dict) or not isinstance(item.get("bundle"), dict):
             raise AttestationError(at, "expected {predicateType, bundle}")
-        kind = item.get("predicateType")
-        if kind == PUBLISH_PREDICATE:
-            publish.append(item["bundle"])
-        elif kind in (PROVENANCE_V02, PROVENANCE_V1):
-            provenance.append(item["bundle"])
-        else:
+        predicate_type = item.get("predicateType")
+        kind = _ATTESTATION_KINDS.get(predicate_type) if isinstance(predicate_type, str) else None
+        if kind is None:
             raise AttestationError(
-                f"{at}.predicateType", f"expected publish or provenance, found {kind!r}"
+                f"{at}.predicateType", f"expected publish or provenance, found {predicate_type!r}"
             )
+        bundles[kind].append(item["bundle"])
+    publish, provenance = bundles["publish"], bundles["provenance"]
     if len(publish) != 1 or len(provenance) != 1:
         raise AttestationError(
             f"{where}: $.attestations",
