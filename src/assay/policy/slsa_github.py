@@ -105,6 +105,16 @@ class Options:
     image: bool = False
     """The artifact is a container image: the container generator is trusted too."""
 
+    def source_rule(self) -> SourceRule:
+        """The source the flags ask for (repository, branch or tag, workflow inputs)."""
+        return SourceRule(
+            repository=self.source_uri,
+            branch=self.source_branch,
+            tag=self.source_tag,
+            versioned_tag=self.source_versioned_tag,
+            workflow_inputs=dict(self.workflow_inputs),
+        )
+
 
 def testing_mode() -> bool:
     return os.environ.get(TESTING_ENV, "").lower() in {"1", "true", "yes"}
@@ -141,13 +151,7 @@ def builtin_policy(family: Family, options: Options, *, testing: bool = False) -
             issuer=GITHUB_ISSUER, subject_pattern=re.compile(re.escape(family.workflow) + "@.+")
         ),
     )
-    source = SourceRule(
-        repository=options.source_uri,
-        branch=options.source_branch,
-        tag=options.source_tag,
-        versioned_tag=options.source_versioned_tag,
-        workflow_inputs=dict(options.workflow_inputs),
-    )
+    source = options.source_rule()
     return Policy(
         uri=BUILTIN_POLICY_URI,
         digest={},

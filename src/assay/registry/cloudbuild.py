@@ -26,18 +26,12 @@ POLICY = "builtin:gcb"
 
 
 def cloud_build_policy(options: Options) -> Policy:
-    from assay.policy import SourceRule, load_policy
+    from assay.policy import load_policy
 
     if not options.builder_id:
         raise InputError("builder_id", "expected the builder id Cloud Build provenance names")
     policy = load_policy(POLICY)
-    source = SourceRule(
-        repository=options.source_uri,
-        branch=options.source_branch,
-        tag=options.source_tag,
-        versioned_tag=options.source_versioned_tag,
-        workflow_inputs=dict(options.workflow_inputs),
-    )
+    source = options.source_rule()
     signers = tuple(
         dataclasses.replace(s, builders=narrow(s.builders, options.builder_id))
         for s in policy.signers
