@@ -91,15 +91,15 @@ def _sort_key(item: tuple[int, Any, int, Event]) -> tuple[int, _Sortable, int]:
 
 def _below_limits(order: str, version: Any, events: tuple[Event, ...]) -> bool:
     limits = [event.value for event in events if event.kind == "limit"]
-    if not limits:
+    return not limits or any(_below(order, version, limit) for limit in limits)
+
+
+def _below(order: str, version: Any, limit: str) -> bool:
+    """Whether the version is below one `limit` event (`*`: every version is)."""
+    if limit == "*":
         return True
-    for limit in limits:
-        if limit == "*":
-            return True
-        key = version_key(order, limit)
-        if key is not None and _less(version, key):
-            return True
-    return False
+    key = version_key(order, limit)
+    return key is not None and _less(version, key)
 
 
 def _less(a: Any, b: Any) -> bool:
