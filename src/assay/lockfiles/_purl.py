@@ -37,15 +37,18 @@ def npm_purl(name: str, version: str, *, resolved: str | None = None) -> str:
     namespace: str | None = None
     if name.startswith("@") and "/" in name:
         namespace, name = name.split("/", 1)
-    repository = None
-    if resolved and resolved.startswith(("https://", "http://")):
-        parts = urlsplit(resolved)
-        if parts.hostname and parts.hostname not in _NPM_PUBLIC_HOSTS:
-            # Only scheme and host: a tarball URL may carry credentials or tokens in its path.
-            repository = f"{parts.scheme}://{parts.hostname}" + (
-                f":{parts.port}" if parts.port else ""
-            )
-    return _purl("npm", namespace, name, version, repository)
+    return _purl("npm", namespace, name, version, _npm_registry(resolved))
+
+
+def _npm_registry(resolved: str | None) -> str | None:
+    """The registry a tarball URL names, unless it is the public one."""
+    if not resolved or not resolved.startswith(("https://", "http://")):
+        return None
+    parts = urlsplit(resolved)
+    if not parts.hostname or parts.hostname in _NPM_PUBLIC_HOSTS:
+        return None
+    # Only scheme and host: a tarball URL may carry credentials or tokens in its path.
+    return f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
