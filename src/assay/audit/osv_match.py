@@ -223,8 +223,13 @@ def _merged(group: _Group) -> Vulnerability:
         return _named(parts[0], group)
     # NVD's (unconditional first) finding leads where there is one.
     parts = sorted(parts, key=_lead)
-    lead = _named(parts[0], group)
-    unrated = Vulnerability(
+    return with_rating(_joined(_named(parts[0], group), parts), _merged_rating(parts))
+
+
+def _joined(lead: Vulnerability, parts: Sequence[Vulnerability]) -> Vulnerability:
+    """The parts' facts as one finding under the lead's id and aliases (unrated): known
+    exploited if any part is, conditional only if every part is."""
+    return Vulnerability(
         id=lead.id,
         severity=None,
         cvss=None,
@@ -236,7 +241,6 @@ def _merged(group: _Group) -> Vulnerability:
         aliases=lead.aliases,
         sources=tuple(dict.fromkeys(source for p in parts for source in p.sources)),
     )
-    return with_rating(unrated, _merged_rating(parts))
 
 
 def _merged_rating(parts: Sequence[Vulnerability]) -> Rating | None:

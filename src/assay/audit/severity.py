@@ -104,17 +104,30 @@ def with_rating(finding: Vulnerability, rating: Rating | None) -> Vulnerability:
     return replace(finding, severity=rating.severity, cvss=rating.cvss, rated_by=rating.source)
 
 
+_BANDS: Final[tuple[tuple[float, str], ...]] = (
+    (4.0, "LOW"),
+    (7.0, "MEDIUM"),
+    (9.0, "HIGH"),
+    (math.inf, "CRITICAL"),
+)
+"""CVSS 3.x and 4.0's ratings: each up to (below) its bound; 0 is NONE."""
+_V2_BANDS: Final[tuple[tuple[float, str], ...]] = (
+    (4.0, "LOW"),
+    (7.0, "MEDIUM"),
+    (math.inf, "HIGH"),
+)
+"""CVSS 2.0's ratings (it has no NONE or CRITICAL)."""
+
+
 def severity_of_score(score: float, version: str = "3.1") -> str:
     """CVSS's qualitative rating of a base score (2.0 has no NONE or CRITICAL)."""
     if version == "2.0":
-        return "LOW" if score < 4.0 else "MEDIUM" if score < 7.0 else "HIGH"
-    if score == 0:
+        bands = _V2_BANDS
+    elif score == 0:
         return "NONE"
-    if score < 4.0:
-        return "LOW"
-    if score < 7.0:
-        return "MEDIUM"
-    return "HIGH" if score < 9.0 else "CRITICAL"
+    else:
+        bands = _BANDS
+    return next((level for below, level in bands if score < below), bands[-1][1])
 
 
 def severity_word(text: object) -> str | None:
