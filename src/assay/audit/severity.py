@@ -197,16 +197,21 @@ def _round_up(value: float) -> float:
     return (math.floor(whole / 10_000) + 1) / 10.0
 
 
-def cvss3_base_score(vector: str) -> float | None:
-    """The base score of a CVSS v3.0/v3.1 vector (FIRST's specification, section 7);
-    `None` when `vector` is not one."""
+def _cvss3_metrics(vector: str) -> dict[str, str] | None:
+    """A CVSS v3.0/v3.1 vector's metrics by name (the last of a repeated one); None when
+    it is not such a vector."""
     parts = vector.strip().split("/")
     if not parts or parts[0] not in ("CVSS:3.0", "CVSS:3.1"):
         return None
-    metrics: dict[str, str] = {}
-    for part in parts[1:]:
-        name, _, value = part.partition(":")
-        metrics[name] = value
+    return {name: value for name, _, value in (part.partition(":") for part in parts[1:])}
+
+
+def cvss3_base_score(vector: str) -> float | None:
+    """The base score of a CVSS v3.0/v3.1 vector (FIRST's specification, section 7);
+    `None` when `vector` is not one."""
+    metrics = _cvss3_metrics(vector)
+    if metrics is None:
+        return None
     try:
         changed = metrics["S"] == "C"
         if metrics["S"] not in ("U", "C"):
