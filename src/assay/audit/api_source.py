@@ -119,9 +119,8 @@ class ApiSource:
         found = []
         for item in result.products:
             raw = item.cpe.raw
-            try:
-                cpe = parse_cpe(str(raw.get("cpeName")), partial=False)
-            except InputError:
+            cpe = _parsed(raw.get("cpeName"), partial=False)
+            if cpe is None:
                 continue
             refs = tuple(str(r.get("ref")) for r in raw.get("refs") or () if isinstance(r, dict))
             found.append(DictionaryProduct(cpe, refs))
@@ -130,7 +129,6 @@ class ApiSource:
     def vendors_of(self, product: str) -> Sequence[tuple[str, str]]:
         from assay.nvd.client import NvdClientError
 
-        found: dict[tuple[str, str], None] = {}
         try:
             pattern = f"cpe:2.3:*:*:{product}"
             products = self._client.get_cpes(
@@ -141,23 +139,33 @@ class ApiSource:
             )
         except (NvdClientError, ValueError) as error:
             raise ClientError(f"{self.shown_url}: {error}") from error
-        for item in products.products:
-            try:
-                cpe = parse_cpe(str(item.cpe.raw.get("cpeName")), partial=False)
-            except InputError:
-                continue
-            found[(cpe.part, cpe.vendor)] = None
-        for vulnerability in cves.vulnerabilities:
-            for configuration in vulnerability.cve.raw.get("configurations") or ():
-                for node in configuration.get("nodes") or ():
-                    for match in node.get("cpeMatch") or ():
-                        try:
-                            cpe = parse_cpe(str(match.get("criteria")), partial=True)
-                        except InputError:
-                            continue
-                        if cpe.product == product:
-                            found[(cpe.part, cpe.vendor)] = None
+        named = (_parsed(item.cpe.raw.get("cpeName"), partial=False) for item in products.products)
+        hit = (
+            cpe
+            for vulnerability in cves.vulnerabilities
+            for cpe in _criteria(vulnerability.cve.raw)
+            if cpe.product == product
+        )
+        found = {(cpe.part, cpe.vendor): None for cpe in (*named, *hit) if cpe is not None}
         return list(found)
 
     def close(self) -> None:
         self._client.close()
+
+
+def _parsed(text: object, *, partial: bool) -> Cpe | None:
+    """A CPE name as the API gave it, or None when it is not one."""
+    try:
+        return parse_cpe(str(text), partial=partial)
+    except InputError:
+        return None
+
+
+def _criteria(record: Record) -> Iterator[Cpe]:
+    """The criteria of a record's configurations (top-level nodes, as NVD 2.0 gives them)."""
+    for configuration in record.get("configurations") or ():
+        for node in configuration.get("nodes") or ():
+            for match in node.get("cpeMatch") or ():
+                cpe = _parsed(match.get("criteria"), partial=True)
+                if cpe is not None:
+                    yield cpe

@@ -281,6 +281,17 @@ def _store_check(status: SourceStatus, max_age_days: float | None, now: datetime
     )
 
 
+def _finished_on(document: VerifiedDocument) -> datetime | str:
+    """The attestation's `scanFinishedOn` (UTC when it names no zone), or why none."""
+    metadata = document.predicate.get("metadata")
+    finished = metadata.get("scanFinishedOn") if isinstance(metadata, dict) else None
+    try:
+        moment = datetime.fromisoformat(str(finished).replace("Z", "+00:00"))
+    except ValueError:
+        return f"{document.source}: no readable scanFinishedOn ({finished!r})"
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def _finished(document: VerifiedDocument, wanted: AttestationRule, now: datetime) -> datetime | str:
     """When a scan attestation's scan finished, or why the rule does not accept it."""
     signers = [name for name in document.signers if name in wanted.signers]
@@ -289,13 +300,9 @@ def _finished(document: VerifiedDocument, wanted: AttestationRule, now: datetime
             f"{document.source}: signed by {', '.join(document.signers)}, not by "
             f"{', '.join(wanted.signers)}"
         )
-    metadata = document.predicate.get("metadata")
-    finished = metadata.get("scanFinishedOn") if isinstance(metadata, dict) else None
-    try:
-        moment = datetime.fromisoformat(str(finished).replace("Z", "+00:00"))
-    except ValueError:
-        return f"{document.source}: no readable scanFinishedOn ({finished!r})"
-    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    moment = _finished_on(document)
+    if isinstance(moment, str):
+        return moment
     if now - moment > wanted.max_age:
         return (
             f"{document.source}: finished {moment.isoformat()}, older than maxAge {wanted.max_age}"
@@ -315,6 +322,14 @@ def _attestation(
     scans = [d for d in documents if d.predicate_type in SCAN_PREDICATES]
     if not scans:
         return None, "no verified vulnerability scan attestation about the subject"
+    return _newest(scans, wanted, now)
+
+
+def _newest(
+    scans: Sequence[VerifiedDocument], wanted: AttestationRule, now: datetime
+) -> tuple[VerifiedDocument | None, str]:
+    """The scan attestation that finished last of those the rule accepts, or None and
+    why it accepts none."""
     reasons = []
     best: tuple[datetime, VerifiedDocument] | None = None
     for document in scans:

@@ -48,6 +48,7 @@ from assay.audit.severity import (
     choose_severity,
     nvd_ratings,
     severity_of_score,
+    with_rating,
 )
 from assay.audit.versions import compare_in
 from assay.cve5.index import (
@@ -216,11 +217,10 @@ def _finding(
 ) -> Vulnerability:
     chosen = choose_severity([*_ratings(record), *(nvd_ratings(nvd) if nvd else [])])
     marked = _adp_kev(record)  # CISA-ADP's KEV mark (the catalogue's entry, when stored, wins)
-    return Vulnerability(
+    unrated = Vulnerability(
         id=record.cve_id,
-        severity=None if chosen is None else chosen.severity,
-        cvss=None if chosen is None else chosen.cvss,
-        rated_by=None if chosen is None else chosen.source,
+        severity=None,
+        cvss=None,
         kev=bool((nvd or {}).get("cisaExploitAdd")) or marked is not None,
         kev_detail=KevDetail(marked or None) if marked is not None else None,
         cwes=_cwes(record, nvd),
@@ -229,6 +229,7 @@ def _finding(
         conditional=False,
         sources=(source,),
     )
+    return with_rating(unrated, chosen)
 
 
 # -- the pass -----------------------------------------------------------------------
@@ -273,8 +274,17 @@ def supplement(
     if cve5 and store is not None and store.count_cve5():
         components, unidentified = _match(store, components, unidentified, min_confidence)
     ids = sorted({v.id for c in components for v in c.vulnerabilities})
-    kev = store.kev_entries(ids) if store is not None and ids else {}
-    epss = store.epss_scores(ids) if store is not None and ids else {}
+    if store is not None and ids:
+        components = _with_kev_and_epss(components, store.kev_entries(ids), store.epss_scores(ids))
+    return replace(result, components=tuple(components), unidentified=tuple(unidentified))
+
+
+def _with_kev_and_epss(
+    components: list[ComponentResult], kev: Mapping[str, Any], epss: Mapping[str, Any]
+) -> list[ComponentResult]:
+    """The components with their findings' KEV details and EPSS scores."""
+    if not (kev or epss):
+        return components
     # Findings of one record and hit share one object (`scan._Findings`): annotated once.
     done: dict[int, Vulnerability] = {}
 
@@ -284,12 +294,9 @@ def supplement(
             found = done[id(vulnerability)] = _annotated(vulnerability, kev, epss)
         return found
 
-    finished = (
-        [replace(c, vulnerabilities=tuple(map(annotated, c.vulnerabilities))) for c in components]
-        if kev or epss
-        else components
-    )
-    return replace(result, components=tuple(finished), unidentified=tuple(unidentified))
+    return [
+        replace(c, vulnerabilities=tuple(map(annotated, c.vulnerabilities))) for c in components
+    ]
 
 
 def _annotated(
@@ -389,6 +396,15 @@ def _promote(
     return promoted, left
 
 
+def _cves_by_key(store: Any, wanted: Mapping[int, _Wanted]) -> dict[str, list[str]]:
+    """The CVEs whose CVE 5 `affected[]` names each key the components are looked up by."""
+    all_keys = sorted({key for item in wanted.values() for key in item.keys})
+    by_key: dict[str, list[str]] = {}
+    for key, cve_id in store.cve5_lookup(all_keys) if all_keys else ():
+        by_key.setdefault(key, []).append(cve_id)
+    return by_key
+
+
 def _match(
     store: Any,
     components: list[ComponentResult],
@@ -396,10 +412,7 @@ def _match(
     min_confidence: float,
 ) -> tuple[list[ComponentResult], list[Unidentified]]:
     wanted = _all_wanted(components, unidentified)
-    all_keys = sorted({key for item in wanted.values() for key in item.keys})
-    by_key: dict[str, list[str]] = {}
-    for key, cve_id in store.cve5_lookup(all_keys) if all_keys else ():
-        by_key.setdefault(key, []).append(cve_id)
+    by_key = _cves_by_key(store, wanted)
     candidates = sorted({cve_id for ids in by_key.values() for cve_id in ids})
     if not candidates:
         return components, unidentified
@@ -434,8 +447,14 @@ def describe(source: object, cve_ids: Sequence[str]) -> dict[str, str]:
     found = {
         cve_id: text for cve_id, record in nvd.items() if (text := _english(record)) is not None
     }
-    missing = [cve_id for cve_id in cve_ids if cve_id not in found]
-    for cve_id, raw in store.cve5_records(missing).items():
+    found.update(_cna_descriptions(store, [cve_id for cve_id in cve_ids if cve_id not in found]))
+    return found
+
+
+def _cna_descriptions(store: Any, cve_ids: Sequence[str]) -> dict[str, str]:
+    """The CNA's description in each stored CVE 5 record (where it gives one)."""
+    found: dict[str, str] = {}
+    for cve_id, raw in store.cve5_records(cve_ids).items():
         text = read_record(raw, f"stored CVE 5 record {cve_id}").cna.description
         if text:
             found[cve_id] = text

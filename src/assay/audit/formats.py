@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from assay.audit.model import ComponentResult, Inventory, ScanResult, Vulnerability
+from assay.audit.model import Component, ComponentResult, Inventory, ScanResult, Vulnerability
 from assay.audit.rules import Finding, Verdict
 from assay.audit.vex_out import cyclonedx_analysis
 
@@ -202,40 +202,42 @@ def _bom_components(result: ScanResult) -> list[dict[str, Any]]:
         if component.ref in seen:
             continue
         seen.add(component.ref)
-        entry: dict[str, Any] = {
-            "type": "library",
-            "bom-ref": component.ref,
-            "name": component.name,
-        }
-        if component.version:
-            entry["version"] = component.version
-        if component.purl:
-            entry["purl"] = component.purl
-        if component.cpes:
-            entry["cpe"] = component.cpes[0]
-        components.append(entry)
+        components.append(_bom_component(component))
     return components
+
+
+def _bom_component(component: Component) -> dict[str, Any]:
+    """A scanned component as a CycloneDX library (its version, purl and first CPE
+    where it has them)."""
+    entry: dict[str, Any] = {"type": "library", "bom-ref": component.ref, "name": component.name}
+    if component.version:
+        entry["version"] = component.version
+    if component.purl:
+        entry["purl"] = component.purl
+    if component.cpes:
+        entry["cpe"] = component.cpes[0]
+    return entry
 
 
 def _with_refs(items: Any, refs: dict[str, str]) -> Any:
     """Components (nested too) with a `bom-ref` where the input gave none."""
     if not isinstance(items, list):
         return items
-    out = []
-    for item in items:
-        if isinstance(item, dict):
-            copy = dict(item)
-            if "bom-ref" not in copy and isinstance(copy.get("name"), str):
-                name = copy["name"] if not copy.get("group") else f"{copy['group']}/{copy['name']}"
-                version = copy.get("version")
-                key = f"{name}@{version}" if version else name
-                copy["bom-ref"] = refs.get(key, key)
-            if "components" in copy:
-                copy["components"] = _with_refs(copy["components"], refs)
-            out.append(copy)
-        else:
-            out.append(item)
-    return out
+    return [_with_ref(item, refs) if isinstance(item, dict) else item for item in items]
+
+
+def _with_ref(item: dict[str, Any], refs: dict[str, str]) -> dict[str, Any]:
+    """One component (and those nested in it) with a `bom-ref`: the one the scan gave
+    its `group/name@version`, else that key itself."""
+    copy = dict(item)
+    if "bom-ref" not in copy and isinstance(copy.get("name"), str):
+        name = copy["name"] if not copy.get("group") else f"{copy['group']}/{copy['name']}"
+        version = copy.get("version")
+        key = f"{name}@{version}" if version else name
+        copy["bom-ref"] = refs.get(key, key)
+    if "components" in copy:
+        copy["components"] = _with_refs(copy["components"], refs)
+    return copy
 
 
 def _vdr_bom(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, Any]:
@@ -265,30 +267,46 @@ def _affects(component: ComponentResult) -> dict[str, Any]:
 def _vdr_vulnerability(
     vulnerability: Vulnerability, components: Sequence[ComponentResult]
 ) -> dict[str, Any]:
-    vulnerability_id = vulnerability.id
     item: dict[str, Any] = {
-        "id": vulnerability_id,
-        "source": advisory(vulnerability_id),
+        "id": vulnerability.id,
+        "source": advisory(vulnerability.id),
         "ratings": [_rating(vulnerability)],
         "affects": [_affects(c) for c in components],
+        **_vdr_details(vulnerability),
     }
+    analysis = _vdr_analysis(vulnerability, components)
+    if analysis is not None:
+        item["analysis"] = analysis
+    return item
+
+
+def _vdr_details(vulnerability: Vulnerability) -> dict[str, Any]:
+    """The entry's optional parts: the other ids, the CWEs and the fix."""
+    details: dict[str, Any] = {}
     if vulnerability.aliases:
-        item["references"] = [
+        details["references"] = [
             {"id": alias, "source": advisory(alias)} for alias in vulnerability.aliases
         ]
     cwes = [int(cwe[4:]) for cwe in vulnerability.cwes if cwe[4:].isdigit()]
     if cwes:
-        item["cwes"] = cwes
+        details["cwes"] = cwes
     if vulnerability.fixed_in:
-        item["recommendation"] = f"Upgrade to {vulnerability.fixed_in} or later"
-    if all(
-        v.conditional for c in components for v in c.vulnerabilities if v.id == vulnerability_id
-    ):
-        item["analysis"] = {"state": "in_triage", "detail": CONDITIONAL_DETAIL}
+        details["recommendation"] = f"Upgrade to {vulnerability.fixed_in} or later"
+    return details
+
+
+def _vdr_analysis(
+    vulnerability: Vulnerability, components: Sequence[ComponentResult]
+) -> dict[str, Any] | None:
+    """What VEX says of the vulnerability, else `in_triage` when every finding of it is
+    conditional."""
     analysis = cyclonedx_analysis(vulnerability)
     if analysis is not None:
-        item["analysis"] = analysis
-    return item
+        return analysis
+    found = (v for c in components for v in c.vulnerabilities if v.id == vulnerability.id)
+    if all(v.conditional for v in found):
+        return {"state": "in_triage", "detail": CONDITIONAL_DETAIL}
+    return None
 
 
 def to_vdr(result: ScanResult, inventories: Sequence[Inventory]) -> dict[str, Any]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote
 
@@ -35,6 +34,7 @@ from assay.audit.model import Component, Identification
 from assay.audit.source import VulnerabilitySource
 from assay.errors import InputError
 from assay.nvd.cpe import ANY, Cpe, parse_cpe
+from assay.osv.names import Purl, parse_purl
 
 __all__ = [
     "CONFIDENCE",
@@ -57,27 +57,6 @@ CONFIDENCE: Final = {
 MAX_AMBIGUOUS_VENDORS: Final = 3
 _FORGES: Final = ("github.com", "gitlab.com", "bitbucket.org")
 _QUOTED: Final = re.compile(r"[^a-z0-9._\-]")
-
-
-@dataclass(frozen=True, slots=True)
-class Purl:
-    type: str
-    namespace: str | None
-    name: str
-    version: str | None
-
-
-def parse_purl(text: str) -> Purl:
-    """A purl, through packageurl-python; raises `InputError` naming what is wrong."""
-    from packageurl import PackageURL
-
-    try:
-        purl = PackageURL.from_string(text)
-    except ValueError as error:
-        raise InputError(
-            "purl", f"expected a package URL (pkg:type/name@version): {error}"
-        ) from None
-    return Purl(purl.type.lower(), purl.namespace or None, purl.name, purl.version or None)
 
 
 def _escaped(value: str) -> str:
@@ -137,40 +116,43 @@ def _pep503(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+_REGISTRY_PAGES: Final = {
+    "pypi": ("pypi.org/project/{pep503}", "pypi.python.org/pypi/{pep503}"),
+    "npm": ("npmjs.com/package/{full}",),
+    "gem": ("rubygems.org/gems/{name}",),
+    "cargo": ("crates.io/crates/{name}",),
+    "maven": (
+        "search.maven.org/artifact/{namespace}/{name}",
+        "central.sonatype.com/artifact/{namespace}/{name}",
+        "mvnrepository.com/artifact/{namespace}/{name}",
+    ),
+    "golang": ("pkg.go.dev/{full}",),
+    "nuget": ("nuget.org/packages/{name}",),
+    "composer": ("packagist.org/packages/{full}",),
+}
+"""Each purl type's registry pages: `{full}` is `namespace/name` (or the name alone)."""
+_NAMESPACED: Final = ("maven",)
+"""Types whose registry pages name the namespace: none without one."""
+_FORGE_TYPES: Final = {"github": "github.com", "gitlab": "gitlab.com", "bitbucket": "bitbucket.org"}
+
+
 def registry_links(purl: Purl) -> list[str]:
     """The registry pages of a package (normalized links, see `normalize_link`)."""
     name, namespace = purl.name, purl.namespace
+    if purl.type in _NAMESPACED and not namespace:
+        return []
     full = f"{namespace}/{name}" if namespace else name
-    links: list[str] = []
-    if purl.type == "pypi":
-        links += [f"pypi.org/project/{_pep503(name)}", f"pypi.python.org/pypi/{_pep503(name)}"]
-    elif purl.type == "npm":
-        links += [f"npmjs.com/package/{full}"]
-    elif purl.type == "gem":
-        links += [f"rubygems.org/gems/{name}"]
-    elif purl.type == "cargo":
-        links += [f"crates.io/crates/{name}"]
-    elif purl.type == "maven" and namespace:
-        links += [
-            f"search.maven.org/artifact/{namespace}/{name}",
-            f"central.sonatype.com/artifact/{namespace}/{name}",
-            f"mvnrepository.com/artifact/{namespace}/{name}",
-        ]
-    elif purl.type == "golang":
-        links += [f"pkg.go.dev/{full}"]
-    elif purl.type == "nuget":
-        links += [f"nuget.org/packages/{name}"]
-    elif purl.type == "composer":
-        links += [f"packagist.org/packages/{full}"]
-    return [link.lower() for link in links]
+    return [
+        page.format(name=name, namespace=namespace, full=full, pep503=_pep503(name)).lower()
+        for page in _REGISTRY_PAGES.get(purl.type, ())
+    ]
 
 
 def repository_links(purl: Purl | None, repository: str | None) -> list[str]:
     links: list[str] = []
     if purl is not None and purl.namespace:
-        if purl.type in ("github", "gitlab", "bitbucket"):
-            host = {"github": "github.com", "gitlab": "gitlab.com", "bitbucket": "bitbucket.org"}
-            links.append(f"{host[purl.type]}/{purl.namespace}/{purl.name}".lower())
+        if purl.type in _FORGE_TYPES:
+            links.append(f"{_FORGE_TYPES[purl.type]}/{purl.namespace}/{purl.name}".lower())
         elif purl.type == "golang" and purl.namespace.split("/", 1)[0] in _FORGES:
             links.append(f"{purl.namespace}/{purl.name}".lower())
     if repository:
@@ -224,27 +206,29 @@ class Identifier:
         given = self._given(component)
         if given is not None:
             return given
-        version = component.version
-        purl: Purl | None = None
-        if component.purl:
-            try:
-                purl = parse_purl(component.purl)
-            except InputError:
-                purl = None
-            if purl is not None and not version:
-                version = purl.version
+        purl = _component_purl(component)
+        version = component.version or (purl.version if purl is not None else None)
         if not version:
             return "no version: it cannot be placed in any version range"
-        if purl is not None:
-            for link in registry_links(purl):
-                products = self._products(link)
-                if products:
-                    return self._named(products, version, "purl", f"registry page {link}")
+        linked = self._by_page(component, purl, version)
+        if linked is not None:
+            return linked
+        return self._by_name(component, purl, version)
+
+    def _by_page(
+        self, component: Component, purl: Purl | None, version: str
+    ) -> Identification | None:
+        """The products whose dictionary entry links to the package's registry page, else
+        to its source repository."""
+        for link in registry_links(purl) if purl is not None else ():
+            products = self._products(link)
+            if products:
+                return self._named(products, version, "purl", f"registry page {link}")
         for link in repository_links(purl, component.repository):
             products = self._products(link)
             if products:
                 return self._named(products, version, "repository", f"source repository {link}")
-        return self._by_name(component, purl, version)
+        return None
 
     def _given(self, component: Component) -> Identification | None:
         names: list[str] = []
@@ -305,33 +289,54 @@ class Identifier:
         for product in _product_names(name):
             escaped = _escaped(product)
             vendors = [vendor for _, vendor in self._vendors_of(escaped)]
-            if not vendors:
-                continue
-            for hint in hints:
-                if hint in vendors:
-                    return Identification(
-                        (cpe_for("a", hint, escaped, version).formatted(),),
-                        "name",
-                        CONFIDENCE["name-hint"],
-                        f"product name {product!r} used by vendor {hint!r}, "
-                        "which the package's name or namespace names",
-                    )
-            if len(vendors) == 1:
-                return Identification(
-                    (cpe_for("a", vendors[0], escaped, version).formatted(),),
-                    "name",
-                    CONFIDENCE["name-single"],
-                    f"product name {product!r}, used by one vendor only ({vendors[0]!r})",
-                )
-            if len(vendors) <= MAX_AMBIGUOUS_VENDORS:
-                return Identification(
-                    tuple(cpe_for("a", v, escaped, version).formatted() for v in vendors),
-                    "name",
-                    CONFIDENCE["name-ambiguous"],
-                    f"product name {product!r}, used by {len(vendors)} vendors: "
-                    + ", ".join(vendors),
-                )
+            found = _by_vendors(product, vendors, hints, version)
+            if found is not None:
+                return found
             ambiguous = max(ambiguous, len(vendors))
         if ambiguous:
             return f"product name {name!r} is used by {ambiguous} vendors: too ambiguous"
         return f"no CPE dictionary product or CVE criteria for {name!r}"
+
+
+def _component_purl(component: Component) -> Purl | None:
+    """The component's purl, if it has one that parses."""
+    if not component.purl:
+        return None
+    try:
+        return parse_purl(component.purl)
+    except InputError:
+        return None
+
+
+def _by_vendors(
+    product: str, vendors: Sequence[str], hints: Sequence[str], version: str
+) -> Identification | None:
+    """A product name's identification by the vendors using it: the vendor the package
+    hints at, the only vendor, or a few of them; None for none or too many."""
+    escaped = _escaped(product)
+    if not vendors:
+        return None
+    for hint in hints:
+        if hint in vendors:
+            return Identification(
+                (cpe_for("a", hint, escaped, version).formatted(),),
+                "name",
+                CONFIDENCE["name-hint"],
+                f"product name {product!r} used by vendor {hint!r}, "
+                "which the package's name or namespace names",
+            )
+    if len(vendors) == 1:
+        return Identification(
+            (cpe_for("a", vendors[0], escaped, version).formatted(),),
+            "name",
+            CONFIDENCE["name-single"],
+            f"product name {product!r}, used by one vendor only ({vendors[0]!r})",
+        )
+    if len(vendors) <= MAX_AMBIGUOUS_VENDORS:
+        return Identification(
+            tuple(cpe_for("a", v, escaped, version).formatted() for v in vendors),
+            "name",
+            CONFIDENCE["name-ambiguous"],
+            f"product name {product!r}, used by {len(vendors)} vendors: " + ", ".join(vendors),
+        )
+    return None

@@ -46,6 +46,10 @@ class _Findings:
     def encoded(self, v: Vulnerability) -> bytes:
         if v.vex is not None:  # rare: a finding with a VEX statement is encoded whole
             return _dumps(v.to_dict(), _FINDING_LEVEL)
+        return self._head(v) + self._tail(v) + _extra(v)
+
+    def _head(self, v: Vulnerability) -> bytes:
+        """The record's part, up to (not including) the finding's closing brace."""
         cvss = v.cvss
         key = (v.id, v.severity, v.kev, v.cwes) + (
             () if cvss is None else (cvss.version, cvss.base_score, cvss.vector)
@@ -63,6 +67,10 @@ class _Findings:
                 _FINDING_LEVEL,
             )
             head = self._heads[key] = whole[: -len(_FINDING_CLOSING)]
+        return head
+
+    def _tail(self, v: Vulnerability) -> bytes:
+        """The hit's part: its criteria, fix and condition."""
         hit = (v.match_criteria_id, v.fixed_in, v.conditional)
         tail = self._tails.get(hit)
         if tail is None:
@@ -79,25 +87,29 @@ class _Findings:
                     b"true" if v.conditional else b"false",
                 )
             )
-        level = _FINDING_LEVEL + 1
-        extra = b"".join(
-            (
-                _INSIDE,
-                b'"kevDetail": ',
-                _dumps(None if v.kev_detail is None else v.kev_detail.to_dict(), level),
-                _INSIDE,
-                b'"epss": ',
-                _dumps(None if v.epss is None else v.epss.to_dict(), level),
-                _INSIDE,
-                b'"aliases": ',
-                _dumps(list(v.aliases), level),
-                _INSIDE,
-                b'"sources": ',
-                _dumps([source.to_dict() for source in v.sources], level),
-                _FINDING_CLOSING,
-            )
+        return tail
+
+
+def _extra(v: Vulnerability) -> bytes:
+    """The finding's own part (KEV details, EPSS, aliases, sources), closed."""
+    level = _FINDING_LEVEL + 1
+    return b"".join(
+        (
+            _INSIDE,
+            b'"kevDetail": ',
+            _dumps(None if v.kev_detail is None else v.kev_detail.to_dict(), level),
+            _INSIDE,
+            b'"epss": ',
+            _dumps(None if v.epss is None else v.epss.to_dict(), level),
+            _INSIDE,
+            b'"aliases": ',
+            _dumps(list(v.aliases), level),
+            _INSIDE,
+            b'"sources": ',
+            _dumps([source.to_dict() for source in v.sources], level),
+            _FINDING_CLOSING,
         )
-        return head + tail + extra
+    )
 
 
 _COMPONENT_CLOSING: Final = b"\n" + b"  " * _COMPONENT_LEVEL + b"}"

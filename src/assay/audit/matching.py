@@ -92,20 +92,17 @@ class NameSet:
         """The names that hit a criteria (NVD's ordering), remembered by `key` (> 0)."""
         found = self._matching.get(key) if key else None
         if found is None:
-            target = criteria.criteria
-            if ANY in (target.vendor, target.product):
-                candidates: Iterable[Cpe] = [n for g in self._by_product.values() for n in g]
-            else:
-                candidates = self._by_product.get((target.vendor, target.product), ())
-            found = tuple(
-                name
-                for group in (candidates, self._wild)
-                for name in group
-                if name_matches(name, criteria)
-            )
+            candidates = (*self._candidates(criteria.criteria), *self._wild)
+            found = tuple(name for name in candidates if name_matches(name, criteria))
             if key:
                 self._matching[key] = found
         return found
+
+    def _candidates(self, target: Cpe) -> Iterable[Cpe]:
+        """The plain names that could hit a criteria naming `target`'s vendor and product."""
+        if ANY in (target.vendor, target.product):
+            return [name for group in self._by_product.values() for name in group]
+        return self._by_product.get((target.vendor, target.product), ())
 
     def hits(self, criteria: CriteriaRange, excluding: Cpe | None = None, key: int = 0) -> bool:
         """Whether a name other than `excluding` hits the criteria (NVD's ordering)."""
@@ -128,14 +125,17 @@ def component_hits(name: ComponentName, criteria: CriteriaRange) -> bool:
         return False
     if wanted != ANY:
         return compare(version, _unescaped(wanted)) == 0
-    start, end = criteria.start, criteria.end
-    if start is not None:
-        order = compare(version, start[0])
-        if order < 0 or (order == 0 and not start[1]):
-            return False
-    if end is not None:
-        order = compare(version, end[0])
-        if order > 0 or (order == 0 and not end[1]):
+    return _within(compare, version, criteria)
+
+
+def _within(compare: Comparator, version: str, criteria: CriteriaRange) -> bool:
+    """Whether `version` lies between the criteria's start and end (each inclusive or not)."""
+    # (bound, the sign of a comparison that puts the version outside it)
+    for bound, outside in ((criteria.start, -1), (criteria.end, 1)):
+        if bound is None:
+            continue
+        order = compare(version, bound[0])
+        if order * outside > 0 or (order == 0 and not bound[1]):
             return False
     return True
 
@@ -454,14 +454,19 @@ class _NamesEvaluator(_TreeEvaluator):
         if not hitters:
             return _FALSE if negated else _UNKNOWN
         if match.vulnerable:
-            assert match.criteria is not None
-            narrow = match.criteria.version_end_excluding is not None
-            for name in hitters:
-                if name in self.wanted:
-                    self.first.setdefault(name, match)
-                    if narrow:
-                        self.fixed.setdefault(name, match)
+            self._note(match)
         return _TRUE
+
+    def _note(self, match: Match) -> None:
+        """A vulnerable match as the first hit (and first fixed hit) of the wanted names
+        that hit it."""
+        assert match.criteria is not None
+        narrow = match.criteria.version_end_excluding is not None
+        for name in match.hitters:
+            if name in self.wanted:
+                self.first.setdefault(name, match)
+                if narrow:
+                    self.fixed.setdefault(name, match)
 
 
 def evaluate_names(compiled: Compiled, wanted: Collection[Cpe]) -> dict[Cpe, Outcome]:
@@ -510,15 +515,13 @@ def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None, str | Non
 
 
 def _cwes(record: Mapping[str, Any]) -> tuple[str, ...]:
-    found: list[str] = []
-    for weakness in _list(record.get("weaknesses")):
-        if not isinstance(weakness, Mapping):
-            continue
-        for description in _list(weakness.get("description")):
-            value = description.get("value") if isinstance(description, Mapping) else None
-            if isinstance(value, str) and value.startswith("CWE-") and value not in found:
-                found.append(value)
-    return tuple(found)
+    values = (
+        description.get("value") if isinstance(description, Mapping) else None
+        for weakness in _list(record.get("weaknesses"))
+        if isinstance(weakness, Mapping)
+        for description in _list(weakness.get("description"))
+    )
+    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v.startswith("CWE-")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,13 +10,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from assay.policy.vulnerabilities import SEVERITY_ORDER
 from assay.vex.model import Assessment
 
 IDENTIFIED_BY: Final = ("cpe", "purl", "repository", "name")
 """How a component was identified, strongest first (docs/scan.md, Identification)."""
+
+
+class _JsonFields:
+    """A record whose JSON form is its fields under the keys `JSON_KEYS` names (tuples
+    written as arrays)."""
+
+    __slots__ = ()
+    JSON_KEYS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(field, JSON key) of each field written, in order."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: _json_value(getattr(self, name)) for name, key in self.JSON_KEYS}
+
+
+def _json_value(value: object) -> object:
+    return list(value) if isinstance(value, tuple) else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +88,7 @@ class Identification:
 
 
 @dataclass(frozen=True, slots=True)
-class FindingSource:
+class FindingSource(_JsonFields):
     """Where a finding comes from: a source, its record, and the rule that matched."""
 
     source: str
@@ -83,34 +99,31 @@ class FindingSource:
     """What matched: NVD's match criteria id, the OSV range, the JSON path of a CVE 5
     `affected[]` entry."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "id": self.id, "rule": self.rule}
+    JSON_KEYS = (("source", "source"), ("id", "id"), ("rule", "rule"))
 
 
 @dataclass(frozen=True, slots=True)
-class Cvss:
+class Cvss(_JsonFields):
     version: str
     base_score: float
     vector: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "baseScore": self.base_score, "vector": self.vector}
+    JSON_KEYS = (("version", "version"), ("base_score", "baseScore"), ("vector", "vector"))
 
 
 @dataclass(frozen=True, slots=True)
-class Epss:
+class Epss(_JsonFields):
     """FIRST's EPSS score of a CVE: the probability of exploitation in the next 30 days."""
 
     score: float
     percentile: float
     date: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"score": self.score, "percentile": self.percentile, "date": self.date}
+    JSON_KEYS = (("score", "score"), ("percentile", "percentile"), ("date", "date"))
 
 
 @dataclass(frozen=True, slots=True)
-class KevDetail:
+class KevDetail(_JsonFields):
     """What CISA's KEV catalogue says of a known exploited CVE, where known."""
 
     date_added: str | None
@@ -118,12 +131,11 @@ class KevDetail:
     ransomware: str | None = None
     """`knownRansomwareCampaignUse`: `Known` or `Unknown`."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "dateAdded": self.date_added,
-            "dueDate": self.due_date,
-            "knownRansomwareCampaignUse": self.ransomware,
-        }
+    JSON_KEYS = (
+        ("date_added", "dateAdded"),
+        ("due_date", "dueDate"),
+        ("ransomware", "knownRansomwareCampaignUse"),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,21 +289,20 @@ class SourceStatus:
 
 
 @dataclass(frozen=True, slots=True)
-class InputSummary:
+class InputSummary(_JsonFields):
     source: str
     format: str
     components: int
     verified: bool | None
     notes: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "file": self.source,
-            "format": self.format,
-            "components": self.components,
-            "signatureVerified": self.verified,
-            "notes": list(self.notes),
-        }
+    JSON_KEYS = (
+        ("source", "file"),
+        ("format", "format"),
+        ("components", "components"),
+        ("verified", "signatureVerified"),
+        ("notes", "notes"),
+    )
 
 
 @dataclass(frozen=True, slots=True)

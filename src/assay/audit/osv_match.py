@@ -21,7 +21,7 @@ theirs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol, runtime_checkable
 
 from assay.audit.model import Component, Cvss, FindingSource, Vulnerability
@@ -31,6 +31,7 @@ from assay.audit.severity import (
     cvss3_base_score,
     severity_of_score,
     severity_word,
+    with_rating,
 )
 from assay.errors import InputError
 from assay.osv.evaluate import Hit, record_hit
@@ -124,11 +125,10 @@ def _rule(hit: tuple[int, Affected, Hit]) -> str:
 
 
 def _finding(record: OsvRecord, rule: str, fixed: str | None) -> Vulnerability:
-    rating = choose_severity(_ratings(record))
-    return Vulnerability(
+    unrated = Vulnerability(
         id=record.id,
-        severity=None if rating is None else rating.severity,
-        cvss=None if rating is None else rating.cvss,
+        severity=None,
+        cvss=None,
         kev=False,
         cwes=_cwes(record.database_specific),
         match_criteria_id=None,
@@ -136,8 +136,8 @@ def _finding(record: OsvRecord, rule: str, fixed: str | None) -> Vulnerability:
         conditional=False,
         aliases=tuple(alias for alias in record.aliases if alias != record.id),
         sources=(FindingSource("osv", record.id, rule),),
-        rated_by=None if rating is None else rating.source,
     )
+    return with_rating(unrated, choose_severity(_ratings(record)))
 
 
 def _severity_rating(severity: Any) -> Rating | None:
@@ -223,14 +223,16 @@ def _merged(group: _Group) -> Vulnerability:
         return _named(parts[0], group)
     # NVD's (unconditional first) finding leads where there is one.
     parts = sorted(parts, key=_lead)
-    lead = _named(parts[0], group)
-    rating = choose_severity(
-        Rating(p.rated_by or "nvd", p.severity, p.cvss) for p in parts if p.severity or p.cvss
-    )
+    return with_rating(_joined(_named(parts[0], group), parts), _merged_rating(parts))
+
+
+def _joined(lead: Vulnerability, parts: Sequence[Vulnerability]) -> Vulnerability:
+    """The parts' facts as one finding under the lead's id and aliases (unrated): known
+    exploited if any part is, conditional only if every part is."""
     return Vulnerability(
         id=lead.id,
-        severity=None if rating is None else rating.severity,
-        cvss=None if rating is None else rating.cvss,
+        severity=None,
+        cvss=None,
         kev=any(p.kev for p in parts),
         cwes=tuple(dict.fromkeys(cwe for p in parts for cwe in p.cwes)),
         match_criteria_id=_first(p.match_criteria_id for p in parts),
@@ -238,7 +240,14 @@ def _merged(group: _Group) -> Vulnerability:
         conditional=all(p.conditional for p in parts),
         aliases=lead.aliases,
         sources=tuple(dict.fromkeys(source for p in parts for source in p.sources)),
-        rated_by=None if rating is None else rating.source,
+    )
+
+
+def _merged_rating(parts: Sequence[Vulnerability]) -> Rating | None:
+    """The rating `choose_severity` takes from the parts' ratings (NVD's where a part
+    names no rater)."""
+    return choose_severity(
+        Rating(p.rated_by or "nvd", p.severity, p.cvss) for p in parts if p.severity or p.cvss
     )
 
 
@@ -255,16 +264,4 @@ def _named(part: Vulnerability, group: _Group) -> Vulnerability:
     aliases = tuple(sorted(i for i in group.ids if i != name))
     if name == part.id and aliases == part.aliases:
         return part
-    return Vulnerability(
-        id=name,
-        severity=part.severity,
-        cvss=part.cvss,
-        kev=part.kev,
-        cwes=part.cwes,
-        match_criteria_id=part.match_criteria_id,
-        fixed_in=part.fixed_in,
-        conditional=part.conditional,
-        aliases=aliases,
-        sources=part.sources,
-        rated_by=part.rated_by,
-    )
+    return replace(part, id=name, aliases=aliases)

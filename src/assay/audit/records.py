@@ -12,7 +12,7 @@ decoded in full and read leniently instead, with the same outcome as always.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 import orjson
@@ -28,7 +28,7 @@ from assay.audit.matching import (
     bounds_well_formed,
     record_facts,
 )
-from assay.audit.severity import Rating, choose_severity, nvd_rating
+from assay.audit.severity import NVD_METRICS, Rating, choose_severity, nvd_rating
 from assay.errors import StoreError
 
 __all__ = ["RecordReader", "ScanRecord"]
@@ -135,33 +135,29 @@ def _loads(raw: msgspec.Raw) -> Any:
     return orjson.loads(memoryview(raw)) if len(raw) else None
 
 
-_VERSIONS: Final = (
-    ("cvssMetricV40", "4.0"),
-    ("cvssMetricV31", "3.1"),
-    ("cvssMetricV30", "3.0"),
-    ("cvssMetricV2", "2.0"),
-)
-
-
 def _typed_ratings(metrics: Any) -> list[Rating]:
     """NVD's ratings of the typed metrics, of every CVSS version."""
-    ratings: list[Rating] = []
-    for key, version in _VERSIONS if metrics is not None else ():
-        for entry in getattr(metrics, key):
-            data = entry.cvssData
-            if data is None or data.baseScore is None or data.vectorString is None:
-                continue
-            ratings.append(
-                nvd_rating(
-                    entry.type,
-                    entry.source or "",
-                    version=version,
-                    score=data.baseScore,
-                    vector=data.vectorString,
-                    severity=data.baseSeverity or entry.baseSeverity,
-                )
-            )
-    return ratings
+    ratings = (
+        _typed_rating(entry, version)
+        for key, version in (NVD_METRICS if metrics is not None else ())
+        for entry in getattr(metrics, key)
+    )
+    return [rating for rating in ratings if rating is not None]
+
+
+def _typed_rating(entry: Any, version: str) -> Rating | None:
+    """One typed metric's rating; None without a score and a vector."""
+    data = entry.cvssData
+    if data is None or data.baseScore is None or data.vectorString is None:
+        return None
+    return nvd_rating(
+        entry.type,
+        entry.source or "",
+        version=version,
+        score=data.baseScore,
+        vector=data.vectorString,
+        severity=data.baseSeverity or entry.baseSeverity,
+    )
 
 
 def _typed_cwes(weaknesses: Any) -> tuple[str, ...]:

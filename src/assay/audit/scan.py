@@ -18,7 +18,7 @@ are judged one by one (`evaluate_record`). Only the findings are kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Final
@@ -137,18 +137,27 @@ def _match(
     reader = RecordReader(Compiler(names))
     lookups = plan.lookups
     for raw, indexes in read_ahead(source.find(lookups, report)):
-        record = reader.read(raw)
-        findings = _Findings(record)
+        findings = _Findings(reader.read(raw))
         wanted = [lookups[i].name for i in indexes if not lookups[i].product_wide]
         if wanted:
-            for name, (conditional, hit) in evaluate_names(record.compiled, set(wanted)).items():
-                plan.by_name[name].append(findings.of(hit, conditional))
+            _match_names(plan, findings, set(wanted))
         for index in indexes:
-            for judged in plan.judged_by_lookup.get(index, ()):
-                outcome = evaluate_record(record.compiled, judged.component, judged.known)
-                if outcome is not None:
-                    conditional, hit = outcome
-                    judged.found.append(findings.of(hit, conditional))
+            _match_components(findings, plan.judged_by_lookup.get(index, ()))
+
+
+def _match_names(plan: _Plan, findings: _Findings, wanted: set[Cpe]) -> None:
+    """The record's findings for names looked up alone (in NVD's version order)."""
+    for name, (conditional, hit) in evaluate_names(findings.record.compiled, wanted).items():
+        plan.by_name[name].append(findings.of(hit, conditional))
+
+
+def _match_components(findings: _Findings, judged: Iterable[_Judged]) -> None:
+    """The record's findings for components judged in their ecosystem's version order."""
+    for item in judged:
+        outcome = evaluate_record(findings.record.compiled, item.component, item.known)
+        if outcome is not None:
+            conditional, hit = outcome
+            item.found.append(findings.of(hit, conditional))
 
 
 SOURCES: Final = ("nvd", "osv", "cve5")
@@ -233,10 +242,11 @@ def _check_sources(
     unknown = [name for name in used if name not in SOURCES]
     if unknown:
         raise InputError("sources", f"expected some of {', '.join(SOURCES)}, found {unknown[0]!r}")
-    osv = isinstance(source, OsvLookup)
-    if "osv" in used and not osv:
-        raise InputError("sources", "osv: this vulnerability source holds no OSV records")
-    matcher = OsvMatcher(source) if "osv" in used and isinstance(source, OsvLookup) else None
+    matcher = None
+    if "osv" in used:
+        if not isinstance(source, OsvLookup):
+            raise InputError("sources", "osv: this vulnerability source holds no OSV records")
+        matcher = OsvMatcher(source)
     return replace(status, sources=used), matcher
 
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from assay.audit.model import Cvss
+from assay.audit.model import Cvss, Vulnerability
 
 __all__ = [
     "CISA_ADP_ORG_ID",
+    "NVD_METRICS",
     "RATING_SOURCES",
     "Rating",
     "choose_severity",
@@ -38,6 +39,7 @@ __all__ = [
     "nvd_ratings",
     "severity_of_score",
     "severity_word",
+    "with_rating",
 ]
 
 RATING_SOURCES: Final = ("nvd", "cna", "adp", "osv", "osv-word")
@@ -45,12 +47,13 @@ RATING_SOURCES: Final = ("nvd", "cna", "adp", "osv", "osv-word")
 CISA_ADP_ORG_ID: Final = "134c704f-9b21-4f2e-91b3-4a467353bcc0"
 """The source identifier NVD and CVE records give CISA's ADP container."""
 _VERSIONS: Final = ("4.0", "3.1", "3.0")
-_NVD_METRICS: Final = (
+NVD_METRICS: Final = (
     ("cvssMetricV40", "4.0"),
     ("cvssMetricV31", "3.1"),
     ("cvssMetricV30", "3.0"),
     ("cvssMetricV2", "2.0"),
 )
+"""An NVD record's `metrics` keys and their CVSS versions."""
 _WORDS: Final = {
     "NONE": "NONE",
     "LOW": "LOW",
@@ -94,17 +97,37 @@ def choose_severity(ratings: Iterable[Rating]) -> Rating | None:
     return min(usable, key=lambda rating: rating.rank, default=None)
 
 
+def with_rating(finding: Vulnerability, rating: Rating | None) -> Vulnerability:
+    """`finding` with `rating`'s severity, CVSS and source (none of them when unrated)."""
+    if rating is None:
+        return replace(finding, severity=None, cvss=None, rated_by=None)
+    return replace(finding, severity=rating.severity, cvss=rating.cvss, rated_by=rating.source)
+
+
+_BANDS: Final[tuple[tuple[float, str], ...]] = (
+    (4.0, "LOW"),
+    (7.0, "MEDIUM"),
+    (9.0, "HIGH"),
+    (math.inf, "CRITICAL"),
+)
+"""CVSS 3.x and 4.0's ratings: each up to (below) its bound; 0 is NONE."""
+_V2_BANDS: Final[tuple[tuple[float, str], ...]] = (
+    (4.0, "LOW"),
+    (7.0, "MEDIUM"),
+    (math.inf, "HIGH"),
+)
+"""CVSS 2.0's ratings (it has no NONE or CRITICAL)."""
+
+
 def severity_of_score(score: float, version: str = "3.1") -> str:
     """CVSS's qualitative rating of a base score (2.0 has no NONE or CRITICAL)."""
     if version == "2.0":
-        return "LOW" if score < 4.0 else "MEDIUM" if score < 7.0 else "HIGH"
-    if score == 0:
+        bands = _V2_BANDS
+    elif score == 0:
         return "NONE"
-    if score < 4.0:
-        return "LOW"
-    if score < 7.0:
-        return "MEDIUM"
-    return "HIGH" if score < 9.0 else "CRITICAL"
+    else:
+        bands = _BANDS
+    return next((level for below, level in bands if score < below), bands[-1][1])
 
 
 def severity_word(text: object) -> str | None:
@@ -119,28 +142,33 @@ def nvd_ratings(record: Mapping[str, Any]) -> list[Rating]:
     found: list[Rating] = []
     if not isinstance(metrics, Mapping):
         return found
-    for key, version in _NVD_METRICS:
+    for key, version in NVD_METRICS:
         entries = metrics.get(key)
         for entry in entries if isinstance(entries, list) else ():
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("cvssData"), Mapping):
-                continue
-            data = entry["cvssData"]
-            score, vector = data.get("baseScore"), data.get("vectorString")
-            if not isinstance(score, int | float) or not isinstance(vector, str):
-                continue
-            source = entry.get("source") if isinstance(entry.get("source"), str) else ""
-            severity = data.get("baseSeverity") or entry.get("baseSeverity")
-            found.append(
-                nvd_rating(
-                    entry.get("type"),
-                    str(source),
-                    version=version,
-                    score=float(score),
-                    vector=vector,
-                    severity=severity if isinstance(severity, str) else None,
-                )
-            )
+            rating = _nvd_metric_rating(entry, version)
+            if rating is not None:
+                found.append(rating)
     return found
+
+
+def _nvd_metric_rating(entry: object, version: str) -> Rating | None:
+    """One entry of a `metrics` list as a rating; `None` when it has no score and vector."""
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("cvssData"), Mapping):
+        return None
+    data = entry["cvssData"]
+    score, vector = data.get("baseScore"), data.get("vectorString")
+    if not isinstance(score, int | float) or not isinstance(vector, str):
+        return None
+    source = entry.get("source") if isinstance(entry.get("source"), str) else ""
+    severity = data.get("baseSeverity") or entry.get("baseSeverity")
+    return nvd_rating(
+        entry.get("type"),
+        str(source),
+        version=version,
+        score=float(score),
+        vector=vector,
+        severity=severity if isinstance(severity, str) else None,
+    )
 
 
 def nvd_rating(
@@ -169,16 +197,21 @@ def _round_up(value: float) -> float:
     return (math.floor(whole / 10_000) + 1) / 10.0
 
 
-def cvss3_base_score(vector: str) -> float | None:
-    """The base score of a CVSS v3.0/v3.1 vector (FIRST's specification, section 7);
-    `None` when `vector` is not one."""
+def _cvss3_metrics(vector: str) -> dict[str, str] | None:
+    """A CVSS v3.0/v3.1 vector's metrics by name (the last of a repeated one); None when
+    it is not such a vector."""
     parts = vector.strip().split("/")
     if not parts or parts[0] not in ("CVSS:3.0", "CVSS:3.1"):
         return None
-    metrics: dict[str, str] = {}
-    for part in parts[1:]:
-        name, _, value = part.partition(":")
-        metrics[name] = value
+    return {name: value for name, _, value in (part.partition(":") for part in parts[1:])}
+
+
+def cvss3_base_score(vector: str) -> float | None:
+    """The base score of a CVSS v3.0/v3.1 vector (FIRST's specification, section 7);
+    `None` when `vector` is not one."""
+    metrics = _cvss3_metrics(vector)
+    if metrics is None:
+        return None
     try:
         changed = metrics["S"] == "C"
         if metrics["S"] not in ("U", "C"):

@@ -161,13 +161,18 @@ def _criteria_names(record: Record) -> Iterator[Cpe]:
     while stack:
         node = stack.pop()
         stack.extend(node.get("children") or ())
-        for match in node.get("cpeMatch") or ():
-            text = match.get("criteria")
-            if isinstance(text, str):
-                try:
-                    yield parse_cpe(text, partial=True)
-                except InputError:
-                    continue
+        yield from _node_criteria(node)
+
+
+def _node_criteria(node: Record) -> Iterator[Cpe]:
+    """The criteria of a node's own `cpeMatch` that parse as CPE names."""
+    for match in node.get("cpeMatch") or ():
+        text = match.get("criteria")
+        if isinstance(text, str):
+            try:
+                yield parse_cpe(text, partial=True)
+            except InputError:
+                continue
 
 
 def last_sync(store: Store) -> str | None:

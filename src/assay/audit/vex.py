@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Any, Final
 
 from assay.audit.model import ComponentResult, InputSummary, Inventory, ScanResult, Vulnerability
 from assay.vex import ComponentNames, VexDocument, VexIndex
@@ -110,11 +110,17 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _object_at(value: object, *keys: str) -> Mapping[str, Any] | None:
+    """The object at the path of `keys` in `value`, if every step is an object."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value if isinstance(value, Mapping) else None
+
+
 def _product(document: object) -> ComponentNames | None:
     """The names of a CycloneDX BOM's `metadata.component` (None without any)."""
-    metadata = document.get("metadata") if isinstance(document, Mapping) else None
-    product = metadata.get("component") if isinstance(metadata, Mapping) else None
-    if not isinstance(product, Mapping):
+    product = _object_at(document, "metadata", "component")
+    if product is None:
         return None
     ref, purl, cpe = (_text(product.get(k)) for k in ("bom-ref", "purl", "cpe"))
     if ref is None and purl is None and cpe is None:

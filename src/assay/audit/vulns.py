@@ -176,22 +176,32 @@ def _severity(entry: Mapping[str, Any], where: str) -> tuple[str | None, Cvss | 
     severity: str | None = None
     cvss: Cvss | None = None
     for index, score in enumerate(scores):
-        if not isinstance(score, Mapping):
-            raise AttestationError(f"{where}.severity[{index}]", "expected {method, score}")
-        method, value = _text(score.get("method")), score.get("score")
-        if method is None or not isinstance(value, str | int | float):
-            raise AttestationError(f"{where}.severity[{index}]", "expected {method, score}")
-        text = str(value)
-        if method.lower() == SEVERITY_METHOD and text.upper() in SEVERITY_ORDER:
-            severity = text.upper()
-        elif method.upper().startswith(_CVSS_METHOD) or method.lower().startswith("cvss"):
-            try:
-                cvss = Cvss(method.split(":", 1)[-1], float(text), "")
-            except ValueError:
-                raise AttestationError(
-                    f"{where}.severity[{index}].score", f"expected a CVSS score, found {text!r}"
-                ) from None
+        rating = _score(score, f"{where}.severity[{index}]")
+        if isinstance(rating, Cvss):
+            cvss = rating
+        elif rating is not None:
+            severity = rating
     return severity, cvss
+
+
+def _score(score: object, where: str) -> str | Cvss | None:
+    """One `{method, score}`: NVD's severity word, a CVSS score, or neither (None)."""
+    if not isinstance(score, Mapping):
+        raise AttestationError(where, "expected {method, score}")
+    method, value = _text(score.get("method")), score.get("score")
+    if method is None or not isinstance(value, str | int | float):
+        raise AttestationError(where, "expected {method, score}")
+    text = str(value)
+    if method.lower() == SEVERITY_METHOD and text.upper() in SEVERITY_ORDER:
+        return text.upper()
+    if method.upper().startswith(_CVSS_METHOD) or method.lower().startswith("cvss"):
+        try:
+            return Cvss(method.split(":", 1)[-1], float(text), "")
+        except ValueError:
+            raise AttestationError(
+                f"{where}.score", f"expected a CVSS score, found {text!r}"
+            ) from None
+    return None
 
 
 def _object(value: object, where: str) -> Mapping[str, Any]:
@@ -264,6 +274,24 @@ def _results(scanner: Mapping[str, Any], where: str) -> list[Any]:
     return entries
 
 
+def _grouped(entries: Sequence[Any], where: str) -> dict[str, _Group]:
+    """The results as findings, grouped by the component ref their annotation names."""
+    groups: dict[str, _Group] = {}
+    for index, entry in enumerate(entries):
+        at = f"{where}.scanner.result[{index}]"
+        if not isinstance(entry, Mapping) or _text(entry.get("id")) is None:
+            raise AttestationError(at, "expected an object with an id")
+        note = _annotations(entry)
+        about = note.get("component")
+        about = about if isinstance(about, Mapping) else {}
+        ref = _text(about.get("ref")) or ""
+        finding = _finding(entry, note, at)
+        if ref not in groups:
+            groups[ref] = _group(about, ref, at)
+        groups[ref][1].append(finding)
+    return groups
+
+
 def read_vulns_predicate(
     predicate: Mapping[str, Any], source: str
 ) -> tuple[ScanResult, datetime, datetime]:
@@ -279,19 +307,7 @@ def read_vulns_predicate(
     started, finished = (
         _read_time(metadata, key, where) for key in ("scanStartedOn", "scanFinishedOn")
     )
-    groups: dict[str, _Group] = {}
-    for index, entry in enumerate(_results(scanner, where)):
-        at = f"{where}.scanner.result[{index}]"
-        if not isinstance(entry, Mapping) or _text(entry.get("id")) is None:
-            raise AttestationError(at, "expected an object with an id")
-        note = _annotations(entry)
-        about = note.get("component")
-        about = about if isinstance(about, Mapping) else {}
-        ref = _text(about.get("ref")) or ""
-        finding = _finding(entry, note, at)
-        if ref not in groups:
-            groups[ref] = _group(about, ref, at)
-        groups[ref][1].append(finding)
+    groups = _grouped(_results(scanner, where), where)
     components = tuple(
         ComponentResult(
             component,

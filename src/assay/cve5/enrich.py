@@ -35,19 +35,31 @@ _NAMESPACE: Final = uuid.UUID("5d0c5c1e-8f0a-4b7e-9a55-61737361792e")
 
 
 def _names(affected: Affected) -> list[tuple[str, str, str]]:
-    """(part, vendor, product) of each CPE the entry names."""
+    """(part, vendor, product) of each CPE the entry names: its `cpes`, else its vendor
+    and product as CPE words."""
+    found = _cpe_names(affected.cpes)
+    if not found and affected.vendor and affected.product:
+        found = _word_name(affected.vendor, affected.product)
+    return list(dict.fromkeys(found))
+
+
+def _cpe_names(cpes: tuple[str, ...]) -> list[tuple[str, str, str]]:
     found: list[tuple[str, str, str]] = []
-    for cpe in affected.cpes:
+    for cpe in cpes:
         pair = cpe_vendor_product(cpe)
         if pair is not None:
             part = cpe[8] if cpe.startswith("cpe:2.3:") and len(cpe) > 8 else "a"
             found.append((part, *pair))
-    if not found and affected.vendor and affected.product:
-        vendor = "_".join(affected.vendor.lower().split())
-        product = "_".join(affected.product.lower().split())
-        if _WORD.fullmatch(vendor) and _WORD.fullmatch(product) and "n/a" not in (vendor, product):
-            found.append(("a", vendor, product))
-    return list(dict.fromkeys(found))
+    return found
+
+
+def _word_name(vendor_text: str, product_text: str) -> list[tuple[str, str, str]]:
+    """The CNA's vendor and product as an application's CPE words, if they are words."""
+    vendor = "_".join(vendor_text.lower().split())
+    product = "_".join(product_text.lower().split())
+    if _WORD.fullmatch(vendor) and _WORD.fullmatch(product) and "n/a" not in (vendor, product):
+        return [("a", vendor, product)]
+    return []
 
 
 def _criteria(name: tuple[str, str, str], version: str = "*") -> str:
@@ -107,21 +119,26 @@ def _criteria_id(cve_id: str, rule: str, match: dict[str, Any]) -> str:
     return str(uuid.uuid5(_NAMESPACE, text)).upper()
 
 
-def _node(cve_id: str, container: Container, affected: Affected) -> dict[str, Any] | None:
+def _matches(name: tuple[str, str, str], affected: Affected) -> list[dict[str, Any]]:
+    """The criteria of one named product: every version when the entry lists none and
+    says `affected`, else one per expressible version entry."""
+    if not affected.versions and affected.default_status == "affected":
+        return [{"vulnerable": True, "criteria": _criteria(name)}]
     matches: list[dict[str, Any]] = []
-    for name in _names(affected):
-        if not affected.versions and affected.default_status == "affected":
-            matches.append({"vulnerable": True, "criteria": _criteria(name)})
+    for entry in affected.versions:
+        bounds = _bounds(entry)
+        if bounds is None:
             continue
-        for entry in affected.versions:
-            bounds = _bounds(entry)
-            if bounds is None:
-                continue
-            version = bounds.pop("version", "*")
-            match: dict[str, Any] = {"vulnerable": True, "criteria": _criteria(name, version)}
-            match.update(bounds)
-            if match not in matches:
-                matches.append(match)
+        version = bounds.pop("version", "*")
+        match: dict[str, Any] = {"vulnerable": True, "criteria": _criteria(name, version)}
+        match.update(bounds)
+        if match not in matches:
+            matches.append(match)
+    return matches
+
+
+def _node(cve_id: str, container: Container, affected: Affected) -> dict[str, Any] | None:
+    matches = [match for name in _names(affected) for match in _matches(name, affected)]
     for match in matches:
         match["matchCriteriaId"] = _criteria_id(cve_id, affected.path, match)
     if not matches:

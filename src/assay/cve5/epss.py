@@ -77,21 +77,25 @@ def _lines(data: bytes, source: str) -> list[str]:
         raise EpssError(source, "", f"expected UTF-8 text: {error}") from None
 
 
+def _meta_line(line: str, source: str) -> tuple[str, str]:
+    """The model version and the score date (as written) of the `#...` line."""
+    meta = {
+        key.strip(): value.strip()
+        for key, _, value in (part.partition(":") for part in line[1:].split(","))
+    }
+    model, score_date = meta.get("model_version"), meta.get("score_date", "")
+    if not model or len(score_date) < 10:
+        raise EpssError(source, "line 1", f"expected model_version and score_date, found {line!r}")
+    return model, score_date
+
+
 def _model_and_date(lines: list[str], source: str) -> tuple[str, str]:
     """The first line's `#model_version:...,score_date:...`, and the header after it."""
     if not lines or not lines[0].startswith("#"):
         raise EpssError(
             source, "line 1", "expected '#model_version:...,score_date:...' (FIRST's EPSS CSV)"
         )
-    meta = {
-        key.strip(): value.strip()
-        for key, _, value in (part.partition(":") for part in lines[0][1:].split(","))
-    }
-    model, score_date = meta.get("model_version"), meta.get("score_date", "")
-    if not model or len(score_date) < 10:
-        raise EpssError(
-            source, "line 1", f"expected model_version and score_date, found {lines[0]!r}"
-        )
+    model, score_date = _meta_line(lines[0], source)
     if len(lines) < 2 or tuple(c.strip() for c in lines[1].split(",")) != _HEADER:
         raise EpssError(source, "line 2", "expected the header 'cve,epss,percentile'")
     return model, score_date[:10]

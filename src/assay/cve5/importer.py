@@ -26,7 +26,14 @@ from types import TracebackType
 from typing import IO, Final, Protocol
 
 from assay import _json_strict
-from assay.cve5.record import MAX_DEPTH, MAX_RECORD_BYTES, Cve5Error, CveRecord, record_from_value
+from assay.cve5.record import (
+    MAX_DEPTH,
+    MAX_RECORD_BYTES,
+    Cve5Error,
+    CveRecord,
+    looks_like_record,
+    record_from_value,
+)
 from assay.errors import IngestError, InputError
 from assay.import_tally import Counts, ImportTally
 
@@ -140,20 +147,25 @@ class Cve5Importer:
         if path.suffix.lower() != ".json" and not named:
             self.report.skipped += 1
             return
+        data = self._read(path)
+        if data is not None:
+            self.import_bytes(data, str(path), named=named)
+
+    def _read(self, path: Path) -> bytes | None:
+        """A record file's bytes; None (rejected, the problem noted) when too large or
+        unreadable."""
         try:
             size = path.stat().st_size
             if size > MAX_RECORD_BYTES:
                 raise Cve5Error(str(path), "", f"expected at most {MAX_RECORD_BYTES} bytes")
-            data = path.read_bytes()
+            return path.read_bytes()
         except OSError as error:
-            self.report.rejected += 1
-            self._problem(f"{path}: cannot read: {error.strerror or error}")
-            return
+            problem = f"{path}: cannot read: {error.strerror or error}"
         except Cve5Error as error:
-            self.report.rejected += 1
-            self._problem(error.diagnostics())
-            return
-        self.import_bytes(data, str(path), named=named)
+            problem = error.diagnostics()
+        self.report.rejected += 1
+        self._problem(problem)
+        return None
 
     def _zip(self, handle: IO[bytes], name: str, depth: int) -> None:
         with zipfile.ZipFile(handle) as archive:
@@ -161,59 +173,45 @@ class Cve5Importer:
             if len(members) > MAX_MEMBERS:
                 raise InputError(name, f"expected at most {MAX_MEMBERS} members, found more")
             for info in sorted(members, key=lambda i: i.filename):
-                if info.is_dir():
-                    continue
-                where = f"{name}!{info.filename}"
-                lower = info.filename.lower()
-                if lower.endswith(".zip"):
-                    if depth >= MAX_NESTING:
-                        raise InputError(where, "expected at most a zip inside a zip")
-                    with tempfile.TemporaryFile() as spool:
-                        with archive.open(info) as member:
-                            shutil.copyfileobj(member, spool, 1 << 20)
-                        spool.seek(0)
-                        self._zip(spool, where, depth + 1)
-                    continue
-                if not lower.endswith(".json"):
-                    self.report.skipped += 1
-                    continue
-                if info.file_size > MAX_RECORD_BYTES:
-                    self.report.rejected += 1
-                    self._problem(f"{where}: expected at most {MAX_RECORD_BYTES} bytes")
-                    continue
+                if not info.is_dir():
+                    self._member(archive, info, f"{name}!{info.filename}", depth)
+
+    def _member(
+        self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, depth: int
+    ) -> None:
+        """One file of a zip: a zip in it read in turn, a `.json` file imported."""
+        lower = info.filename.lower()
+        if lower.endswith(".zip"):
+            if depth >= MAX_NESTING:
+                raise InputError(where, "expected at most a zip inside a zip")
+            with tempfile.TemporaryFile() as spool:
                 with archive.open(info) as member:
-                    data = member.read(MAX_RECORD_BYTES + 1)
-                self.import_bytes(data, where)
+                    shutil.copyfileobj(member, spool, 1 << 20)
+                spool.seek(0)
+                self._zip(spool, where, depth + 1)
+            return
+        if not lower.endswith(".json"):
+            self.report.skipped += 1
+            return
+        if info.file_size > MAX_RECORD_BYTES:
+            self.report.rejected += 1
+            self._problem(f"{where}: expected at most {MAX_RECORD_BYTES} bytes")
+            return
+        with archive.open(info) as member:
+            data = member.read(MAX_RECORD_BYTES + 1)
+        self.import_bytes(data, where)
 
     def import_bytes(self, data: bytes, source: str, *, named: bool = False) -> None:
         """One file's bytes: stored if it is a record, skipped if it is not one (unless
         it was `named` on its own: then it must be one)."""
         try:
-            if len(data) > MAX_RECORD_BYTES:
-                raise Cve5Error(source, "", f"expected at most {MAX_RECORD_BYTES} bytes")
-            try:
-                value, problem = _json_strict.parse_checked(data, MAX_DEPTH)
-            except (ValueError, RecursionError) as error:
-                if not named:
-                    self.report.skipped += 1  # a `.json` that is no JSON is no record
-                    return
-                # A file named on its own that is no JSON: unusable input, not a record.
-                raise InputError(source, f"expected a CVE JSON 5 record: {error}") from None
-            if not isinstance(value, dict) or value.get("dataType") != "CVE_RECORD":
-                if named:
-                    raise InputError(
-                        source,
-                        "expected a CVE JSON 5 record (dataType CVE_RECORD), a folder or a zip",
-                    )
-                self.report.skipped += 1
-                return
-            if problem is not None:
-                where, kind = problem
-                raise Cve5Error(source, where, _json_strict.problem_reason(kind, MAX_DEPTH))
-            record = record_from_value(value, source, data)
+            record = self._record(data, source, named=named)
         except IngestError as error:
             self.report.rejected += 1
             self._problem(error.diagnostics())
+            return
+        if record is None:
+            self.report.skipped += 1
             return
         self._batch.append(record)
         self._seen += 1
@@ -221,3 +219,27 @@ class Cve5Importer:
             self._on_record(self._seen)
         if len(self._batch) >= BATCH:
             self._flush()
+
+    @staticmethod
+    def _record(data: bytes, source: str, *, named: bool) -> CveRecord | None:
+        """The record in a file's bytes; None for a file that is no record (no JSON, or
+        JSON without `dataType` CVE_RECORD), an `InputError` for one `named` on its own."""
+        if len(data) > MAX_RECORD_BYTES:
+            raise Cve5Error(source, "", f"expected at most {MAX_RECORD_BYTES} bytes")
+        try:
+            value, problem = _json_strict.parse_checked(data, MAX_DEPTH)
+        except (ValueError, RecursionError) as error:
+            if not named:
+                return None  # a `.json` that is no JSON is no record
+            # A file named on its own that is no JSON: unusable input, not a record.
+            raise InputError(source, f"expected a CVE JSON 5 record: {error}") from None
+        if not looks_like_record(value):
+            if named:
+                raise InputError(
+                    source, "expected a CVE JSON 5 record (dataType CVE_RECORD), a folder or a zip"
+                )
+            return None
+        if problem is not None:
+            where, kind = problem
+            raise Cve5Error(source, where, _json_strict.problem_reason(kind, MAX_DEPTH))
+        return record_from_value(value, source, data)

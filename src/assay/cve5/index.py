@@ -100,18 +100,29 @@ def collection_key(collection_url: str, package_name: str) -> str:
 
 
 def affected_keys(affected: Affected) -> set[str]:
-    """Every key an `affected[]` entry is found by."""
-    keys: set[str] = set()
-    for cpe in affected.cpes:
-        found = cpe_vendor_product(cpe)
-        if found is not None:
-            keys.add(cpe_key(*found))
+    """Every key an `affected[]` entry is found by: its CPE names, its package (by
+    `packageURL`, or `collectionURL` and `packageName`), the CNA's vendor and product."""
+    return {*_cpe_keys(affected), *_package_keys(affected), *_vendor_product_keys(affected)}
+
+
+def _cpe_keys(affected: Affected) -> list[str]:
+    pairs = (cpe_vendor_product(cpe) for cpe in affected.cpes)
+    return [cpe_key(*pair) for pair in pairs if pair is not None]
+
+
+def _package_keys(affected: Affected) -> list[str]:
+    keys: list[str] = []
     if affected.package_url:
         key = package_url_key(affected.package_url)
         if key is not None:
-            keys.add(key)
+            keys.append(key)
     if affected.collection_url and affected.package_name:
-        keys.add(collection_key(affected.collection_url, affected.package_name))
-    if affected.vendor and affected.product and "n/a" not in (affected.vendor, affected.product):
-        keys.add(vendor_product_key(affected.vendor, affected.product))
+        keys.append(collection_key(affected.collection_url, affected.package_name))
     return keys
+
+
+def _vendor_product_keys(affected: Affected) -> list[str]:
+    vendor, product = affected.vendor, affected.product
+    if vendor and product and "n/a" not in (vendor, product):
+        return [vendor_product_key(vendor, product)]
+    return []

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from assay import _json_strict
-from assay.cve5.record import CVE_ID
+from assay.cve5.record import CVE_ID, strict_json
 from assay.errors import IngestError
 
 __all__ = [
@@ -130,14 +130,7 @@ def _is_date(text: str) -> bool:
 
 def read_catalogue(data: bytes, source: str) -> KevCatalogue:
     """The catalogue in `data`, or `KevError` naming `source` and the JSON path."""
-    if len(data) > MAX_CATALOGUE_BYTES:
-        raise KevError(source, "", f"expected at most {MAX_CATALOGUE_BYTES} bytes, found more")
-    try:
-        value, problem = _json_strict.parse_checked(data, MAX_DEPTH)
-    except (ValueError, RecursionError) as error:
-        raise KevError(source, "", f"expected JSON: {error}") from None
-    if problem is not None:
-        raise KevError(source, problem[0], _json_strict.problem_reason(problem[1], MAX_DEPTH))
+    value = strict_json(data, source, KevError, max_bytes=MAX_CATALOGUE_BYTES, max_depth=MAX_DEPTH)
     if not isinstance(value, dict) or not isinstance(value.get("vulnerabilities"), list):
         raise KevError(source, "$.vulnerabilities", "expected the catalogue's array of entries")
     version = value.get("catalogVersion")

@@ -18,7 +18,7 @@ Container adds references).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -36,8 +36,10 @@ __all__ = [
     "KevMark",
     "Ssvc",
     "VersionEntry",
+    "looks_like_record",
     "read_record",
     "record_from_value",
+    "strict_json",
 ]
 
 MAX_RECORD_BYTES: Final = 16 * 1024 * 1024
@@ -222,6 +224,15 @@ class _Reader:
                 )
         return tuple(items)
 
+    def objects(
+        self, parent: Mapping[str, Any], key: str, path: str
+    ) -> Iterator[tuple[Mapping[str, Any], str]]:
+        """Each object of the array `parent[key]` (none when absent), with its path."""
+        where = _json_strict.member(path, key)
+        for index, item in enumerate(self.array(parent, key, path)):
+            at = _json_strict.member(where, index)
+            yield self.obj(item, at), at
+
     def status(self, parent: Mapping[str, Any], key: str, path: str, default: str | None) -> str:
         value = self.text(parent, key, path, required=default is None)
         if value is None:
@@ -239,12 +250,9 @@ class _Reader:
     def version(self, value: Any, path: str) -> VersionEntry:
         entry = self.obj(value, path)
         changes: list[tuple[str, str]] = []
-        where = _json_strict.member(path, "changes")
-        for index, item in enumerate(self.array(entry, "changes", path)):
-            change = self.obj(item, _json_strict.member(where, index))
-            at = self.text(change, "at", _json_strict.member(where, index), required=True)
-            status = self.status(change, "status", _json_strict.member(where, index), None)
-            changes.append((at, status))
+        for change, where in self.objects(entry, "changes", path):
+            at = self.text(change, "at", where, required=True)
+            changes.append((at, self.status(change, "status", where, None)))
         return VersionEntry(
             version=self.text(entry, "version", path, required=True),
             status=self.status(entry, "status", path, None),
@@ -280,59 +288,71 @@ class _Reader:
         scores: list[Cvss5] = []
         ssvc: Ssvc | None = None
         kev: KevMark | None = None
-        where = _json_strict.member(path, "metrics")
-        for index, item in enumerate(self.array(container, "metrics", path)):
-            at = _json_strict.member(where, index)
-            metric = self.obj(item, at)
-            for key, version in CVSS_KEYS:
-                if key not in metric:
-                    continue
-                data_at = _json_strict.member(at, key)
-                data = self.obj(metric[key], data_at)
-                score = data.get("baseScore")
-                if isinstance(score, bool) or not isinstance(score, int | float):
-                    raise self.fail(
-                        _json_strict.member(data_at, "baseScore"),
-                        f"expected a number, found {_json_strict.type_name(score)}",
-                    )
-                if not 0 <= score <= 10:
-                    raise self.fail(
-                        _json_strict.member(data_at, "baseScore"), f"expected 0-10, found {score}"
-                    )
-                severity = self.text(data, "baseSeverity", data_at)
-                scores.append(
-                    Cvss5(
-                        version=version,
-                        base_score=float(score),
-                        severity=severity.upper() if severity else None,
-                        vector=self.text(data, "vectorString", data_at, required=True),
-                        path=data_at,
-                    )
-                )
+        for metric, at in self.objects(container, "metrics", path):
+            scores.extend(self.cvss(metric, at))
             if "other" in metric:
-                other_at = _json_strict.member(at, "other")
-                other = self.obj(metric["other"], other_at)
-                kind = self.text(other, "type", other_at, required=True)
-                content_at = _json_strict.member(other_at, "content")
-                content = self.obj(other.get("content"), content_at)
-                if kind.lower() == "ssvc":
-                    ssvc = self.ssvc(content, content_at)
-                elif kind.lower() == "kev":
-                    kev = KevMark(
-                        date_added=self.text(content, "dateAdded", content_at),
-                        reference=self.text(content, "reference", content_at),
-                    )
+                other = self.other(metric["other"], _json_strict.member(at, "other"))
+                if isinstance(other, Ssvc):
+                    ssvc = other
+                elif isinstance(other, KevMark):
+                    kev = other
         return tuple(scores), ssvc, kev
+
+    def cvss(self, metric: Mapping[str, Any], path: str) -> list[Cvss5]:
+        """The CVSS scores of one `metrics[]` entry (each version's key it holds)."""
+        scores: list[Cvss5] = []
+        for key, version in CVSS_KEYS:
+            if key not in metric:
+                continue
+            data_at = _json_strict.member(path, key)
+            data = self.obj(metric[key], data_at)
+            score = self.base_score(data, data_at)
+            severity = self.text(data, "baseSeverity", data_at)
+            scores.append(
+                Cvss5(
+                    version=version,
+                    base_score=score,
+                    severity=severity.upper() if severity else None,
+                    vector=self.text(data, "vectorString", data_at, required=True),
+                    path=data_at,
+                )
+            )
+        return scores
+
+    def base_score(self, data: Mapping[str, Any], path: str) -> float:
+        score = data.get("baseScore")
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            raise self.fail(
+                _json_strict.member(path, "baseScore"),
+                f"expected a number, found {_json_strict.type_name(score)}",
+            )
+        if not 0 <= score <= 10:
+            raise self.fail(_json_strict.member(path, "baseScore"), f"expected 0-10, found {score}")
+        return float(score)
+
+    def other(self, value: Any, path: str) -> Ssvc | KevMark | None:
+        """A `metrics[].other` entry: CISA-ADP's SSVC decision points or KEV mark (None
+        for another type)."""
+        other = self.obj(value, path)
+        kind = self.text(other, "type", path, required=True).lower()
+        content_at = _json_strict.member(path, "content")
+        content = self.obj(other.get("content"), content_at)
+        if kind == "ssvc":
+            return self.ssvc(content, content_at)
+        if kind == "kev":
+            return KevMark(
+                date_added=self.text(content, "dateAdded", content_at),
+                reference=self.text(content, "reference", content_at),
+            )
+        return None
 
     def ssvc(self, content: Mapping[str, Any], path: str) -> Ssvc:
         points: dict[str, str] = {}
-        where = _json_strict.member(path, "options")
-        for index, item in enumerate(self.array(content, "options", path)):
-            option = self.obj(item, _json_strict.member(where, index))
+        for option, at in self.objects(content, "options", path):
             for name, value in option.items():
                 if not isinstance(value, str):
                     raise self.fail(
-                        _json_strict.member(_json_strict.member(where, index), name),
+                        _json_strict.member(at, name),
                         f"expected a string, found {_json_strict.type_name(value)}",
                     )
                 points[name.lower()] = value
@@ -349,44 +369,31 @@ class _Reader:
         container = self.obj(value, path)
         meta_at = _json_strict.member(path, "providerMetadata")
         meta = self.obj(container.get("providerMetadata"), meta_at)
-        descriptions: list[tuple[str, str]] = []
-        where = _json_strict.member(path, "descriptions")
-        for index, item in enumerate(self.array(container, "descriptions", path)):
-            at = _json_strict.member(where, index)
-            description = self.obj(item, at)
-            descriptions.append(
-                (
-                    self.text(description, "lang", at, required=True),
-                    self.text(description, "value", at, required=True),
-                )
+        descriptions = [
+            (
+                self.text(item, "lang", at, required=True),
+                self.text(item, "value", at, required=True),
             )
-        cwes: list[tuple[str, str]] = []
-        where = _json_strict.member(path, "problemTypes")
-        for index, item in enumerate(self.array(container, "problemTypes", path)):
-            at = _json_strict.member(where, index)
-            problem = self.obj(item, at)
-            inner = _json_strict.member(at, "descriptions")
-            for number, entry in enumerate(self.array(problem, "descriptions", at)):
-                entry_at = _json_strict.member(inner, number)
-                found = self.obj(entry, entry_at)
-                cwes.append(
-                    (
-                        self.text(found, "cweId", entry_at) or "",
-                        self.text(found, "description", entry_at) or "",
-                    )
-                )
-        references: list[str] = []
-        where = _json_strict.member(path, "references")
-        for index, item in enumerate(self.array(container, "references", path)):
-            at = _json_strict.member(where, index)
-            references.append(self.text(self.obj(item, at), "url", at, required=True))
+            for item, at in self.objects(container, "descriptions", path)
+        ]
+        cwes = [
+            (
+                self.text(entry, "cweId", entry_at) or "",
+                self.text(entry, "description", entry_at) or "",
+            )
+            for problem, at in self.objects(container, "problemTypes", path)
+            for entry, entry_at in self.objects(problem, "descriptions", at)
+        ]
+        references = [
+            self.text(item, "url", at, required=True)
+            for item, at in self.objects(container, "references", path)
+        ]
         affected_at = _json_strict.member(path, "affected")
         cvss, ssvc, kev = self.metrics(container, path)
-        rejected: list[str] = []
-        where = _json_strict.member(path, "rejectedReasons")
-        for index, item in enumerate(self.array(container, "rejectedReasons", path)):
-            at = _json_strict.member(where, index)
-            rejected.append(self.text(self.obj(item, at), "value", at, required=True))
+        rejected = [
+            self.text(item, "value", at, required=True)
+            for item, at in self.objects(container, "rejectedReasons", path)
+        ]
         return Container(
             kind=kind,
             path=path,
@@ -409,23 +416,10 @@ class _Reader:
 
     def record(self, value: Any, raw: bytes) -> CveRecord:
         document = self.obj(value, "$")
-        data_type = document.get("dataType")
-        if data_type != "CVE_RECORD":
-            raise self.fail("$.dataType", f'expected "CVE_RECORD", found {data_type!r}')
-        data_version = self.text(document, "dataVersion", "$", required=True)
-        if not re.fullmatch(r"5\.[0-9]+(\.[0-9]+)?", data_version):
-            raise self.fail("$.dataVersion", f"expected 5.x, found {data_version!r}")
+        data_version = self.data_version(document)
         meta = self.obj(document.get("cveMetadata"), "$.cveMetadata")
-        cve_id = self.text(meta, "cveId", "$.cveMetadata", required=True)
-        if not CVE_ID.fullmatch(cve_id):
-            raise self.fail("$.cveMetadata.cveId", f"expected CVE-YYYY-NNNN, found {cve_id!r}")
-        # The Go CNA publishes records as submitted to CVE Services: `cveMetadata` holds
-        # the id alone (no state, no dates, no assigner), read as published and undated.
-        state = self.text(meta, "state", "$.cveMetadata") or "PUBLISHED"
-        if state not in STATES:
-            raise self.fail(
-                "$.cveMetadata.state", f"expected PUBLISHED or REJECTED, found {state!r}"
-            )
+        cve_id = self.cve_id(meta)
+        state = self.state(meta)
         published = self.text(meta, "datePublished", "$.cveMetadata")
         updated = (
             self.text(meta, "dateUpdated", "$.cveMetadata")
@@ -453,20 +447,55 @@ class _Reader:
             raw=raw,
         )
 
+    def data_version(self, document: Mapping[str, Any]) -> str:
+        """The record's `dataVersion` (5.x), once `dataType` says it is a CVE record."""
+        data_type = document.get("dataType")
+        if data_type != "CVE_RECORD":
+            raise self.fail("$.dataType", f'expected "CVE_RECORD", found {data_type!r}')
+        data_version = self.text(document, "dataVersion", "$", required=True)
+        if not re.fullmatch(r"5\.[0-9]+(\.[0-9]+)?", data_version):
+            raise self.fail("$.dataVersion", f"expected 5.x, found {data_version!r}")
+        return str(data_version)
+
+    def cve_id(self, meta: Mapping[str, Any]) -> str:
+        cve_id = self.text(meta, "cveId", "$.cveMetadata", required=True)
+        if not CVE_ID.fullmatch(cve_id):
+            raise self.fail("$.cveMetadata.cveId", f"expected CVE-YYYY-NNNN, found {cve_id!r}")
+        return str(cve_id)
+
+    def state(self, meta: Mapping[str, Any]) -> str:
+        # The Go CNA publishes records as submitted to CVE Services: `cveMetadata` holds
+        # the id alone (no state, no dates, no assigner), read as published and undated.
+        state = self.text(meta, "state", "$.cveMetadata") or "PUBLISHED"
+        if state not in STATES:
+            raise self.fail(
+                "$.cveMetadata.state", f"expected PUBLISHED or REJECTED, found {state!r}"
+            )
+        return str(state)
+
 
 def read_record(data: bytes, source: str) -> CveRecord:
     """The record in `data` (the bytes of one CVE JSON 5 file), or `Cve5Error` naming
     `source` and the JSON path of the first problem."""
-    if len(data) > MAX_RECORD_BYTES:
-        raise Cve5Error(source, "", f"expected at most {MAX_RECORD_BYTES} bytes, found more")
+    value = strict_json(data, source, Cve5Error, max_bytes=MAX_RECORD_BYTES, max_depth=MAX_DEPTH)
+    return _Reader(source).record(value, data)
+
+
+def strict_json(
+    data: bytes, source: str, error: type[IngestError], *, max_bytes: int, max_depth: int
+) -> Any:
+    """`data` parsed as strict JSON (no repeated keys, at most `max_bytes` and `max_depth`
+    deep), or `error` naming `source` and the JSON path of the first problem."""
+    if len(data) > max_bytes:
+        raise error(source, "", f"expected at most {max_bytes} bytes, found more")
     try:
-        value, problem = _json_strict.parse_checked(data, MAX_DEPTH)
-    except (ValueError, RecursionError) as error:
-        raise Cve5Error(source, "", f"expected JSON: {error}") from None
+        value, problem = _json_strict.parse_checked(data, max_depth)
+    except (ValueError, RecursionError) as exc:
+        raise error(source, "", f"expected JSON: {exc}") from None
     if problem is not None:
         where, kind = problem
-        raise Cve5Error(source, where, _json_strict.problem_reason(kind, MAX_DEPTH))
-    return _Reader(source).record(value, data)
+        raise error(source, where, _json_strict.problem_reason(kind, max_depth))
+    return value
 
 
 def record_from_value(value: Any, source: str, raw: bytes = b"") -> CveRecord:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Final
 
 from assay.lockfiles._model import (
     FORMATS,
@@ -53,15 +54,27 @@ __all__ = [
 _UV_VERSION = re.compile(r"^version\s*=\s*1\s*$", re.MULTILINE)
 
 
+_BY_NAME: Final = {
+    "poetry.lock": "poetry",
+    "uv.lock": "uv",
+    "package-lock.json": "package-lock",
+    "npm-shrinkwrap.json": "package-lock",
+}
+
+
 def detect_format(text: str, filename: str) -> str:
     """Which of `FORMATS` a file is: by its name, else by its content."""
     base = os.path.basename(filename).lower()
-    if base == "poetry.lock":
-        return "poetry"
-    if base == "uv.lock":
-        return "uv"
-    if base in ("package-lock.json", "npm-shrinkwrap.json") or base.endswith(".json"):
+    if base in _BY_NAME:
+        return _BY_NAME[base]
+    if base.endswith(".json"):
         return "package-lock"
+    return _by_content(text)
+
+
+def _by_content(text: str) -> str:
+    """A JSON object is a package-lock; `[[package]]` tables are poetry's (with its
+    `lock-version` or `content-hash`) or uv's (`version = 1`); the rest requirements."""
     head = text.lstrip()[:4096]
     if head.startswith("{"):
         return "package-lock"
@@ -79,13 +92,7 @@ def read_lockfile(data: bytes, filename: str) -> LockFile:
         raise LockfileError(
             filename, "", f"expected at most {MAX_LOCKFILE_BYTES} bytes, found {len(data)}"
         )
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise LockfileError(
-            filename, f"line {line}", f"expected UTF-8 text, found byte 0x{data[error.start]:02x}"
-        ) from None
+    text = _decoded(data, filename)
     kind = detect_format(text, filename)
     if kind == "poetry":
         from assay.lockfiles._poetry import read_poetry
@@ -108,3 +115,14 @@ def read_lockfile(data: bytes, filename: str) -> LockFile:
             filename, "", f"expected at most {MAX_PACKAGES} packages, found {len(lock.packages)}"
         )
     return lock
+
+
+def _decoded(data: bytes, filename: str) -> str:
+    """The file's UTF-8 text (a byte-order mark dropped); the line of a byte that is not."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise LockfileError(
+            filename, f"line {line}", f"expected UTF-8 text, found byte 0x{data[error.start]:02x}"
+        ) from None

@@ -72,19 +72,31 @@ def _integrity(entry: dict[str, Any], filename: str, path: str) -> dict[str, str
         raise LockfileError(filename, member(path, "integrity"), str(error)) from None
 
 
+def _name(key: str, entry: dict[str, Any], filename: str, path: str) -> str:
+    """The package's name: its own `name`, else the last `node_modules/` part of its key."""
+    name = entry.get("name", key.rsplit(_MODULES, 1)[-1])
+    if not isinstance(name, str) or not name:
+        raise LockfileError(filename, member(path, "name"), "expected a package name")
+    return name
+
+
+def _resolved(entry: dict[str, Any], filename: str, path: str) -> str | None:
+    """Where the tarball was fetched from, if the entry says."""
+    resolved = entry.get("resolved")
+    if resolved is not None and not isinstance(resolved, str):
+        raise LockfileError(filename, member(path, "resolved"), "expected a URL string")
+    return resolved
+
+
 def _entry(
     key: str, entry: dict[str, Any], filename: str, path: str
 ) -> LockedPackage | SkippedEntry:
     skipped = _skipped(key, entry, path)
     if skipped is not None:
         return skipped
-    name = entry.get("name", key.rsplit(_MODULES, 1)[-1])
-    if not isinstance(name, str) or not name:
-        raise LockfileError(filename, member(path, "name"), "expected a package name")
+    name = _name(key, entry, filename, path)
     version = _text(entry, "version", filename, path, "expected a version string")
-    resolved = entry.get("resolved")
-    if resolved is not None and not isinstance(resolved, str):
-        raise LockfileError(filename, member(path, "resolved"), "expected a URL string")
+    resolved = _resolved(entry, filename, path)
     if resolved and resolved.startswith(_NOT_A_RELEASE):
         return SkippedEntry(path, f"{name}@{version}", f"not a registry release ({resolved})")
     digests = _integrity(entry, filename, path)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
 from assay.lockfiles import _toml
-from assay.lockfiles._digests import parse_pip_hash, single_digests
+from assay.lockfiles._digests import parse_pip_hash
 from assay.lockfiles._model import LockedFile, LockedPackage, LockFile, LockfileError, SkippedEntry
-from assay.lockfiles._purl import pypi_purl
+from assay.lockfiles._purl import pypi_package
 
 # Sources that are not a package index: the version pins no registry release.
 _NOT_A_RELEASE = {
@@ -22,12 +20,7 @@ _NOT_A_RELEASE = {
 
 def read_poetry(text: str, filename: str) -> LockFile:
     data = _toml.load(text, filename)
-    metadata = data.get("metadata", {})
-    if not isinstance(metadata, dict):
-        raise LockfileError(filename, "metadata", "expected a [metadata] table")
-    legacy_files = metadata.get("files", {})
-    if not isinstance(legacy_files, dict):
-        raise LockfileError(filename, "metadata.files", "expected a table of file lists")
+    legacy_files = _legacy_files(data, filename)
     positions = _toml.Positions(text)
     packages: list[LockedPackage] = []
     skipped: list[SkippedEntry] = []
@@ -40,33 +33,42 @@ def read_poetry(text: str, filename: str) -> LockFile:
             raise LockfileError(filename, positions.of(index, "source"), "expected a table")
         kind = source.get("type")
         if kind in _NOT_A_RELEASE:
-            where = source.get("url", "")
-            reference = source.get("resolved_reference") or source.get("reference")
-            detail = f"{where}@{reference}" if reference else str(where)
-            skipped.append(
-                SkippedEntry(position, f"{name} {version}", f"{_NOT_A_RELEASE[kind]} ({detail})")
-            )
+            skipped.append(SkippedEntry(position, f"{name} {version}", _not_a_release(source)))
             continue
-        index_url = source.get("url") if kind == "legacy" else None
         raw_files = entry.get("files")
         if raw_files is None:
             raw_files = legacy_files.get(name, [])
         files = _files(raw_files, filename, positions, index)
         packages.append(
-            LockedPackage(
-                name=canonicalize_name(name),
-                version=version,
-                purl=pypi_purl(
-                    name, version, index_url=index_url if isinstance(index_url, str) else None
-                ),
-                digests=single_digests([f.digests for f in files]),
-                ecosystem="pypi",
-                files=files,
-                location=position,
+            pypi_package(
+                name,
+                version,
+                files,
+                position,
+                index_url=source.get("url") if kind == "legacy" else None,
                 dev=entry.get("category") == "dev",
             )
         )
     return LockFile(filename, "poetry", tuple(packages), tuple(skipped))
+
+
+def _legacy_files(data: dict[str, Any], filename: str) -> dict[str, Any]:
+    """Lock-version 1.x's `[metadata.files]`: each package's file list, by name."""
+    metadata = data.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise LockfileError(filename, "metadata", "expected a [metadata] table")
+    legacy_files = metadata.get("files", {})
+    if not isinstance(legacy_files, dict):
+        raise LockfileError(filename, "metadata.files", "expected a table of file lists")
+    return legacy_files
+
+
+def _not_a_release(source: dict[str, Any]) -> str:
+    """Why a package from a git, directory, file or URL source is skipped, and where."""
+    where = source.get("url", "")
+    reference = source.get("resolved_reference") or source.get("reference")
+    detail = f"{where}@{reference}" if reference else str(where)
+    return f"{_NOT_A_RELEASE[source['type']]} ({detail})"
 
 
 def _files(

@@ -6,6 +6,10 @@ from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 from packageurl import PackageURL
+from packaging.utils import canonicalize_name
+
+from assay.lockfiles._digests import single_digests
+from assay.lockfiles._model import LockedFile, LockedPackage
 
 PYPI_SIMPLE = "https://pypi.org/simple"
 # Hosts that serve the public npm registry itself (Yarn's is a mirror of it).
@@ -33,15 +37,18 @@ def npm_purl(name: str, version: str, *, resolved: str | None = None) -> str:
     namespace: str | None = None
     if name.startswith("@") and "/" in name:
         namespace, name = name.split("/", 1)
-    repository = None
-    if resolved and resolved.startswith(("https://", "http://")):
-        parts = urlsplit(resolved)
-        if parts.hostname and parts.hostname not in _NPM_PUBLIC_HOSTS:
-            # Only scheme and host: a tarball URL may carry credentials or tokens in its path.
-            repository = f"{parts.scheme}://{parts.hostname}" + (
-                f":{parts.port}" if parts.port else ""
-            )
-    return _purl("npm", namespace, name, version, repository)
+    return _purl("npm", namespace, name, version, _npm_registry(resolved))
+
+
+def _npm_registry(resolved: str | None) -> str | None:
+    """The registry a tarball URL names, unless it is the public one."""
+    if not resolved or not resolved.startswith(("https://", "http://")):
+        return None
+    parts = urlsplit(resolved)
+    if not parts.hostname or parts.hostname in _NPM_PUBLIC_HOSTS:
+        return None
+    # Only scheme and host: a tarball URL may carry credentials or tokens in its path.
+    return f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
@@ -51,4 +58,27 @@ def _purl(kind: str, namespace: str | None, name: str, version: str, repository:
         PackageURL(
             type=kind, namespace=namespace, name=name, version=version, qualifiers=qualifiers
         )
+    )
+
+
+def pypi_package(
+    name: str,
+    version: str,
+    files: tuple[LockedFile, ...],
+    location: str,
+    *,
+    index_url: object,
+    dev: bool = False,
+) -> LockedPackage:
+    """A PyPI package a lock file pins, with its distribution files (`index_url`:
+    the index it names, if a string)."""
+    return LockedPackage(
+        name=canonicalize_name(name),
+        version=version,
+        purl=pypi_purl(name, version, index_url=index_url if isinstance(index_url, str) else None),
+        digests=single_digests([f.digests for f in files]),
+        ecosystem="pypi",
+        files=files,
+        location=location,
+        dev=dev,
     )

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from assay.lockfiles._digests import parse_pip_hash, single_digests
+from assay.lockfiles._digests import parse_pip_hash
 from assay.lockfiles._model import (
     MAX_LINE_CHARS,
     LockedFile,
@@ -18,7 +18,7 @@ from assay.lockfiles._model import (
     SkippedEntry,
     UnpinnedRequirement,
 )
-from assay.lockfiles._purl import pypi_purl
+from assay.lockfiles._purl import pypi_package
 
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 
@@ -42,6 +42,10 @@ _GLOBAL_OPTIONS = frozenset(
 )
 _INCLUDES = frozenset({"-r", "--requirement", "-c", "--constraint"})
 _EDITABLE = frozenset({"-e", "--editable"})
+_SKIPPED_OPTIONS = (
+    (_INCLUDES, "includes another file: read that file as well"),
+    (_EDITABLE, "an editable install, not a pinned release"),
+)
 # Options a requirement line may carry after the requirement, besides --hash.
 _PER_REQUIREMENT = frozenset({"--config-settings", "--global-option", "--install-option"})
 
@@ -67,6 +71,20 @@ def _option_name(token: str) -> str:
     return token.split("=", 1)[0]
 
 
+def _option_line(line: str, filename: str, position: str) -> list[SkippedEntry]:
+    """A pip option line: a global option read past, an include or an editable install
+    skipped with the reason; any other option refused."""
+    option = _option_name(line.split(None, 1)[0])
+    if option in _GLOBAL_OPTIONS:
+        return []
+    for names, reason in _SKIPPED_OPTIONS:
+        if option in names:
+            return [SkippedEntry(position, line, reason)]
+    raise LockfileError(
+        filename, position, f"expected a requirement or a pip option, found {option!r}"
+    )
+
+
 def read_requirements(text: str, filename: str) -> LockFile:
     """Every pinned `name==version` line, with its `--hash` digests; lines that name a
     package without one version are kept in `unpinned`."""
@@ -82,22 +100,8 @@ def read_requirements(text: str, filename: str) -> LockFile:
                 filename, position, f"expected a line of at most {MAX_LINE_CHARS} characters"
             )
         if line.startswith("-"):
-            option = _option_name(line.split(None, 1)[0])
-            if option in _GLOBAL_OPTIONS:
-                continue
-            if option in _INCLUDES:
-                skipped.append(
-                    SkippedEntry(position, line, "includes another file: read that file as well")
-                )
-                continue
-            if option in _EDITABLE:
-                skipped.append(
-                    SkippedEntry(position, line, "an editable install, not a pinned release")
-                )
-                continue
-            raise LockfileError(
-                filename, position, f"expected a requirement or a pip option, found {option!r}"
-            )
+            skipped.extend(_option_line(line, filename, position))
+            continue
         entry = _requirement(line, filename, position)
         if isinstance(entry, SkippedEntry):
             skipped.append(entry)
@@ -163,15 +167,7 @@ def _requirement(
             ecosystem="pypi",
         )
     files = tuple(LockedFile(digests={algorithm: value}) for algorithm, value in hashes)
-    return LockedPackage(
-        name=name,
-        version=version,
-        purl=pypi_purl(requirement.name, version),
-        digests=single_digests([f.digests for f in files]),
-        ecosystem="pypi",
-        files=files,
-        location=position,
-    )
+    return pypi_package(requirement.name, version, files, position, index_url=None)
 
 
 def _hashes(options: list[str], filename: str, position: str) -> list[tuple[str, str]]:

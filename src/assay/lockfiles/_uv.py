@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
 from assay.lockfiles import _toml
-from assay.lockfiles._digests import parse_pip_hash, single_digests
+from assay.lockfiles._digests import parse_pip_hash
 from assay.lockfiles._model import LockedFile, LockedPackage, LockFile, LockfileError, SkippedEntry
-from assay.lockfiles._purl import pypi_purl
+from assay.lockfiles._purl import pypi_package
 
 _NOT_A_RELEASE = {
     "editable": "an editable local project",
@@ -46,17 +44,7 @@ def read_uv(text: str, filename: str) -> LockFile:
             continue
         pinned = _toml.text_field(entry, "version", filename, position)
         files = _files(entry, filename, index, positions)
-        packages.append(
-            LockedPackage(
-                name=canonicalize_name(name),
-                version=pinned,
-                purl=pypi_purl(name, pinned, index_url=where if isinstance(where, str) else None),
-                digests=single_digests([f.digests for f in files]),
-                ecosystem="pypi",
-                files=files,
-                location=position,
-            )
-        )
+        packages.append(pypi_package(name, pinned, files, position, index_url=where))
     return LockFile(filename, "uv", tuple(packages), tuple(skipped))
 
 
@@ -70,24 +58,30 @@ def _files(
     if not isinstance(wheels, list):
         raise LockfileError(filename, positions.of(index, "wheels"), "expected an array")
     items.extend((f"wheels[{n}]", wheel) for n, wheel in enumerate(wheels))
-    files: list[LockedFile] = []
-    for key, item in items:
-        if not isinstance(item, dict):
-            raise LockfileError(
-                filename, positions.of(index, key), "expected a table with url and hash"
-            )
-        raw_hash = item.get("hash")
-        if raw_hash is None:
-            continue  # a file without a recorded hash (a local sdist): nothing to pin
-        if not isinstance(raw_hash, str):
-            raise LockfileError(
-                filename, positions.of(index, f"{key}.hash"), "expected a string ALGORITHM:HEX"
-            )
-        try:
-            algorithm, value = parse_pip_hash(raw_hash)
-        except ValueError as error:
-            raise LockfileError(filename, positions.of(index, f"{key}.hash"), str(error)) from None
-        url = item.get("url") if isinstance(item.get("url"), str) else None
-        name = url.rsplit("/", 1)[-1].split("#", 1)[0] if url else None
-        files.append(LockedFile(digests={algorithm: value}, name=name, url=url))
-    return tuple(files)
+    files = (_file(item, filename, positions, index, key) for key, item in items)
+    return tuple(file for file in files if file is not None)
+
+
+def _file(
+    item: Any, filename: str, positions: _toml.Positions, index: int, key: str
+) -> LockedFile | None:
+    """An sdist or wheel table (`key` in the package's entry); None when it records no
+    hash."""
+    if not isinstance(item, dict):
+        raise LockfileError(
+            filename, positions.of(index, key), "expected a table with url and hash"
+        )
+    raw_hash = item.get("hash")
+    if raw_hash is None:
+        return None  # a file without a recorded hash (a local sdist): nothing to pin
+    if not isinstance(raw_hash, str):
+        raise LockfileError(
+            filename, positions.of(index, f"{key}.hash"), "expected a string ALGORITHM:HEX"
+        )
+    try:
+        algorithm, value = parse_pip_hash(raw_hash)
+    except ValueError as error:
+        raise LockfileError(filename, positions.of(index, f"{key}.hash"), str(error)) from None
+    url = item.get("url") if isinstance(item.get("url"), str) else None
+    name = url.rsplit("/", 1)[-1].split("#", 1)[0] if url else None
+    return LockedFile(digests={algorithm: value}, name=name, url=url)

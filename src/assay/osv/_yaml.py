@@ -46,34 +46,36 @@ def _check_nodes(root: yaml.Node, max_depth: int) -> None:
                 "expected no YAML aliases (`*name`), found one to the value here",
             )
         seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
             if depth > max_depth:
                 raise YamlProblem(
                     node.start_mark.line + 1, f"expected nesting at most {max_depth} deep"
                 )
-            keys: set[str] = set()
-            pairs: list[tuple[yaml.Node, int]] = []
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode):
-                    if key.value == "<<":
-                        raise YamlProblem(
-                            key.start_mark.line + 1, "expected no YAML merge keys (`<<`)"
-                        )
-                    if key.value in keys:
-                        raise YamlProblem(
-                            key.start_mark.line + 1,
-                            f"expected each key once, found {key.value!r} twice",
-                        )
-                    keys.add(key.value)
-                pairs.append((key, depth + 1))
-                pairs.append((value, depth + 1))
-            stack.extend(reversed(pairs))  # document order
-        elif isinstance(node, yaml.SequenceNode):
-            if depth > max_depth:
-                raise YamlProblem(
-                    node.start_mark.line + 1, f"expected nesting at most {max_depth} deep"
-                )
-            stack.extend((child, depth + 1) for child in reversed(node.value))
+            stack.extend((child, depth + 1) for child in reversed(_children(node)))
+
+
+def _children(node: yaml.MappingNode | yaml.SequenceNode) -> list[yaml.Node]:
+    """A collection's nodes in document order (a mapping's keys and values, its keys
+    checked)."""
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    _check_keys(node)
+    return [item for pair in node.value for item in pair]
+
+
+def _check_keys(node: yaml.MappingNode) -> None:
+    """No merge key, and no key twice."""
+    keys: set[str] = set()
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        if key.value == "<<":
+            raise YamlProblem(key.start_mark.line + 1, "expected no YAML merge keys (`<<`)")
+        if key.value in keys:
+            raise YamlProblem(
+                key.start_mark.line + 1, f"expected each key once, found {key.value!r} twice"
+            )
+        keys.add(key.value)
 
 
 def load(data: bytes, max_depth: int) -> Any:

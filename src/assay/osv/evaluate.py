@@ -22,7 +22,7 @@ events; without the repositories, a commit is affected here when it is named by 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -91,15 +91,15 @@ def _sort_key(item: tuple[int, Any, int, Event]) -> tuple[int, _Sortable, int]:
 
 def _below_limits(order: str, version: Any, events: tuple[Event, ...]) -> bool:
     limits = [event.value for event in events if event.kind == "limit"]
-    if not limits:
+    return not limits or any(_below(order, version, limit) for limit in limits)
+
+
+def _below(order: str, version: Any, limit: str) -> bool:
+    """Whether the version is below one `limit` event (`*`: every version is)."""
+    if limit == "*":
         return True
-    for limit in limits:
-        if limit == "*":
-            return True
-        key = version_key(order, limit)
-        if key is not None and _less(version, key):
-            return True
-    return False
+    key = version_key(order, limit)
+    return key is not None and _less(version, key)
 
 
 def _less(a: Any, b: Any) -> bool:
@@ -144,13 +144,22 @@ def range_affects(order: str, entry: Range, version: str) -> Hit | None:
     if current is None:
         return None
     walked = _sorted_events(order, entry.events)
+    if not _walk(walked, current) or not _below_limits(order, current, entry.events):
+        return None
+    return Hit(_describe(entry), _fix_after(walked, current))
+
+
+def _walk(walked: Sequence[tuple[Any, Event]], current: Any) -> bool:
+    """Whether the version is affected once every event (in version order) is passed."""
     affected = False
     for key, event in walked:
         affected = _EVENTS.get(event.kind, _unchanged)(affected, current, key)
-    if not affected or not _below_limits(order, current, entry.events):
-        return None
-    fixed = next((e.value for key, e in walked if e.kind == "fixed" and _less(current, key)), None)
-    return Hit(_describe(entry), fixed)
+    return affected
+
+
+def _fix_after(walked: Sequence[tuple[Any, Event]], current: Any) -> str | None:
+    """The first `fixed` event above the version."""
+    return next((e.value for key, e in walked if e.kind == "fixed" and _less(current, key)), None)
 
 
 def _describe(entry: Range) -> str:

@@ -11,10 +11,11 @@ its ecosystem (`Debian`), as osv.dev answers a query for either.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from assay.osv.names import normalized_name
-from assay.osv.record import OsvRecord
+from assay.osv.record import Affected, OsvRecord, Package
 from assay.osv.versions import base_ecosystem
 
 __all__ = ["IndexKeys", "index_keys"]
@@ -32,16 +33,28 @@ def index_keys(record: OsvRecord) -> IndexKeys:
     commits: dict[str, None] = {}
     for entry in record.affected:
         if entry.package is not None:
-            ecosystem, name = entry.package.ecosystem, entry.package.name
-            packages[(ecosystem, normalized_name(ecosystem, name))] = None
-            base = base_ecosystem(ecosystem)
-            if base != ecosystem:
-                packages[(base, normalized_name(base, name))] = None
-        for entry_range in entry.ranges:
-            if entry_range.type != "GIT":
-                continue
-            for event in entry_range.events:
-                if event.kind in ("introduced", "last_affected") and event.value != "0":
-                    commits[event.value.lower()] = None
+            packages.update(dict.fromkeys(_package_keys(entry.package)))
+        commits.update(dict.fromkeys(_commits(entry)))
     aliases = dict.fromkeys(alias for alias in record.aliases if alias != record.id)
     return IndexKeys(tuple(packages), tuple(aliases), tuple(commits))
+
+
+def _package_keys(package: Package) -> list[tuple[str, str]]:
+    """The package under its ecosystem, and under the base ecosystem (`Debian` for
+    `Debian:12`) when that differs."""
+    ecosystem, name = package.ecosystem, package.name
+    keys = [(ecosystem, normalized_name(ecosystem, name))]
+    base = base_ecosystem(ecosystem)
+    if base != ecosystem:
+        keys.append((base, normalized_name(base, name)))
+    return keys
+
+
+def _commits(entry: Affected) -> Iterator[str]:
+    """The commits the entry's GIT ranges name as affected (lower case)."""
+    for entry_range in entry.ranges:
+        if entry_range.type != "GIT":
+            continue
+        for event in entry_range.events:
+            if event.kind in ("introduced", "last_affected") and event.value != "0":
+                yield event.value.lower()

@@ -16,7 +16,14 @@ from typing import Final
 from assay.errors import InputError
 from assay.osv.versions import base_ecosystem
 
-__all__ = ["PURL_ECOSYSTEMS", "PurlPackage", "normalized_name", "package_of_purl"]
+__all__ = [
+    "PURL_ECOSYSTEMS",
+    "Purl",
+    "PurlPackage",
+    "normalized_name",
+    "package_of_purl",
+    "parse_purl",
+]
 
 PURL_ECOSYSTEMS: Final = {
     "pypi": "PyPI",
@@ -70,9 +77,17 @@ class PurlPackage:
     version: str | None
 
 
-def package_of_purl(text: str) -> PurlPackage | None:
-    """The OSV ecosystem, name and version a purl names; `None` when its type has no
-    OSV ecosystem. `InputError` (where: `purl`) when it is not a purl."""
+@dataclass(frozen=True, slots=True)
+class Purl:
+    type: str
+    """Lower case."""
+    namespace: str | None
+    name: str
+    version: str | None
+
+
+def parse_purl(text: str) -> Purl:
+    """A purl, through packageurl-python; raises `InputError` naming what is wrong."""
     from packageurl import PackageURL
 
     try:
@@ -81,14 +96,27 @@ def package_of_purl(text: str) -> PurlPackage | None:
         raise InputError(
             "purl", f"expected a package URL (pkg:type/name@version): {error}"
         ) from None
-    kind = purl.type.lower()
+    return Purl(purl.type.lower(), purl.namespace or None, purl.name, purl.version or None)
+
+
+def package_of_purl(text: str) -> PurlPackage | None:
+    """The OSV ecosystem, name and version a purl names; `None` when its type has no
+    OSV ecosystem. `InputError` (where: `purl`) when it is not a purl."""
+    purl = parse_purl(text)
     namespace = purl.namespace or ""
-    ecosystem = _DISTRIBUTIONS.get((kind, namespace.lower())) or PURL_ECOSYSTEMS.get(kind)
+    ecosystem = _DISTRIBUTIONS.get((purl.type, namespace.lower())) or PURL_ECOSYSTEMS.get(purl.type)
     if ecosystem is None:
         return None
-    name = purl.name
+    return PurlPackage(ecosystem, _package_name(purl, ecosystem), purl.version)
+
+
+def _package_name(purl: Purl, ecosystem: str) -> str:
+    """The package's name as OSV writes it in `ecosystem`: Maven's `group:artifact`, the
+    namespaced `scope/name` of npm, Go, Packagist, GitHub and Swift."""
+    if not purl.namespace:
+        return purl.name
     if ecosystem == "Maven":
-        name = f"{namespace}:{purl.name}" if namespace else purl.name
-    elif kind in ("npm", "golang", "composer", "github", "swift") and namespace:
-        name = f"{namespace}/{purl.name}"
-    return PurlPackage(ecosystem, name, purl.version or None)
+        return f"{purl.namespace}:{purl.name}"
+    if purl.type in ("npm", "golang", "composer", "github", "swift"):
+        return f"{purl.namespace}/{purl.name}"
+    return purl.name

@@ -215,18 +215,23 @@ def timestamp_key(text: str) -> str:
     fraction = (found.group(7) or ".0")[1:8].ljust(6, "0")[:6]
     zone = found.group(8).upper()
     if zone in ("Z", "+00:00", "-00:00"):  # (most records: no arithmetic needed)
-        year, month, day, hour, minute, second = found.group(1, 2, 3, 4, 5, 6)
-        if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31 and int(hour) < 24):
-            raise ValueError(f"expected an RFC 3339 time, found {text!r}")
-        if int(minute) > 59 or int(second) > 60:
-            raise ValueError(f"expected an RFC 3339 time, found {text!r}")
-        return f"{year}-{month}-{day}T{hour}:{minute}:{second}.{fraction}Z"
+        return _utc_key(found, fraction, text)
     zone = zone.replace("Z", "+00:00")
     moment = datetime.fromisoformat(
         f"{found.group(1)}-{found.group(2)}-{found.group(3)}T{found.group(4)}:"
         f"{found.group(5)}:{found.group(6)}.{fraction}{zone}"
     )
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _utc_key(found: re.Match[str], fraction: str, text: str) -> str:
+    """`timestamp_key` of a time already in UTC: its fields checked, then written out."""
+    year, month, day, hour, minute, second = found.group(1, 2, 3, 4, 5, 6)
+    if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31 and int(hour) < 24):
+        raise ValueError(f"expected an RFC 3339 time, found {text!r}")
+    if int(minute) > 59 or int(second) > 60:
+        raise ValueError(f"expected an RFC 3339 time, found {text!r}")
+    return f"{year}-{month}-{day}T{hour}:{minute}:{second}.{fraction}Z"
 
 
 def _is_json(data: bytes, source: str) -> bool:
@@ -281,11 +286,7 @@ def record_from_document(document: Any, source: str) -> OsvRecord:
     try:
         parsed = msgspec.convert(document, _Record, strict=True)
     except msgspec.ValidationError as error:
-        text = str(error)
-        found = _MSGSPEC_PATH.search(text)
-        path = found.group(1) if found else "$"
-        message = _MSGSPEC_PATH.sub("", text)
-        raise IngestError(source, path, _lower_first(message)) from None
+        raise _invalid(source, error) from None
     try:
         raw = orjson.dumps(document)
     except (TypeError, orjson.JSONEncodeError) as error:
@@ -297,6 +298,14 @@ def record_from_document(document: Any, source: str) -> OsvRecord:
         raise IngestError(source, problem.path, problem.message) from None
 
 
+def _invalid(source: str, error: msgspec.ValidationError) -> IngestError:
+    """msgspec's complaint as an `IngestError` at the JSON path it names."""
+    text = str(error)
+    found = _MSGSPEC_PATH.search(text)
+    path = found.group(1) if found else "$"
+    return IngestError(source, path, _lower_first(_MSGSPEC_PATH.sub("", text)))
+
+
 _STORED: Final = msgspec.json.Decoder(_Record)
 
 
@@ -306,11 +315,7 @@ def stored_record(raw: bytes, source: str = "stored record") -> OsvRecord:
     try:
         parsed = _STORED.decode(raw)
     except msgspec.ValidationError as error:
-        text = str(error)
-        found = _MSGSPEC_PATH.search(text)
-        raise IngestError(
-            source, found.group(1) if found else "$", _lower_first(_MSGSPEC_PATH.sub("", text))
-        ) from None
+        raise _invalid(source, error) from None
     except msgspec.DecodeError as error:
         raise IngestError(source, "", f"expected a JSON object: {error}") from None
     try:
@@ -340,9 +345,7 @@ def matching_view(raw: bytes) -> OsvRecord:
         raise IngestError("stored record", "", f"expected an OSV record: {error}") from None
     affected = tuple(
         Affected(
-            package=None
-            if item.package is None
-            else Package(item.package.ecosystem, item.package.name, item.package.purl),
+            package=_package(item.package),
             ranges=tuple(
                 Range(
                     entry.type,
@@ -381,15 +384,7 @@ def matching_view(raw: bytes) -> OsvRecord:
 
 
 def _typed(parsed: _Record, raw: bytes) -> OsvRecord:
-    if not parsed.id.strip() or len(parsed.id) > 256:
-        raise _Problem("$.id", f"expected an id of 1 to 256 characters, found {parsed.id!r}")
-    for field in ("modified", "published", "withdrawn"):
-        value = getattr(parsed, field)
-        if value is not None:
-            try:
-                timestamp_key(value)
-            except ValueError as error:
-                raise _Problem(f"$.{field}", str(error)) from None
+    _check_id_and_times(parsed)
     affected = tuple(_affected(item, f"$.affected[{i}]") for i, item in enumerate(parsed.affected))
     return OsvRecord(
         id=parsed.id,
@@ -409,15 +404,27 @@ def _typed(parsed: _Record, raw: bytes) -> OsvRecord:
     )
 
 
+def _check_id_and_times(parsed: _Record) -> None:
+    if not parsed.id.strip() or len(parsed.id) > 256:
+        raise _Problem("$.id", f"expected an id of 1 to 256 characters, found {parsed.id!r}")
+    for field in ("modified", "published", "withdrawn"):
+        value = getattr(parsed, field)
+        if value is not None:
+            try:
+                timestamp_key(value)
+            except ValueError as error:
+                raise _Problem(f"$.{field}", str(error)) from None
+
+
+def _package(given: _Package | None) -> Package | None:
+    return None if given is None else Package(given.ecosystem, given.name, given.purl)
+
+
 def _affected(item: _Affected, path: str) -> Affected:
-    package = None
-    if item.package is not None:
-        package = Package(item.package.ecosystem, item.package.name, item.package.purl)
-        if not package.ecosystem or not package.name:
-            raise _Problem(f"{path}.package", "expected a non-empty ecosystem and name")
-    ranges = []
-    for index, entry in enumerate(item.ranges):
-        ranges.append(_range(entry, f"{path}.ranges[{index}]"))
+    package = _package(item.package)
+    if package is not None and not (package.ecosystem and package.name):
+        raise _Problem(f"{path}.package", "expected a non-empty ecosystem and name")
+    ranges = [_range(entry, f"{path}.ranges[{index}]") for index, entry in enumerate(item.ranges)]
     if package is None and any(r.type != "GIT" for r in ranges):
         raise _Problem(f"{path}.package", "expected a package for SEMVER and ECOSYSTEM ranges")
     return Affected(
@@ -439,23 +446,23 @@ def _range(entry: _Range, path: str) -> Range:
         raise _Problem(f"{path}.repo", "expected the repository URL of a GIT range")
     if not entry.events:
         raise _Problem(f"{path}.events", "expected at least one event")
-    events: list[Event] = []
-    for index, raw in enumerate(entry.events):
-        given = [
-            (kind, getattr(raw, kind)) for kind in EVENT_KINDS if getattr(raw, kind) is not None
-        ]
-        if len(given) != 1:
-            raise _Problem(
-                f"{path}.events[{index}]",
-                f"expected exactly one of {', '.join(EVENT_KINDS)}, found {len(given)}",
-            )
-        kind, value = given[0]
-        if not value:
-            raise _Problem(f"{path}.events[{index}].{kind}", "expected a version, found ''")
-        events.append(Event(kind, value))  # type: ignore[arg-type]
+    events = [_event(raw, f"{path}.events[{index}]") for index, raw in enumerate(entry.events)]
     if not any(event.kind == "introduced" for event in events):
         raise _Problem(f"{path}.events", "expected an introduced event")
     return Range(entry.type, tuple(events), entry.repo)
+
+
+def _event(raw: _Event, path: str) -> Event:
+    """One `events[]` entry: exactly one kind, with a version."""
+    given = [(kind, getattr(raw, kind)) for kind in EVENT_KINDS if getattr(raw, kind) is not None]
+    if len(given) != 1:
+        raise _Problem(
+            path, f"expected exactly one of {', '.join(EVENT_KINDS)}, found {len(given)}"
+        )
+    kind, value = given[0]
+    if not value:
+        raise _Problem(f"{path}.{kind}", "expected a version, found ''")
+    return Event(kind, value)  # type: ignore[arg-type]
 
 
 def _kind(value: object) -> str:

@@ -192,16 +192,20 @@ def _read_index(path: Path, url: str, since: str) -> list[_Change]:
             text = line.decode("utf-8", "replace").strip()
             if not text:
                 continue
-            modified, _, name = text.partition(",")
-            osv_id = name.rsplit("/", 1)[-1].strip()
-            try:
-                key = timestamp_key(modified.strip())
-            except ValueError as error:
-                raise ClientError(f"{url} line {number}: {error}") from None
-            if not osv_id or "/" in osv_id or osv_id in (".", ".."):
-                raise ClientError(
-                    f"{url} line {number}: expected `modified,id`, found {text[:80]!r}"
-                )
-            if key >= since:
-                changes.append(_Change(key, modified.strip(), osv_id))
+            change = _index_line(text, f"{url} line {number}")
+            if change.key >= since:
+                changes.append(change)
     return changes
+
+
+def _index_line(text: str, where: str) -> _Change:
+    """One `modified,ecosystem/id` line of the index."""
+    modified, _, name = text.partition(",")
+    osv_id = name.rsplit("/", 1)[-1].strip()
+    try:
+        key = timestamp_key(modified.strip())
+    except ValueError as error:
+        raise ClientError(f"{where}: {error}") from None
+    if not osv_id or "/" in osv_id or osv_id in (".", ".."):
+        raise ClientError(f"{where}: expected `modified,id`, found {text[:80]!r}")
+    return _Change(key, modified.strip(), osv_id)

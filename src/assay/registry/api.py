@@ -71,20 +71,23 @@ class ApiClient:
         `headers` go with this request only (a token for one host, never for others)."""
         key = f"GET {url}"
         if self.offline:
-            if self.cache is None:
-                raise InputError("--offline", "expected a cache to read from")
-            found = self.cache.get_ref_record(key)
-            if found is None:
-                raise InputError(
-                    str(self.cache.root),
-                    f"offline: {url} is not in the cache (fetch it first: `assay fetch`,"
-                    " or run online)",
-                )
-            return found[0], found[2]
+            return self._cached(key, url)
         body, next_url = self._fetch(url, limit, headers or {})
         if self.cache is not None:
             self.cache.put_ref(key, body, "application/json", next_url)
         return body, next_url
+
+    def _cached(self, key: str, url: str) -> tuple[bytes, str]:
+        """(body, next page URL) of a GET the cache holds: offline, nothing else is asked."""
+        if self.cache is None:
+            raise InputError("--offline", "expected a cache to read from")
+        found = self.cache.get_ref_record(key)
+        if found is None:
+            raise InputError(
+                str(self.cache.root),
+                f"offline: {url} is not in the cache (fetch it first: `assay fetch`, or run online)",
+            )
+        return found[0], found[2]
 
     def _client(self) -> httpx.Client:
         import httpx

@@ -24,7 +24,7 @@ from assay.registry.reference import DIGEST, Reference
 if TYPE_CHECKING:
     import httpx
 
-    from assay.registry.auth import Credentials
+    from assay.registry.auth import Challenge, Credentials
 
 MAX_MANIFEST_BYTES: Final = 4 * 1024 * 1024
 MAX_BLOB_BYTES: Final = 16 * 1024 * 1024
@@ -127,13 +127,20 @@ class RegistryClient:
                 self._authorise(ref, scope, challenge, url)
                 authorised = True
                 continue
-            if _retryable(response.status_code) and attempt < self._retries:
-                delay = _retry_after(response.headers.get("retry-after"), attempt)
-                response.close()
-                self._sleep(delay)
+            if self._waited_to_retry(response, attempt):
                 continue
             return response
         raise RegistryError(url, "no answer after retries")
+
+    def _waited_to_retry(self, response: httpx.Response, attempt: int) -> bool:
+        """Whether the answer is one to retry and tries remain: then closed, and waited
+        for (its Retry-After, else a growing delay)."""
+        if not _retryable(response.status_code) or attempt >= self._retries:
+            return False
+        delay = _retry_after(response.headers.get("retry-after"), attempt)
+        response.close()
+        self._sleep(delay)
+        return True
 
     def _authorization(self, headers: dict[str, str], ref: Reference, scope: str) -> None:
         token = self._tokens.get((ref.registry, scope))
@@ -169,11 +176,7 @@ class RegistryClient:
         if challenge.scheme == "basic":
             self._basic[ref.registry] = _basic_header(creds, url)
             return
-        if challenge.scheme != "bearer" or "realm" not in challenge.params:
-            raise RegistryError(url, f"401 with an unusable challenge ({challenge.scheme})")
-        realm = challenge.params["realm"]
-        if not _secure_url(realm):
-            raise RegistryError(url, f"refusing a token realm that is not HTTPS: {realm}")
+        realm = _bearer_realm(challenge, url)
         params = {"scope": challenge.params.get("scope", scope)}
         if "service" in challenge.params:
             params["service"] = challenge.params["service"]
@@ -298,24 +301,30 @@ class RegistryClient:
     ) -> list[dict[str, Any]]:
         """The OCI 1.1 referrers of `digest`; where the registry has no referrers API,
         the tag schema's fallback (`sha256-HEX`, an index listing them)."""
+        index = self._referrers_index(ref, digest, artifact_type)
+        if index is None:
+            return []
+        found = index.descriptors
+        if artifact_type is not None:
+            found = [d for d in found if d.get("artifactType") == artifact_type]
+        return found
+
+    def _referrers_index(
+        self, ref: Reference, digest: str, artifact_type: str | None
+    ) -> Manifest | None:
+        """The index listing the referrers: the API's answer, else the fallback tag's
+        index (None when there is none)."""
         url = f"{ref.base_url}/referrers/{digest}"
         params = {"artifactType": artifact_type} if artifact_type else None
         response = self._send("GET", url, ref, _pull(ref), params=params)
         if response.status_code == 200:
             data = self._read(response, url, MAX_MANIFEST_BYTES, None)
-            index = _manifest(data, url, OCI_INDEX)
-        elif response.status_code in (404, 405):
+            return _manifest(data, url, OCI_INDEX)
+        if response.status_code in (404, 405):
             response.close()
             fallback = self.find_manifest(ref, digest.replace(":", "-"))
-            if fallback is None or not fallback.is_index:
-                return []
-            index = fallback
-        else:
-            raise self._fail(response, url, "referrers")
-        found = index.descriptors
-        if artifact_type is not None:
-            found = [d for d in found if d.get("artifactType") == artifact_type]
-        return found
+            return fallback if fallback is not None and fallback.is_index else None
+        raise self._fail(response, url, "referrers")
 
     def tags(self, ref: Reference) -> list[str]:
         url = f"{ref.base_url}/tags/list"
@@ -573,6 +582,16 @@ def _basic_header(creds: Credentials | None, url: str) -> str:
         raise RegistryError(url, "401: the registry wants credentials (docker login)")
     pair = f"{creds.username or ''}:{creds.password}".encode()
     return "Basic " + base64.b64encode(pair).decode()
+
+
+def _bearer_realm(challenge: Challenge, url: str) -> str:
+    """The token service a Bearer challenge names (HTTPS, or a loopback host's)."""
+    if challenge.scheme != "bearer" or "realm" not in challenge.params:
+        raise RegistryError(url, f"401 with an unusable challenge ({challenge.scheme})")
+    realm = challenge.params["realm"]
+    if not _secure_url(realm):
+        raise RegistryError(url, f"refusing a token realm that is not HTTPS: {realm}")
+    return realm
 
 
 def _secure_url(url: str) -> bool:

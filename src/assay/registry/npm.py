@@ -71,6 +71,16 @@ def attestations_url(registry: str, name: str, version: str) -> str:
     return f"{registry.rstrip('/')}/-/npm/v1/attestations/{escaped}@{quote(version, safe='')}"
 
 
+def _registry_key(entry: dict[str, Any], where: str) -> PublicKey:
+    """One entry of npm's `keys` (its `publicKey.rawBytes`: base64 DER)."""
+    try:
+        der = base64.b64decode(entry["publicKey"]["rawBytes"], validate=True)
+    except (KeyError, TypeError, ValueError):
+        raise AttestationError(f"{where}.publicKey.rawBytes", "expected base64 DER") from None
+    pem = b"-----BEGIN PUBLIC KEY-----\n" + base64.encodebytes(der) + b"-----END PUBLIC KEY-----\n"
+    return load_public_key(pem, where=where, keyid=entry.get("keyId", ""))
+
+
 def registry_keys(data: bytes | None = None, where: str = "npm-registry.json") -> list[PublicKey]:
     """npm's keys for publish attestations: the shipped `keys.json`, or `data`."""
     if data is None:
@@ -79,24 +89,11 @@ def registry_keys(data: bytes | None = None, where: str = "npm-registry.json") -
     keys = document.get("keys") if isinstance(document, dict) else None
     if not isinstance(keys, list):
         raise AttestationError(f"{where}: $.keys", "expected a list of keys")
-    found = []
-    for number, entry in enumerate(keys):
-        if not isinstance(entry, dict) or entry.get("keyUsage") != KEY_USAGE:
-            continue
-        try:
-            der = base64.b64decode(entry["publicKey"]["rawBytes"], validate=True)
-        except (KeyError, TypeError, ValueError):
-            raise AttestationError(
-                f"{where}: $.keys[{number}].publicKey.rawBytes", "expected base64 DER"
-            ) from None
-        pem = (
-            b"-----BEGIN PUBLIC KEY-----\n"
-            + base64.encodebytes(der)
-            + b"-----END PUBLIC KEY-----\n"
-        )
-        found.append(
-            load_public_key(pem, where=f"{where}: $.keys[{number}]", keyid=entry.get("keyId", ""))
-        )
+    found = [
+        _registry_key(entry, f"{where}: $.keys[{number}]")
+        for number, entry in enumerate(keys)
+        if isinstance(entry, dict) and entry.get("keyUsage") == KEY_USAGE
+    ]
     if not found:
         raise AttestationError(f"{where}: $.keys", f"expected a key with keyUsage {KEY_USAGE}")
     return found
@@ -141,22 +138,29 @@ def _attestation_items(data: bytes, where: str) -> list[Any]:
     return items
 
 
+_ATTESTATION_KINDS: Final[dict[str, str]] = {
+    PUBLISH_PREDICATE: "publish",
+    PROVENANCE_V02: "provenance",
+    PROVENANCE_V1: "provenance",
+}
+"""The attestations npm serves, by predicate type."""
+
+
 def _attestations(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(publish bundle, provenance bundle) of npm's attestations document."""
-    publish, provenance = [], []
+    bundles: dict[str, list[dict[str, Any]]] = {"publish": [], "provenance": []}
     for number, item in enumerate(_attestation_items(data, where)):
         at = f"{where}: $.attestations[{number}]"
         if not isinstance(item, dict) or not isinstance(item.get("bundle"), dict):
             raise AttestationError(at, "expected {predicateType, bundle}")
-        kind = item.get("predicateType")
-        if kind == PUBLISH_PREDICATE:
-            publish.append(item["bundle"])
-        elif kind in (PROVENANCE_V02, PROVENANCE_V1):
-            provenance.append(item["bundle"])
-        else:
+        predicate_type = item.get("predicateType")
+        kind = _ATTESTATION_KINDS.get(predicate_type) if isinstance(predicate_type, str) else None
+        if kind is None:
             raise AttestationError(
-                f"{at}.predicateType", f"expected publish or provenance, found {kind!r}"
+                f"{at}.predicateType", f"expected publish or provenance, found {predicate_type!r}"
             )
+        bundles[kind].append(item["bundle"])
+    publish, provenance = bundles["publish"], bundles["provenance"]
     if len(publish) != 1 or len(provenance) != 1:
         raise AttestationError(
             f"{where}: $.attestations",

@@ -33,6 +33,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from assay.errors import AssayError, InputError
+from assay.nvd.server.osv_api import bounded_body
 from assay.nvd.storage import Store
 from assay.web.upload_pool import (
     MAX_UPLOAD_COMPONENTS,
@@ -90,20 +91,6 @@ def _json(status: int, value: object, headers: dict[str, str] | None = None) -> 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
     return _json(status, {"error": message}, headers)
-
-
-async def _body(request: Request) -> bytes | None:
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def plain_filename(text: str, where: str) -> str:
@@ -172,7 +159,7 @@ def scan_routes(store: Store, uploads: UploadPool | None = None) -> list[BaseRou
                 "posted from another site (Origin or Sec-Fetch-Site): this API answers "
                 "programs and this server's own pages",
             )
-        body = await _body(request)
+        body = await bounded_body(request, MAX_BODY_BYTES)
         if body is None:
             return _error(413, f"request body: expected at most {MAX_BODY_BYTES} bytes")
         try:

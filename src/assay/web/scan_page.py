@@ -22,7 +22,7 @@ from assay.errors import AssayError, InputError
 from assay.nvd.storage import Store
 from assay.web.scan_api import MAX_BODY_BYTES, MAX_QUERY_PURLS, run_upload_scan, scan_limits
 from assay.web.templating import render
-from assay.web.upload_pool import Budget, UploadPool, upload_failure
+from assay.web.upload_pool import Budget, UploadPool, failure_page
 from assay.web.uploads import Form, human_bytes, posted_form
 
 if TYPE_CHECKING:
@@ -135,30 +135,24 @@ class ScanPages:
         try:
             outcome = await self.uploads.run(request, partial(_outcome, self.store, form))
         except AssayError as error:
-            status, message, headers = upload_failure(error)
-            if as_json:
-                return Response(
-                    orjson.dumps({"error": message}),
-                    status_code=status,
-                    media_type="application/json",
-                    headers=headers,
-                )
-            context["error"] = message
-            page = render(request, "scan.html", context, status=status)
-            page.headers.update(headers)
-            return page
+            return failure_page(request, error, "scan.html", context, as_json=as_json)
         if as_json:
             return Response(orjson.dumps(outcome.to_dict()), media_type="application/json")
-        rows = finding_rows(outcome.result)
-        context.update(
-            result=outcome.result,
-            verdict=outcome.verdict,
-            warnings=outcome.warnings,
-            rows=rows,
-            affected=[r for r in rows if not r.vulnerability.conditional],
-            conditional=[r for r in rows if r.vulnerability.conditional],
-            failing={
-                (f.component.component.ref, f.vulnerability.id) for f in outcome.verdict.failing
-            },
-        )
-        return render(request, "scan.html", context)
+        return render(request, "scan.html", {**context, **_outcome_context(outcome)})
+
+
+def _outcome_context(outcome: ScanOutcome) -> dict[str, Any]:
+    """What the page shows of a scan: its findings (definite and conditional apart), the
+    verdict and the findings that fail it."""
+    rows = finding_rows(outcome.result)
+    return {
+        "result": outcome.result,
+        "verdict": outcome.verdict,
+        "warnings": outcome.warnings,
+        "rows": rows,
+        "affected": [r for r in rows if not r.vulnerability.conditional],
+        "conditional": [r for r in rows if r.vulnerability.conditional],
+        "failing": {
+            (f.component.component.ref, f.vulnerability.id) for f in outcome.verdict.failing
+        },
+    }

@@ -24,10 +24,13 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 import anyio.to_thread
+import orjson
 from anyio.lowlevel import RunVar
 from starlette.requests import Request
+from starlette.responses import Response
 
 from assay.errors import AssayError
+from assay.web.templating import render
 
 if TYPE_CHECKING:
     from assay.audit.source import VulnerabilitySource
@@ -71,6 +74,25 @@ def upload_failure(error: AssayError) -> tuple[int, str, dict[str, str]]:
     if isinstance(error, UploadStopped):
         return (422 if error.over_budget else 499), str(error), {}
     return 503, error.diagnostics(), {}
+
+
+def failure_page(
+    request: Request, error: AssayError, template: str, context: dict[str, Any], *, as_json: bool
+) -> Response:
+    """An upload form's answer when its upload failed (`upload_failure`): `{"error": ...}`
+    for `format=json`, else the form's page again with the message."""
+    status, message, headers = upload_failure(error)
+    if as_json:
+        return Response(
+            orjson.dumps({"error": message}),
+            status_code=status,
+            media_type="application/json",
+            headers=headers,
+        )
+    context["error"] = message
+    page = render(request, template, context, status=status)
+    page.headers.update(headers)
+    return page
 
 
 class Budget:

@@ -19,7 +19,7 @@ from starlette.responses import Response
 from assay.errors import AssayError, InputError
 from assay.nvd.storage import Store
 from assay.web.templating import render
-from assay.web.upload_pool import UploadPool, upload_failure
+from assay.web.upload_pool import UploadPool, failure_page
 from assay.web.uploads import Form, UploadedFile, human_bytes, posted_form
 
 VERIFY_FORM_BYTES: Final = 4 * 1024 * 1024
@@ -85,18 +85,7 @@ class VerifyPages:
                 request, partial(run_verification, verify_request, self.store)
             )
         except AssayError as error:
-            status, message, headers = upload_failure(error)
-            if as_json:
-                return Response(
-                    orjson.dumps({"error": message}),
-                    status_code=status,
-                    media_type="application/json",
-                    headers=headers,
-                )
-            context["error"] = message
-            page = render(request, "verify.html", context, status=status)
-            page.headers.update(headers)
-            return page
+            return failure_page(request, error, "verify.html", context, as_json=as_json)
         if as_json:
             return Response(
                 orjson.dumps(outcome.to_dict(), default=str, option=orjson.OPT_INDENT_2),

@@ -67,6 +67,11 @@ def _read(data: bytes, filename: str, max_components: int | None) -> Inventory:
         return read_cyclonedx_xml(data, filename, max_components=max_components)
     if head in (b"{", b"["):
         return _json(data, filename)
+    return _text(data, filename, base)
+
+
+def _text(data: bytes, filename: str, base: str) -> Inventory:
+    """A text input: an SPDX tag-value document, or a requirements file."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

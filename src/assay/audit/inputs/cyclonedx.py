@@ -68,24 +68,29 @@ def _components(items: object, where: str, depth: int) -> Iterator[Component]:
         path = f"{where}[{index}]"
         if not isinstance(item, Mapping):
             raise InputError(path, f"expected a component object, found {_kind(item)}")
-        name = _text(item.get("name"), path, "name", required=True)
-        assert name is not None
-        group = _text(item.get("group"), path, "group")
-        version = _text(item.get("version"), path, "version")
-        purl = _text(item.get("purl"), path, "purl")
-        cpe = _text(item.get("cpe"), path, "cpe")
-        ref = _text(item.get("bom-ref"), path, "bom-ref")
-        full = f"{group}/{name}" if group else name
-        yield Component(
-            ref=ref or (f"{full}@{version}" if version else full),
-            name=full,
-            version=version,
-            purl=purl,
-            cpes=(cpe,) if cpe else (),
-            repository=_repository(item.get("externalReferences"), path),
-            where=path,
-        )
+        yield _component(item, path)
         yield from _components(item.get("components"), f"{path}.components", depth + 1)
+
+
+def _component(item: Mapping[str, Any], path: str) -> Component:
+    """One component object (its nested `components` apart)."""
+    name = _text(item.get("name"), path, "name", required=True)
+    assert name is not None
+    group = _text(item.get("group"), path, "group")
+    version = _text(item.get("version"), path, "version")
+    purl = _text(item.get("purl"), path, "purl")
+    cpe = _text(item.get("cpe"), path, "cpe")
+    ref = _text(item.get("bom-ref"), path, "bom-ref")
+    full = f"{group}/{name}" if group else name
+    return Component(
+        ref=ref or (f"{full}@{version}" if version else full),
+        name=full,
+        version=version,
+        purl=purl,
+        cpes=(cpe,) if cpe else (),
+        repository=_repository(item.get("externalReferences"), path),
+        where=path,
+    )
 
 
 def read_cyclonedx_json(document: Mapping[str, Any], source: str) -> Inventory:

@@ -42,7 +42,7 @@ from assay.osv.evaluate import record_hit
 from assay.osv.names import package_of_purl
 from assay.osv.record import OsvRecord, matching_view
 
-__all__ = ["MAX_BATCH_QUERIES", "OsvQuery", "osv_routes", "parse_query"]
+__all__ = ["MAX_BATCH_QUERIES", "OsvQuery", "bounded_body", "osv_routes", "parse_query"]
 
 MAX_QUERY_BYTES: Final = 64 * 1024
 MAX_BATCH_BYTES: Final = 16 * 1024 * 1024
@@ -226,7 +226,8 @@ def _error(status: int, code: int, message: str) -> Response:
     )
 
 
-async def _body(request: Request, limit: int) -> bytes | None:
+async def bounded_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None when it is (or says it is) larger than `limit`."""
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
         return None
@@ -241,7 +242,7 @@ async def _body(request: Request, limit: int) -> bytes | None:
 
 
 async def _json(request: Request, limit: int) -> tuple[Any, Response | None]:
-    body = await _body(request, limit)
+    body = await bounded_body(request, limit)
     if body is None:
         return None, _error(413, _INVALID, f"request body larger than {limit} bytes")
     try:
