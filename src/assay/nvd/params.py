@@ -1,4 +1,4 @@
-"""Shared rules for NVD query strings: names, flags, integers, date pairs.
+"""Shared rules for NVD query strings: names, flags, integers, date pairs, paging.
 
 Pure: used by every endpoint's query parser. NVD treats parameter names
 case-insensitively, treats a flag as on whenever it is present (clients send `hasKev`,
