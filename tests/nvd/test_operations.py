@@ -82,6 +82,18 @@ def test_the_server_parses_exactly_the_table_s_parameters(operation: Operation) 
 
 
 @pytest.mark.parametrize("operation", OPERATIONS.values(), ids=OPERATION_NAMES)
+def test_the_filter_key_is_equal_for_every_page_of_one_query(operation: Operation) -> None:
+    parse = PARSERS[operation.name]
+    first = parse([("sinceGeneration", "3")])
+    later = parse([("sinceGeneration", "3"), ("startIndex", "40"), ("resultsPerPage", "20")])
+    assert type(first).largest_page() == operation.max_page
+    assert later.filter_key == first.filter_key == first
+    assert hash(later.filter_key) == hash(first)
+    assert later.filter_key != parse([("sinceGeneration", "4")]).filter_key
+    assert later.filter_key != parse([]).filter_key
+
+
+@pytest.mark.parametrize("operation", OPERATIONS.values(), ids=OPERATION_NAMES)
 def test_the_client_takes_the_table_s_parameters_and_pages(operation: Operation) -> None:
     assert parameter_names(operation.name) == tuple(p.name for p in operation.parameters)
     assert MAX_RESULTS_PER_PAGE[operation.name] == operation.max_page

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 
 from assay.errors import InputError, QueryError
 from assay.nvd.cpe import Cpe, parse_cpe
 from assay.nvd.operations import OPERATIONS
-from assay.nvd.params import RawQuery, Window, parse_generation, parse_keywords, printable
+from assay.nvd.params import PagedQuery, RawQuery, Window, parse_keywords, parse_paging, printable
 
 MAX_RESULTS_PER_PAGE = OPERATIONS["cpes"].max_page
 
@@ -33,7 +33,7 @@ UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-
 
 
 @dataclass(frozen=True, slots=True)
-class CpeQuery:
+class CpeQuery(PagedQuery):
     """A validated CPE (product dictionary) query. Paging is kept apart from the filter."""
 
     cpe_name_id: str | None = None
@@ -42,14 +42,7 @@ class CpeQuery:
     keyword_exact: bool = False
     last_mod_window: Window | None = None
     match_criteria_id: str | None = None
-    since_generation: int | None = None  # extension: the change cursor (docs/sync.md)
-    start_index: int = 0
-    results_per_page: int = MAX_RESULTS_PER_PAGE
-
-    @property
-    def filter_key(self) -> CpeQuery:
-        """The same query without paging: equal for every page of one result set."""
-        return replace(self, start_index=0, results_per_page=MAX_RESULTS_PER_PAGE)
+    results_per_page: int = field(default=MAX_RESULTS_PER_PAGE, kw_only=True)
 
 
 def parse_cpe_query(pairs: Iterable[tuple[str, str]]) -> CpeQuery:
@@ -63,11 +56,7 @@ def parse_cpe_query(pairs: Iterable[tuple[str, str]]) -> CpeQuery:
         keyword_exact=exact,
         last_mod_window=raw.window("lastModStartDate", "lastModEndDate"),
         match_criteria_id=parse_uuid(raw, "matchCriteriaId"),
-        since_generation=parse_generation(raw),
-        start_index=raw.integer("startIndex", default=0),
-        results_per_page=raw.integer(
-            "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE
-        ),
+        **parse_paging(raw, MAX_RESULTS_PER_PAGE),
     )
 
 

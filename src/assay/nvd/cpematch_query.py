@@ -16,12 +16,12 @@ Pure. Same rules as the CVE API (`assay.nvd.params`). Chosen semantics (spec
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 
 from assay.nvd.cpe import Cpe
 from assay.nvd.cpe_query import parse_match_string, parse_uuid
 from assay.nvd.operations import OPERATIONS
-from assay.nvd.params import RawQuery, Window, parse_cve_id, parse_generation
+from assay.nvd.params import PagedQuery, RawQuery, Window, parse_cve_id, parse_paging
 
 MAX_RESULTS_PER_PAGE = OPERATIONS["cpematch"].max_page
 
@@ -29,21 +29,14 @@ PARAMETERS = OPERATIONS["cpematch"].wire_names
 
 
 @dataclass(frozen=True, slots=True)
-class CpeMatchQuery:
+class CpeMatchQuery(PagedQuery):
     """A validated match-criteria query. Paging is kept apart from the filter."""
 
     cve_id: str | None = None
     match_criteria_id: str | None = None
     match_string: Cpe | None = None
     last_mod_window: Window | None = None
-    since_generation: int | None = None  # extension: the change cursor (docs/sync.md)
-    start_index: int = 0
-    results_per_page: int = MAX_RESULTS_PER_PAGE
-
-    @property
-    def filter_key(self) -> CpeMatchQuery:
-        """The same query without paging: equal for every page of one result set."""
-        return replace(self, start_index=0, results_per_page=MAX_RESULTS_PER_PAGE)
+    results_per_page: int = field(default=MAX_RESULTS_PER_PAGE, kw_only=True)
 
 
 def parse_cpematch_query(pairs: Iterable[tuple[str, str]]) -> CpeMatchQuery:
@@ -54,9 +47,5 @@ def parse_cpematch_query(pairs: Iterable[tuple[str, str]]) -> CpeMatchQuery:
         match_criteria_id=parse_uuid(raw, "matchCriteriaId"),
         match_string=parse_match_string(raw, "matchStringSearch", partial=False),
         last_mod_window=raw.window("lastModStartDate", "lastModEndDate"),
-        since_generation=parse_generation(raw),
-        start_index=raw.integer("startIndex", default=0),
-        results_per_page=raw.integer(
-            "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE
-        ),
+        **parse_paging(raw, MAX_RESULTS_PER_PAGE),
     )

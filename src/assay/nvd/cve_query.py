@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 
 from assay.errors import InputError, QueryError
 from assay.nvd.cpe import Cpe, parse_cpe
 from assay.nvd.operations import CVE_TAGS, CVSS_SEVERITIES, OPERATIONS
 from assay.nvd.params import (
+    PagedQuery,
     RawQuery,
     Window,
     parse_cve_id,
     parse_cve_ids,
-    parse_generation,
     parse_keywords,
+    parse_paging,
     printable,
 )
 
@@ -109,7 +110,7 @@ class VersionBound:
 
 
 @dataclass(frozen=True, slots=True)
-class CveQuery:
+class CveQuery(PagedQuery):
     """A validated CVE query. Paging is kept apart from the filter (see `filter_key`)."""
 
     cve_id: str | None = None
@@ -134,22 +135,11 @@ class CveQuery:
     pub_window: Window | None = None
     no_rejected: bool = False
     source_identifier: str | None = None
-    since_generation: int | None = None  # extension: the change cursor (docs/sync.md)
-    start_index: int = 0
-    results_per_page: int = MAX_RESULTS_PER_PAGE
-
-    @property
-    def filter_key(self) -> CveQuery:
-        """The same query without paging: equal for every page of one result set."""
-        return _without_paging(self)
+    results_per_page: int = field(default=MAX_RESULTS_PER_PAGE, kw_only=True)
 
     @property
     def is_unfiltered(self) -> bool:
         return self.filter_key == _UNFILTERED
-
-
-def _without_paging(query: CveQuery) -> CveQuery:
-    return replace(query, start_index=0, results_per_page=MAX_RESULTS_PER_PAGE)
 
 
 _UNFILTERED = CveQuery()
@@ -185,11 +175,7 @@ def parse_cve_query(pairs: Iterable[tuple[str, str]]) -> CveQuery:
         pub_window=raw.window("pubStartDate", "pubEndDate"),
         no_rejected=raw.flag("noRejected"),
         source_identifier=raw.text("sourceIdentifier"),
-        since_generation=parse_generation(raw),
-        start_index=raw.integer("startIndex", default=0),
-        results_per_page=raw.integer(
-            "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE
-        ),
+        **parse_paging(raw, MAX_RESULTS_PER_PAGE),
     )
 
 

@@ -12,16 +12,17 @@ case-insensitively with runs of spaces read as one; `+` and `%20` both arrive as
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 
 from assay.errors import QueryError
 from assay.nvd.operations import CVE_HISTORY_EVENT_NAMES, OPERATIONS
 from assay.nvd.params import (
+    PagedQuery,
     RawQuery,
     Window,
     parse_cve_id,
     parse_cve_ids,
-    parse_generation,
+    parse_paging,
     printable,
 )
 
@@ -39,21 +40,14 @@ def event_key(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class HistoryQuery:
+class HistoryQuery(PagedQuery):
     """A validated change-history query. Paging is kept apart from the filter."""
 
     cve_id: str | None = None
     cve_ids: tuple[str, ...] | None = None
     change_window: Window | None = None
     event_name: str | None = None  # the canonical spelling, from EVENT_NAMES
-    since_generation: int | None = None  # extension: the change cursor (docs/sync.md)
-    start_index: int = 0
-    results_per_page: int = MAX_RESULTS_PER_PAGE
-
-    @property
-    def filter_key(self) -> HistoryQuery:
-        """The same query without paging: equal for every page of one result set."""
-        return replace(self, start_index=0, results_per_page=MAX_RESULTS_PER_PAGE)
+    results_per_page: int = field(default=MAX_RESULTS_PER_PAGE, kw_only=True)
 
 
 def parse_history_query(pairs: Iterable[tuple[str, str]]) -> HistoryQuery:
@@ -64,11 +58,7 @@ def parse_history_query(pairs: Iterable[tuple[str, str]]) -> HistoryQuery:
         cve_ids=parse_cve_ids(raw),
         change_window=raw.window("changeStartDate", "changeEndDate"),
         event_name=_event_name(raw),
-        since_generation=parse_generation(raw),
-        start_index=raw.integer("startIndex", default=0),
-        results_per_page=raw.integer(
-            "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE
-        ),
+        **parse_paging(raw, MAX_RESULTS_PER_PAGE),
     )
 
 

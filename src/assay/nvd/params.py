@@ -1,4 +1,4 @@
-"""Shared rules for NVD query strings: names, flags, integers, date pairs.
+"""Shared rules for NVD query strings: names, flags, integers, date pairs, paging.
 
 Pure: used by every endpoint's query parser. NVD treats parameter names
 case-insensitively, treats a flag as on whenever it is present (clients send `hasKev`,
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Self, TypedDict
 
 from assay.errors import InputError, QueryError
 from assay.nvd.dates import check_window, comparable_text, parse_nvd_datetime
@@ -180,6 +181,49 @@ def parse_generation(raw: RawQuery) -> int | None:
     if GENERATION_PARAMETER not in raw:
         return None
     return raw.integer(GENERATION_PARAMETER, default=0)
+
+
+class PagingFields(TypedDict):
+    """The `PagedQuery` fields a query string sets, as keyword arguments."""
+
+    since_generation: int | None
+    start_index: int
+    results_per_page: int
+
+
+def parse_paging(raw: RawQuery, max_page: int) -> PagingFields:
+    """`sinceGeneration`, `startIndex` and `resultsPerPage` (at most `max_page`)."""
+    return PagingFields(
+        since_generation=parse_generation(raw),
+        start_index=raw.integer("startIndex", default=0),
+        results_per_page=raw.integer("resultsPerPage", default=max_page, maximum=max_page),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PagedQuery:
+    """What every list query carries beside its filter: the change cursor and the page.
+
+    Each query declares `results_per_page` again with its operation's largest page as
+    the default; `filter_key` resets the page to those defaults, so it is equal for
+    every page of one result set and serves as the stores' cache key.
+    """
+
+    since_generation: int | None = None  # extension: the change cursor (docs/sync.md)
+    start_index: int = 0
+    results_per_page: int
+
+    @property
+    def filter_key(self) -> Self:
+        """The same query without paging: equal for every page of one result set."""
+        return replace(self, start_index=0, results_per_page=self.largest_page())
+
+    @classmethod
+    def largest_page(cls) -> int:
+        """The page size a query defaults to: its operation's largest."""
+        default = cls.__dataclass_fields__["results_per_page"].default
+        assert isinstance(default, int), f"{cls.__name__} sets no default page size"
+        return default
 
 
 def parse_keywords(raw: RawQuery) -> tuple[tuple[str, ...], bool]:

@@ -9,10 +9,10 @@ or neither, at most 120 days) and pages of at most 1,000 sources.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 
 from assay.nvd.operations import OPERATIONS
-from assay.nvd.params import RawQuery, Window, parse_generation
+from assay.nvd.params import PagedQuery, RawQuery, Window, parse_paging
 
 MAX_RESULTS_PER_PAGE = OPERATIONS["source"].max_page
 
@@ -20,19 +20,12 @@ PARAMETERS = OPERATIONS["source"].wire_names
 
 
 @dataclass(frozen=True, slots=True)
-class SourceQuery:
+class SourceQuery(PagedQuery):
     """A validated source query. Paging is kept apart from the filter."""
 
     source_identifier: str | None = None
     last_mod_window: Window | None = None
-    since_generation: int | None = None  # extension: the change cursor (docs/sync.md)
-    start_index: int = 0
-    results_per_page: int = MAX_RESULTS_PER_PAGE
-
-    @property
-    def filter_key(self) -> SourceQuery:
-        """The same query without paging: equal for every page of one result set."""
-        return replace(self, start_index=0, results_per_page=MAX_RESULTS_PER_PAGE)
+    results_per_page: int = field(default=MAX_RESULTS_PER_PAGE, kw_only=True)
 
 
 def parse_source_query(pairs: Iterable[tuple[str, str]]) -> SourceQuery:
@@ -41,9 +34,5 @@ def parse_source_query(pairs: Iterable[tuple[str, str]]) -> SourceQuery:
     return SourceQuery(
         source_identifier=raw.text("sourceIdentifier"),
         last_mod_window=raw.window("lastModStartDate", "lastModEndDate"),
-        since_generation=parse_generation(raw),
-        start_index=raw.integer("startIndex", default=0),
-        results_per_page=raw.integer(
-            "resultsPerPage", default=MAX_RESULTS_PER_PAGE, maximum=MAX_RESULTS_PER_PAGE
-        ),
+        **parse_paging(raw, MAX_RESULTS_PER_PAGE),
     )
