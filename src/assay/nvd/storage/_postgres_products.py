@@ -11,17 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic
 
 from assay.nvd.change_record import ChangeFacts
 from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cpe_record import CpeFacts
 from assay.nvd.cpematch_query import CpeMatchQuery
 from assay.nvd.cpematch_record import MatchFacts
-from assay.nvd.cve_record import make_criteria
 from assay.nvd.history_query import HistoryQuery
 from assay.nvd.source_query import SourceQuery
 from assay.nvd.source_record import SourceFacts
+from assay.nvd.storage._kinds import F, Paged
 from assay.nvd.storage._postgres_rows import (
     CHANGE_COLUMNS,
     CPE_COLUMNS,
@@ -29,9 +30,8 @@ from assay.nvd.storage._postgres_rows import (
     MATCH_NAME_COLUMNS,
     SOURCE_COLUMNS,
     SOURCE_IDENTIFIER_COLUMNS,
+    Columns,
     Connection,
-    F,
-    Paged,
     bound,
     copy_rows,
     insert_rows,
@@ -44,19 +44,16 @@ from assay.nvd.storage._sql_products import (
     CHANGE_ORDER,
     CPE_ORDER,
     CRITERIA_CVE_SQL,
-    CVE_CRITERIA_SQL,
     MATCH_ORDER,
     SOURCE_ORDER,
-    STORED_MATCH_SQL,
     CriteriaSource,
     change_where,
     cpe_where,
     cpematch_where,
+    resolve_criteria_source,
     source_where,
 )
 from assay.nvd.storage.interface import Page, UpsertCounts
-
-_COMPONENT_COUNT = 11
 
 
 class ProductStoreMixin:
@@ -90,39 +87,26 @@ class ProductStoreMixin:
             cacheable: bool,
         ) -> Page: ...
 
+    def _upsert_rows(
+        self, rows: _RecordRows[F], batch: Sequence[F], meta: Mapping[str, str] | None
+    ) -> UpsertCounts:
+        return self._upsert(
+            rows.what,
+            (rows.table, rows.key_column, rows.order_column),
+            batch,
+            key=rows.key,
+            order=rows.order,
+            insert=rows.insert,
+            replace=rows.replace,
+            meta=meta,
+        )
+
     # -- products --------------------------------------------------------------------
 
     def upsert_cpes(
         self, batch: Sequence[CpeFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        def values(facts: CpeFacts) -> tuple[object, ...]:
-            return (
-                facts.cpe_name_id,
-                facts.created,
-                facts.last_modified,
-                int(facts.deprecated),
-                *texts(facts.components),
-                facts.version_key,
-                tsvector_literal(facts.search_text),
-                facts.record,
-            )
-
-        def insert(connection: Connection, added: list[CpeFacts]) -> None:
-            insert_rows(connection, "cpe", CPE_COLUMNS, [values(f) for f in added])
-
-        def replace(connection: Connection, replaced: list[tuple[int, CpeFacts]]) -> None:
-            update_rows(connection, "cpe", CPE_COLUMNS, [(i, *values(f)) for i, f in replaced])
-
-        return self._upsert(
-            "CPE products",
-            ("cpe", "cpe_name_id", "last_modified"),
-            batch,
-            key=lambda facts: facts.cpe_name_id,
-            order=lambda facts: facts.last_modified,
-            insert=insert,
-            replace=replace,
-            meta=meta,
-        )
+        return self._upsert_rows(_CPES, batch, meta)
 
     def search_cpes(self, query: CpeQuery) -> Page:
         with self._using("searching CPE products") as connection:
@@ -142,25 +126,8 @@ class ProductStoreMixin:
 
     def _criteria_source(self, connection: Connection, criteria_id: str) -> CriteriaSource:
         key = text(criteria_id)
-        row = connection.execute(STORED_MATCH_SQL.format(p="%s"), (key,)).fetchone()
-        if row is not None:
-            return CriteriaSource(stored_match=int(row[0]))
-        row = connection.execute(CVE_CRITERIA_SQL.format(p="%s"), (key,)).fetchone()
-        if row is None:
-            return CriteriaSource()
-        components = tuple(str(value) for value in row[:_COMPONENT_COUNT])
-        start_key, start_inclusive, end_key, end_inclusive = row[_COMPONENT_COUNT:]
-        return CriteriaSource(
-            criteria=make_criteria(
-                vulnerable=True,
-                components=components,
-                version_key=None,
-                start_key=None if start_key is None else bytes(start_key),
-                start_inclusive=bool(start_inclusive),
-                end_key=None if end_key is None else bytes(end_key),
-                end_inclusive=bool(end_inclusive),
-                match_criteria_id=criteria_id,
-            )
+        return resolve_criteria_source(
+            lambda sql: connection.execute(sql.format(p="%s"), (key,)).fetchone(), criteria_id
         )
 
     # -- match criteria --------------------------------------------------------------
@@ -168,52 +135,7 @@ class ProductStoreMixin:
     def upsert_match_strings(
         self, batch: Sequence[MatchFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        def values(facts: MatchFacts) -> tuple[object, ...]:
-            c = facts.criteria
-            return (
-                facts.match_criteria_id,
-                facts.created,
-                facts.last_modified,
-                facts.cpe_last_modified,
-                text(facts.status),
-                *texts(c.components),
-                c.version_key,
-                c.start_key,
-                int(c.start_inclusive),
-                c.end_key,
-                int(c.end_inclusive),
-                facts.record,
-            )
-
-        def names(written: Iterable[tuple[int, MatchFacts]]) -> Iterator[tuple[object, ...]]:
-            for row_id, facts in written:
-                for name in facts.names:
-                    yield (row_id, name.cpe_name_id, *texts(name.components))
-
-        def insert(connection: Connection, added: list[MatchFacts]) -> None:
-            ids = insert_rows(connection, "cpe_match", MATCH_COLUMNS, [values(f) for f in added])
-            written = [(ids[f.match_criteria_id], f) for f in added]
-            copy_rows(connection, "cpe_match_name", MATCH_NAME_COLUMNS, names(written))
-
-        def replace(connection: Connection, replaced: list[tuple[int, MatchFacts]]) -> None:
-            rows = [(row_id, *values(facts)) for row_id, facts in replaced]
-            update_rows(connection, "cpe_match", MATCH_COLUMNS, rows)
-            connection.execute(
-                "DELETE FROM cpe_match_name WHERE match = ANY(%s::bigint[])",
-                ([row_id for row_id, _ in replaced],),
-            )
-            copy_rows(connection, "cpe_match_name", MATCH_NAME_COLUMNS, names(replaced))
-
-        return self._upsert(
-            "match criteria",
-            ("cpe_match", "match_criteria_id", "last_modified"),
-            batch,
-            key=lambda facts: facts.match_criteria_id,
-            order=lambda facts: facts.last_modified,
-            insert=insert,
-            replace=replace,
-            meta=meta,
-        )
+        return self._upsert_rows(_MATCHES, batch, meta)
 
     def search_match_strings(self, query: CpeMatchQuery) -> Page:
         builder = SqlBuilder(POSTGRES)
@@ -240,32 +162,7 @@ class ProductStoreMixin:
     def upsert_changes(
         self, batch: Sequence[ChangeFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        def values(facts: ChangeFacts) -> tuple[object, ...]:
-            return (
-                facts.cve_change_id,
-                facts.cve_id,
-                text(facts.event_key),
-                facts.created,
-                facts.record,
-            )
-
-        def insert(connection: Connection, added: list[ChangeFacts]) -> None:
-            insert_rows(connection, "cve_change", CHANGE_COLUMNS, [values(f) for f in added])
-
-        def replace(connection: Connection, replaced: list[tuple[int, ChangeFacts]]) -> None:
-            rows = [(row_id, *values(facts)) for row_id, facts in replaced]
-            update_rows(connection, "cve_change", CHANGE_COLUMNS, rows)
-
-        return self._upsert(
-            "CVE changes",
-            ("cve_change", "cve_change_id", "created"),
-            batch,
-            key=lambda facts: facts.cve_change_id,
-            order=lambda facts: facts.created,
-            insert=insert,
-            replace=replace,
-            meta=meta,
-        )
+        return self._upsert_rows(_CHANGES, batch, meta)
 
     def search_changes(self, query: HistoryQuery) -> Page:
         builder = SqlBuilder(POSTGRES)
@@ -285,42 +182,7 @@ class ProductStoreMixin:
     def upsert_sources(
         self, batch: Sequence[SourceFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        def values(facts: SourceFacts) -> tuple[object, ...]:
-            return (text(facts.source_key), facts.created, facts.last_modified, facts.record)
-
-        def identifiers(written: Iterable[tuple[int, SourceFacts]]) -> Iterator[tuple[object, ...]]:
-            for row_id, facts in written:
-                for identifier in facts.identifiers:
-                    yield (row_id, text(identifier))
-
-        def insert(connection: Connection, added: list[SourceFacts]) -> None:
-            ids = insert_rows(connection, "source", SOURCE_COLUMNS, [values(f) for f in added])
-            written = [(ids[text(f.source_key)], f) for f in added]
-            copy_rows(
-                connection, "source_identifier", SOURCE_IDENTIFIER_COLUMNS, identifiers(written)
-            )
-
-        def replace(connection: Connection, replaced: list[tuple[int, SourceFacts]]) -> None:
-            rows = [(row_id, *values(facts)) for row_id, facts in replaced]
-            update_rows(connection, "source", SOURCE_COLUMNS, rows)
-            connection.execute(
-                "DELETE FROM source_identifier WHERE source = ANY(%s::bigint[])",
-                ([row_id for row_id, _ in replaced],),
-            )
-            copy_rows(
-                connection, "source_identifier", SOURCE_IDENTIFIER_COLUMNS, identifiers(replaced)
-            )
-
-        return self._upsert(
-            "sources",
-            ("source", "source_key", "last_modified"),
-            batch,
-            key=lambda facts: text(facts.source_key),
-            order=lambda facts: facts.last_modified,
-            insert=insert,
-            replace=replace,
-            meta=meta,
-        )
+        return self._upsert_rows(_SOURCES, batch, meta)
 
     def search_sources(self, query: SourceQuery) -> Page:
         builder = SqlBuilder(POSTGRES)
@@ -334,3 +196,147 @@ class ProductStoreMixin:
                 query,
                 cacheable=False,  # a few hundred rows: the whole list is cheap
             )
+
+
+@dataclass(frozen=True, slots=True)
+class _Children(Generic[F]):
+    """The rows of another table that belong to a record (its names, its identifiers):
+    written with it, and anew when it is replaced."""
+
+    table: str
+    columns: Columns
+    parent_column: str
+    rows: Callable[[int, F], Iterable[tuple[object, ...]]]
+
+    def write(self, connection: Connection, written: Iterable[tuple[int, F]]) -> None:
+        rows = (row for row_id, facts in written for row in self.rows(row_id, facts))
+        copy_rows(connection, self.table, self.columns, rows)
+
+    def rewrite(self, connection: Connection, replaced: list[tuple[int, F]]) -> None:
+        connection.execute(
+            f"DELETE FROM {self.table} WHERE {self.parent_column} = ANY(%s::bigint[])",
+            ([row_id for row_id, _ in replaced],),
+        )
+        self.write(connection, replaced)
+
+
+@dataclass(frozen=True, slots=True)
+class _RecordRows(Generic[F]):
+    """How one record kind is stored: its table (unique `key_column`, versions compared
+    by `order_column`), the row of a record, and the rows that belong to it."""
+
+    what: str  # (for messages)
+    table: str
+    key_column: str
+    order_column: str
+    columns: Columns
+    values: Callable[[F], tuple[object, ...]]
+    key: Callable[[F], str]
+    order: Callable[[F], str]
+    children: _Children[F] | None = None
+
+    def insert(self, connection: Connection, added: list[F]) -> None:
+        ids = insert_rows(connection, self.table, self.columns, [self.values(f) for f in added])
+        if self.children is not None:
+            self.children.write(connection, [(ids[self.key(f)], f) for f in added])
+
+    def replace(self, connection: Connection, replaced: list[tuple[int, F]]) -> None:
+        rows = [(row_id, *self.values(facts)) for row_id, facts in replaced]
+        update_rows(connection, self.table, self.columns, rows)
+        if self.children is not None:
+            self.children.rewrite(connection, replaced)
+
+
+def _cpe_values(facts: CpeFacts) -> tuple[object, ...]:
+    return (
+        facts.cpe_name_id,
+        facts.created,
+        facts.last_modified,
+        int(facts.deprecated),
+        *texts(facts.components),
+        facts.version_key,
+        tsvector_literal(facts.search_text),
+        facts.record,
+    )
+
+
+def _match_values(facts: MatchFacts) -> tuple[object, ...]:
+    c = facts.criteria
+    return (
+        facts.match_criteria_id,
+        facts.created,
+        facts.last_modified,
+        facts.cpe_last_modified,
+        text(facts.status),
+        *texts(c.components),
+        c.version_key,
+        c.start_key,
+        int(c.start_inclusive),
+        c.end_key,
+        int(c.end_inclusive),
+        facts.record,
+    )
+
+
+def _match_names(row_id: int, facts: MatchFacts) -> Iterator[tuple[object, ...]]:
+    for name in facts.names:
+        yield (row_id, name.cpe_name_id, *texts(name.components))
+
+
+def _change_values(facts: ChangeFacts) -> tuple[object, ...]:
+    return (facts.cve_change_id, facts.cve_id, text(facts.event_key), facts.created, facts.record)
+
+
+def _source_values(facts: SourceFacts) -> tuple[object, ...]:
+    return (text(facts.source_key), facts.created, facts.last_modified, facts.record)
+
+
+def _source_identifiers(row_id: int, facts: SourceFacts) -> Iterator[tuple[object, ...]]:
+    for identifier in facts.identifiers:
+        yield (row_id, text(identifier))
+
+
+_CPES: _RecordRows[CpeFacts] = _RecordRows(
+    "CPE products",
+    "cpe",
+    "cpe_name_id",
+    "last_modified",
+    CPE_COLUMNS,
+    _cpe_values,
+    key=lambda facts: facts.cpe_name_id,
+    order=lambda facts: facts.last_modified,
+)
+_MATCHES: _RecordRows[MatchFacts] = _RecordRows(
+    "match criteria",
+    "cpe_match",
+    "match_criteria_id",
+    "last_modified",
+    MATCH_COLUMNS,
+    _match_values,
+    key=lambda facts: facts.match_criteria_id,
+    order=lambda facts: facts.last_modified,
+    children=_Children("cpe_match_name", MATCH_NAME_COLUMNS, "match", _match_names),
+)
+_CHANGES: _RecordRows[ChangeFacts] = _RecordRows(
+    "CVE changes",
+    "cve_change",
+    "cve_change_id",
+    "created",
+    CHANGE_COLUMNS,
+    _change_values,
+    key=lambda facts: facts.cve_change_id,
+    order=lambda facts: facts.created,
+)
+_SOURCES: _RecordRows[SourceFacts] = _RecordRows(
+    "sources",
+    "source",
+    "source_key",
+    "last_modified",
+    SOURCE_COLUMNS,
+    _source_values,
+    key=lambda facts: text(facts.source_key),
+    order=lambda facts: facts.last_modified,
+    children=_Children(
+        "source_identifier", SOURCE_IDENTIFIER_COLUMNS, "source", _source_identifiers
+    ),
+)

@@ -14,8 +14,8 @@ Table and column names come from the constants below; values are always paramete
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Protocol, TypeAlias, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias
 
 import psycopg
 from psycopg.rows import TupleRow
@@ -29,29 +29,6 @@ Columns: TypeAlias = Sequence[tuple[str, str]]
 SCHEMA_VERSION = "3"
 # Tables derived from the CVE records alone, rebuilt from them when the derivation changes.
 DERIVED_TABLES = ("cve_facet", "cvss_vector", "cve_criteria", "criteria")
-
-
-class Facts(Protocol):
-    """What every record kind's facts have: the record bytes."""
-
-    @property
-    def record(self) -> bytes: ...
-
-
-F = TypeVar("F", bound=Facts)
-
-
-class Paged(Protocol):
-    """What every query type has: a filter (the cache key) and a page window."""
-
-    @property
-    def filter_key(self) -> Hashable: ...
-
-    @property
-    def start_index(self) -> int: ...
-
-    @property
-    def results_per_page(self) -> int: ...
 
 
 _C = 'TEXT COLLATE "C"'

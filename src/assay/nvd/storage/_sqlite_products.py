@@ -12,33 +12,32 @@ from __future__ import annotations
 import functools
 import sqlite3
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic
 
 from assay.nvd.change_record import ChangeFacts
 from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cpe_record import CpeFacts
 from assay.nvd.cpematch_query import CpeMatchQuery
 from assay.nvd.cpematch_record import MatchFacts
-from assay.nvd.cve_record import make_criteria
 from assay.nvd.history_query import HistoryQuery
 from assay.nvd.source_query import SourceQuery
 from assay.nvd.source_record import SourceFacts
 from assay.nvd.storage._cache import ResultCache
+from assay.nvd.storage._kinds import F, Paged
 from assay.nvd.storage._sql import SQLITE, WRITTEN_TABLES, SqlBuilder
 from assay.nvd.storage._sql_products import (
     CHANGE_ORDER,
     CPE_ORDER,
     CRITERIA_CVE_SQL,
-    CVE_CRITERIA_SQL,
     MATCH_ORDER,
     SOURCE_ORDER,
-    STORED_MATCH_SQL,
     CriteriaSource,
     change_where,
     cpe_where,
     cpematch_where,
+    resolve_criteria_source,
     source_where,
 )
 from assay.nvd.storage._sqlite_io import (
@@ -50,26 +49,6 @@ from assay.nvd.storage._sqlite_io import (
 )
 from assay.nvd.storage.interface import Page, UpsertCounts
 from assay.nvd.storage.write_rule import latest_per_key, stored_stays
-
-
-class _Facts(Protocol):
-    @property
-    def record(self) -> bytes: ...
-
-
-F = TypeVar("F", bound=_Facts)
-
-
-class _Paged(Protocol):
-    @property
-    def filter_key(self) -> Hashable: ...
-
-    @property
-    def start_index(self) -> int: ...
-
-    @property
-    def results_per_page(self) -> int: ...
-
 
 _COMPONENTS = (
     "part TEXT NOT NULL, vendor TEXT NOT NULL, product TEXT NOT NULL, version TEXT NOT NULL, "
@@ -188,7 +167,6 @@ _CHANGE_INSERT = (
 _CHANGE_UPDATE = (
     "UPDATE cve_change SET cve_id = ?, event_key = ?, created = ?, record = ? WHERE id = ?"
 )
-_COMPONENT_COUNT = 11
 
 
 class ProductStoreMixin:
@@ -219,25 +197,9 @@ class ProductStoreMixin:
         return self._search(_CPE_LISTING, query, where, cacheable=query.cpe_name_id is None)
 
     def _criteria_source(self, connection: sqlite3.Connection, criteria_id: str) -> CriteriaSource:
-        row = connection.execute(STORED_MATCH_SQL.format(p="?"), (criteria_id,)).fetchone()
-        if row is not None:
-            return CriteriaSource(stored_match=int(row[0]))
-        row = connection.execute(CVE_CRITERIA_SQL.format(p="?"), (criteria_id,)).fetchone()
-        if row is None:
-            return CriteriaSource()
-        components = tuple(str(value) for value in row[:_COMPONENT_COUNT])
-        start_key, start_inclusive, end_key, end_inclusive = row[_COMPONENT_COUNT:]
-        return CriteriaSource(
-            criteria=make_criteria(
-                vulnerable=True,
-                components=components,
-                version_key=None,
-                start_key=start_key,
-                start_inclusive=bool(start_inclusive),
-                end_key=end_key,
-                end_inclusive=bool(end_inclusive),
-                match_criteria_id=criteria_id,
-            )
+        return resolve_criteria_source(
+            lambda sql: connection.execute(sql.format(p="?"), (criteria_id,)).fetchone(),
+            criteria_id,
         )
 
     # -- match criteria --------------------------------------------------------------
@@ -344,7 +306,7 @@ class ProductStoreMixin:
     def _search(
         self,
         listing: _Listing,
-        query: _Paged,
+        query: Paged,
         where: Callable[[SqlBuilder], str],
         *,
         cacheable: bool,
@@ -363,7 +325,7 @@ class ProductStoreMixin:
         table: str,
         sql: str,
         params: Sequence[object],
-        query: _Paged,
+        query: Paged,
         *,
         cacheable: bool,
     ) -> Page:

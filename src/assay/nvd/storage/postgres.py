@@ -39,6 +39,7 @@ from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._cve5_sql import POSTGRES_CVE5_SCHEMA
 from assay.nvd.storage._decoded import GenerationRecords
 from assay.nvd.storage._distinct import RememberedIds
+from assay.nvd.storage._kinds import F, Paged
 from assay.nvd.storage._osv_sql import POSTGRES_OSV_SCHEMA
 from assay.nvd.storage._postgres_cve5 import PostgresCve5, PostgresExecutor
 from assay.nvd.storage._postgres_osv import OsvStoreMixin
@@ -54,8 +55,6 @@ from assay.nvd.storage._postgres_rows import (
     SOURCE_SCHEMA,
     USE_COLUMNS,
     Connection,
-    F,
-    Paged,
     bound,
     copy_rows,
     insert_distinct,
@@ -79,7 +78,7 @@ from assay.nvd.storage._sql import (
     tsvector_literal,
 )
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
-from assay.nvd.storage.write_rule import stored_stays
+from assay.nvd.storage.write_rule import latest_per_key, stored_stays
 
 T = TypeVar("T")
 REDERIVE_BATCH = 2000
@@ -764,11 +763,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         order column)."""
         name, key_column, order_column = table
         counts = UpsertCounts()
-        latest: dict[str, F] = {}
-        for facts in batch:
-            newest = latest.get(key(facts))
-            if newest is None or order(facts) >= order(newest):
-                latest[key(facts)] = facts
+        latest = latest_per_key(batch, key, order)
         counts.unchanged += len(batch) - len(latest)
         if not latest:
             if meta:
