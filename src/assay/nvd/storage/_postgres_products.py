@@ -9,10 +9,9 @@ sort as SQLite sorts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic
+from typing import TYPE_CHECKING
 
 from assay.nvd.change_record import ChangeFacts
 from assay.nvd.cpe_query import CpeQuery
@@ -30,14 +29,12 @@ from assay.nvd.storage._postgres_rows import (
     MATCH_NAME_COLUMNS,
     SOURCE_COLUMNS,
     SOURCE_IDENTIFIER_COLUMNS,
-    Columns,
+    ChildRows,
     Connection,
+    RecordRows,
     bound,
-    copy_rows,
-    insert_rows,
     text,
     texts,
-    update_rows,
 )
 from assay.nvd.storage._sql import POSTGRES, SqlBuilder, tsvector_literal
 from assay.nvd.storage._sql_products import (
@@ -64,16 +61,7 @@ class ProductStoreMixin:
         def _using(self, action: str) -> AbstractContextManager[Connection]: ...
 
         def _upsert(
-            self,
-            what: str,
-            table: tuple[str, str, str],
-            batch: Sequence[F],
-            *,
-            key: Callable[[F], str],
-            order: Callable[[F], str],
-            insert: Callable[[Connection, list[F]], None],
-            replace: Callable[[Connection, list[tuple[int, F]]], None],
-            meta: Mapping[str, str] | None,
+            self, rows: RecordRows[F], batch: Sequence[F], meta: Mapping[str, str] | None
         ) -> UpsertCounts: ...
 
         def _page(
@@ -87,26 +75,12 @@ class ProductStoreMixin:
             cacheable: bool,
         ) -> Page: ...
 
-    def _upsert_rows(
-        self, rows: _RecordRows[F], batch: Sequence[F], meta: Mapping[str, str] | None
-    ) -> UpsertCounts:
-        return self._upsert(
-            rows.what,
-            (rows.table, rows.key_column, rows.order_column),
-            batch,
-            key=rows.key,
-            order=rows.order,
-            insert=rows.insert,
-            replace=rows.replace,
-            meta=meta,
-        )
-
     # -- products --------------------------------------------------------------------
 
     def upsert_cpes(
         self, batch: Sequence[CpeFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        return self._upsert_rows(_CPES, batch, meta)
+        return self._upsert(_CPES, batch, meta)
 
     def search_cpes(self, query: CpeQuery) -> Page:
         with self._using("searching CPE products") as connection:
@@ -135,7 +109,7 @@ class ProductStoreMixin:
     def upsert_match_strings(
         self, batch: Sequence[MatchFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        return self._upsert_rows(_MATCHES, batch, meta)
+        return self._upsert(_MATCHES, batch, meta)
 
     def search_match_strings(self, query: CpeMatchQuery) -> Page:
         builder = SqlBuilder(POSTGRES)
@@ -162,7 +136,7 @@ class ProductStoreMixin:
     def upsert_changes(
         self, batch: Sequence[ChangeFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        return self._upsert_rows(_CHANGES, batch, meta)
+        return self._upsert(_CHANGES, batch, meta)
 
     def search_changes(self, query: HistoryQuery) -> Page:
         builder = SqlBuilder(POSTGRES)
@@ -182,7 +156,7 @@ class ProductStoreMixin:
     def upsert_sources(
         self, batch: Sequence[SourceFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        return self._upsert_rows(_SOURCES, batch, meta)
+        return self._upsert(_SOURCES, batch, meta)
 
     def search_sources(self, query: SourceQuery) -> Page:
         builder = SqlBuilder(POSTGRES)
@@ -196,55 +170,6 @@ class ProductStoreMixin:
                 query,
                 cacheable=False,  # a few hundred rows: the whole list is cheap
             )
-
-
-@dataclass(frozen=True, slots=True)
-class _Children(Generic[F]):
-    """The rows of another table that belong to a record (its names, its identifiers):
-    written with it, and anew when it is replaced."""
-
-    table: str
-    columns: Columns
-    parent_column: str
-    rows: Callable[[int, F], Iterable[tuple[object, ...]]]
-
-    def write(self, connection: Connection, written: Iterable[tuple[int, F]]) -> None:
-        rows = (row for row_id, facts in written for row in self.rows(row_id, facts))
-        copy_rows(connection, self.table, self.columns, rows)
-
-    def rewrite(self, connection: Connection, replaced: list[tuple[int, F]]) -> None:
-        connection.execute(
-            f"DELETE FROM {self.table} WHERE {self.parent_column} = ANY(%s::bigint[])",
-            ([row_id for row_id, _ in replaced],),
-        )
-        self.write(connection, replaced)
-
-
-@dataclass(frozen=True, slots=True)
-class _RecordRows(Generic[F]):
-    """How one record kind is stored: its table (unique `key_column`, versions compared
-    by `order_column`), the row of a record, and the rows that belong to it."""
-
-    what: str  # (for messages)
-    table: str
-    key_column: str
-    order_column: str
-    columns: Columns
-    values: Callable[[F], tuple[object, ...]]
-    key: Callable[[F], str]
-    order: Callable[[F], str]
-    children: _Children[F] | None = None
-
-    def insert(self, connection: Connection, added: list[F]) -> None:
-        ids = insert_rows(connection, self.table, self.columns, [self.values(f) for f in added])
-        if self.children is not None:
-            self.children.write(connection, [(ids[self.key(f)], f) for f in added])
-
-    def replace(self, connection: Connection, replaced: list[tuple[int, F]]) -> None:
-        rows = [(row_id, *self.values(facts)) for row_id, facts in replaced]
-        update_rows(connection, self.table, self.columns, rows)
-        if self.children is not None:
-            self.children.rewrite(connection, replaced)
 
 
 def _cpe_values(facts: CpeFacts) -> tuple[object, ...]:
@@ -296,7 +221,7 @@ def _source_identifiers(row_id: int, facts: SourceFacts) -> Iterator[tuple[objec
         yield (row_id, text(identifier))
 
 
-_CPES: _RecordRows[CpeFacts] = _RecordRows(
+_CPES: RecordRows[CpeFacts] = RecordRows(
     "CPE products",
     "cpe",
     "cpe_name_id",
@@ -306,7 +231,7 @@ _CPES: _RecordRows[CpeFacts] = _RecordRows(
     key=lambda facts: facts.cpe_name_id,
     order=lambda facts: facts.last_modified,
 )
-_MATCHES: _RecordRows[MatchFacts] = _RecordRows(
+_MATCHES: RecordRows[MatchFacts] = RecordRows(
     "match criteria",
     "cpe_match",
     "match_criteria_id",
@@ -315,9 +240,9 @@ _MATCHES: _RecordRows[MatchFacts] = _RecordRows(
     _match_values,
     key=lambda facts: facts.match_criteria_id,
     order=lambda facts: facts.last_modified,
-    children=_Children("cpe_match_name", MATCH_NAME_COLUMNS, "match", _match_names),
+    children=ChildRows("cpe_match_name", MATCH_NAME_COLUMNS, "match", _match_names),
 )
-_CHANGES: _RecordRows[ChangeFacts] = _RecordRows(
+_CHANGES: RecordRows[ChangeFacts] = RecordRows(
     "CVE changes",
     "cve_change",
     "cve_change_id",
@@ -327,7 +252,7 @@ _CHANGES: _RecordRows[ChangeFacts] = _RecordRows(
     key=lambda facts: facts.cve_change_id,
     order=lambda facts: facts.created,
 )
-_SOURCES: _RecordRows[SourceFacts] = _RecordRows(
+_SOURCES: RecordRows[SourceFacts] = RecordRows(
     "sources",
     "source",
     "source_key",
@@ -336,7 +261,7 @@ _SOURCES: _RecordRows[SourceFacts] = _RecordRows(
     _source_values,
     key=lambda facts: text(facts.source_key),
     order=lambda facts: facts.last_modified,
-    children=_Children(
+    children=ChildRows(
         "source_identifier", SOURCE_IDENTIFIER_COLUMNS, "source", _source_identifiers
     ),
 )
