@@ -9,7 +9,8 @@ sort as SQLite sorts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
@@ -38,12 +39,13 @@ from assay.nvd.storage._postgres_rows import (
 )
 from assay.nvd.storage._sql import POSTGRES, SqlBuilder, tsvector_literal
 from assay.nvd.storage._sql_products import (
-    CHANGE_ORDER,
-    CPE_ORDER,
+    CHANGE_LISTING,
+    CPE_LISTING,
     CRITERIA_CVE_SQL,
-    MATCH_ORDER,
-    SOURCE_ORDER,
+    MATCH_LISTING,
+    SOURCE_LISTING,
     CriteriaSource,
+    Listing,
     change_where,
     cpe_where,
     cpematch_where,
@@ -87,16 +89,9 @@ class ProductStoreMixin:
             source = None
             if query.match_criteria_id is not None:
                 source = self._criteria_source(connection, query.match_criteria_id)
-            builder = SqlBuilder(POSTGRES)
-            where = cpe_where(query, builder, source)
-            return self._page(
-                connection,
-                "cpe",
-                f"SELECT p.id FROM cpe p WHERE {where} ORDER BY {CPE_ORDER}",
-                bound(builder.params),
-                query,
-                cacheable=query.cpe_name_id is None,
-            )
+            where = functools.partial(cpe_where, query, source=source)
+            cacheable = query.cpe_name_id is None
+            return self._search(connection, CPE_LISTING, query, where, cacheable=cacheable)
 
     def _criteria_source(self, connection: Connection, criteria_id: str) -> CriteriaSource:
         key = text(criteria_id)
@@ -112,15 +107,13 @@ class ProductStoreMixin:
         return self._upsert(_MATCHES, batch, meta)
 
     def search_match_strings(self, query: CpeMatchQuery) -> Page:
-        builder = SqlBuilder(POSTGRES)
-        where = cpematch_where(query, builder)
+        where = functools.partial(cpematch_where, query)
         with self._using("searching match criteria") as connection:
-            return self._page(
+            return self._search(
                 connection,
-                "cpe_match",
-                f"SELECT m.id FROM cpe_match m WHERE {where} ORDER BY {MATCH_ORDER}",
-                bound(builder.params),
+                MATCH_LISTING,
                 query,
+                where,
                 cacheable=query.match_criteria_id is None and query.cve_id is None,
             )
 
@@ -139,16 +132,10 @@ class ProductStoreMixin:
         return self._upsert(_CHANGES, batch, meta)
 
     def search_changes(self, query: HistoryQuery) -> Page:
-        builder = SqlBuilder(POSTGRES)
-        where = change_where(query, builder)
+        where = functools.partial(change_where, query)
         with self._using("searching CVE changes") as connection:
-            return self._page(
-                connection,
-                "cve_change",
-                f"SELECT h.id FROM cve_change h WHERE {where} ORDER BY {CHANGE_ORDER}",
-                bound(builder.params),
-                query,
-                cacheable=query.cve_id is None,
+            return self._search(
+                connection, CHANGE_LISTING, query, where, cacheable=query.cve_id is None
             )
 
     # -- sources (CVE assigners) -----------------------------------------------------
@@ -159,17 +146,26 @@ class ProductStoreMixin:
         return self._upsert(_SOURCES, batch, meta)
 
     def search_sources(self, query: SourceQuery) -> Page:
-        builder = SqlBuilder(POSTGRES)
-        where = source_where(query, builder)
+        where = functools.partial(source_where, query)
         with self._using("searching sources") as connection:
-            return self._page(
-                connection,
-                "source",
-                f"SELECT s.id FROM source s WHERE {where} ORDER BY {SOURCE_ORDER}",
-                bound(builder.params),
-                query,
-                cacheable=False,  # a few hundred rows: the whole list is cheap
-            )
+            # A few hundred rows: the whole list is cheap.
+            return self._search(connection, SOURCE_LISTING, query, where, cacheable=False)
+
+    def _search(
+        self,
+        connection: Connection,
+        listing: Listing,
+        query: Paged,
+        where: Callable[[SqlBuilder], str],
+        *,
+        cacheable: bool,
+    ) -> Page:
+        """A page of the rows of a listing that `where` selects, in the listing's order."""
+        builder = SqlBuilder(POSTGRES)
+        sql = listing.ids_sql(where(builder))
+        return self._page(
+            connection, listing.table, sql, bound(builder.params), query, cacheable=cacheable
+        )
 
 
 def _cpe_values(facts: CpeFacts) -> tuple[object, ...]:

@@ -57,6 +57,26 @@ MATCH_ORDER = "m.created, m.match_criteria_id"
 CHANGE_ORDER = "h.created, h.cve_change_id"
 SOURCE_ORDER = "s.created, s.id"  # ties in upstream order, as imported
 
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What an API lists: the rows of `table` (read as `alias`), in `order`."""
+
+    table: str
+    alias: str
+    order: str
+
+    def ids_sql(self, where: str) -> str:
+        """The ordered ids of the rows `where` selects."""
+        alias = self.alias
+        return f"SELECT {alias}.id FROM {self.table} {alias} WHERE {where} ORDER BY {self.order}"
+
+
+CPE_LISTING = Listing("cpe", "p", CPE_ORDER)
+MATCH_LISTING = Listing("cpe_match", "m", MATCH_ORDER)
+CHANGE_LISTING = Listing("cve_change", "h", CHANGE_ORDER)
+SOURCE_LISTING = Listing("source", "s", SOURCE_ORDER)
+
 # How a matchCriteriaId resolves for the CPE API: the stored record, else a criteria
 # some CVE configuration uses now (the same id always names the same criteria).
 STORED_MATCH_SQL = "SELECT id FROM cpe_match WHERE match_criteria_id = {p}"

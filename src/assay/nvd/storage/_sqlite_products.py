@@ -28,12 +28,13 @@ from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._kinds import F, Paged
 from assay.nvd.storage._sql import SQLITE, WRITTEN_TABLES, SqlBuilder
 from assay.nvd.storage._sql_products import (
-    CHANGE_ORDER,
-    CPE_ORDER,
+    CHANGE_LISTING,
+    CPE_LISTING,
     CRITERIA_CVE_SQL,
-    MATCH_ORDER,
-    SOURCE_ORDER,
+    MATCH_LISTING,
+    SOURCE_LISTING,
     CriteriaSource,
+    Listing,
     change_where,
     cpe_where,
     cpematch_where,
@@ -194,7 +195,7 @@ class ProductStoreMixin:
         if query.match_criteria_id is not None:
             source = self._criteria_source(self._connection(), query.match_criteria_id)
         where = functools.partial(cpe_where, query, source=source)
-        return self._search(_CPE_LISTING, query, where, cacheable=query.cpe_name_id is None)
+        return self._search(CPE_LISTING, query, where, cacheable=query.cpe_name_id is None)
 
     def _criteria_source(self, connection: sqlite3.Connection, criteria_id: str) -> CriteriaSource:
         return resolve_criteria_source(
@@ -212,7 +213,7 @@ class ProductStoreMixin:
     def search_match_strings(self, query: CpeMatchQuery) -> Page:
         cacheable = query.match_criteria_id is None and query.cve_id is None
         return self._search(
-            _MATCH_LISTING, query, functools.partial(cpematch_where, query), cacheable=cacheable
+            MATCH_LISTING, query, functools.partial(cpematch_where, query), cacheable=cacheable
         )
 
     def cve_naming_criteria(self, match_criteria_id: str) -> str | None:
@@ -232,7 +233,7 @@ class ProductStoreMixin:
 
     def search_changes(self, query: HistoryQuery) -> Page:
         where = functools.partial(change_where, query)
-        return self._search(_CHANGE_LISTING, query, where, cacheable=query.cve_id is None)
+        return self._search(CHANGE_LISTING, query, where, cacheable=query.cve_id is None)
 
     # -- sources (CVE assigners) -----------------------------------------------------
 
@@ -244,7 +245,7 @@ class ProductStoreMixin:
     def search_sources(self, query: SourceQuery) -> Page:
         # A few hundred rows: the whole list is cheap.
         where = functools.partial(source_where, query)
-        return self._search(_SOURCE_LISTING, query, where, cacheable=False)
+        return self._search(SOURCE_LISTING, query, where, cacheable=False)
 
     # -- shared paths ----------------------------------------------------------------
 
@@ -305,18 +306,17 @@ class ProductStoreMixin:
 
     def _search(
         self,
-        listing: _Listing,
+        listing: Listing,
         query: Paged,
         where: Callable[[SqlBuilder], str],
         *,
         cacheable: bool,
     ) -> Page:
         """A page of the rows of a listing that `where` selects, in the listing's order."""
-        table, alias = listing.table, listing.alias
         builder = SqlBuilder(SQLITE)
-        sql = f"SELECT {alias}.id FROM {table} {alias} WHERE {where(builder)} ORDER BY {listing.order}"
+        sql = listing.ids_sql(where(builder))
         return self._page(
-            self._connection(), table, sql, builder.params, query, cacheable=cacheable
+            self._connection(), listing.table, sql, builder.params, query, cacheable=cacheable
         )
 
     def _page(
@@ -349,21 +349,6 @@ class ProductStoreMixin:
             select_in(connection, f"SELECT id, record FROM {table} WHERE id IN", wanted, 1000)
         )
         return [by_id[row_id] for row_id in wanted if row_id in by_id]
-
-
-@dataclass(frozen=True, slots=True)
-class _Listing:
-    """What an API lists: the rows of `table` (read as `alias`), in `order`."""
-
-    table: str
-    alias: str
-    order: str
-
-
-_CPE_LISTING = _Listing("cpe", "p", CPE_ORDER)
-_MATCH_LISTING = _Listing("cpe_match", "m", MATCH_ORDER)
-_CHANGE_LISTING = _Listing("cve_change", "h", CHANGE_ORDER)
-_SOURCE_LISTING = _Listing("source", "s", SOURCE_ORDER)
 
 
 @dataclass(frozen=True, slots=True)
