@@ -49,7 +49,7 @@ from assay.nvd.storage._sqlite_io import (
     write_transaction,
 )
 from assay.nvd.storage.interface import Page, UpsertCounts
-from assay.nvd.storage.write_rule import latest_per_key, stored_stays
+from assay.nvd.storage.write_rule import batch_writes, stored_stays
 
 _COMPONENTS = (
     "part TEXT NOT NULL, vendor TEXT NOT NULL, product TEXT NOT NULL, version TEXT NOT NULL, "
@@ -256,9 +256,7 @@ class ProductStoreMixin:
         as new (by the table's `order`) and differs, leave everything else as it is;
         write `meta`."""
         key_column, order_column = table.key_column, table.order_column
-        counts = UpsertCounts()
-        latest = latest_per_key(batch, table.key, table.order)
-        counts.unchanged += len(batch) - len(latest)
+        latest, counts = batch_writes(batch, table.key, table.order)
         connection = self._connection()
         with write_transaction(connection, outer=self._in_transaction()):
             existing: dict[str, tuple[int, str, bytes]] = {

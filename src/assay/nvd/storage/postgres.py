@@ -77,7 +77,7 @@ from assay.nvd.storage._sql import (
     tsvector_literal,
 )
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
-from assay.nvd.storage.write_rule import latest_per_key, stored_stays
+from assay.nvd.storage.write_rule import batch_writes, stored_stays
 
 T = TypeVar("T")
 REDERIVE_BATCH = 2000
@@ -731,9 +731,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         the generation when anything changed; write `meta`."""
         name, key_column, order_column = rows.table, rows.key_column, rows.order_column
         key, order = rows.key, rows.order
-        counts = UpsertCounts()
-        latest = latest_per_key(batch, key, order)
-        counts.unchanged += len(batch) - len(latest)
+        latest, counts = batch_writes(batch, key, order)
         if not latest:
             if meta:
                 self._set_meta_values(meta)
