@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assay.nvd.storage.write_rule import latest_per_key
+from assay.nvd.storage.interface import UpsertCounts
+from assay.nvd.storage.write_rule import batch_writes
 from assay.osv.index import index_keys
 from assay.osv.record import OsvRecord
 
@@ -122,8 +123,9 @@ INDEX_INSERT_POSTGRES = {
 }
 
 
-def latest_per_id(batch: Sequence[OsvRecord]) -> dict[str, OsvRecord]:
-    """The last of the latest records of each id in `batch`."""
-    return latest_per_key(
+def osv_batch_writes(batch: Sequence[OsvRecord]) -> tuple[dict[str, OsvRecord], UpsertCounts]:
+    """The last of the latest records of each id in `batch`, and the counts of its
+    upsert begun (`write_rule.batch_writes`)."""
+    return batch_writes(
         batch, key=lambda record: record.id, order=lambda record: record.modified_key
     )

@@ -14,7 +14,7 @@ from assay.nvd.storage._osv_sql import (
     INDEX_INSERT_POSTGRES,
     OSV_INDEX_TABLES,
     OsvRows,
-    latest_per_id,
+    osv_batch_writes,
 )
 from assay.nvd.storage._postgres_cve5 import PostgresExecutor
 from assay.nvd.storage._postgres_rows import Connection, lock_for_writing, text
@@ -34,9 +34,7 @@ class OsvStoreMixin:
     def upsert_osv(
         self, batch: Sequence[OsvRecord], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        counts = UpsertCounts()
-        latest = latest_per_id(batch)
-        counts.unchanged += len(batch) - len(latest)
+        latest, counts = osv_batch_writes(batch)
         with self._using("storing OSV records") as connection, connection.transaction():
             lock_for_writing(connection, "osv")
             existing = {

@@ -14,12 +14,14 @@ Table and column names come from the constants below; values are always paramete
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Protocol, TypeAlias, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeAlias
 
 import psycopg
 from psycopg.rows import TupleRow
 
+from assay.nvd.storage._kinds import F
 from assay.nvd.storage._sql import COMPONENT_COLUMNS, WRITTEN_TABLES
 
 Connection: TypeAlias = psycopg.Connection[TupleRow]
@@ -29,29 +31,6 @@ Columns: TypeAlias = Sequence[tuple[str, str]]
 SCHEMA_VERSION = "3"
 # Tables derived from the CVE records alone, rebuilt from them when the derivation changes.
 DERIVED_TABLES = ("cve_facet", "cvss_vector", "cve_criteria", "criteria")
-
-
-class Facts(Protocol):
-    """What every record kind's facts have: the record bytes."""
-
-    @property
-    def record(self) -> bytes: ...
-
-
-F = TypeVar("F", bound=Facts)
-
-
-class Paged(Protocol):
-    """What every query type has: a filter (the cache key) and a page window."""
-
-    @property
-    def filter_key(self) -> Hashable: ...
-
-    @property
-    def start_index(self) -> int: ...
-
-    @property
-    def results_per_page(self) -> int: ...
 
 
 _C = 'TEXT COLLATE "C"'
@@ -379,3 +358,61 @@ def _by_column(rows: Sequence[Sequence[object]], width: int) -> list[list[object
         for index, value in enumerate(row):
             columns[index].append(value)
     return columns
+
+
+class Dependents(Protocol[F]):
+    """The rows that belong to a record's row (derived from it): written with it, and
+    anew (the old ones deleted) when it is replaced."""
+
+    def write(self, connection: Connection, written: list[tuple[int, F]]) -> None: ...
+
+    def rewrite(self, connection: Connection, replaced: list[tuple[int, F]]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChildRows(Generic[F]):
+    """The rows of another table that belong to a record (its names, its identifiers):
+    written with it, and anew when it is replaced."""
+
+    table: str
+    columns: Columns
+    parent_column: str
+    rows: Callable[[int, F], Iterable[tuple[object, ...]]]
+
+    def write(self, connection: Connection, written: list[tuple[int, F]]) -> None:
+        rows = (row for row_id, facts in written for row in self.rows(row_id, facts))
+        copy_rows(connection, self.table, self.columns, rows)
+
+    def rewrite(self, connection: Connection, replaced: list[tuple[int, F]]) -> None:
+        connection.execute(
+            f"DELETE FROM {self.table} WHERE {self.parent_column} = ANY(%s::bigint[])",
+            ([row_id for row_id, _ in replaced],),
+        )
+        self.write(connection, replaced)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRows(Generic[F]):
+    """How one record kind is stored: its table (unique `key_column`, versions compared
+    by `order_column`), the row of a record, and the rows that belong to it."""
+
+    what: str  # (for messages)
+    table: str
+    key_column: str
+    order_column: str
+    columns: Columns
+    values: Callable[[F], tuple[object, ...]]
+    key: Callable[[F], str]
+    order: Callable[[F], str]
+    children: Dependents[F] | None = None
+
+    def insert(self, connection: Connection, added: list[F]) -> None:
+        ids = insert_rows(connection, self.table, self.columns, [self.values(f) for f in added])
+        if self.children is not None:
+            self.children.write(connection, [(ids[self.key(f)], f) for f in added])
+
+    def replace(self, connection: Connection, replaced: list[tuple[int, F]]) -> None:
+        rows = [(row_id, *self.values(facts)) for row_id, facts in replaced]
+        update_rows(connection, self.table, self.columns, rows)
+        if self.children is not None:
+            self.children.rewrite(connection, replaced)

@@ -31,12 +31,14 @@ the order they were stored in (the upstream's order, which NVD does not document
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from assay.nvd.cpe import Cpe
 from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cpematch_query import CpeMatchQuery
-from assay.nvd.cve_record import Criteria
+from assay.nvd.cve_record import Criteria, make_criteria
 from assay.nvd.history_query import HistoryQuery, event_key
 from assay.nvd.source_query import SourceQuery
 from assay.nvd.storage._sql import (
@@ -54,6 +56,26 @@ CPE_ORDER = "p.created, p.cpe_name_id"
 MATCH_ORDER = "m.created, m.match_criteria_id"
 CHANGE_ORDER = "h.created, h.cve_change_id"
 SOURCE_ORDER = "s.created, s.id"  # ties in upstream order, as imported
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What an API lists: the rows of `table` (read as `alias`), in `order`."""
+
+    table: str
+    alias: str
+    order: str
+
+    def ids_sql(self, where: str) -> str:
+        """The ordered ids of the rows `where` selects."""
+        alias = self.alias
+        return f"SELECT {alias}.id FROM {self.table} {alias} WHERE {where} ORDER BY {self.order}"
+
+
+CPE_LISTING = Listing("cpe", "p", CPE_ORDER)
+MATCH_LISTING = Listing("cpe_match", "m", MATCH_ORDER)
+CHANGE_LISTING = Listing("cve_change", "h", CHANGE_ORDER)
+SOURCE_LISTING = Listing("source", "s", SOURCE_ORDER)
 
 # How a matchCriteriaId resolves for the CPE API: the stored record, else a criteria
 # some CVE configuration uses now (the same id always names the same criteria).
@@ -77,6 +99,41 @@ class CriteriaSource:
 
     stored_match: int | None = None  # cpe_match.id: the record's own `matches`
     criteria: Criteria | None = None  # else computed from a CVE configuration's criteria
+
+
+RowLookup: TypeAlias = Callable[[str], Sequence[Any] | None]
+"""Runs one of the statements above with its `{p}` bound to a matchCriteriaId: the first
+row, or None."""
+
+
+def resolve_criteria_source(lookup: RowLookup, criteria_id: str) -> CriteriaSource:
+    """How `criteria_id` resolves: its stored record, else a criteria a CVE uses now,
+    else nothing (the same steps and answer in every backend)."""
+    row = lookup(STORED_MATCH_SQL)
+    if row is not None:
+        return CriteriaSource(stored_match=int(row[0]))
+    row = lookup(CVE_CRITERIA_SQL)
+    if row is None:
+        return CriteriaSource()
+    components = tuple(str(value) for value in row[: len(COMPONENT_COLUMNS)])
+    start_key, start_inclusive, end_key, end_inclusive = row[len(COMPONENT_COLUMNS) :]
+    return CriteriaSource(
+        criteria=make_criteria(
+            vulnerable=True,
+            components=components,
+            version_key=None,
+            start_key=_blob(start_key),
+            start_inclusive=bool(start_inclusive),
+            end_key=_blob(end_key),
+            end_inclusive=bool(end_inclusive),
+            match_criteria_id=criteria_id,
+        )
+    )
+
+
+def _blob(value: Any) -> bytes | None:
+    """A key column as bytes (a driver may give a buffer), NULL as None."""
+    return None if value is None else bytes(value)
 
 
 def cpe_where(query: CpeQuery, builder: SqlBuilder, source: CriteriaSource | None) -> str:

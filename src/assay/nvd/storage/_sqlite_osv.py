@@ -12,7 +12,7 @@ from assay.nvd.storage._osv_sql import (
     INDEX_INSERT_SQLITE,
     OSV_INDEX_TABLES,
     OsvRows,
-    latest_per_id,
+    osv_batch_writes,
 )
 from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._source_changes import bump_and_mark
@@ -41,9 +41,7 @@ class OsvStoreMixin:
     def upsert_osv(
         self, batch: Sequence[OsvRecord], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        counts = UpsertCounts()
-        latest = latest_per_id(batch)
-        counts.unchanged += len(batch) - len(latest)
+        latest, counts = osv_batch_writes(batch)
         connection = self._connection()
         with write_transaction(connection, outer=self._in_transaction()):
             existing = _stored(connection, list(latest))

@@ -12,33 +12,33 @@ from __future__ import annotations
 import functools
 import sqlite3
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic
 
 from assay.nvd.change_record import ChangeFacts
 from assay.nvd.cpe_query import CpeQuery
 from assay.nvd.cpe_record import CpeFacts
 from assay.nvd.cpematch_query import CpeMatchQuery
 from assay.nvd.cpematch_record import MatchFacts
-from assay.nvd.cve_record import make_criteria
 from assay.nvd.history_query import HistoryQuery
 from assay.nvd.source_query import SourceQuery
 from assay.nvd.source_record import SourceFacts
 from assay.nvd.storage._cache import ResultCache
+from assay.nvd.storage._kinds import F, Paged
 from assay.nvd.storage._sql import SQLITE, WRITTEN_TABLES, SqlBuilder
 from assay.nvd.storage._sql_products import (
-    CHANGE_ORDER,
-    CPE_ORDER,
+    CHANGE_LISTING,
+    CPE_LISTING,
     CRITERIA_CVE_SQL,
-    CVE_CRITERIA_SQL,
-    MATCH_ORDER,
-    SOURCE_ORDER,
-    STORED_MATCH_SQL,
+    MATCH_LISTING,
+    SOURCE_LISTING,
     CriteriaSource,
+    Listing,
     change_where,
     cpe_where,
     cpematch_where,
+    resolve_criteria_source,
     source_where,
 )
 from assay.nvd.storage._sqlite_io import (
@@ -49,27 +49,7 @@ from assay.nvd.storage._sqlite_io import (
     write_transaction,
 )
 from assay.nvd.storage.interface import Page, UpsertCounts
-from assay.nvd.storage.write_rule import latest_per_key, stored_stays
-
-
-class _Facts(Protocol):
-    @property
-    def record(self) -> bytes: ...
-
-
-F = TypeVar("F", bound=_Facts)
-
-
-class _Paged(Protocol):
-    @property
-    def filter_key(self) -> Hashable: ...
-
-    @property
-    def start_index(self) -> int: ...
-
-    @property
-    def results_per_page(self) -> int: ...
-
+from assay.nvd.storage.write_rule import batch_writes, stored_stays
 
 _COMPONENTS = (
     "part TEXT NOT NULL, vendor TEXT NOT NULL, product TEXT NOT NULL, version TEXT NOT NULL, "
@@ -188,7 +168,6 @@ _CHANGE_INSERT = (
 _CHANGE_UPDATE = (
     "UPDATE cve_change SET cve_id = ?, event_key = ?, created = ?, record = ? WHERE id = ?"
 )
-_COMPONENT_COUNT = 11
 
 
 class ProductStoreMixin:
@@ -216,28 +195,12 @@ class ProductStoreMixin:
         if query.match_criteria_id is not None:
             source = self._criteria_source(self._connection(), query.match_criteria_id)
         where = functools.partial(cpe_where, query, source=source)
-        return self._search(_CPE_LISTING, query, where, cacheable=query.cpe_name_id is None)
+        return self._search(CPE_LISTING, query, where, cacheable=query.cpe_name_id is None)
 
     def _criteria_source(self, connection: sqlite3.Connection, criteria_id: str) -> CriteriaSource:
-        row = connection.execute(STORED_MATCH_SQL.format(p="?"), (criteria_id,)).fetchone()
-        if row is not None:
-            return CriteriaSource(stored_match=int(row[0]))
-        row = connection.execute(CVE_CRITERIA_SQL.format(p="?"), (criteria_id,)).fetchone()
-        if row is None:
-            return CriteriaSource()
-        components = tuple(str(value) for value in row[:_COMPONENT_COUNT])
-        start_key, start_inclusive, end_key, end_inclusive = row[_COMPONENT_COUNT:]
-        return CriteriaSource(
-            criteria=make_criteria(
-                vulnerable=True,
-                components=components,
-                version_key=None,
-                start_key=start_key,
-                start_inclusive=bool(start_inclusive),
-                end_key=end_key,
-                end_inclusive=bool(end_inclusive),
-                match_criteria_id=criteria_id,
-            )
+        return resolve_criteria_source(
+            lambda sql: connection.execute(sql.format(p="?"), (criteria_id,)).fetchone(),
+            criteria_id,
         )
 
     # -- match criteria --------------------------------------------------------------
@@ -250,7 +213,7 @@ class ProductStoreMixin:
     def search_match_strings(self, query: CpeMatchQuery) -> Page:
         cacheable = query.match_criteria_id is None and query.cve_id is None
         return self._search(
-            _MATCH_LISTING, query, functools.partial(cpematch_where, query), cacheable=cacheable
+            MATCH_LISTING, query, functools.partial(cpematch_where, query), cacheable=cacheable
         )
 
     def cve_naming_criteria(self, match_criteria_id: str) -> str | None:
@@ -270,7 +233,7 @@ class ProductStoreMixin:
 
     def search_changes(self, query: HistoryQuery) -> Page:
         where = functools.partial(change_where, query)
-        return self._search(_CHANGE_LISTING, query, where, cacheable=query.cve_id is None)
+        return self._search(CHANGE_LISTING, query, where, cacheable=query.cve_id is None)
 
     # -- sources (CVE assigners) -----------------------------------------------------
 
@@ -282,7 +245,7 @@ class ProductStoreMixin:
     def search_sources(self, query: SourceQuery) -> Page:
         # A few hundred rows: the whole list is cheap.
         where = functools.partial(source_where, query)
-        return self._search(_SOURCE_LISTING, query, where, cacheable=False)
+        return self._search(SOURCE_LISTING, query, where, cacheable=False)
 
     # -- shared paths ----------------------------------------------------------------
 
@@ -293,9 +256,7 @@ class ProductStoreMixin:
         as new (by the table's `order`) and differs, leave everything else as it is;
         write `meta`."""
         key_column, order_column = table.key_column, table.order_column
-        counts = UpsertCounts()
-        latest = latest_per_key(batch, table.key, table.order)
-        counts.unchanged += len(batch) - len(latest)
+        latest, counts = batch_writes(batch, table.key, table.order)
         connection = self._connection()
         with write_transaction(connection, outer=self._in_transaction()):
             existing: dict[str, tuple[int, str, bytes]] = {
@@ -343,18 +304,17 @@ class ProductStoreMixin:
 
     def _search(
         self,
-        listing: _Listing,
-        query: _Paged,
+        listing: Listing,
+        query: Paged,
         where: Callable[[SqlBuilder], str],
         *,
         cacheable: bool,
     ) -> Page:
         """A page of the rows of a listing that `where` selects, in the listing's order."""
-        table, alias = listing.table, listing.alias
         builder = SqlBuilder(SQLITE)
-        sql = f"SELECT {alias}.id FROM {table} {alias} WHERE {where(builder)} ORDER BY {listing.order}"
+        sql = listing.ids_sql(where(builder))
         return self._page(
-            self._connection(), table, sql, builder.params, query, cacheable=cacheable
+            self._connection(), listing.table, sql, builder.params, query, cacheable=cacheable
         )
 
     def _page(
@@ -363,7 +323,7 @@ class ProductStoreMixin:
         table: str,
         sql: str,
         params: Sequence[object],
-        query: _Paged,
+        query: Paged,
         *,
         cacheable: bool,
     ) -> Page:
@@ -387,21 +347,6 @@ class ProductStoreMixin:
             select_in(connection, f"SELECT id, record FROM {table} WHERE id IN", wanted, 1000)
         )
         return [by_id[row_id] for row_id in wanted if row_id in by_id]
-
-
-@dataclass(frozen=True, slots=True)
-class _Listing:
-    """What an API lists: the rows of `table` (read as `alias`), in `order`."""
-
-    table: str
-    alias: str
-    order: str
-
-
-_CPE_LISTING = _Listing("cpe", "p", CPE_ORDER)
-_MATCH_LISTING = _Listing("cpe_match", "m", MATCH_ORDER)
-_CHANGE_LISTING = _Listing("cve_change", "h", CHANGE_ORDER)
-_SOURCE_LISTING = _Listing("source", "s", SOURCE_ORDER)
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._cve5_sql import POSTGRES_CVE5_SCHEMA
 from assay.nvd.storage._decoded import GenerationRecords
 from assay.nvd.storage._distinct import RememberedIds
+from assay.nvd.storage._kinds import F, Paged
 from assay.nvd.storage._osv_sql import POSTGRES_OSV_SCHEMA
 from assay.nvd.storage._postgres_cve5 import PostgresCve5, PostgresExecutor
 from assay.nvd.storage._postgres_osv import OsvStoreMixin
@@ -54,17 +55,14 @@ from assay.nvd.storage._postgres_rows import (
     SOURCE_SCHEMA,
     USE_COLUMNS,
     Connection,
-    F,
-    Paged,
+    RecordRows,
     bound,
     copy_rows,
     insert_distinct,
-    insert_rows,
     lock_for_writing,
     stored_versions,
     text,
     texts,
-    update_rows,
 )
 from assay.nvd.storage._postgres_service import ServiceStoreMixin
 from assay.nvd.storage._postgres_watch import announce_generation, release_watch, shared_watch
@@ -79,7 +77,7 @@ from assay.nvd.storage._sql import (
     tsvector_literal,
 )
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
-from assay.nvd.storage.write_rule import stored_stays
+from assay.nvd.storage.write_rule import batch_writes, stored_stays
 
 T = TypeVar("T")
 REDERIVE_BATCH = 2000
@@ -537,39 +535,18 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
     def upsert_cves(
         self, batch: Sequence[CveFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        def values(facts: CveFacts) -> tuple[object, ...]:
-            return (
-                facts.cve_id,
-                facts.published,
-                facts.last_modified,
-                text(facts.vuln_status),
-                int(facts.rejected),
-                facts.kev_added,
-                tsvector_literal(facts.search_text),
-                facts.record,
-            )
-
-        def insert(connection: Connection, added: list[CveFacts]) -> None:
-            ids = insert_rows(connection, "cve", CVE_COLUMNS, [values(f) for f in added])
-            self._insert_derived(connection, [(ids[f.cve_id], f) for f in added])
-
-        def replace(connection: Connection, replaced: list[tuple[int, CveFacts]]) -> None:
-            update_rows(connection, "cve", CVE_COLUMNS, [(i, *values(f)) for i, f in replaced])
-            row_ids = [row_id for row_id, _ in replaced]
-            connection.execute("DELETE FROM cve_facet WHERE cve = ANY(%s::bigint[])", (row_ids,))
-            connection.execute("DELETE FROM cve_criteria WHERE cve = ANY(%s::bigint[])", (row_ids,))
-            self._insert_derived(connection, replaced)
-
-        return self._upsert(
+        rows = RecordRows(
             "CVEs",
-            ("cve", "cve_id", "last_modified"),
-            batch,
+            "cve",
+            "cve_id",
+            "last_modified",
+            CVE_COLUMNS,
+            _cve_values,
             key=lambda facts: facts.cve_id,
             order=lambda facts: facts.last_modified,
-            insert=insert,
-            replace=replace,
-            meta=meta,
+            children=_CveDerived(self._insert_derived),
         )
+        return self._upsert(rows, batch, meta)
 
     def _insert_derived(self, connection: Connection, written: list[tuple[int, CveFacts]]) -> None:
         vectors = {
@@ -747,35 +724,20 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
     # -- shared paths ----------------------------------------------------------------
 
     def _upsert(
-        self,
-        what: str,
-        table: tuple[str, str, str],
-        batch: Sequence[F],
-        *,
-        key: Callable[[F], str],
-        order: Callable[[F], str],
-        insert: Callable[[Connection, list[F]], None],
-        replace: Callable[[Connection, list[tuple[int, F]]], None],
-        meta: Mapping[str, str] | None,
+        self, rows: RecordRows[F], batch: Sequence[F], meta: Mapping[str, str] | None
     ) -> UpsertCounts:
         """One transaction: insert new keys, replace a record when the incoming one is at
-        least as new (by `order`) and differs, leave everything else as it is; bump the
-        generation when anything changed; write `meta`. `table` is (name, key column,
-        order column)."""
-        name, key_column, order_column = table
-        counts = UpsertCounts()
-        latest: dict[str, F] = {}
-        for facts in batch:
-            newest = latest.get(key(facts))
-            if newest is None or order(facts) >= order(newest):
-                latest[key(facts)] = facts
-        counts.unchanged += len(batch) - len(latest)
+        least as new (by `rows.order`) and differs, leave everything else as it is; bump
+        the generation when anything changed; write `meta`."""
+        name, key_column, order_column = rows.table, rows.key_column, rows.order_column
+        key, order = rows.key, rows.order
+        latest, counts = batch_writes(batch, key, order)
         if not latest:
             if meta:
                 self._set_meta_values(meta)
             return counts
         try:
-            with self._using(f"storing {what}") as connection, connection.transaction():
+            with self._using(f"storing {rows.what}") as connection, connection.transaction():
                 try:
                     lock_for_writing(connection, name)
                     existing = stored_versions(
@@ -795,9 +757,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                             continue
                         replaced.append((row_id, facts))
                     if replaced:
-                        replace(connection, replaced)
+                        rows.replace(connection, replaced)
                     if added:
-                        insert(connection, added)
+                        rows.insert(connection, added)
                     if added or replaced:
                         connection.execute(
                             f"INSERT INTO {name}_written (row, generation) "
@@ -906,3 +868,32 @@ def _write_meta(connection: Connection, meta: Mapping[str, str] | None) -> None:
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 [(text(key), text(value)) for key, value in meta.items()],
             )
+
+
+def _cve_values(facts: CveFacts) -> tuple[object, ...]:
+    return (
+        facts.cve_id,
+        facts.published,
+        facts.last_modified,
+        text(facts.vuln_status),
+        int(facts.rejected),
+        facts.kev_added,
+        tsvector_literal(facts.search_text),
+        facts.record,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _CveDerived:
+    """A CVE's facets and criteria uses: written with it, and anew when it is replaced."""
+
+    insert: Callable[[Connection, list[tuple[int, CveFacts]]], None]
+
+    def write(self, connection: Connection, written: list[tuple[int, CveFacts]]) -> None:
+        self.insert(connection, written)
+
+    def rewrite(self, connection: Connection, replaced: list[tuple[int, CveFacts]]) -> None:
+        row_ids = [row_id for row_id, _ in replaced]
+        connection.execute("DELETE FROM cve_facet WHERE cve = ANY(%s::bigint[])", (row_ids,))
+        connection.execute("DELETE FROM cve_criteria WHERE cve = ANY(%s::bigint[])", (row_ids,))
+        self.insert(connection, replaced)

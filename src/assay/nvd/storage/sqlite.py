@@ -40,7 +40,7 @@ from assay.nvd.storage._sqlite_osv import OsvStoreMixin
 from assay.nvd.storage._sqlite_products import PRODUCT_SCHEMA, ProductStoreMixin
 from assay.nvd.storage._sqlite_service import ServiceStoreMixin
 from assay.nvd.storage.interface import Page, UpsertCounts, check_lock_name
-from assay.nvd.storage.write_rule import latest_per_key, stored_stays
+from assay.nvd.storage.write_rule import batch_writes, stored_stays
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -455,9 +455,7 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
     def upsert_cves(
         self, batch: Sequence[CveFacts], *, meta: Mapping[str, str] | None = None
     ) -> UpsertCounts:
-        counts = UpsertCounts()
-        latest = latest_per_key(batch, key=_cve_id, order=_last_modified)
-        counts.unchanged += len(batch) - len(latest)
+        latest, counts = batch_writes(batch, key=_cve_id, order=_last_modified)
         connection = self._connection()
         with self._writing(connection):
             derived = self._write_cves(connection, list(latest.values()), counts)

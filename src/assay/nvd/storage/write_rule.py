@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from assay.nvd.ingest.clock import latest_allowed
+from assay.nvd.storage.interface import UpsertCounts
 
-__all__ = ["latest_per_key", "stored_stays"]
+__all__ = ["batch_writes", "latest_per_key", "stored_stays"]
 
 R = TypeVar("R")
 
@@ -39,3 +40,12 @@ def latest_per_key(
         if current is None or order(record) >= order(current):
             latest[key(record)] = record
     return latest
+
+
+def batch_writes(
+    batch: Sequence[R], key: Callable[[R], str], order: Callable[[R], str]
+) -> tuple[dict[str, R], UpsertCounts]:
+    """`latest_per_key` of a batch, and the counts of its upsert begun: the records it
+    leaves out (older or repeated copies) count as unchanged."""
+    latest = latest_per_key(batch, key, order)
+    return latest, UpsertCounts(unchanged=len(batch) - len(latest))
