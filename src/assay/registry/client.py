@@ -228,21 +228,7 @@ class RegistryClient:
 
     def _read(self, response: httpx.Response, url: str, limit: int, digest: str | None) -> bytes:
         """The body, bounded, hashed while it is read; checked against `digest`."""
-        hasher = hashlib.sha256()
-        chunks = []
-        try:
-            for chunk in bounded_chunks(response, url, limit):
-                hasher.update(chunk)
-                chunks.append(chunk)
-        except RegistryError:
-            raise
-        except Exception as failure:
-            raise RegistryError(url, f"the answer broke off ({type(failure).__name__})") from None
-        finally:
-            response.close()
-        if digest is not None and "sha256:" + hasher.hexdigest() != digest:
-            raise RegistryError(url, f"the content does not have the digest {digest}")
-        return b"".join(chunks)
+        return b"".join(_checked_chunks(response, url, limit, digest))
 
     def _fail(self, response: httpx.Response, url: str, what: str) -> RegistryError:
         status = response.status_code
@@ -350,19 +336,7 @@ class RegistryClient:
         response = self._send("GET", url, ref, _pull(ref))
         if response.status_code != 200:
             raise self._fail(response, url, "blob")
-        hasher = hashlib.sha256()
-        try:
-            for chunk in bounded_chunks(response, url, limit):
-                hasher.update(chunk)
-                yield chunk
-        except RegistryError:
-            raise
-        except Exception as failure:
-            raise RegistryError(url, f"the answer broke off ({type(failure).__name__})") from None
-        finally:
-            response.close()
-        if "sha256:" + hasher.hexdigest() != digest:
-            raise RegistryError(url, f"the content does not have the digest {digest}")
+        yield from _checked_chunks(response, url, limit, digest)
 
     def push_blob_file(self, ref: Reference, path: Path) -> tuple[str, int]:
         """Upload a file as a blob without holding it: hashed in a first pass, then sent
@@ -635,3 +609,23 @@ def _manifest(data: bytes, url: str, content_type: str) -> Manifest:
 
 def iter_layers(manifest: Manifest) -> Iterator[dict[str, Any]]:
     yield from manifest.descriptors
+
+
+def _checked_chunks(
+    response: httpx.Response, url: str, limit: int, digest: str | None
+) -> Iterator[bytes]:
+    """The body as it arrives, bounded by `limit` and hashed on the way; after the last
+    chunk, a `RegistryError` when the content lacks `digest` (None: not checked)."""
+    hasher = hashlib.sha256()
+    try:
+        for chunk in bounded_chunks(response, url, limit):
+            hasher.update(chunk)
+            yield chunk
+    except RegistryError:
+        raise
+    except Exception as failure:
+        raise RegistryError(url, f"the answer broke off ({type(failure).__name__})") from None
+    finally:
+        response.close()
+    if digest is not None and "sha256:" + hasher.hexdigest() != digest:
+        raise RegistryError(url, f"the content does not have the digest {digest}")
