@@ -299,3 +299,24 @@ def test_the_trusted_roots_keys_are_parsed_once_and_are_the_roots_own() -> None:
             first = getattr(verifier._trusted_root, kind)(purpose)
             assert first is getattr(verifier._trusted_root, kind)(purpose)
             assert set(first._keyring) == set(expected._keyring)
+
+
+def test_an_unreadable_timestamp_is_refused_where_sigstore_refuses_it() -> None:
+    """A bundle whose log entry has no promise takes its time from its RFC 3161
+    timestamps, which `sigstore` decodes on reading: a broken one is refused by both,
+    assay naming its path (found by the property above)."""
+    name, original = next(
+        (name, document)
+        for name, document in BUNDLES
+        if "staging-rekor-v2" in name
+        and document["verificationMaterial"].get("timestampVerificationData")
+    )
+    document = copy.deepcopy(original)
+    stamps = document["verificationMaterial"]["timestampVerificationData"]
+    stamps["rfc3161Timestamps"][0]["signedTimestamp"] = "AAAA"  # base64, not DER
+    assert _outcome(lambda: Bundle.from_json(json.dumps(document)))[0] == "error", name
+    got = _read_by_assay(document)
+    assert got[0] == "error"
+    assert ".rfc3161Timestamps[0].signedTimestamp: expected an RFC 3161" in got[1], got[1]
+    _assert_read_alike(document)
+    assert _read_by_assay(original)[0] == "bundle"

@@ -478,6 +478,7 @@ def _bundle_class() -> type[Any]:
             entries = material.tlog_entries or []
             stamps = material.timestamp_verification_data
             if not entries and version != "0.1" and stamps and stamps.rfc3161_timestamps:
+                _check_timestamps(stamps.rfc3161_timestamps, base)
                 self._log_entry = cast(Any, None)
                 return
             if len(entries) != 1:
@@ -512,10 +513,28 @@ def _bundle_class() -> type[Any]:
                 raise _Invalid(
                     f"{at}.inclusionPromise", "the log's signed promise or RFC 3161 timestamps"
                 )
+            if entry.inclusion_promise is None and stamps is not None:
+                # Without a promise the time comes from the timestamps: `sigstore` decodes
+                # them on reading, so an unreadable one is refused here too.
+                _check_timestamps(stamps.rfc3161_timestamps, base)
             self._log_entry = TransparencyLogEntry(entry)
 
     _BUNDLE_CLASS.append(_Bundle)
     return _Bundle
+
+
+def _check_timestamps(timestamps: Any, base: str) -> None:
+    """Each RFC 3161 timestamp of the bundle decodes as a timestamp response."""
+    from rfc3161_client import decode_timestamp_response  # (with sigstore: read lazily)
+
+    for index, stamp in enumerate(timestamps):
+        try:
+            decode_timestamp_response(stamp.signed_timestamp)
+        except ValueError:
+            raise _Invalid(
+                f"{base}.timestampVerificationData.rfc3161Timestamps[{index}].signedTimestamp",
+                "an RFC 3161 timestamp response",
+            ) from None
 
 
 _PROMISED_CLASS: list[type[Any]] = []
