@@ -1,6 +1,8 @@
 """Keyword searches put in the API's order without reading the CVE rows
-(`assay.nvd.storage._sqlite_order`) select and order exactly what the SQL over the CVE
-rows selects, on the real records of the bundled sample."""
+(`assay.nvd.storage._sqlite_order`), and PostgreSQL's id-set searches (keywords,
+`cpeName`, `virtualMatchString`: `assay.nvd.storage._postgres_order`), select and order
+exactly what the SQL over the CVE rows selects, on the real records of the bundled
+sample."""
 
 from __future__ import annotations
 
@@ -13,13 +15,18 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import backends, make_store_url
 
 from assay._cli.nvd import bundled_files
 from assay.nvd.cve_query import CveQuery, parse_cve_query
 from assay.nvd.ingest.importer import Importer
 from assay.nvd.storage import open_store
-from assay.nvd.storage._sql import SQLITE, SqlBuilder, cve_where
-from assay.nvd.storage._sqlite_order import SORT_SHARE, keyword_ids
+from assay.nvd.storage._api_order import SORT_SHARE
+from assay.nvd.storage._postgres_order import CVE_ORDER, api_ordered_ids, walk_order_of
+from assay.nvd.storage._postgres_rows import bound
+from assay.nvd.storage._sql import POSTGRES, SQLITE, SqlBuilder, cve_where
+from assay.nvd.storage._sqlite_order import keyword_ids
+from assay.nvd.storage.postgres import PostgresStore
 from assay.nvd.storage.sqlite import SqliteStore
 
 PHRASES = ("buffer overflow", "cross-site scripting", "remote attackers", "sql injection",
@@ -127,3 +134,122 @@ def test_pages_through_the_store_are_the_ordered_ids(store: SqliteStore, tmp_pat
         )
     ]
     assert ids == expected
+
+
+# -- PostgreSQL: id-set filters put in the kept order (`_postgres_order`) ---------------------
+
+
+@pytest.fixture(scope="module")
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresStore]:
+    if "postgres" not in backends():
+        pytest.skip("the PostgreSQL backend is not being tested")
+    for url in make_store_url("postgres", tmp_path_factory.mktemp("postgres")):
+        opened = open_store(url)
+        assert Importer(opened).import_files(list(bundled_files())).ok
+        assert isinstance(opened, PostgresStore)
+        yield opened
+        opened.close()
+
+
+@pytest.fixture(scope="module")
+def cpe_names(store: SqliteStore) -> list[str]:
+    """Criteria of the stored configurations, each as a `cpeName` (a version range's
+    criteria named at a version, some inside the range)."""
+    found: set[str] = set()
+    page = store.search_cves(parse_cve_query([("resultsPerPage", "2000")]))
+    for record in page.records:
+        for criteria in re.findall(rb'"criteria":"(cpe:2\.3:[^"]+)"', record)[:3]:
+            parts = criteria.decode().split(":")
+            if "*" not in parts[2:5]:
+                for version in ("1.0", "2.3.4") if parts[5] == "*" else (parts[5],):
+                    found.add(":".join([*parts[:5], version, *parts[6:]]))
+    return sorted(found)
+
+
+def sql_ordered(postgres: PostgresStore, query: CveQuery) -> list[str]:
+    """The CVE ids the SQL over the CVE rows gives (what the store ran before)."""
+    builder = SqlBuilder(POSTGRES)
+    where = cve_where(query, builder)
+    with postgres._using("testing") as connection:
+        rows = connection.execute(
+            f"SELECT c.cve_id FROM cve c WHERE {where} ORDER BY {CVE_ORDER}", bound(builder.params)
+        ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def placed(postgres: PostgresStore, query: CveQuery) -> list[str]:
+    """The CVE ids `api_ordered_ids` gives (what the store runs now), checked to be
+    placed by the kept order rather than sorted by SQL."""
+    assert walk_order_of(query) is not None
+    with postgres._using("testing") as connection:
+        generation = postgres._generation(connection)
+        ids = api_ordered_ids(connection, generation, query, postgres._orders, ("", ()))
+        rows = connection.execute(
+            "SELECT id, cve_id FROM cve WHERE id = ANY(%s::bigint[])", (list(ids),)
+        ).fetchall()
+    names = {int(row_id): str(cve_id) for row_id, cve_id in rows}
+    return [names[row_id] for row_id in ids]
+
+
+def test_postgres_phrases_select_and_order_as_before(postgres: PostgresStore) -> None:
+    for exact in (False, True):
+        for no_rejected in (False, True):
+            for text in PHRASES:
+                query = _query(text, exact, no_rejected)
+                assert placed(postgres, query) == sql_ordered(postgres, query), text
+
+
+@settings(max_examples=60)
+@given(data=st.data())
+def test_postgres_words_select_and_order_as_before(
+    postgres: PostgresStore, words: list[str], data: st.DataObject
+) -> None:
+    picked = data.draw(st.lists(st.sampled_from(words), min_size=1, max_size=3))
+    prefixes = [word[: data.draw(st.integers(1, max(1, len(word))))] for word in picked]
+    query = _query(" ".join(prefixes), data.draw(st.booleans()), data.draw(st.booleans()))
+    assert placed(postgres, query) == sql_ordered(postgres, query)
+
+
+def test_postgres_cpe_names_select_and_order_as_before(
+    postgres: PostgresStore, cpe_names: list[str]
+) -> None:
+    assert len(cpe_names) > 50
+    for number, name in enumerate(cpe_names):
+        pairs = [("cpeName", name)]
+        if number % 3 == 1:
+            pairs.append(("isVulnerable", ""))
+        if number % 2:
+            pairs.append(("noRejected", ""))
+        query = parse_cve_query(pairs)
+        assert placed(postgres, query) == sql_ordered(postgres, query), name
+        virtual = parse_cve_query([("virtualMatchString", name)])
+        assert placed(postgres, virtual) == sql_ordered(postgres, virtual), name
+
+
+def test_postgres_other_filters_go_the_sql_way() -> None:
+    for pairs in (
+        [("keywordSearch", "overflow"), ("hasKev", "")],
+        [("noRejected", "")],
+        [],
+        [("cvssV3Severity", "HIGH")],
+    ):
+        assert walk_order_of(parse_cve_query(pairs)) is None
+
+
+def test_postgres_pages_are_those_sqlite_gives(
+    store: SqliteStore, postgres: PostgresStore, cpe_names: list[str]
+) -> None:
+    """Through `search_cves` on both stores: the same records, the same totals."""
+    for pairs in (
+        [("keywordSearch", "the")],
+        [("keywordSearch", "remote attackers"), ("keywordExactMatch", ""), ("noRejected", "")],
+        [("cpeName", cpe_names[0])],
+        [("cpeName", cpe_names[-1]), ("isVulnerable", "")],
+    ):
+        for start in ("0", "3"):
+            query = parse_cve_query([*pairs, ("startIndex", start), ("resultsPerPage", "5")])
+            ours, theirs = postgres.search_cves(query), store.search_cves(query)
+            assert ours.total == theirs.total
+            assert [orjson.loads(r)["id"] for r in ours.records] == [
+                orjson.loads(r)["id"] for r in theirs.records
+            ]

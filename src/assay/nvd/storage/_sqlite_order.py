@@ -12,56 +12,21 @@ sorted by place; many are picked out of the order in one pass.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from array import array
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from assay.nvd.cve_query import CveQuery
+from assay.nvd.storage._api_order import WALK_ORDERS, ApiOrder, in_order
 from assay.nvd.storage._sql import fts5_expression
 
-ALL = CveQuery()
-UNREJECTED = CveQuery(no_rejected=True)
-WALK_ORDERS = {ALL: False, UNREJECTED: True}  # (the filter: no_rejected)
+__all__ = ["WALK_ORDERS", "ApiOrder", "keyword_ids"]
+
 MATCHES = "SELECT rowid FROM cve_text WHERE cve_text MATCH ?"
 ORDER = {
     False: "SELECT id FROM cve ORDER BY published, cve_id",
     True: "SELECT id FROM cve WHERE rejected = 0 ORDER BY published, cve_id",
 }
-# Fewer matches than the order's length over this are sorted by place; more are picked
-# out of the order (a pass over it costs about as much as sorting a sixteenth of it).
-SORT_SHARE = 16
-
-
-class ApiOrder:
-    """The API order of every CVE (or every unrejected one) at a generation, and each
-    row id's place in it, kept per process for the latest generation asked."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._kept: dict[bool, tuple[int, array[int], array[int]]] = {}
-
-    def get(
-        self, connection: sqlite3.Connection, generation: int, no_rejected: bool
-    ) -> tuple[array[int], array[int]]:
-        """(ids in API order, place of each row id: -1 for an id not in the order)."""
-        with self._lock:
-            kept = self._kept.get(no_rejected)
-            if kept is not None and kept[0] == generation:
-                return kept[1], kept[2]
-        order = array("q", (row[0] for row in connection.execute(ORDER[no_rejected])))
-        return order, self.keep(generation, no_rejected, order)
-
-    def keep(self, generation: int, no_rejected: bool, order: array[int]) -> array[int]:
-        """Keep `order` (read after `generation` was), as the walk orders are read
-        anyway; the places of its ids."""
-        places = array("i", [-1]) * ((max(order) + 1) if order else 0)
-        for place, row_id in enumerate(order):
-            places[row_id] = place
-        with self._lock:
-            kept = self._kept.get(no_rejected)
-            if kept is None or kept[0] <= generation:
-                self._kept[no_rejected] = (generation, order, places)
-        return places
 
 
 def keyword_ids(
@@ -80,15 +45,12 @@ def keyword_ids(
         return array("q")  # punctuation alone is no word of any description
     expression = fts5_expression(searchable, query.keyword_exact)
     matched = [row[0] for row in connection.execute(MATCHES, (expression,))]
-    return in_order(matched, *orders.get(connection, generation, base.no_rejected))
+    order = orders.get(generation, base.no_rejected, _order_reader(connection))
+    return in_order(matched, *order)
 
 
-def in_order(matched: list[int], order: array[int], places: array[int]) -> array[int]:
-    """The ids of `matched` that are in `order`, in its order."""
-    if len(matched) * SORT_SHARE < len(order):
-        end = len(places)
-        placed = [(places[i], i) for i in matched if i < end and places[i] >= 0]
-        placed.sort()
-        return array("q", (row_id for _, row_id in placed))
-    wanted = set(matched)
-    return array("q", filter(wanted.__contains__, order))
+def _order_reader(connection: sqlite3.Connection) -> Callable[[bool], Iterator[int]]:
+    def read(no_rejected: bool) -> Iterator[int]:
+        return (row[0] for row in connection.execute(ORDER[no_rejected]))
+
+    return read

@@ -35,6 +35,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from assay.errors import StoreBusy, StoreError
 from assay.nvd.cve_query import MAX_RESULTS_PER_PAGE, CveQuery
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
+from assay.nvd.storage._api_order import ApiOrder
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._cve5_sql import POSTGRES_CVE5_SCHEMA
 from assay.nvd.storage._decoded import GenerationRecords
@@ -42,6 +43,7 @@ from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._kinds import F, Paged
 from assay.nvd.storage._osv_sql import POSTGRES_OSV_SCHEMA
 from assay.nvd.storage._postgres_cve5 import PostgresCve5, PostgresExecutor
+from assay.nvd.storage._postgres_order import CVE_ORDER, api_ordered_ids
 from assay.nvd.storage._postgres_osv import OsvStoreMixin
 from assay.nvd.storage._postgres_products import ProductStoreMixin
 from assay.nvd.storage._postgres_rows import (
@@ -114,7 +116,6 @@ SESSION_SETTINGS = {"jit": "off"}
 MIN_STATEMENT_SECONDS = 30
 SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 SETUP_LOCK = 0x6173_7361_7973_746F  # advisory lock key serializing schema set-up ("assaysto")
-CVE_ORDER = 'c.published COLLATE "C", c.cve_id COLLATE "C"'
 ABSENT = b""  # kept for an id the store does not hold (no record is empty)
 # One CVE and the generation, in one statement (one snapshot); the meta row is always there.
 LOOK_UP = (
@@ -193,6 +194,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         self._pool_timeout = POOL_TIMEOUT if timeout is None else timeout
         self._target = parse_url(url)
         self._cache = ResultCache()
+        # The API order of every CVE (and every unrejected one), kept for the latest
+        # generation: id-set searches are put in it without reading CVE rows.
+        self._orders = ApiOrder()
         # Records served lately, by (table, row id) and by ("cve_id", id), for one data
         # generation at a time (`_decoded.GenerationRecords`): see `search_cves`.
         self._records: GenerationRecords[tuple[str, str | int]] = GenerationRecords()
@@ -630,13 +634,17 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 records = [bytes(row[0]) for row in rows]
                 window = records[query.start_index : query.start_index + query.results_per_page]
                 return Page(len(records), window)
+            sorted_ids = f"SELECT c.id FROM cve c WHERE {where} ORDER BY {CVE_ORDER}"
             return self._page(
                 connection,
                 "cve",
-                f"SELECT c.id FROM cve c WHERE {where} ORDER BY {CVE_ORDER}",
+                sorted_ids,
                 bound(builder.params),
                 query,
                 cacheable=True,
+                ids_of=lambda generation: api_ordered_ids(
+                    connection, generation, query, self._orders, (sorted_ids, bound(builder.params))
+                ),
             )
 
     def _look_up(self, query: CveQuery, told: int | None) -> Page:
@@ -799,17 +807,24 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         query: Paged,
         *,
         cacheable: bool,
+        ids_of: Callable[[int], array[int]] | None = None,
     ) -> Page:
-        """The ordered id list of a result set (cached when it may be large), sliced.
+        """The ordered id list of a result set (cached when it may be large), sliced:
+        `ids_sql`'s, or `ids_of(generation)`'s when given.
 
-        The generation is read before the list, so a list cached under generation g
-        reflects g or a later state; once a write has moved past g, no reader asks for g.
+        The generation is read before the list (or was, by `read_at_generation`), so a
+        list cached under generation g reflects g or a later state; once a write has
+        moved past g, no reader asks for g.
         """
-        generation = self._generation(connection)
+        told = getattr(self._told, "generation", None)
+        generation = self._generation(connection) if told is None else told
         key = (generation, query.filter_key)
         ids = self._cache.get(key) if cacheable else None
         if ids is None:
-            ids = array("q", (int(row[0]) for row in connection.execute(ids_sql, params)))
+            if ids_of is not None:
+                ids = ids_of(generation)
+            else:
+                ids = array("q", (int(row[0]) for row in connection.execute(ids_sql, params)))
             if cacheable:
                 self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]

@@ -1,0 +1,83 @@
+"""The PostgreSQL store's CVE result sets in API order (`_api_order`).
+
+A filter that is an id set (a keyword search, a `cpeName`, a `virtualMatchString`), alone
+or with `noRejected`, is read as its ids only: the CVEs a `cpeName` hits come from
+`cve_criteria`'s index without reading a CVE row, and the full-text matches without
+their sort keys. The kept order (every CVE, or every unrejected one) puts them in place.
+Any other filter is sorted by PostgreSQL; a walk's own order is kept as it is read.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+
+from assay.nvd.cve_query import CveQuery
+from assay.nvd.storage._api_order import WALK_ORDERS, ApiOrder, in_order
+from assay.nvd.storage._postgres_rows import Connection, bound
+from assay.nvd.storage._sql import POSTGRES, SqlBuilder, cve_ids_select
+
+CVE_ORDER = 'c.published COLLATE "C", c.cve_id COLLATE "C"'
+ORDER = {
+    False: f"SELECT c.id FROM cve c ORDER BY {CVE_ORDER}",
+    True: f"SELECT c.id FROM cve c WHERE c.rejected = 0 ORDER BY {CVE_ORDER}",
+}
+
+
+def api_ordered_ids(
+    connection: Connection,
+    generation: int,
+    query: CveQuery,
+    orders: ApiOrder,
+    sorted_ids: tuple[str, Sequence[object]],
+) -> array[int]:
+    """The ids `query` selects in API order, read after `generation` was: placed by the
+    kept order where the filter is an id set, else by `sorted_ids` (SQL that sorts)."""
+    no_rejected = walk_order_of(query)
+    if no_rejected is not None:
+        return placed_ids(connection, generation, query, orders, no_rejected)
+    ids = array("q", (int(row[0]) for row in connection.execute(*sorted_ids, binary=True)))
+    if query.filter_key in WALK_ORDERS:
+        orders.keep(generation, WALK_ORDERS[query.filter_key], ids)
+    return ids
+
+
+def walk_order_of(query: CveQuery) -> bool | None:
+    """Which kept order (its `no_rejected`) puts `query`'s matches in place: None when
+    its filter is not an id set alone (or with `noRejected`)."""
+    key = query.filter_key
+    base = replace(
+        key,
+        keywords=(),
+        keyword_exact=False,
+        cpe_name=None,
+        is_vulnerable=False,
+        virtual_match=None,
+        version_start=None,
+        version_end=None,
+    )
+    if base == key or base not in WALK_ORDERS:
+        return None
+    return WALK_ORDERS[base]
+
+
+def placed_ids(
+    connection: Connection, generation: int, query: CveQuery, orders: ApiOrder, no_rejected: bool
+) -> array[int]:
+    """The ids of `query`'s id-set filter (each once), in the kept order."""
+    builder = SqlBuilder(POSTGRES)
+    select = cve_ids_select(replace(query.filter_key, no_rejected=False), builder)
+    rows = connection.execute(select, bound(builder.params), binary=True)
+    matched = list({int(row[0]) for row in rows})
+    order, places = orders.get(generation, no_rejected, order_reader(connection))
+    return in_order(matched, order, places)
+
+
+def order_reader(connection: Connection) -> Callable[[bool], Iterator[int]]:
+    """Reads the order of every CVE (or every unrejected one) over `connection`."""
+
+    def read(no_rejected: bool) -> Iterator[int]:
+        return (int(row[0]) for row in connection.execute(ORDER[no_rejected], binary=True))
+
+    return read
