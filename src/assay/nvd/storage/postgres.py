@@ -514,9 +514,11 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
     def read_at_generation(self, read: Callable[[], T], *, at_least: int = 0) -> tuple[int, T]:
         """The data generation, then `read()`: every read in it sees every write up to
         that generation, and a `cveId` look-up in it may be answered from the records
-        kept for exactly that generation (`_look_up`). A single store is its own only
-        copy, whatever `at_least`."""
-        generation = self.generation()
+        kept for exactly that generation (`_look_up`). The generation the server
+        announced (`_postgres_watch`) spares a round trip where it is known: the reads
+        see it or a later one. A single store is its own only copy, whatever `at_least`."""
+        announced = None if self._watch is None else self._watch.current()
+        generation = self.generation() if announced is None else announced
         self._told.generation = generation
         try:
             return generation, read()
