@@ -7,15 +7,11 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli._options import JSON_REPORT, add_options, json_option, list_option, option
 from assay._cli.attest_signing import load_public_keys, read_limited, write_output
 from assay._cli.keys import read_passphrase
-from assay._cli.verify_common import (
-    artifacts_argument,
-    bundle_verifier,
-    rekor_lookup,
-    trust_arguments,
-)
+from assay._cli.verify_common import ARTIFACTS, TRUST, bundle_verifier, rekor_lookup
 from assay.errors import InputError
 
 if TYPE_CHECKING:
@@ -38,74 +34,78 @@ exit status: 0 the VSA passed every step, 1 it did not, 2 unusable input.
 
 
 def register(tree: CommandTree) -> None:
+    from assay._cli.scan_vex import add_vex_options
+
     verify = tree.command(
         "verify",
         help="Verify artifacts' provenance against a policy; optionally issue a VSA.",
         handler=_verify,
     )
-    artifacts_argument(verify)
-    add_list_option(
+    add_options(
         verify,
-        "--attestation",
-        required=True,
-        metavar="FILE",
-        help="attestation file(s) about the artifacts: DSSE envelope, .intoto.jsonl, "
-        "Sigstore bundle or gcloud output (several after the flag, or the flag repeated)",
+        ARTIFACTS,
+        list_option(
+            "--attestation",
+            required=True,
+            metavar="FILE",
+            help="attestation file(s) about the artifacts: DSSE envelope, .intoto.jsonl, "
+            "Sigstore bundle or gcloud output (several after the flag, or the flag repeated)",
+        ),
+        option(
+            "--policy",
+            required=True,
+            metavar="FILE",
+            help="the verification policy (YAML or JSON; see docs/verification.md)",
+        ),
+        list_option(
+            "--param",
+            default=[],
+            metavar="NAME=VALUE",
+            help="a value for a parameter the policy declares, e.g. repository=github.com/ORG/REPO "
+            "for the shipped slsa-github-generator policies (repeatable; `assay policies show`)",
+        ),
+        option("--resource-uri", metavar="URI", help="resource URI (for the VSA)"),
+        option(
+            "--attestation-dir",
+            metavar="DIR",
+            help="provenance and VSAs of dependencies, to resolve dependency levels",
+        ),
+        option("--vsa-out", metavar="FILE", help="write a VSA v1 here"),
+        option("--vsa-key", metavar="KEY", help="sign the VSA with this private key"),
+        option("--passphrase-env", metavar="VAR", help="passphrase of --vsa-key"),
+        option("--verifier-id", metavar="URI", help="verifier.id of the VSA"),
+        JSON_REPORT,
+        *TRUST,
+        option(
+            "--insecure-ignore-tlog",
+            action="store_true",
+            help="accept legacy Sigstore envelopes without a transparency-log entry "
+            "(said in the report and in the VSA)",
+        ),
+        option(
+            "--rekor-url",
+            metavar="URL",
+            help="look legacy Sigstore envelopes up in this Rekor, online "
+            "(e.g. https://rekor.sigstore.dev)",
+        ),
+        option(
+            "--store",
+            metavar="URL",
+            help="vulnerability store for a policy's vulnerabilities: rule (default: $ASSAY_STORE "
+            "or the SQLite file in the user data directory)",
+        ),
+        option(
+            "--vulns-out",
+            metavar="FILE",
+            help="write the vulnerability scan the vulnerabilities: rule performed as an in-toto "
+            "vulns attestation (signed with --vsa-key) and list it in the VSA",
+        ),
     )
-    verify.add_argument(
-        "--policy",
-        required=True,
-        metavar="FILE",
-        help="the verification policy (YAML or JSON; see docs/verification.md)",
-    )
-    add_list_option(
-        verify,
-        "--param",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a value for a parameter the policy declares, e.g. repository=github.com/ORG/REPO "
-        "for the shipped slsa-github-generator policies (repeatable; `assay policies show`)",
-    )
-    verify.add_argument("--resource-uri", metavar="URI", help="resource URI (for the VSA)")
-    verify.add_argument(
-        "--attestation-dir",
-        metavar="DIR",
-        help="provenance and VSAs of dependencies, to resolve dependency levels",
-    )
-    verify.add_argument("--vsa-out", metavar="FILE", help="write a VSA v1 here")
-    verify.add_argument("--vsa-key", metavar="KEY", help="sign the VSA with this private key")
-    verify.add_argument("--passphrase-env", metavar="VAR", help="passphrase of --vsa-key")
-    verify.add_argument("--verifier-id", metavar="URI", help="verifier.id of the VSA")
-    verify.add_argument("--json", action="store_true", help="print the report as JSON")
-    trust_arguments(verify)
-    verify.add_argument(
-        "--insecure-ignore-tlog",
-        action="store_true",
-        help="accept legacy Sigstore envelopes without a transparency-log entry "
-        "(said in the report and in the VSA)",
-    )
-    verify.add_argument(
-        "--rekor-url",
-        metavar="URL",
-        help="look legacy Sigstore envelopes up in this Rekor, online "
-        "(e.g. https://rekor.sigstore.dev)",
-    )
-    verify.add_argument(
-        "--store",
-        metavar="URL",
-        help="vulnerability store for a policy's vulnerabilities: rule (default: $ASSAY_STORE "
-        "or the SQLite file in the user data directory)",
-    )
-    verify.add_argument(
-        "--vulns-out",
-        metavar="FILE",
-        help="write the vulnerability scan the vulnerabilities: rule performed as an in-toto "
-        "vulns attestation (signed with --vsa-key) and list it in the VSA",
-    )
-    from assay._cli.scan_vex import add_vex_options
-
     add_vex_options(verify)
+    _register_verify_vsa(tree)
 
+
+def _register_verify_vsa(tree: CommandTree) -> None:
     check = tree.command(
         "verify-vsa",
         help="Verify a verification summary attestation (the VSA spec's seven steps).",
@@ -113,54 +113,54 @@ def register(tree: CommandTree) -> None:
     )
     check.epilog = _VSA_EXAMPLE
     check.formatter_class = argparse.RawDescriptionHelpFormatter
-    check.add_argument("file", metavar="FILE", help="DSSE envelope holding the VSA")
-    add_list_option(
+    add_options(
         check,
-        "--subject-digest",
-        required=True,
-        metavar="ALG:HEX",
-        dest="digests",
-        help="a digest the VSA's subject must carry (every one given must be present)",
+        option("file", metavar="FILE", help="DSSE envelope holding the VSA"),
+        list_option(
+            "--subject-digest",
+            required=True,
+            metavar="ALG:HEX",
+            dest="digests",
+            help="a digest the VSA's subject must carry (every one given must be present)",
+        ),
+        option(
+            "--verifier-id",
+            required=True,
+            metavar="URI",
+            help="the verifier.id the VSA must name; --key must be trusted for it",
+        ),
+        list_option(
+            "--key",
+            default=[],
+            metavar="PUB",
+            help="public key(s) trusted to sign for --verifier-id (PEM or in-toto JSON)",
+        ),
+        option(
+            "--certificate-identity",
+            metavar="SAN",
+            help="for a VSA in a Sigstore bundle: the certificate identity (SAN) trusted to sign "
+            "for --verifier-id ('/regex/' matches the whole SAN); instead of --key",
+        ),
+        option(
+            "--certificate-oidc-issuer",
+            metavar="URL",
+            help="the OIDC issuer of --certificate-identity's certificates",
+        ),
+        *TRUST,
+        option(
+            "--resource-uri",
+            required=True,
+            metavar="URI",
+            help="the resourceUri the VSA must name exactly",
+        ),
+        list_option(
+            "--level",
+            default=[],
+            metavar="LEVEL",
+            help="a verifiedLevels value required (SLSA_BUILD_LEVEL_3 satisfies _2)",
+        ),
+        json_option("print the result as JSON"),
     )
-    check.add_argument(
-        "--verifier-id",
-        required=True,
-        metavar="URI",
-        help="the verifier.id the VSA must name; --key must be trusted for it",
-    )
-    add_list_option(
-        check,
-        "--key",
-        default=[],
-        metavar="PUB",
-        help="public key(s) trusted to sign for --verifier-id (PEM or in-toto JSON)",
-    )
-    check.add_argument(
-        "--certificate-identity",
-        metavar="SAN",
-        help="for a VSA in a Sigstore bundle: the certificate identity (SAN) trusted to sign "
-        "for --verifier-id ('/regex/' matches the whole SAN); instead of --key",
-    )
-    check.add_argument(
-        "--certificate-oidc-issuer",
-        metavar="URL",
-        help="the OIDC issuer of --certificate-identity's certificates",
-    )
-    trust_arguments(check)
-    check.add_argument(
-        "--resource-uri",
-        required=True,
-        metavar="URI",
-        help="the resourceUri the VSA must name exactly",
-    )
-    add_list_option(
-        check,
-        "--level",
-        default=[],
-        metavar="LEVEL",
-        help="a verifiedLevels value required (SLSA_BUILD_LEVEL_3 satisfies _2)",
-    )
-    check.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def _dependency_checks(

@@ -12,15 +12,24 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli._options import (
+    JSON_REPORT,
+    add_options,
+    exclusive,
+    json_option,
+    list_option,
+    option,
+)
 from assay._cli.verify_common import (
-    artifacts_argument,
+    ARTIFACTS,
+    EXPECTATIONS,
+    PRINT_PROVENANCE,
+    TRUST,
     bundle_verifier,
-    expectation_arguments,
     expectations,
     print_verdict,
     rekor_lookup,
-    trust_arguments,
 )
 from assay.errors import InputError
 
@@ -41,29 +50,30 @@ def register_artifact(tree: CommandTree) -> None:
         help="Verify slsa-github-generator provenance of artifacts (slsa-verifier's command).",
         handler=_verify_artifact,
     )
-    artifacts_argument(command)
-    command.add_argument(
-        "--provenance-path",
-        required=True,
-        metavar="FILE",
-        help="the provenance: a Sigstore bundle or a .intoto.jsonl envelope",
+    add_options(
+        command,
+        ARTIFACTS,
+        option(
+            "--provenance-path",
+            required=True,
+            metavar="FILE",
+            help="the provenance: a Sigstore bundle or a .intoto.jsonl envelope",
+        ),
+        *EXPECTATIONS,
+        *TRUST,
+        option(
+            "--insecure-ignore-tlog",
+            action="store_true",
+            help="accept legacy envelopes without a transparency-log entry (said in the report)",
+        ),
+        option(
+            "--rekor-url",
+            metavar="URL",
+            help="look legacy envelopes up in this Rekor, online (e.g. https://rekor.sigstore.dev)",
+        ),
+        PRINT_PROVENANCE,
+        JSON_REPORT,
     )
-    expectation_arguments(command)
-    trust_arguments(command)
-    command.add_argument(
-        "--insecure-ignore-tlog",
-        action="store_true",
-        help="accept legacy envelopes without a transparency-log entry (said in the report)",
-    )
-    command.add_argument(
-        "--rekor-url",
-        metavar="URL",
-        help="look legacy envelopes up in this Rekor, online (e.g. https://rekor.sigstore.dev)",
-    )
-    command.add_argument(
-        "--print-provenance", action="store_true", help="print the verified statement on stdout"
-    )
-    command.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _verify_artifact(args: argparse.Namespace) -> int:
@@ -88,91 +98,89 @@ def _verify_artifact(args: argparse.Namespace) -> int:
 
 
 def register_bundle(tree: CommandTree) -> None:
+    from assay._cli._fetching import FETCH
+
     command = tree.command(
         "verify-bundle",
         help="Verify an artifact's local Sigstore bundles as `gh attestation verify` does.",
         handler=_verify_bundle,
     )
-    command.add_argument(
-        "artifact",
-        metavar="ARTIFACT",
-        help="file, a digest sha256:HEX, sha384:HEX or sha512:HEX, or oci://REGISTRY/REPOSITORY@sha256:HEX",
-    )
-    source = command.add_mutually_exclusive_group()
-    source.add_argument(
-        "--bundle",
-        metavar="FILE",
-        help="bundle(s): JSON or JSON lines (default: fetched from GitHub's attestations API)",
-    )
-    source.add_argument(
-        "--bundle-from-oci",
-        action="store_true",
-        help="read the bundles attached to the oci:// image in its registry",
-    )
-    scope = command.add_mutually_exclusive_group(required=True)
-    scope.add_argument("--owner", metavar="ORG", help="the GitHub organisation that built it")
-    scope.add_argument("--repo", metavar="ORG/REPO", help="the repository that built it")
-    signer = command.add_mutually_exclusive_group()
-    signer.add_argument("--cert-identity", metavar="SAN", help="the exact certificate SAN")
-    signer.add_argument("--cert-identity-regex", metavar="REGEX", help="a regex the SAN must match")
-    signer.add_argument(
-        "--signer-repo", metavar="ORG/REPO", help="repository of the signing workflow"
-    )
-    signer.add_argument(
-        "--signer-workflow",
-        metavar="PATH",
-        help="the signing workflow (ORG/REPO/.github/workflows/X)",
-    )
-    command.add_argument("--cert-oidc-issuer", metavar="URL", help="expected OIDC issuer")
-    command.add_argument(
-        "--signer-digest", metavar="SHA", help="digest of the signing workflow's commit"
-    )
-    command.add_argument("--source-ref", metavar="REF", help="the source ref the build ran on")
-    command.add_argument(
-        "--source-digest", metavar="SHA", help="the source commit the build ran on"
-    )
-    command.add_argument("--predicate-type", metavar="URI", help="expected predicate type")
-    command.add_argument(
-        "--deny-self-hosted-runners",
-        action="store_true",
-        help="require the build to have run on a GitHub-hosted runner",
-    )
-    command.add_argument(
-        "--hostname",
-        default="github.com",
-        metavar="HOST",
-        help="the GitHub host the identities belong to (default github.com)",
-    )
-    command.add_argument(
-        "--digest-alg",
-        choices=("sha256", "sha512"),
-        default="sha256",
-        help="digest of a file ARTIFACT",
-    )
-    add_list_option(
+    add_options(
         command,
-        "--custom-trusted-root",
-        default=[],
-        metavar="FILE",
-        help="trust only these trusted_root.json files (JSON or JSON lines; repeatable)",
-    )
-    command.add_argument(
-        "--limit",
-        type=int,
-        default=30,
-        metavar="N",
-        help="at most N attestations fetched from the API (default 30)",
-    )
-    command.add_argument(
-        "--api-url",
-        metavar="URL",
-        help="GitHub's REST API (default: from --hostname, or $GITHUB_API_URL)",
-    )
-    from assay._cli._fetching import fetch_arguments
-
-    fetch_arguments(command)
-    command.add_argument(
-        "--json", action="store_true", help="print the verification results as JSON"
+        option(
+            "artifact",
+            metavar="ARTIFACT",
+            help="file, a digest sha256:HEX, sha384:HEX or sha512:HEX, or oci://REGISTRY/REPOSITORY@sha256:HEX",
+        ),
+        exclusive(
+            option(
+                "--bundle",
+                metavar="FILE",
+                help="bundle(s): JSON or JSON lines (default: fetched from GitHub's attestations API)",
+            ),
+            option(
+                "--bundle-from-oci",
+                action="store_true",
+                help="read the bundles attached to the oci:// image in its registry",
+            ),
+        ),
+        exclusive(
+            option("--owner", metavar="ORG", help="the GitHub organisation that built it"),
+            option("--repo", metavar="ORG/REPO", help="the repository that built it"),
+            required=True,
+        ),
+        exclusive(
+            option("--cert-identity", metavar="SAN", help="the exact certificate SAN"),
+            option("--cert-identity-regex", metavar="REGEX", help="a regex the SAN must match"),
+            option("--signer-repo", metavar="ORG/REPO", help="repository of the signing workflow"),
+            option(
+                "--signer-workflow",
+                metavar="PATH",
+                help="the signing workflow (ORG/REPO/.github/workflows/X)",
+            ),
+        ),
+        option("--cert-oidc-issuer", metavar="URL", help="expected OIDC issuer"),
+        option("--signer-digest", metavar="SHA", help="digest of the signing workflow's commit"),
+        option("--source-ref", metavar="REF", help="the source ref the build ran on"),
+        option("--source-digest", metavar="SHA", help="the source commit the build ran on"),
+        option("--predicate-type", metavar="URI", help="expected predicate type"),
+        option(
+            "--deny-self-hosted-runners",
+            action="store_true",
+            help="require the build to have run on a GitHub-hosted runner",
+        ),
+        option(
+            "--hostname",
+            default="github.com",
+            metavar="HOST",
+            help="the GitHub host the identities belong to (default github.com)",
+        ),
+        option(
+            "--digest-alg",
+            choices=("sha256", "sha512"),
+            default="sha256",
+            help="digest of a file ARTIFACT",
+        ),
+        list_option(
+            "--custom-trusted-root",
+            default=[],
+            metavar="FILE",
+            help="trust only these trusted_root.json files (JSON or JSON lines; repeatable)",
+        ),
+        option(
+            "--limit",
+            type=int,
+            default=30,
+            metavar="N",
+            help="at most N attestations fetched from the API (default 30)",
+        ),
+        option(
+            "--api-url",
+            metavar="URL",
+            help="GitHub's REST API (default: from --hostname, or $GITHUB_API_URL)",
+        ),
+        *FETCH,
+        json_option("print the verification results as JSON"),
     )
 
 

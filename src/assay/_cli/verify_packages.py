@@ -13,65 +13,75 @@ from typing import Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
 from assay._cli import verify_common as common
+from assay._cli._options import JSON_REPORT, add_options, exclusive, option
 from assay.errors import InputError
 
 
 def register(tree: CommandTree) -> None:
-    from assay._cli._fetching import fetch_arguments
+    from assay._cli._fetching import FETCH
 
     npm = tree.command(
         "verify-npm-package",
         help="Verify an npm package's provenance and publish attestation (slsa-verifier's).",
         handler=_verify_npm,
     )
-    npm.add_argument("tarball", metavar="TARBALL", help="the package tarball, or sha512:HEX")
-    npm.add_argument(
-        "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
+    add_options(
+        npm,
+        option("tarball", metavar="TARBALL", help="the package tarball, or sha512:HEX"),
+        option(
+            "--source-uri",
+            required=True,
+            metavar="URI",
+            help="expected source: github.com/ORG/REPO",
+        ),
+        option("--package-name", metavar="NAME", help="expected package name"),
+        option("--package-version", metavar="VERSION", help="expected package version"),
+        option("--builder-id", metavar="ID", help="expected builder id (name[@ref])"),
+        exclusive(
+            option(
+                "--attestations-path",
+                metavar="FILE",
+                help="npm's attestations document, read locally",
+            ),
+            option(
+                "--registry",
+                metavar="URL",
+                help="the registry to fetch attestations from (default https://registry.npmjs.org)",
+            ),
+        ),
+        *common.TRUST,
+        *FETCH,
+        JSON_REPORT,
     )
-    npm.add_argument("--package-name", metavar="NAME", help="expected package name")
-    npm.add_argument("--package-version", metavar="VERSION", help="expected package version")
-    npm.add_argument("--builder-id", metavar="ID", help="expected builder id (name[@ref])")
-    source = npm.add_mutually_exclusive_group()
-    source.add_argument(
-        "--attestations-path", metavar="FILE", help="npm's attestations document, read locally"
-    )
-    source.add_argument(
-        "--registry",
-        metavar="URL",
-        help="the registry to fetch attestations from (default https://registry.npmjs.org)",
-    )
-    common.trust_arguments(npm)
-    fetch_arguments(npm)
-    npm.add_argument("--json", action="store_true", help="print the report as JSON")
-
     pypi = tree.command(
         "verify-pypi",
         help="Verify PEP 740 attestations of PyPI distributions against their Trusted Publisher.",
         handler=_verify_pypi,
     )
-    pypi.add_argument(
-        "dist", metavar="DIST_FILE|NAME==VERSION", help="a distribution file, or a release"
+    add_options(
+        pypi,
+        option("dist", metavar="DIST_FILE|NAME==VERSION", help="a distribution file, or a release"),
+        option(
+            "--repository",
+            required=True,
+            metavar="ORG/REPO",
+            help="the Trusted Publisher's repository (GitHub ORG/REPO or GitLab GROUP/PROJECT)",
+        ),
+        option(
+            "--workflow", metavar="PATH", help="the publisher's workflow file (e.g. release.yml)"
+        ),
+        option(
+            "--provenance", metavar="FILE", help="the provenance (or one attestation), read locally"
+        ),
+        option(
+            "--index-url",
+            metavar="URL",
+            help="the index serving the Integrity and JSON APIs (default https://pypi.org)",
+        ),
+        *common.TRUST,
+        *FETCH,
+        JSON_REPORT,
     )
-    pypi.add_argument(
-        "--repository",
-        required=True,
-        metavar="ORG/REPO",
-        help="the Trusted Publisher's repository (GitHub ORG/REPO or GitLab GROUP/PROJECT)",
-    )
-    pypi.add_argument(
-        "--workflow", metavar="PATH", help="the publisher's workflow file (e.g. release.yml)"
-    )
-    pypi.add_argument(
-        "--provenance", metavar="FILE", help="the provenance (or one attestation), read locally"
-    )
-    pypi.add_argument(
-        "--index-url",
-        metavar="URL",
-        help="the index serving the Integrity and JSON APIs (default https://pypi.org)",
-    )
-    common.trust_arguments(pypi)
-    fetch_arguments(pypi)
-    pypi.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _verify_npm(args: argparse.Namespace) -> int:
