@@ -344,23 +344,15 @@ def _sigstore_trust(args: argparse.Namespace, policy: Any, attestations: list[An
 
 
 def _line(check: Check) -> str:
+    from assay.results import in_words
+
     mark = "PASS" if check.passed else "FAIL"
     about = f" [{check.subject}]" if check.subject is not None else ""
     detail = f" ({check.detail})" if check.detail else ""
     return (
-        f"  {mark} {check.name}{about}: expected {_words(check.expected)}, "
-        f"found {_words(check.found)}{detail}"
+        f"  {mark} {check.name}{about}: expected {in_words(check.expected)}, "
+        f"found {in_words(check.found)}{detail}"
     )
-
-
-def _words(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, str):
-        return value or "an empty string"
-    if isinstance(value, list | tuple):
-        return ", ".join(_words(v) for v in value) if value else "none"
-    return json.dumps(value, default=str)
 
 
 def _print_report(report: VerificationReport) -> None:
