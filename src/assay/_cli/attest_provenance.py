@@ -14,6 +14,7 @@ from assay._cli._options import add_options, list_option, option
 
 if TYPE_CHECKING:
     import datetime as dt
+    from collections.abc import Sequence
     from pathlib import Path
 
     from assay.attestation import ResourceDescriptor, Statement
@@ -199,7 +200,6 @@ def _provenance(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     import os
-    from pathlib import Path
 
     from assay import provenance
 
@@ -209,7 +209,7 @@ def _run(args: argparse.Namespace) -> int:
     # Read inputs before running the build, so a bad option fails before any work.
     lock_dependencies = _lockfile_dependencies(args.from_lockfile)
     named = [provenance.parse_dependency(text) for text in args.dependency]
-    source = ci.source if ci and ci.source else _git_source_if_any(Path.cwd())
+    source = _run_source(ci)
 
     outcome = provenance.run_command(command, output_to_stderr=not args.out)
     if not outcome.succeeded:
@@ -221,11 +221,7 @@ def _run(args: argparse.Namespace) -> int:
     subjects = provenance.file_subjects(
         provenance.expand_globs(args.subject), allow_outside=args.allow_outside_subjects
     )
-    external: dict[str, object] = {"command": list(outcome.argv)}
-    dependencies: list[ResourceDescriptor] = []
-    if source is not None:
-        external.update(_source_parameter(source))
-        dependencies.append(provenance.source_dependency(source))
+    external, dependencies = _run_parameters(outcome.argv, source)
     statement = provenance.build_statement(
         subjects=subjects,
         builder_id=builder_id,
@@ -242,6 +238,27 @@ def _run(args: argparse.Namespace) -> int:
 
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def _run_source(ci: CiFacts | None) -> SourceRevision | None:
+    """The source revision the CI names, else the working directory's git checkout."""
+    from pathlib import Path
+
+    return ci.source if ci and ci.source else _git_source_if_any(Path.cwd())
+
+
+def _run_parameters(
+    argv: Sequence[str], source: SourceRevision | None
+) -> tuple[dict[str, object], list[ResourceDescriptor]]:
+    """`attest run`'s externalParameters (the command, and the source when known) and
+    the source as a resolved dependency."""
+    external: dict[str, object] = {"command": list(argv)}
+    if source is None:
+        return external, []
+    from assay import provenance
+
+    external.update(_source_parameter(source))
+    return external, [provenance.source_dependency(source)]
 
 
 def _build_command(words: list[str]) -> list[str]:

@@ -241,11 +241,7 @@ def _verify(args: argparse.Namespace) -> int:
 
     _check_vsa_flags(args)
     policy = load_policy(args.policy, parse_assignments(args.param, "--param"))
-    resource_uri = args.resource_uri or policy.resource_uri
-    if args.vsa_out and not resource_uri:
-        raise InputError(
-            "--resource-uri", "a VSA needs a resource URI (flag or policy resourceUri)"
-        )
+    resource_uri = _resource_uri(args, policy)
     signer = _vsa_signer(args)
     artifacts = request.read_artifacts(args.artifacts, where="ARTIFACT")
     attestations = request.read_attestation_files(args.attestation)
@@ -257,7 +253,22 @@ def _verify(args: argparse.Namespace) -> int:
     # never reported after a verdict.
     scanned = _write_vulns(args, report, checks, signer) if args.vulns_out else []
     if args.vsa_out:
-        _write_vsa(args, report, attestations, resource_uri or "", signer, scanned=scanned)
+        _write_vsa(args, report, attestations, resource_uri, signer, scanned=scanned)
+    _print_outcome(args, report)
+    return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _resource_uri(args: argparse.Namespace, policy: Any) -> str:
+    """The VSA's resourceUri: --resource-uri, else the policy's; a VSA needs one."""
+    resource_uri: str = args.resource_uri or policy.resource_uri or ""
+    if args.vsa_out and not resource_uri:
+        raise InputError(
+            "--resource-uri", "a VSA needs a resource URI (flag or policy resourceUri)"
+        )
+    return resource_uri
+
+
+def _print_outcome(args: argparse.Namespace, report: VerificationReport) -> None:
     if args.json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     else:
@@ -269,7 +280,6 @@ def _verify(args: argparse.Namespace) -> int:
             "was valid",
             file=sys.stderr,
         )
-    return EXIT_OK if report.passed else EXIT_FAILED
 
 
 def _evidence(args: argparse.Namespace) -> list[Attestation] | None:
@@ -464,6 +474,11 @@ def _verify_vsa(args: argparse.Namespace) -> int:
             resource_uri=args.resource_uri,
             levels=args.level,
         )
+    _print_vsa_result(args, result)
+    return EXIT_OK if result.passed else EXIT_FAILED
+
+
+def _print_vsa_result(args: argparse.Namespace, result: Any) -> None:
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, default=str) + "\n")
     else:
@@ -473,7 +488,6 @@ def _verify_vsa(args: argparse.Namespace) -> int:
             "PASSED: VSA verified" if result.passed else "FAILED: VSA did not verify",
             file=sys.stderr,
         )
-    return EXIT_OK if result.passed else EXIT_FAILED
 
 
 def _check_vsa_trust_flags(args: argparse.Namespace) -> None:

@@ -230,10 +230,7 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     from assay.verify.bundle_check import verify_bundles
 
     artifact, image = _bundle_artifact(args)
-    algorithm = (
-        args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
-    )
-    digest = (algorithm, artifact.digest[algorithm])
+    digest = _bundle_digest(args, artifact)
     policy = _gh_policy(args)
     args.trusted_root = args.custom_trusted_root
     args.only_trusted_roots = bool(args.custom_trusted_root)
@@ -251,13 +248,25 @@ def _verify_bundle(args: argparse.Namespace) -> int:
         print("The following policy criteria will be enforced:", file=sys.stderr)
         print("\n".join(policy.describe()), file=sys.stderr)
     if not result.passed:
-        failures = [c for r in result.results for c in r.checks if not c.passed]
-        reason = failures[0].summary() if failures else "no bundle verified"
-        print(f"Verification failed: {reason}", file=sys.stderr)
+        print(f"Verification failed: {_bundle_failure(result)}", file=sys.stderr)
         return EXIT_FAILED
     if not args.json:
         _print_verified(result)
     return EXIT_OK
+
+
+def _bundle_digest(args: argparse.Namespace, artifact: Artifact) -> tuple[str, str]:
+    """The artifact's digest by --digest-alg, else by the one algorithm it has."""
+    algorithm = (
+        args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
+    )
+    return algorithm, artifact.digest[algorithm]
+
+
+def _bundle_failure(result: BundleVerification) -> str:
+    """Why no bundle verified: the first failed check, if any."""
+    failures = [c for r in result.results for c in r.checks if not c.passed]
+    return failures[0].summary() if failures else "no bundle verified"
 
 
 def _bundle_artifact(args: argparse.Namespace) -> tuple[Artifact, Any]:

@@ -100,12 +100,9 @@ def rekor_lookup(args: argparse.Namespace, verifier: BundleVerifier) -> RekorLoo
     return RekorClient(args.rekor_url, verifier.roots).lookup
 
 
-def print_verdict(result: ArtifactVerification, args: argparse.Namespace) -> None:
-    """slsa-verifier's verdict lines (and the report or the statements, when asked)."""
-    from assay.policy.slsa_github import TESTING_ENV, testing_mode
-
-    if testing_mode():
-        print(f"WARNING: Insecure {TESTING_ENV} is enabled.", file=sys.stderr)
+def _print_output(result: ArtifactVerification, args: argparse.Namespace) -> None:
+    """What stdout receives: the report with --json, else the verified statements with
+    --print-provenance (only when the verification passed)."""
     if args.json:
         import json
 
@@ -113,6 +110,15 @@ def print_verdict(result: ArtifactVerification, args: argparse.Namespace) -> Non
     elif args.print_provenance and result.passed:
         for statement in result.statements:
             sys.stdout.write(statement.decode("utf-8", "replace") + "\n")
+
+
+def print_verdict(result: ArtifactVerification, args: argparse.Namespace) -> None:
+    """slsa-verifier's verdict lines (and the report or the statements, when asked)."""
+    from assay.policy.slsa_github import TESTING_ENV, testing_mode
+
+    if testing_mode():
+        print(f"WARNING: Insecure {TESTING_ENV} is enabled.", file=sys.stderr)
+    _print_output(result, args)
     if result.tlog_waived:
         print(
             "WARNING: no transparency-log entry was checked (--insecure-ignore-tlog): "

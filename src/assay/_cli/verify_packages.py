@@ -126,9 +126,19 @@ def _npm_attestations(args: argparse.Namespace) -> tuple[str, bytes]:
         from assay.attestation.files import read_file
 
         return args.attestations_path, read_file(args.attestations_path)
-    from assay._bounded import read_bounded
     from assay._cli._fetching import api_for
-    from assay.registry.npm import DEFAULT_REGISTRY, attestations_url, tarball_package
+    from assay.registry.npm import DEFAULT_REGISTRY, attestations_url
+
+    name, version = _npm_package(args)
+    where = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
+    with api_for(args) as api:
+        return where, api.get(where)[0]
+
+
+def _npm_package(args: argparse.Namespace) -> tuple[str, str]:
+    """The package's name and version: the flags', else the tarball's package.json."""
+    from assay._bounded import read_bounded
+    from assay.registry.npm import tarball_package
 
     name, version = args.package_name, args.package_version
     if (name is None or version is None) and Path(args.tarball).is_file():
@@ -139,9 +149,7 @@ def _npm_attestations(args: argparse.Namespace) -> tuple[str, bytes]:
             "--package-name/--package-version",
             "expected both (or the tarball) to fetch the attestations",
         )
-    where = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
-    with api_for(args) as api:
-        return where, api.get(where)[0]
+    return name, version
 
 
 def _verify_pypi(args: argparse.Namespace) -> int:
