@@ -168,10 +168,17 @@ def _report_lines(report: dict[str, Any]) -> list[Line]:
     verdict = ("valid", "bold green") if report["valid"] else ("invalid", "bold red")
     lines: list[Line] = [[verdict, (f" {name}", None)]]
     for entry in report["documents"]:
-        where = f"{entry['location']}: " if entry["location"] else ""
-        what = entry["predicateType"] or "no statement"
-        lines.append([(f"  {where}{entry['kind']}, {what}", None)])
-        lines.extend(
+        lines.extend(_document_lines(entry))
+    return lines
+
+
+def _document_lines(entry: dict[str, Any]) -> list[Line]:
+    """A document of a file: where it is, its kind and predicate type, and its findings."""
+    where = f"{entry['location']}: " if entry["location"] else ""
+    what = entry["predicateType"] or "no statement"
+    return [
+        [(f"  {where}{entry['kind']}, {what}", None)],
+        *(
             [
                 ("    ", None),
                 (finding["severity"], _STYLE[finding["severity"]]),
@@ -179,8 +186,8 @@ def _report_lines(report: dict[str, Any]) -> list[Line]:
                 (f"[{finding['code']}]", "dim"),
             ]
             for finding in entry["findings"]
-        )
-    return lines
+        ),
+    ]
 
 
 def _totals(reports: list[dict[str, Any]]) -> str:
@@ -202,7 +209,7 @@ def _emit(lines: list[Line]) -> None:
     """Styled through rich on a terminal; plain text (and no rich import, a third of the
     command's start-up) into a pipe or a file."""
     if not sys.stdout.isatty():
-        sys.stdout.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
+        sys.stdout.write(_plain_text(lines))
         return
     from rich.console import Console
     from rich.text import Text
@@ -210,6 +217,11 @@ def _emit(lines: list[Line]) -> None:
     console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
     for line in lines:
         console.print(Text.assemble(*((text, style or "") for text, style in line)))
+
+
+def _plain_text(lines: list[Line]) -> str:
+    """The lines' text, their styles left out."""
+    return "".join("".join(text for text, _ in line) + "\n" for line in lines)
 
 
 def _read(path: Path) -> list[Document]:

@@ -260,7 +260,7 @@ def _write(
     inventories: list[Inventory],
     described: dict[str, str] | None = None,
 ) -> None:
-    fmt = args.format or ("table" if args.out is None and sys.stdout.isatty() else "json")
+    fmt = _output_format(args)
     if fmt == "json":
         from assay.audit.json_stream import json_chunks
 
@@ -269,6 +269,13 @@ def _write(
         sys.stdout.write(_table(result, verdict))
     else:
         _write_file(args.out, _document_bytes(fmt, result, verdict, inventories, described))
+
+
+def _output_format(args: argparse.Namespace) -> str:
+    """--format, else a table for a terminal and JSON for a pipe or --out."""
+    if args.format:
+        return str(args.format)
+    return "table" if args.out is None and sys.stdout.isatty() else "json"
 
 
 def _document_bytes(
@@ -366,20 +373,25 @@ def _row(component: ComponentResult, vulnerability: Vulnerability, notes: str) -
 def _summary(result: ScanResult, verdict: Verdict) -> str:
     conditional = sum(1 for _, v in result.findings if v.conditional)
     affected = len(result.findings) - conditional
-    rules = f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else ""
-    not_counted = (
-        f", {len(verdict.conditional_not_counted)} conditional meeting it not counted "
-        "(--fail-on-conditional counts them)"
-        if verdict.conditional_not_counted
-        else ""
-    )
     store = result.store
     return (
         f"{len(result.components)} components identified, {len(result.unidentified)} "
         f"unidentified; {affected} findings, {conditional} conditional, "
         f"{len(verdict.ignored)} ignored, {len(verdict.suppressed)} not affected or fixed "
-        f"(VEX), {len(verdict.failing)} failing{rules}{not_counted}"
+        f"(VEX), {len(verdict.failing)} failing{_rules_note(verdict)}"
         f"; store generation {store.generation}, last sync {store.last_sync or 'never'}"
+    )
+
+
+def _rules_note(verdict: Verdict) -> str:
+    """The --fail-on rules the verdict applied, and the conditional findings it did not
+    count."""
+    rules = f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else ""
+    if not verdict.conditional_not_counted:
+        return rules
+    return (
+        f"{rules}, {len(verdict.conditional_not_counted)} conditional meeting it not counted "
+        "(--fail-on-conditional counts them)"
     )
 
 

@@ -338,11 +338,7 @@ def _sigstore_trust(args: argparse.Namespace, policy: Any, attestations: list[An
     policy has an identity signer, or key signers and a bundle signed with a key)."""
     from assay.verify.certificates import SigstoreTrust
 
-    identities = any(signer.identity is not None for signer in policy.signers)
-    keyed = any(signer.keys for signer in policy.signers) and any(
-        attestation.key_signed_bundle for attestation in attestations
-    )
-    if not identities and not keyed:
+    if not _needs_sigstore(policy, attestations):
         return SigstoreTrust()
     verifier = bundle_verifier(args)
     return SigstoreTrust(
@@ -351,6 +347,15 @@ def _sigstore_trust(args: argparse.Namespace, policy: Any, attestations: list[An
         rekor=rekor_lookup(args, verifier),
         verifier=verifier,
     )
+
+
+def _needs_sigstore(policy: Any, attestations: list[Any]) -> bool:
+    """Whether a policy signer is a Sigstore identity, or a key that signed a bundle."""
+    identities = any(signer.identity is not None for signer in policy.signers)
+    keyed = any(signer.keys for signer in policy.signers) and any(
+        attestation.key_signed_bundle for attestation in attestations
+    )
+    return identities or keyed
 
 
 def _line(check: Check) -> str:
@@ -381,16 +386,22 @@ def _print_report(report: VerificationReport) -> None:
 
 def _print_checks(report: VerificationReport) -> None:
     """Every check, under the attestation (or dependency check) that made it."""
+    for heading, checks in _check_groups(report):
+        if heading:
+            print(f"{heading}:", file=sys.stderr)
+        for check in checks:
+            print(_line(check), file=sys.stderr)
+
+
+def _check_groups(report: VerificationReport) -> list[tuple[str, list[Check]]]:
+    """The report's checks by what made them: each attestation (named), the checks of
+    the whole verification, of the dependencies' levels and of each dependency check."""
     groups = [(a.name, a.checks) for a in report.attestations]
     groups.append(("", report.extra_checks))
     if report.dependencies is not None:
         groups.append(("", report.dependencies.checks))
     groups += [(r.name, list(r.checks)) for r in report.dependency_checks]
-    for heading, checks in groups:
-        if heading:
-            print(f"{heading}:", file=sys.stderr)
-        for check in checks:
-            print(_line(check), file=sys.stderr)
+    return groups
 
 
 def _print_dependencies(dependencies: Any) -> None:

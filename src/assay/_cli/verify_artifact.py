@@ -286,6 +286,15 @@ def _bundle_artifact(args: argparse.Namespace) -> tuple[Artifact, Any]:
     return Artifact(str(image), {"sha256": image.digest.split(":", 1)[1]}), image
 
 
+def _gh_owner(args: argparse.Namespace) -> str:
+    """--owner, else the ORG of --repo ORG/REPO."""
+    if args.owner is not None:
+        return str(args.owner)
+    if args.repo.count("/") != 1:
+        raise InputError("--repo", f"expected ORG/REPO, got {args.repo!r}")
+    return str(args.repo.split("/")[0])
+
+
 def _gh_policy(args: argparse.Namespace) -> GhPolicy:
     """gh's flags as its built-in policy."""
     from assay.policy.gh_attestation import (
@@ -295,11 +304,9 @@ def _gh_policy(args: argparse.Namespace) -> GhPolicy:
         parse_regex,
     )
 
-    if args.repo is not None and args.repo.count("/") != 1:
-        raise InputError("--repo", f"expected ORG/REPO, got {args.repo!r}")
     regex = args.cert_identity_regex
     return GhPolicy(
-        owner=args.owner if args.owner is not None else args.repo.split("/")[0],
+        owner=_gh_owner(args),
         repo=args.repo,
         hostname=args.hostname,
         cert_identity=args.cert_identity,
