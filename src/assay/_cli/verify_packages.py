@@ -137,19 +137,24 @@ def _npm_attestations(args: argparse.Namespace) -> tuple[str, bytes]:
 
 def _npm_package(args: argparse.Namespace) -> tuple[str, str]:
     """The package's name and version: the flags', else the tarball's package.json."""
-    from assay._bounded import read_bounded
-    from assay.registry.npm import tarball_package
-
     name, version = args.package_name, args.package_version
     if (name is None or version is None) and Path(args.tarball).is_file():
-        found = tarball_package(read_bounded(args.tarball, 256 * 1024 * 1024), args.tarball)
-        name, version = name or found[0], version or found[1]
+        name, version = _completed_from_tarball(args.tarball, name, version)
     if name is None or version is None:
         raise InputError(
             "--package-name/--package-version",
             "expected both (or the tarball) to fetch the attestations",
         )
     return name, version
+
+
+def _completed_from_tarball(tarball: str, name: str | None, version: str | None) -> tuple[str, str]:
+    """The name and version given, each missing one read from the tarball's package.json."""
+    from assay._bounded import read_bounded
+    from assay.registry.npm import tarball_package
+
+    found = tarball_package(read_bounded(tarball, 256 * 1024 * 1024), tarball)
+    return name or found[0], version or found[1]
 
 
 def _verify_pypi(args: argparse.Namespace) -> int:

@@ -422,21 +422,26 @@ class Mirror:
         extra = {} if since is None else {"since_generation": since}
         self._read(client, spec, None, None, start=position, report=report, meta=meta, extra=extra)
         self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
+        self.store.set_meta(key, self._pass_end(spec, state, started, began).to_json())
+        self._emit(KindFinished(report))
+
+    def _pass_end(
+        self, spec: Operation, state: CursorState, started: int, began: str
+    ) -> CursorState:
+        """The cursor after a pass: complete to `began` when no write happened upstream
+        while it ran, else to be read again from where it started."""
         ended = self._transport.generation
         if ended == started:
-            state = CursorState(
+            return CursorState(
                 upstream=self.upstream, since=started, reached=parse_record_timestamp(began)
             )
-        else:
-            state = replace(state, upstream=self.upstream, passing=None)
-            self._emit(
-                Notice(
-                    f"{spec.label}: the upstream changed while they were read (generation "
-                    f"{started} to {ended}); the next run reads them again from the same point"
-                )
+        self._emit(
+            Notice(
+                f"{spec.label}: the upstream changed while they were read (generation "
+                f"{started} to {ended}); the next run reads them again from the same point"
             )
-        self.store.set_meta(key, state.to_json())
-        self._emit(KindFinished(report))
+        )
+        return replace(state, upstream=self.upstream, passing=None)
 
     def _pass_start(
         self, client: NvdClient, spec: Operation, passing: dict[str, Any]
