@@ -4,10 +4,28 @@ and read them without importing each other."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Check"]
+__all__ = ["Check", "in_words"]
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
+def in_words(value: Any, dumps: Callable[[Any], str] = _json_text) -> str:
+    """A check's expected or found value in words, as `assay verify` prints it: nothing,
+    an empty string, a list joined by commas, anything else as `dumps` writes it."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, str):
+        return value or "an empty string"
+    if isinstance(value, list | tuple):
+        return ", ".join(in_words(v, dumps) for v in value) if value else "none"
+    return dumps(value)
 
 
 @dataclass(frozen=True, slots=True)

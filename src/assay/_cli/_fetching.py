@@ -8,23 +8,27 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from assay._cli._options import Argument, exclusive, option
 
-def fetch_arguments(command: argparse.ArgumentParser) -> None:
-    where = command.add_mutually_exclusive_group()
-    where.add_argument(
-        "--offline", action="store_true", help="verify only from the cache, never the network"
-    )
-    where.add_argument(
-        "--attestation-dir",
-        metavar="DIR",
-        help="verify only from a directory written by `assay fetch --out DIR`",
-    )
-    command.add_argument(
-        "--cache-dir", metavar="DIR", help="the cache (default $XDG_CACHE_HOME/assay)"
-    )
-    command.add_argument(
-        "--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)"
-    )
+TIMEOUT = option(
+    "--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)"
+)
+
+# Where evidence comes from and how long a request may take.
+FETCH: tuple[Argument, ...] = (
+    exclusive(
+        option(
+            "--offline", action="store_true", help="verify only from the cache, never the network"
+        ),
+        option(
+            "--attestation-dir",
+            metavar="DIR",
+            help="verify only from a directory written by `assay fetch --out DIR`",
+        ),
+    ),
+    option("--cache-dir", metavar="DIR", help="the cache (default $XDG_CACHE_HOME/assay)"),
+    TIMEOUT,
+)
 
 
 def source_for(args: argparse.Namespace) -> tuple[Any, Any]:

@@ -47,7 +47,24 @@ def list_option(*flags: str, **settings: Any) -> Declared:
     return Declared(flags, settings, many=True)
 
 
-def add_options(parser: Parser, *declared: Declared) -> None:
+class Exclusive(NamedTuple):
+    """Arguments of which at most one may be given (exactly one when `required`)."""
+
+    members: tuple[Declared, ...]
+    required: bool = False
+
+    def add_to(self, parser: Parser) -> None:
+        add_options(parser.add_mutually_exclusive_group(required=self.required), *self.members)
+
+
+def exclusive(*members: Declared, required: bool = False) -> Exclusive:
+    return Exclusive(members, required)
+
+
+Argument = Declared | Exclusive
+
+
+def add_options(parser: Parser, *declared: Argument) -> None:
     for argument in declared:
         argument.add_to(parser)
 
@@ -67,6 +84,7 @@ CREATE = option(
 JSON_SUMMARY = json_option(
     "print the summary as JSON on stdout (docs/cli.md); progress stays on stderr"
 )
+JSON_REPORT = json_option("print the report as JSON")
 PASSPHRASE_ENV = option("--passphrase-env", metavar="VAR", help="passphrase variable for the key")
 
 

@@ -7,13 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay._cli import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_UNUSABLE,
-    CommandTree,
-    add_json_option,
-)
+from assay._cli import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE, CommandTree
+from assay._cli._options import add_options, json_option, option
 from assay.errors import AttestationError, InputError
 
 if TYPE_CHECKING:
@@ -33,15 +28,18 @@ def register(tree: CommandTree) -> None:
         "valid, 1 when one is invalid, 2 when one cannot be read.",
         handler=_validate,
     )
-    check.add_argument(
-        "files",
-        nargs="+",
-        type=Path,
-        metavar="FILE",
-        help="statement, DSSE envelope, Sigstore bundle or JSON Lines of them",
+    add_options(
+        check,
+        option(
+            "files",
+            nargs="+",
+            type=Path,
+            metavar="FILE",
+            help="statement, DSSE envelope, Sigstore bundle or JSON Lines of them",
+        ),
+        json_option("print a JSON report"),
+        option("--strict", action="store_true", help="treat warnings as errors"),
     )
-    add_json_option(check, "print a JSON report")
-    check.add_argument("--strict", action="store_true", help="treat warnings as errors")
 
     upgrade = tree.add(
         "attest migrate",
@@ -52,18 +50,21 @@ def register(tree: CommandTree) -> None:
         "result is unsigned. Exit 0 when migrated, 2 when FILE holds no usable provenance.",
         handler=_migrate,
     )
-    upgrade.add_argument(
-        "file",
-        type=Path,
-        metavar="FILE",
-        help="provenance v0.1/v0.2/v1 statement, envelope or bundle",
-    )
-    upgrade.add_argument(
-        "--out", type=Path, metavar="FILE", help="write the migrated statement(s) here, not stdout"
-    )
-    add_json_option(
+    add_options(
         upgrade,
-        "print a JSON report (statements, losses and notes; docs/cli.md) on stdout",
+        option(
+            "file",
+            type=Path,
+            metavar="FILE",
+            help="provenance v0.1/v0.2/v1 statement, envelope or bundle",
+        ),
+        option(
+            "--out",
+            type=Path,
+            metavar="FILE",
+            help="write the migrated statement(s) here, not stdout",
+        ),
+        json_option("print a JSON report (statements, losses and notes; docs/cli.md) on stdout"),
     )
 
     schema = tree.add(
@@ -72,11 +73,12 @@ def register(tree: CommandTree) -> None:
         description="Print the JSON Schema called NAME; `--list` names them all.",
         handler=_schema,
     )
-    schema.add_argument("name", nargs="?", metavar="NAME", help="the schema to print (see --list)")
-    schema.add_argument(
-        "--list", action="store_true", help="list the schema names and titles instead"
+    add_options(
+        schema,
+        option("name", nargs="?", metavar="NAME", help="the schema to print (see --list)"),
+        option("--list", action="store_true", help="list the schema names and titles instead"),
+        json_option("with --list: print the list as JSON (docs/cli.md)"),
     )
-    add_json_option(schema, "with --list: print the list as JSON (docs/cli.md)")
 
 
 def read_input(path: Path) -> bytes:
@@ -166,10 +168,17 @@ def _report_lines(report: dict[str, Any]) -> list[Line]:
     verdict = ("valid", "bold green") if report["valid"] else ("invalid", "bold red")
     lines: list[Line] = [[verdict, (f" {name}", None)]]
     for entry in report["documents"]:
-        where = f"{entry['location']}: " if entry["location"] else ""
-        what = entry["predicateType"] or "no statement"
-        lines.append([(f"  {where}{entry['kind']}, {what}", None)])
-        lines.extend(
+        lines.extend(_document_lines(entry))
+    return lines
+
+
+def _document_lines(entry: dict[str, Any]) -> list[Line]:
+    """A document of a file: where it is, its kind and predicate type, and its findings."""
+    where = f"{entry['location']}: " if entry["location"] else ""
+    what = entry["predicateType"] or "no statement"
+    return [
+        [(f"  {where}{entry['kind']}, {what}", None)],
+        *(
             [
                 ("    ", None),
                 (finding["severity"], _STYLE[finding["severity"]]),
@@ -177,8 +186,8 @@ def _report_lines(report: dict[str, Any]) -> list[Line]:
                 (f"[{finding['code']}]", "dim"),
             ]
             for finding in entry["findings"]
-        )
-    return lines
+        ),
+    ]
 
 
 def _totals(reports: list[dict[str, Any]]) -> str:
@@ -200,7 +209,7 @@ def _emit(lines: list[Line]) -> None:
     """Styled through rich on a terminal; plain text (and no rich import, a third of the
     command's start-up) into a pipe or a file."""
     if not sys.stdout.isatty():
-        sys.stdout.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
+        sys.stdout.write(_plain_text(lines))
         return
     from rich.console import Console
     from rich.text import Text
@@ -208,6 +217,11 @@ def _emit(lines: list[Line]) -> None:
     console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
     for line in lines:
         console.print(Text.assemble(*((text, style or "") for text, style in line)))
+
+
+def _plain_text(lines: list[Line]) -> str:
+    """The lines' text, their styles left out."""
+    return "".join("".join(text for text, _ in line) + "\n" for line in lines)
 
 
 def _read(path: Path) -> list[Document]:

@@ -9,10 +9,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli._options import add_options, list_option, option
 
 if TYPE_CHECKING:
     import datetime as dt
+    from collections.abc import Sequence
     from pathlib import Path
 
     from assay.attestation import ResourceDescriptor, Statement
@@ -38,6 +40,41 @@ source is the git checkout of the working directory, if there is one.
 """
 
 
+OUTSIDE = option(
+    "--allow-outside-subjects",
+    action="store_true",
+    help="accept --subject files outside the working directory (or symlinks to them); "
+    "refused by default",
+)
+
+DEPENDENCIES = (
+    list_option(
+        "--dependency",
+        default=[],
+        metavar="URI[@ALG:HEX]",
+        help="a resolved dependency, e.g. pkg:pypi/attrs@23.2.0@sha256:HEX (repeatable)",
+    ),
+    list_option(
+        "--from-lockfile",
+        default=[],
+        metavar="FILE",
+        help="add the lock file and every package it pins (requirements.txt, pip freeze "
+        "output, poetry.lock, uv.lock, package-lock.json; repeatable)",
+    ),
+)
+
+OUTPUT = (
+    list_option(
+        "--key",
+        default=[],
+        metavar="KEY",
+        help="PEM private key: write a DSSE envelope signed with it (repeatable)",
+    ),
+    option("--passphrase-env", metavar="VAR", help="passphrase variable for --key"),
+    option("--out", metavar="FILE", help="write here instead of stdout"),
+)
+
+
 def register(tree: CommandTree) -> None:
     provenance = tree.add(
         "attest provenance",
@@ -48,49 +85,45 @@ def register(tree: CommandTree) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         handler=_provenance,
     )
-    add_list_option(
+    add_options(
         provenance,
-        "--subject",
-        required=True,
-        metavar="FILE",
-        help="a file the build produced (digested with SHA-256; repeatable)",
+        list_option(
+            "--subject",
+            required=True,
+            metavar="FILE",
+            help="a file the build produced (digested with SHA-256; repeatable)",
+        ),
+        option("--builder-id", required=True, metavar="URI", help="runDetails.builder.id"),
+        option("--build-type", required=True, metavar="URI", help="buildDefinition.buildType"),
+        list_option(
+            "--external-parameter",
+            required=True,  # SLSA v1 requires a non-empty externalParameters: say so up front
+            metavar="K=V",
+            help="an externalParameters entry, at least one (SLSA v1 requires the build's "
+            "external parameters); a dotted key nests (repeatable)",
+        ),
+        OUTSIDE,
+        *DEPENDENCIES,
+        option(
+            "--from-git",
+            action="store_true",
+            help="add the git checkout of the working directory (repository, ref, commit)",
+        ),
+        option(
+            "--invocation-id",
+            metavar="ID",
+            help="runDetails.metadata.invocationId (default: the CI run, else a new urn:uuid)",
+        ),
+        option(
+            "--started-on", metavar="TIME", help="when the build started (RFC 3339, with a zone)"
+        ),
+        option(
+            "--finished-on",
+            metavar="TIME",
+            help="when the build finished (default: when the newest subject was written)",
+        ),
+        *OUTPUT,
     )
-    provenance.add_argument(
-        "--builder-id", required=True, metavar="URI", help="runDetails.builder.id"
-    )
-    provenance.add_argument(
-        "--build-type", required=True, metavar="URI", help="buildDefinition.buildType"
-    )
-    add_list_option(
-        provenance,
-        "--external-parameter",
-        required=True,  # SLSA v1 requires a non-empty externalParameters: say so up front
-        metavar="K=V",
-        help="an externalParameters entry, at least one (SLSA v1 requires the build's "
-        "external parameters); a dotted key nests (repeatable)",
-    )
-    _add_outside_option(provenance)
-    _add_dependency_options(provenance)
-    provenance.add_argument(
-        "--from-git",
-        action="store_true",
-        help="add the git checkout of the working directory (repository, ref, commit)",
-    )
-    provenance.add_argument(
-        "--invocation-id",
-        metavar="ID",
-        help="runDetails.metadata.invocationId (default: the CI run, else a new urn:uuid)",
-    )
-    provenance.add_argument(
-        "--started-on", metavar="TIME", help="when the build started (RFC 3339, with a zone)"
-    )
-    provenance.add_argument(
-        "--finished-on",
-        metavar="TIME",
-        help="when the build finished (default: when the newest subject was written)",
-    )
-    _add_output_options(provenance)
-
     run = tree.add(
         "attest run",
         help="Run a build command and write SLSA provenance v1 for what it produced.",
@@ -100,72 +133,35 @@ def register(tree: CommandTree) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         handler=_run,
     )
-    run.add_argument(
-        "--builder-id",
-        metavar="URI",
-        help="runDetails.builder.id (default: the one the CI names; required outside CI)",
-    )
-    run.add_argument(
-        "--build-type",
-        metavar="URI",
-        help="buildDefinition.buildType (default: urn:assay:build-type:command:v1)",
-    )
-    add_list_option(
+    add_options(
         run,
-        "--subject",
-        required=True,
-        metavar="GLOB",
-        help="files the build must produce, as globs (** recurses; repeatable); "
-        "a glob matching nothing fails the run",
+        option(
+            "--builder-id",
+            metavar="URI",
+            help="runDetails.builder.id (default: the one the CI names; required outside CI)",
+        ),
+        option(
+            "--build-type",
+            metavar="URI",
+            help="buildDefinition.buildType (default: urn:assay:build-type:command:v1)",
+        ),
+        list_option(
+            "--subject",
+            required=True,
+            metavar="GLOB",
+            help="files the build must produce, as globs (** recurses; repeatable); "
+            "a glob matching nothing fails the run",
+        ),
+        OUTSIDE,
+        *DEPENDENCIES,
+        *OUTPUT,
+        option(
+            "command",
+            nargs=argparse.REMAINDER,
+            metavar="-- CMD ARGS",
+            help="the build command, after --",
+        ),
     )
-    _add_outside_option(run)
-    _add_dependency_options(run)
-    _add_output_options(run)
-    run.add_argument(
-        "command",
-        nargs=argparse.REMAINDER,
-        metavar="-- CMD ARGS",
-        help="the build command, after --",
-    )
-
-
-def _add_outside_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--allow-outside-subjects",
-        action="store_true",
-        help="accept --subject files outside the working directory (or symlinks to them); "
-        "refused by default",
-    )
-
-
-def _add_dependency_options(parser: argparse.ArgumentParser) -> None:
-    add_list_option(
-        parser,
-        "--dependency",
-        default=[],
-        metavar="URI[@ALG:HEX]",
-        help="a resolved dependency, e.g. pkg:pypi/attrs@23.2.0@sha256:HEX (repeatable)",
-    )
-    add_list_option(
-        parser,
-        "--from-lockfile",
-        default=[],
-        metavar="FILE",
-        help="add the lock file and every package it pins (requirements.txt, pip freeze "
-        "output, poetry.lock, uv.lock, package-lock.json; repeatable)",
-    )
-
-
-def _add_output_options(parser: argparse.ArgumentParser) -> None:
-    add_list_option(
-        parser,
-        "--key",
-        default=[],
-        metavar="KEY",
-        help="PEM private key: write a DSSE envelope signed with it (repeatable)",
-    )
-    parser.add_argument("--passphrase-env", metavar="VAR", help="passphrase variable for --key")
-    parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
 
 
 # -- handlers ---------------------------------------------------------------------------
@@ -204,7 +200,6 @@ def _provenance(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     import os
-    from pathlib import Path
 
     from assay import provenance
 
@@ -214,7 +209,7 @@ def _run(args: argparse.Namespace) -> int:
     # Read inputs before running the build, so a bad option fails before any work.
     lock_dependencies = _lockfile_dependencies(args.from_lockfile)
     named = [provenance.parse_dependency(text) for text in args.dependency]
-    source = ci.source if ci and ci.source else _git_source_if_any(Path.cwd())
+    source = _run_source(ci)
 
     outcome = provenance.run_command(command, output_to_stderr=not args.out)
     if not outcome.succeeded:
@@ -226,11 +221,7 @@ def _run(args: argparse.Namespace) -> int:
     subjects = provenance.file_subjects(
         provenance.expand_globs(args.subject), allow_outside=args.allow_outside_subjects
     )
-    external: dict[str, object] = {"command": list(outcome.argv)}
-    dependencies: list[ResourceDescriptor] = []
-    if source is not None:
-        external.update(_source_parameter(source))
-        dependencies.append(provenance.source_dependency(source))
+    external, dependencies = _run_parameters(outcome.argv, source)
     statement = provenance.build_statement(
         subjects=subjects,
         builder_id=builder_id,
@@ -247,6 +238,27 @@ def _run(args: argparse.Namespace) -> int:
 
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def _run_source(ci: CiFacts | None) -> SourceRevision | None:
+    """The source revision the CI names, else the working directory's git checkout."""
+    from pathlib import Path
+
+    return ci.source if ci and ci.source else _git_source_if_any(Path.cwd())
+
+
+def _run_parameters(
+    argv: Sequence[str], source: SourceRevision | None
+) -> tuple[dict[str, object], list[ResourceDescriptor]]:
+    """`attest run`'s externalParameters (the command, and the source when known) and
+    the source as a resolved dependency."""
+    external: dict[str, object] = {"command": list(argv)}
+    if source is None:
+        return external, []
+    from assay import provenance
+
+    external.update(_source_parameter(source))
+    return external, [provenance.source_dependency(source)]
 
 
 def _build_command(words: list[str]) -> list[str]:

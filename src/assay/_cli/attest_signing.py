@@ -7,14 +7,16 @@ import sys
 from typing import TYPE_CHECKING, Any, Final
 
 from assay import protocol
-from assay._cli import (
-    EXIT_FAILED,
-    EXIT_OK,
-    CommandTree,
-    add_json_option,
-    add_list_option,
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli._options import (
+    PASSPHRASE_ENV,
+    add_options,
+    json_option,
+    list_option,
+    option,
+    print_json,
+    write_output,
 )
-from assay._cli._options import PASSPHRASE_ENV, add_options, print_json, write_output
 from assay._cli.keys import read_passphrase
 from assay.errors import InputError
 
@@ -45,41 +47,40 @@ def register(tree: CommandTree) -> None:
         description="Sign FILE into a DSSE envelope written to stdout or --out.",
         handler=_sign,
     )
-    sign.add_argument("file", metavar="FILE", help="payload to sign (an in-toto statement)")
-    add_list_option(
-        sign, "--key", required=True, metavar="KEY", help="PEM private key(s) to sign with"
-    )
-    add_options(sign, PASSPHRASE_ENV)
-    sign.add_argument(
-        "--payload-type",
-        default=INTOTO_PAYLOAD_TYPE,
-        help="DSSE payloadType (default: %(default)s)",
-    )
-    sign.add_argument("--out", help="write the envelope here instead of stdout")
-    add_json_option(
+    add_options(
         sign,
-        "print the result as JSON (payload type and digest, signing keys, --out, envelope)",
+        option("file", metavar="FILE", help="payload to sign (an in-toto statement)"),
+        list_option("--key", required=True, metavar="KEY", help="PEM private key(s) to sign with"),
+        PASSPHRASE_ENV,
+        option(
+            "--payload-type",
+            default=INTOTO_PAYLOAD_TYPE,
+            help="DSSE payloadType (default: %(default)s)",
+        ),
+        option("--out", help="write the envelope here instead of stdout"),
+        json_option(
+            "print the result as JSON (payload type and digest, signing keys, --out, envelope)"
+        ),
     )
-
     check = tree.add(
         "attest verify-signature",
         help="Check a DSSE envelope's signatures against public keys.",
         description="Check ENVELOPE's signatures; exit 0 if THRESHOLD distinct keys signed.",
         handler=_verify_signature,
     )
-    check.add_argument("envelope", metavar="ENVELOPE")
-    add_list_option(check, "--key", required=True, metavar="PUB", help="PEM public key(s) to trust")
-    check.add_argument("--threshold", type=int, default=1, help="distinct keys required (1)")
-    check.add_argument("--print-payload", action="store_true", help="write the verified payload")
-    check.add_argument(
-        "--payload-type",
-        default=INTOTO_PAYLOAD_TYPE,
-        metavar="TYPE",
-        help="the payloadType the envelope must declare (default: %(default)s)",
-    )
-    add_json_option(
+    add_options(
         check,
-        "print the result as JSON (verdict, payload type, threshold, signing keys)",
+        option("envelope", metavar="ENVELOPE"),
+        list_option("--key", required=True, metavar="PUB", help="PEM public key(s) to trust"),
+        option("--threshold", type=int, default=1, help="distinct keys required (1)"),
+        option("--print-payload", action="store_true", help="write the verified payload"),
+        option(
+            "--payload-type",
+            default=INTOTO_PAYLOAD_TYPE,
+            metavar="TYPE",
+            help="the payloadType the envelope must declare (default: %(default)s)",
+        ),
+        json_option("print the result as JSON (verdict, payload type, threshold, signing keys)"),
     )
 
 

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay._cli import EXIT_OK, CommandTree, add_json_option
-from assay._cli._options import print_json
+from assay._cli import EXIT_OK, CommandTree
+from assay._cli._options import add_options, json_option, option, print_json
 from assay.errors import InputError
 from assay.key_types import KeyType
 
@@ -18,28 +18,28 @@ if TYPE_CHECKING:
 
 
 def register(tree: CommandTree) -> None:
-    parser = tree.add(
+    generate = tree.add(
         "keys generate",
         help="Generate a key pair: PREFIX.key (PKCS#8 PEM) and PREFIX.pub (SPKI PEM).",
         handler=_generate,
     )
-    parser.add_argument(
-        "--type",
-        required=True,
-        choices=[kind.value for kind in KeyType],
-        metavar="TYPE",
-        help="key type: %(choices)s",
-    )
-    parser.add_argument("--out", required=True, metavar="PREFIX", help="output path prefix")
-    parser.add_argument(
-        "--passphrase-env",
-        metavar="VAR",
-        help="encrypt the private key with the passphrase held in this environment variable",
-    )
-    parser.add_argument("--force", action="store_true", help="overwrite existing files")
-    add_json_option(
-        parser,
-        "print the files written and the key id as JSON on stdout (docs/cli.md)",
+    add_options(
+        generate,
+        option(
+            "--type",
+            required=True,
+            choices=[kind.value for kind in KeyType],
+            metavar="TYPE",
+            help="key type: %(choices)s",
+        ),
+        option("--out", required=True, metavar="PREFIX", help="output path prefix"),
+        option(
+            "--passphrase-env",
+            metavar="VAR",
+            help="encrypt the private key with the passphrase held in this environment variable",
+        ),
+        option("--force", action="store_true", help="overwrite existing files"),
+        json_option("print the files written and the key id as JSON on stdout (docs/cli.md)"),
     )
     show = tree.add(
         "keys show",
@@ -48,15 +48,16 @@ def register(tree: CommandTree) -> None:
         description="Show a key's type and the ids a signature may name it by.",
         handler=_show,
     )
-    show.add_argument(
-        "key", metavar="KEY", help="a public or private key file (PEM or in-toto JSON)"
+    add_options(
+        show,
+        option("key", metavar="KEY", help="a public or private key file (PEM or in-toto JSON)"),
+        option(
+            "--passphrase-env",
+            metavar="VAR",
+            help="the passphrase of an encrypted private key, held in this environment variable",
+        ),
+        json_option("print the ids as JSON on stdout"),
     )
-    show.add_argument(
-        "--passphrase-env",
-        metavar="VAR",
-        help="the passphrase of an encrypted private key, held in this environment variable",
-    )
-    add_json_option(show, "print the ids as JSON on stdout")
 
 
 def read_passphrase(variable: str | None) -> bytes | None:

@@ -140,6 +140,14 @@ def sync_ecosystems(args: argparse.Namespace) -> int:
     ecosystems: list[str] = list(dict.fromkeys(args.ecosystems or DEFAULT_ECOSYSTEMS))
     with named_store(args) as store:
         reports, error = _sync(args, store, ecosystems, console)
+    return _sync_outcome(args, reports, error, console)
+
+
+def _sync_outcome(
+    args: argparse.Namespace, reports: dict[str, ImportReport], error: str | None, console: Console
+) -> int:
+    """The reports printed (as JSON or a table), and the error that stopped the mirror;
+    the exit code."""
     ok = error is None and all(report.ok for report in reports.values())
     if args.json:
         _print_sync_json(reports, ok, error)

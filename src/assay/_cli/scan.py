@@ -15,8 +15,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
-from assay._cli._options import STORE_HELP
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli._options import STORE_HELP, add_options, exclusive, list_option, option
 from assay.config import default_store_url
 from assay.errors import InputError
 
@@ -36,6 +36,8 @@ PROGRESS_FROM: Final = 500
 
 
 def register(tree: CommandTree) -> None:
+    from assay._cli.scan_vex import add_attest_options, add_vex_options
+
     parser = tree.command(
         "scan",
         help="Check SBOMs, lock files, attestations or purls against the vulnerability store.",
@@ -51,64 +53,59 @@ def register(tree: CommandTree) -> None:
         "--fail-on rule, 1 when one does, 2 when an input or the store is unusable. "
         "docs/scan.md describes identification, output shapes and file formats."
     )
-    parser.add_argument("inputs", nargs="*", metavar="INPUT", help="file to scan ('-': stdin)")
-    add_list_option(
-        parser, "--purl", default=[], metavar="PURL", help="packages to scan (package URLs)"
-    )
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--store",
-        metavar="URL",
-        help=STORE_HELP,
-    )
-    where.add_argument(
-        "--nvd-url",
-        metavar="URL",
-        help="an NVD API 2.0 base URL instead of a store (NVD itself or an assay server)",
-    )
-    parser.add_argument("--api-key", metavar="KEY", help="API key for --nvd-url")
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        help="output format (default: table on a terminal, json otherwise)",
-    )
-    add_list_option(
+    add_options(
         parser,
-        "--fail-on",
-        default=[],
-        metavar="RULE",
-        help="severity>=LEVEL, cvss>=SCORE, kev, epss>=PROBABILITY or source=NAME (nvd, osv, "
-        "cve5, cisa-adp); ',' joins conditions; several: any of them",
+        option("inputs", nargs="*", metavar="INPUT", help="file to scan ('-': stdin)"),
+        list_option("--purl", default=[], metavar="PURL", help="packages to scan (package URLs)"),
+        exclusive(
+            option("--store", metavar="URL", help=STORE_HELP),
+            option(
+                "--nvd-url",
+                metavar="URL",
+                help="an NVD API 2.0 base URL instead of a store (NVD itself or an assay server)",
+            ),
+        ),
+        option("--api-key", metavar="KEY", help="API key for --nvd-url"),
+        option(
+            "--format",
+            choices=FORMATS,
+            help="output format (default: table on a terminal, json otherwise)",
+        ),
+        list_option(
+            "--fail-on",
+            default=[],
+            metavar="RULE",
+            help="severity>=LEVEL, cvss>=SCORE, kev, epss>=PROBABILITY or source=NAME (nvd, osv, "
+            "cve5, cisa-adp); ',' joins conditions; several: any of them",
+        ),
+        option(
+            "--fail-on-conditional",
+            action="store_true",
+            help="let conditional findings (that hold only on a platform the input does not "
+            "list) fail the scan too; by default they are reported and counted apart",
+        ),
+        option("--ignore", metavar="FILE", help="ignore file (YAML or JSON)"),
+        option(
+            "--sources",
+            metavar="LIST",
+            help="vulnerability sources to read, comma-separated: nvd, osv, cve5 (CVE 5 records "
+            "of CVEs NVD has not analysed: the CNA's and CISA-ADP's) "
+            "(default: every one the store holds)",
+        ),
+        option(
+            "--min-confidence",
+            default="0",
+            metavar="X",
+            help="leave components identified with a lower confidence (0-1) unidentified",
+        ),
+        option(
+            "--max-age",
+            default=str(DEFAULT_MAX_AGE_DAYS),
+            metavar="DAYS",
+            help=f"warn when the store's last sync is older (default {DEFAULT_MAX_AGE_DAYS:g} days)",
+        ),
+        option("--out", metavar="FILE", help="write the output here, not to stdout"),
     )
-    parser.add_argument(
-        "--fail-on-conditional",
-        action="store_true",
-        help="let conditional findings (that hold only on a platform the input does not list) "
-        "fail the scan too; by default they are reported and counted apart",
-    )
-    parser.add_argument("--ignore", metavar="FILE", help="ignore file (YAML or JSON)")
-    parser.add_argument(
-        "--sources",
-        metavar="LIST",
-        help="vulnerability sources to read, comma-separated: nvd, osv, cve5 (CVE 5 records "
-        "of CVEs NVD has not analysed: the CNA's and CISA-ADP's) "
-        "(default: every one the store holds)",
-    )
-    parser.add_argument(
-        "--min-confidence",
-        default="0",
-        metavar="X",
-        help="leave components identified with a lower confidence (0-1) unidentified",
-    )
-    parser.add_argument(
-        "--max-age",
-        default=str(DEFAULT_MAX_AGE_DAYS),
-        metavar="DAYS",
-        help=f"warn when the store's last sync is older (default {DEFAULT_MAX_AGE_DAYS:g} days)",
-    )
-    parser.add_argument("--out", metavar="FILE", help="write the output here, not to stdout")
-    from assay._cli.scan_vex import add_attest_options, add_vex_options
-
     add_vex_options(parser)
     add_attest_options(parser)
 
@@ -263,7 +260,7 @@ def _write(
     inventories: list[Inventory],
     described: dict[str, str] | None = None,
 ) -> None:
-    fmt = args.format or ("table" if args.out is None and sys.stdout.isatty() else "json")
+    fmt = _output_format(args)
     if fmt == "json":
         from assay.audit.json_stream import json_chunks
 
@@ -272,6 +269,13 @@ def _write(
         sys.stdout.write(_table(result, verdict))
     else:
         _write_file(args.out, _document_bytes(fmt, result, verdict, inventories, described))
+
+
+def _output_format(args: argparse.Namespace) -> str:
+    """--format, else a table for a terminal and JSON for a pipe or --out."""
+    if args.format:
+        return str(args.format)
+    return "table" if args.out is None and sys.stdout.isatty() else "json"
 
 
 def _document_bytes(
@@ -369,20 +373,25 @@ def _row(component: ComponentResult, vulnerability: Vulnerability, notes: str) -
 def _summary(result: ScanResult, verdict: Verdict) -> str:
     conditional = sum(1 for _, v in result.findings if v.conditional)
     affected = len(result.findings) - conditional
-    rules = f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else ""
-    not_counted = (
-        f", {len(verdict.conditional_not_counted)} conditional meeting it not counted "
-        "(--fail-on-conditional counts them)"
-        if verdict.conditional_not_counted
-        else ""
-    )
     store = result.store
     return (
         f"{len(result.components)} components identified, {len(result.unidentified)} "
         f"unidentified; {affected} findings, {conditional} conditional, "
         f"{len(verdict.ignored)} ignored, {len(verdict.suppressed)} not affected or fixed "
-        f"(VEX), {len(verdict.failing)} failing{rules}{not_counted}"
+        f"(VEX), {len(verdict.failing)} failing{_rules_note(verdict)}"
         f"; store generation {store.generation}, last sync {store.last_sync or 'never'}"
+    )
+
+
+def _rules_note(verdict: Verdict) -> str:
+    """The --fail-on rules the verdict applied, and the conditional findings it did not
+    count."""
+    rules = f" (--fail-on {', '.join(r.text for r in verdict.rules)})" if verdict.rules else ""
+    if not verdict.conditional_not_counted:
+        return rules
+    return (
+        f"{rules}, {len(verdict.conditional_not_counted)} conditional meeting it not counted "
+        "(--fail-on-conditional counts them)"
     )
 
 

@@ -12,8 +12,7 @@ import argparse
 import re
 from typing import TYPE_CHECKING, Any
 
-from assay._cli import add_list_option
-from assay._cli._options import json_bytes, write_bytes
+from assay._cli._options import add_options, json_bytes, list_option, option, write_bytes
 from assay.errors import InputError
 
 if TYPE_CHECKING:
@@ -23,34 +22,32 @@ if TYPE_CHECKING:
 MAX_VEX_FILES = 1000
 
 
-def add_vex_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("VEX")
-    add_list_option(
-        group,
+VEX_OPTIONS = (
+    list_option(
         "--vex",
         default=[],
         metavar="FILE",
         help="VEX documents whose statements apply to the findings (OpenVEX, CycloneDX, "
         "CSAF; plain or signed)",
-    )
-    add_list_option(
-        group,
+    ),
+    list_option(
         "--vex-key",
         default=[],
         metavar="KEY",
         help="public key trusted to sign VEX documents (DSSE envelopes)",
-    )
-    group.add_argument(
+    ),
+    option(
         "--vex-identity",
         metavar="SAN",
         help="certificate identity (SAN) trusted to sign VEX documents (Sigstore bundles); "
         "'/regex/' matches the whole SAN",
-    )
-    group.add_argument(
-        "--vex-issuer",
-        metavar="URL",
-        help="OIDC issuer of --vex-identity's certificates",
-    )
+    ),
+    option("--vex-issuer", metavar="URL", help="OIDC issuer of --vex-identity's certificates"),
+)
+
+
+def add_vex_options(parser: argparse.ArgumentParser) -> None:
+    add_options(parser.add_argument_group("VEX"), *VEX_OPTIONS)
 
 
 def identity_matcher(san: str, issuer: str) -> Any:
@@ -146,24 +143,27 @@ _HASH_NAMES = {"SHA-256": "sha256", "SHA-384": "sha384", "SHA-512": "sha512", "S
 _DIGEST = re.compile(r"^(sha256|sha384|sha512):([0-9a-fA-F]+)$")
 
 
-def add_attest_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("signed scan results")
-    group.add_argument(
+ATTEST_OPTIONS = (
+    option(
         "--attest",
         action="store_true",
         help="write the result as an in-toto statement (vulns v0.2 predicate; cosign's "
         "vuln v1 with --format cosign-vuln), DSSE-signed with --key; needs --out",
-    )
-    group.add_argument("--key", metavar="KEY", help="private key that signs --attest's statement")
-    group.add_argument("--passphrase-env", metavar="VAR", help="passphrase of --key")
-    add_list_option(
-        group,
+    ),
+    option("--key", metavar="KEY", help="private key that signs --attest's statement"),
+    option("--passphrase-env", metavar="VAR", help="passphrase of --key"),
+    list_option(
         "--subject",
         default=[],
         metavar="FILE|ALG:HEX",
         help="the artifact the scan is about (default: the SBOM's metadata.component "
         "hashes, else the provenance subjects, else the input files)",
-    )
+    ),
+)
+
+
+def add_attest_options(parser: argparse.ArgumentParser) -> None:
+    add_options(parser.add_argument_group("signed scan results"), *ATTEST_OPTIONS)
 
 
 def _file_sha256(path: str) -> str:

@@ -7,15 +7,11 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli._options import JSON_REPORT, add_options, json_option, list_option, option
 from assay._cli.attest_signing import load_public_keys, read_limited, write_output
 from assay._cli.keys import read_passphrase
-from assay._cli.verify_common import (
-    artifacts_argument,
-    bundle_verifier,
-    rekor_lookup,
-    trust_arguments,
-)
+from assay._cli.verify_common import ARTIFACTS, TRUST, bundle_verifier, rekor_lookup
 from assay.errors import InputError
 
 if TYPE_CHECKING:
@@ -38,74 +34,78 @@ exit status: 0 the VSA passed every step, 1 it did not, 2 unusable input.
 
 
 def register(tree: CommandTree) -> None:
+    from assay._cli.scan_vex import add_vex_options
+
     verify = tree.command(
         "verify",
         help="Verify artifacts' provenance against a policy; optionally issue a VSA.",
         handler=_verify,
     )
-    artifacts_argument(verify)
-    add_list_option(
+    add_options(
         verify,
-        "--attestation",
-        required=True,
-        metavar="FILE",
-        help="attestation file(s) about the artifacts: DSSE envelope, .intoto.jsonl, "
-        "Sigstore bundle or gcloud output (several after the flag, or the flag repeated)",
+        ARTIFACTS,
+        list_option(
+            "--attestation",
+            required=True,
+            metavar="FILE",
+            help="attestation file(s) about the artifacts: DSSE envelope, .intoto.jsonl, "
+            "Sigstore bundle or gcloud output (several after the flag, or the flag repeated)",
+        ),
+        option(
+            "--policy",
+            required=True,
+            metavar="FILE",
+            help="the verification policy (YAML or JSON; see docs/verification.md)",
+        ),
+        list_option(
+            "--param",
+            default=[],
+            metavar="NAME=VALUE",
+            help="a value for a parameter the policy declares, e.g. repository=github.com/ORG/REPO "
+            "for the shipped slsa-github-generator policies (repeatable; `assay policies show`)",
+        ),
+        option("--resource-uri", metavar="URI", help="resource URI (for the VSA)"),
+        option(
+            "--attestation-dir",
+            metavar="DIR",
+            help="provenance and VSAs of dependencies, to resolve dependency levels",
+        ),
+        option("--vsa-out", metavar="FILE", help="write a VSA v1 here"),
+        option("--vsa-key", metavar="KEY", help="sign the VSA with this private key"),
+        option("--passphrase-env", metavar="VAR", help="passphrase of --vsa-key"),
+        option("--verifier-id", metavar="URI", help="verifier.id of the VSA"),
+        JSON_REPORT,
+        *TRUST,
+        option(
+            "--insecure-ignore-tlog",
+            action="store_true",
+            help="accept legacy Sigstore envelopes without a transparency-log entry "
+            "(said in the report and in the VSA)",
+        ),
+        option(
+            "--rekor-url",
+            metavar="URL",
+            help="look legacy Sigstore envelopes up in this Rekor, online "
+            "(e.g. https://rekor.sigstore.dev)",
+        ),
+        option(
+            "--store",
+            metavar="URL",
+            help="vulnerability store for a policy's vulnerabilities: rule (default: $ASSAY_STORE "
+            "or the SQLite file in the user data directory)",
+        ),
+        option(
+            "--vulns-out",
+            metavar="FILE",
+            help="write the vulnerability scan the vulnerabilities: rule performed as an in-toto "
+            "vulns attestation (signed with --vsa-key) and list it in the VSA",
+        ),
     )
-    verify.add_argument(
-        "--policy",
-        required=True,
-        metavar="FILE",
-        help="the verification policy (YAML or JSON; see docs/verification.md)",
-    )
-    add_list_option(
-        verify,
-        "--param",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a value for a parameter the policy declares, e.g. repository=github.com/ORG/REPO "
-        "for the shipped slsa-github-generator policies (repeatable; `assay policies show`)",
-    )
-    verify.add_argument("--resource-uri", metavar="URI", help="resource URI (for the VSA)")
-    verify.add_argument(
-        "--attestation-dir",
-        metavar="DIR",
-        help="provenance and VSAs of dependencies, to resolve dependency levels",
-    )
-    verify.add_argument("--vsa-out", metavar="FILE", help="write a VSA v1 here")
-    verify.add_argument("--vsa-key", metavar="KEY", help="sign the VSA with this private key")
-    verify.add_argument("--passphrase-env", metavar="VAR", help="passphrase of --vsa-key")
-    verify.add_argument("--verifier-id", metavar="URI", help="verifier.id of the VSA")
-    verify.add_argument("--json", action="store_true", help="print the report as JSON")
-    trust_arguments(verify)
-    verify.add_argument(
-        "--insecure-ignore-tlog",
-        action="store_true",
-        help="accept legacy Sigstore envelopes without a transparency-log entry "
-        "(said in the report and in the VSA)",
-    )
-    verify.add_argument(
-        "--rekor-url",
-        metavar="URL",
-        help="look legacy Sigstore envelopes up in this Rekor, online "
-        "(e.g. https://rekor.sigstore.dev)",
-    )
-    verify.add_argument(
-        "--store",
-        metavar="URL",
-        help="vulnerability store for a policy's vulnerabilities: rule (default: $ASSAY_STORE "
-        "or the SQLite file in the user data directory)",
-    )
-    verify.add_argument(
-        "--vulns-out",
-        metavar="FILE",
-        help="write the vulnerability scan the vulnerabilities: rule performed as an in-toto "
-        "vulns attestation (signed with --vsa-key) and list it in the VSA",
-    )
-    from assay._cli.scan_vex import add_vex_options
-
     add_vex_options(verify)
+    _register_verify_vsa(tree)
 
+
+def _register_verify_vsa(tree: CommandTree) -> None:
     check = tree.command(
         "verify-vsa",
         help="Verify a verification summary attestation (the VSA spec's seven steps).",
@@ -113,54 +113,54 @@ def register(tree: CommandTree) -> None:
     )
     check.epilog = _VSA_EXAMPLE
     check.formatter_class = argparse.RawDescriptionHelpFormatter
-    check.add_argument("file", metavar="FILE", help="DSSE envelope holding the VSA")
-    add_list_option(
+    add_options(
         check,
-        "--subject-digest",
-        required=True,
-        metavar="ALG:HEX",
-        dest="digests",
-        help="a digest the VSA's subject must carry (every one given must be present)",
+        option("file", metavar="FILE", help="DSSE envelope holding the VSA"),
+        list_option(
+            "--subject-digest",
+            required=True,
+            metavar="ALG:HEX",
+            dest="digests",
+            help="a digest the VSA's subject must carry (every one given must be present)",
+        ),
+        option(
+            "--verifier-id",
+            required=True,
+            metavar="URI",
+            help="the verifier.id the VSA must name; --key must be trusted for it",
+        ),
+        list_option(
+            "--key",
+            default=[],
+            metavar="PUB",
+            help="public key(s) trusted to sign for --verifier-id (PEM or in-toto JSON)",
+        ),
+        option(
+            "--certificate-identity",
+            metavar="SAN",
+            help="for a VSA in a Sigstore bundle: the certificate identity (SAN) trusted to sign "
+            "for --verifier-id ('/regex/' matches the whole SAN); instead of --key",
+        ),
+        option(
+            "--certificate-oidc-issuer",
+            metavar="URL",
+            help="the OIDC issuer of --certificate-identity's certificates",
+        ),
+        *TRUST,
+        option(
+            "--resource-uri",
+            required=True,
+            metavar="URI",
+            help="the resourceUri the VSA must name exactly",
+        ),
+        list_option(
+            "--level",
+            default=[],
+            metavar="LEVEL",
+            help="a verifiedLevels value required (SLSA_BUILD_LEVEL_3 satisfies _2)",
+        ),
+        json_option("print the result as JSON"),
     )
-    check.add_argument(
-        "--verifier-id",
-        required=True,
-        metavar="URI",
-        help="the verifier.id the VSA must name; --key must be trusted for it",
-    )
-    add_list_option(
-        check,
-        "--key",
-        default=[],
-        metavar="PUB",
-        help="public key(s) trusted to sign for --verifier-id (PEM or in-toto JSON)",
-    )
-    check.add_argument(
-        "--certificate-identity",
-        metavar="SAN",
-        help="for a VSA in a Sigstore bundle: the certificate identity (SAN) trusted to sign "
-        "for --verifier-id ('/regex/' matches the whole SAN); instead of --key",
-    )
-    check.add_argument(
-        "--certificate-oidc-issuer",
-        metavar="URL",
-        help="the OIDC issuer of --certificate-identity's certificates",
-    )
-    trust_arguments(check)
-    check.add_argument(
-        "--resource-uri",
-        required=True,
-        metavar="URI",
-        help="the resourceUri the VSA must name exactly",
-    )
-    add_list_option(
-        check,
-        "--level",
-        default=[],
-        metavar="LEVEL",
-        help="a verifiedLevels value required (SLSA_BUILD_LEVEL_3 satisfies _2)",
-    )
-    check.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def _dependency_checks(
@@ -241,11 +241,7 @@ def _verify(args: argparse.Namespace) -> int:
 
     _check_vsa_flags(args)
     policy = load_policy(args.policy, parse_assignments(args.param, "--param"))
-    resource_uri = args.resource_uri or policy.resource_uri
-    if args.vsa_out and not resource_uri:
-        raise InputError(
-            "--resource-uri", "a VSA needs a resource URI (flag or policy resourceUri)"
-        )
+    resource_uri = _resource_uri(args, policy)
     signer = _vsa_signer(args)
     artifacts = request.read_artifacts(args.artifacts, where="ARTIFACT")
     attestations = request.read_attestation_files(args.attestation)
@@ -257,7 +253,22 @@ def _verify(args: argparse.Namespace) -> int:
     # never reported after a verdict.
     scanned = _write_vulns(args, report, checks, signer) if args.vulns_out else []
     if args.vsa_out:
-        _write_vsa(args, report, attestations, resource_uri or "", signer, scanned=scanned)
+        _write_vsa(args, report, attestations, resource_uri, signer, scanned=scanned)
+    _print_outcome(args, report)
+    return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _resource_uri(args: argparse.Namespace, policy: Any) -> str:
+    """The VSA's resourceUri: --resource-uri, else the policy's; a VSA needs one."""
+    resource_uri: str = args.resource_uri or policy.resource_uri or ""
+    if args.vsa_out and not resource_uri:
+        raise InputError(
+            "--resource-uri", "a VSA needs a resource URI (flag or policy resourceUri)"
+        )
+    return resource_uri
+
+
+def _print_outcome(args: argparse.Namespace, report: VerificationReport) -> None:
     if args.json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     else:
@@ -269,7 +280,6 @@ def _verify(args: argparse.Namespace) -> int:
             "was valid",
             file=sys.stderr,
         )
-    return EXIT_OK if report.passed else EXIT_FAILED
 
 
 def _evidence(args: argparse.Namespace) -> list[Attestation] | None:
@@ -328,11 +338,7 @@ def _sigstore_trust(args: argparse.Namespace, policy: Any, attestations: list[An
     policy has an identity signer, or key signers and a bundle signed with a key)."""
     from assay.verify.certificates import SigstoreTrust
 
-    identities = any(signer.identity is not None for signer in policy.signers)
-    keyed = any(signer.keys for signer in policy.signers) and any(
-        attestation.key_signed_bundle for attestation in attestations
-    )
-    if not identities and not keyed:
+    if not _needs_sigstore(policy, attestations):
         return SigstoreTrust()
     verifier = bundle_verifier(args)
     return SigstoreTrust(
@@ -343,24 +349,25 @@ def _sigstore_trust(args: argparse.Namespace, policy: Any, attestations: list[An
     )
 
 
+def _needs_sigstore(policy: Any, attestations: list[Any]) -> bool:
+    """Whether a policy signer is a Sigstore identity, or a key that signed a bundle."""
+    identities = any(signer.identity is not None for signer in policy.signers)
+    keyed = any(signer.keys for signer in policy.signers) and any(
+        attestation.key_signed_bundle for attestation in attestations
+    )
+    return identities or keyed
+
+
 def _line(check: Check) -> str:
+    from assay.results import in_words
+
     mark = "PASS" if check.passed else "FAIL"
     about = f" [{check.subject}]" if check.subject is not None else ""
     detail = f" ({check.detail})" if check.detail else ""
     return (
-        f"  {mark} {check.name}{about}: expected {_words(check.expected)}, "
-        f"found {_words(check.found)}{detail}"
+        f"  {mark} {check.name}{about}: expected {in_words(check.expected)}, "
+        f"found {in_words(check.found)}{detail}"
     )
-
-
-def _words(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, str):
-        return value or "an empty string"
-    if isinstance(value, list | tuple):
-        return ", ".join(_words(v) for v in value) if value else "none"
-    return json.dumps(value, default=str)
 
 
 def _print_report(report: VerificationReport) -> None:
@@ -379,16 +386,22 @@ def _print_report(report: VerificationReport) -> None:
 
 def _print_checks(report: VerificationReport) -> None:
     """Every check, under the attestation (or dependency check) that made it."""
+    for heading, checks in _check_groups(report):
+        if heading:
+            print(f"{heading}:", file=sys.stderr)
+        for check in checks:
+            print(_line(check), file=sys.stderr)
+
+
+def _check_groups(report: VerificationReport) -> list[tuple[str, list[Check]]]:
+    """The report's checks by what made them: each attestation (named), the checks of
+    the whole verification, of the dependencies' levels and of each dependency check."""
     groups = [(a.name, a.checks) for a in report.attestations]
     groups.append(("", report.extra_checks))
     if report.dependencies is not None:
         groups.append(("", report.dependencies.checks))
     groups += [(r.name, list(r.checks)) for r in report.dependency_checks]
-    for heading, checks in groups:
-        if heading:
-            print(f"{heading}:", file=sys.stderr)
-        for check in checks:
-            print(_line(check), file=sys.stderr)
+    return groups
 
 
 def _print_dependencies(dependencies: Any) -> None:
@@ -472,6 +485,11 @@ def _verify_vsa(args: argparse.Namespace) -> int:
             resource_uri=args.resource_uri,
             levels=args.level,
         )
+    _print_vsa_result(args, result)
+    return EXIT_OK if result.passed else EXIT_FAILED
+
+
+def _print_vsa_result(args: argparse.Namespace, result: Any) -> None:
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, default=str) + "\n")
     else:
@@ -481,7 +499,6 @@ def _verify_vsa(args: argparse.Namespace) -> int:
             "PASSED: VSA verified" if result.passed else "FAILED: VSA did not verify",
             file=sys.stderr,
         )
-    return EXIT_OK if result.passed else EXIT_FAILED
 
 
 def _check_vsa_trust_flags(args: argparse.Namespace) -> None:

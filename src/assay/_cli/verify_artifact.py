@@ -12,15 +12,24 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree, add_list_option
+from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli._options import (
+    JSON_REPORT,
+    add_options,
+    exclusive,
+    json_option,
+    list_option,
+    option,
+)
 from assay._cli.verify_common import (
-    artifacts_argument,
+    ARTIFACTS,
+    EXPECTATIONS,
+    PRINT_PROVENANCE,
+    TRUST,
     bundle_verifier,
-    expectation_arguments,
     expectations,
     print_verdict,
     rekor_lookup,
-    trust_arguments,
 )
 from assay.errors import InputError
 
@@ -41,29 +50,30 @@ def register_artifact(tree: CommandTree) -> None:
         help="Verify slsa-github-generator provenance of artifacts (slsa-verifier's command).",
         handler=_verify_artifact,
     )
-    artifacts_argument(command)
-    command.add_argument(
-        "--provenance-path",
-        required=True,
-        metavar="FILE",
-        help="the provenance: a Sigstore bundle or a .intoto.jsonl envelope",
+    add_options(
+        command,
+        ARTIFACTS,
+        option(
+            "--provenance-path",
+            required=True,
+            metavar="FILE",
+            help="the provenance: a Sigstore bundle or a .intoto.jsonl envelope",
+        ),
+        *EXPECTATIONS,
+        *TRUST,
+        option(
+            "--insecure-ignore-tlog",
+            action="store_true",
+            help="accept legacy envelopes without a transparency-log entry (said in the report)",
+        ),
+        option(
+            "--rekor-url",
+            metavar="URL",
+            help="look legacy envelopes up in this Rekor, online (e.g. https://rekor.sigstore.dev)",
+        ),
+        PRINT_PROVENANCE,
+        JSON_REPORT,
     )
-    expectation_arguments(command)
-    trust_arguments(command)
-    command.add_argument(
-        "--insecure-ignore-tlog",
-        action="store_true",
-        help="accept legacy envelopes without a transparency-log entry (said in the report)",
-    )
-    command.add_argument(
-        "--rekor-url",
-        metavar="URL",
-        help="look legacy envelopes up in this Rekor, online (e.g. https://rekor.sigstore.dev)",
-    )
-    command.add_argument(
-        "--print-provenance", action="store_true", help="print the verified statement on stdout"
-    )
-    command.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _verify_artifact(args: argparse.Namespace) -> int:
@@ -88,91 +98,89 @@ def _verify_artifact(args: argparse.Namespace) -> int:
 
 
 def register_bundle(tree: CommandTree) -> None:
+    from assay._cli._fetching import FETCH
+
     command = tree.command(
         "verify-bundle",
         help="Verify an artifact's local Sigstore bundles as `gh attestation verify` does.",
         handler=_verify_bundle,
     )
-    command.add_argument(
-        "artifact",
-        metavar="ARTIFACT",
-        help="file, a digest sha256:HEX, sha384:HEX or sha512:HEX, or oci://REGISTRY/REPOSITORY@sha256:HEX",
-    )
-    source = command.add_mutually_exclusive_group()
-    source.add_argument(
-        "--bundle",
-        metavar="FILE",
-        help="bundle(s): JSON or JSON lines (default: fetched from GitHub's attestations API)",
-    )
-    source.add_argument(
-        "--bundle-from-oci",
-        action="store_true",
-        help="read the bundles attached to the oci:// image in its registry",
-    )
-    scope = command.add_mutually_exclusive_group(required=True)
-    scope.add_argument("--owner", metavar="ORG", help="the GitHub organisation that built it")
-    scope.add_argument("--repo", metavar="ORG/REPO", help="the repository that built it")
-    signer = command.add_mutually_exclusive_group()
-    signer.add_argument("--cert-identity", metavar="SAN", help="the exact certificate SAN")
-    signer.add_argument("--cert-identity-regex", metavar="REGEX", help="a regex the SAN must match")
-    signer.add_argument(
-        "--signer-repo", metavar="ORG/REPO", help="repository of the signing workflow"
-    )
-    signer.add_argument(
-        "--signer-workflow",
-        metavar="PATH",
-        help="the signing workflow (ORG/REPO/.github/workflows/X)",
-    )
-    command.add_argument("--cert-oidc-issuer", metavar="URL", help="expected OIDC issuer")
-    command.add_argument(
-        "--signer-digest", metavar="SHA", help="digest of the signing workflow's commit"
-    )
-    command.add_argument("--source-ref", metavar="REF", help="the source ref the build ran on")
-    command.add_argument(
-        "--source-digest", metavar="SHA", help="the source commit the build ran on"
-    )
-    command.add_argument("--predicate-type", metavar="URI", help="expected predicate type")
-    command.add_argument(
-        "--deny-self-hosted-runners",
-        action="store_true",
-        help="require the build to have run on a GitHub-hosted runner",
-    )
-    command.add_argument(
-        "--hostname",
-        default="github.com",
-        metavar="HOST",
-        help="the GitHub host the identities belong to (default github.com)",
-    )
-    command.add_argument(
-        "--digest-alg",
-        choices=("sha256", "sha512"),
-        default="sha256",
-        help="digest of a file ARTIFACT",
-    )
-    add_list_option(
+    add_options(
         command,
-        "--custom-trusted-root",
-        default=[],
-        metavar="FILE",
-        help="trust only these trusted_root.json files (JSON or JSON lines; repeatable)",
-    )
-    command.add_argument(
-        "--limit",
-        type=int,
-        default=30,
-        metavar="N",
-        help="at most N attestations fetched from the API (default 30)",
-    )
-    command.add_argument(
-        "--api-url",
-        metavar="URL",
-        help="GitHub's REST API (default: from --hostname, or $GITHUB_API_URL)",
-    )
-    from assay._cli._fetching import fetch_arguments
-
-    fetch_arguments(command)
-    command.add_argument(
-        "--json", action="store_true", help="print the verification results as JSON"
+        option(
+            "artifact",
+            metavar="ARTIFACT",
+            help="file, a digest sha256:HEX, sha384:HEX or sha512:HEX, or oci://REGISTRY/REPOSITORY@sha256:HEX",
+        ),
+        exclusive(
+            option(
+                "--bundle",
+                metavar="FILE",
+                help="bundle(s): JSON or JSON lines (default: fetched from GitHub's attestations API)",
+            ),
+            option(
+                "--bundle-from-oci",
+                action="store_true",
+                help="read the bundles attached to the oci:// image in its registry",
+            ),
+        ),
+        exclusive(
+            option("--owner", metavar="ORG", help="the GitHub organisation that built it"),
+            option("--repo", metavar="ORG/REPO", help="the repository that built it"),
+            required=True,
+        ),
+        exclusive(
+            option("--cert-identity", metavar="SAN", help="the exact certificate SAN"),
+            option("--cert-identity-regex", metavar="REGEX", help="a regex the SAN must match"),
+            option("--signer-repo", metavar="ORG/REPO", help="repository of the signing workflow"),
+            option(
+                "--signer-workflow",
+                metavar="PATH",
+                help="the signing workflow (ORG/REPO/.github/workflows/X)",
+            ),
+        ),
+        option("--cert-oidc-issuer", metavar="URL", help="expected OIDC issuer"),
+        option("--signer-digest", metavar="SHA", help="digest of the signing workflow's commit"),
+        option("--source-ref", metavar="REF", help="the source ref the build ran on"),
+        option("--source-digest", metavar="SHA", help="the source commit the build ran on"),
+        option("--predicate-type", metavar="URI", help="expected predicate type"),
+        option(
+            "--deny-self-hosted-runners",
+            action="store_true",
+            help="require the build to have run on a GitHub-hosted runner",
+        ),
+        option(
+            "--hostname",
+            default="github.com",
+            metavar="HOST",
+            help="the GitHub host the identities belong to (default github.com)",
+        ),
+        option(
+            "--digest-alg",
+            choices=("sha256", "sha512"),
+            default="sha256",
+            help="digest of a file ARTIFACT",
+        ),
+        list_option(
+            "--custom-trusted-root",
+            default=[],
+            metavar="FILE",
+            help="trust only these trusted_root.json files (JSON or JSON lines; repeatable)",
+        ),
+        option(
+            "--limit",
+            type=int,
+            default=30,
+            metavar="N",
+            help="at most N attestations fetched from the API (default 30)",
+        ),
+        option(
+            "--api-url",
+            metavar="URL",
+            help="GitHub's REST API (default: from --hostname, or $GITHUB_API_URL)",
+        ),
+        *FETCH,
+        json_option("print the verification results as JSON"),
     )
 
 
@@ -222,10 +230,7 @@ def _verify_bundle(args: argparse.Namespace) -> int:
     from assay.verify.bundle_check import verify_bundles
 
     artifact, image = _bundle_artifact(args)
-    algorithm = (
-        args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
-    )
-    digest = (algorithm, artifact.digest[algorithm])
+    digest = _bundle_digest(args, artifact)
     policy = _gh_policy(args)
     args.trusted_root = args.custom_trusted_root
     args.only_trusted_roots = bool(args.custom_trusted_root)
@@ -243,13 +248,25 @@ def _verify_bundle(args: argparse.Namespace) -> int:
         print("The following policy criteria will be enforced:", file=sys.stderr)
         print("\n".join(policy.describe()), file=sys.stderr)
     if not result.passed:
-        failures = [c for r in result.results for c in r.checks if not c.passed]
-        reason = failures[0].summary() if failures else "no bundle verified"
-        print(f"Verification failed: {reason}", file=sys.stderr)
+        print(f"Verification failed: {_bundle_failure(result)}", file=sys.stderr)
         return EXIT_FAILED
     if not args.json:
         _print_verified(result)
     return EXIT_OK
+
+
+def _bundle_digest(args: argparse.Namespace, artifact: Artifact) -> tuple[str, str]:
+    """The artifact's digest by --digest-alg, else by the one algorithm it has."""
+    algorithm = (
+        args.digest_alg if args.digest_alg in artifact.digest else next(iter(artifact.digest))
+    )
+    return algorithm, artifact.digest[algorithm]
+
+
+def _bundle_failure(result: BundleVerification) -> str:
+    """Why no bundle verified: the first failed check, if any."""
+    failures = [c for r in result.results for c in r.checks if not c.passed]
+    return failures[0].summary() if failures else "no bundle verified"
 
 
 def _bundle_artifact(args: argparse.Namespace) -> tuple[Artifact, Any]:
@@ -269,6 +286,15 @@ def _bundle_artifact(args: argparse.Namespace) -> tuple[Artifact, Any]:
     return Artifact(str(image), {"sha256": image.digest.split(":", 1)[1]}), image
 
 
+def _gh_owner(args: argparse.Namespace) -> str:
+    """--owner, else the ORG of --repo ORG/REPO."""
+    if args.owner is not None:
+        return str(args.owner)
+    if args.repo.count("/") != 1:
+        raise InputError("--repo", f"expected ORG/REPO, got {args.repo!r}")
+    return str(args.repo.split("/")[0])
+
+
 def _gh_policy(args: argparse.Namespace) -> GhPolicy:
     """gh's flags as its built-in policy."""
     from assay.policy.gh_attestation import (
@@ -278,11 +304,9 @@ def _gh_policy(args: argparse.Namespace) -> GhPolicy:
         parse_regex,
     )
 
-    if args.repo is not None and args.repo.count("/") != 1:
-        raise InputError("--repo", f"expected ORG/REPO, got {args.repo!r}")
     regex = args.cert_identity_regex
     return GhPolicy(
-        owner=args.owner if args.owner is not None else args.repo.split("/")[0],
+        owner=_gh_owner(args),
         repo=args.repo,
         hostname=args.hostname,
         cert_identity=args.cert_identity,

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from assay._cli import add_list_option
+from assay._cli._options import Argument, exclusive, list_option, option
 
 if TYPE_CHECKING:
     from assay.policy.slsa_github import Options
@@ -18,56 +18,58 @@ if TYPE_CHECKING:
     from assay.verify.artifact import ArtifactVerification
 
 
-def artifacts_argument(command: argparse.ArgumentParser) -> None:
-    """ARTIFACT...: files or digests (`assay verify`, `verify-artifact`)."""
-    command.add_argument(
-        "artifacts",
-        nargs="+",
-        metavar="ARTIFACT",
-        help="artifact file, or a digest sha256:HEX, sha384:HEX or sha512:HEX",
-    )
+ARTIFACTS = option(
+    "artifacts",
+    nargs="+",
+    metavar="ARTIFACT",
+    help="artifact file, or a digest sha256:HEX, sha384:HEX or sha512:HEX",
+)
+"""ARTIFACT...: files or digests (`assay verify`, `verify-artifact`)."""
 
-
-def trust_arguments(command: argparse.ArgumentParser) -> None:
-    """`--trusted-root` (repeatable) and `--only-trusted-roots`."""
-    add_list_option(
-        command,
+TRUST: tuple[Argument, ...] = (
+    list_option(
         "--trusted-root",
         default=[],
         metavar="FILE",
         help="a Sigstore trusted_root.json to trust besides the shipped ones (repeatable)",
-    )
-    command.add_argument(
+    ),
+    option(
         "--only-trusted-roots",
         action="store_true",
         help="trust only the --trusted-root files, not the shipped roots",
-    )
+    ),
+)
+"""`--trusted-root` (repeatable) and `--only-trusted-roots`."""
 
+PRINT_PROVENANCE = option(
+    "--print-provenance", action="store_true", help="print the verified statement on stdout"
+)
 
-def expectation_arguments(command: argparse.ArgumentParser) -> None:
-    """slsa-verifier's expectations: the source, one of its refs, the builder and the
-    workflow inputs (`verify-artifact`, `verify-image`)."""
-    command.add_argument(
+EXPECTATIONS: tuple[Argument, ...] = (
+    option(
         "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
-    )
-    refs = command.add_mutually_exclusive_group()
-    refs.add_argument("--source-tag", metavar="TAG", help="expected tag")
-    refs.add_argument(
-        "--source-versioned-tag", metavar="vX[.Y[.Z]]", help="expected semantic version tag"
-    )
-    refs.add_argument("--source-branch", metavar="BRANCH", help="expected branch")
-    command.add_argument("--builder-id", metavar="ID", help="expected builder id (name[@ref])")
-    add_list_option(
-        command,
+    ),
+    exclusive(
+        option("--source-tag", metavar="TAG", help="expected tag"),
+        option(
+            "--source-versioned-tag", metavar="vX[.Y[.Z]]", help="expected semantic version tag"
+        ),
+        option("--source-branch", metavar="BRANCH", help="expected branch"),
+    ),
+    option("--builder-id", metavar="ID", help="expected builder id (name[@ref])"),
+    list_option(
         "--build-workflow-input",
         default=[],
         metavar="K=V",
         help="expected workflow_dispatch input (repeatable)",
-    )
+    ),
+)
+"""slsa-verifier's expectations: the source, one of its refs, the builder and the
+workflow inputs (`verify-artifact`, `verify-image`)."""
 
 
 def expectations(args: argparse.Namespace, *, image: bool = False) -> Options:
-    """`expectation_arguments`' flags as slsa-verifier's options."""
+    """`EXPECTATIONS`' flags as slsa-verifier's options."""
     from assay.policy.slsa_github import Options
     from assay.verify.request import parse_pairs
 
@@ -83,7 +85,7 @@ def expectations(args: argparse.Namespace, *, image: bool = False) -> Options:
 
 
 def bundle_verifier(args: argparse.Namespace) -> BundleVerifier:
-    """The bundle verifier for `trust_arguments`' roots."""
+    """The bundle verifier for `TRUST`' roots."""
     from assay.verify.request import bundle_verifier
 
     return bundle_verifier(args.trusted_root, only=args.only_trusted_roots)
@@ -98,12 +100,9 @@ def rekor_lookup(args: argparse.Namespace, verifier: BundleVerifier) -> RekorLoo
     return RekorClient(args.rekor_url, verifier.roots).lookup
 
 
-def print_verdict(result: ArtifactVerification, args: argparse.Namespace) -> None:
-    """slsa-verifier's verdict lines (and the report or the statements, when asked)."""
-    from assay.policy.slsa_github import TESTING_ENV, testing_mode
-
-    if testing_mode():
-        print(f"WARNING: Insecure {TESTING_ENV} is enabled.", file=sys.stderr)
+def _print_output(result: ArtifactVerification, args: argparse.Namespace) -> None:
+    """What stdout receives: the report with --json, else the verified statements with
+    --print-provenance (only when the verification passed)."""
     if args.json:
         import json
 
@@ -111,6 +110,15 @@ def print_verdict(result: ArtifactVerification, args: argparse.Namespace) -> Non
     elif args.print_provenance and result.passed:
         for statement in result.statements:
             sys.stdout.write(statement.decode("utf-8", "replace") + "\n")
+
+
+def print_verdict(result: ArtifactVerification, args: argparse.Namespace) -> None:
+    """slsa-verifier's verdict lines (and the report or the statements, when asked)."""
+    from assay.policy.slsa_github import TESTING_ENV, testing_mode
+
+    if testing_mode():
+        print(f"WARNING: Insecure {TESTING_ENV} is enabled.", file=sys.stderr)
+    _print_output(result, args)
     if result.tlog_waived:
         print(
             "WARNING: no transparency-log entry was checked (--insecure-ignore-tlog): "

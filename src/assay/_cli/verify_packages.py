@@ -13,65 +13,75 @@ from typing import Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
 from assay._cli import verify_common as common
+from assay._cli._options import JSON_REPORT, add_options, exclusive, option
 from assay.errors import InputError
 
 
 def register(tree: CommandTree) -> None:
-    from assay._cli._fetching import fetch_arguments
+    from assay._cli._fetching import FETCH
 
     npm = tree.command(
         "verify-npm-package",
         help="Verify an npm package's provenance and publish attestation (slsa-verifier's).",
         handler=_verify_npm,
     )
-    npm.add_argument("tarball", metavar="TARBALL", help="the package tarball, or sha512:HEX")
-    npm.add_argument(
-        "--source-uri", required=True, metavar="URI", help="expected source: github.com/ORG/REPO"
+    add_options(
+        npm,
+        option("tarball", metavar="TARBALL", help="the package tarball, or sha512:HEX"),
+        option(
+            "--source-uri",
+            required=True,
+            metavar="URI",
+            help="expected source: github.com/ORG/REPO",
+        ),
+        option("--package-name", metavar="NAME", help="expected package name"),
+        option("--package-version", metavar="VERSION", help="expected package version"),
+        option("--builder-id", metavar="ID", help="expected builder id (name[@ref])"),
+        exclusive(
+            option(
+                "--attestations-path",
+                metavar="FILE",
+                help="npm's attestations document, read locally",
+            ),
+            option(
+                "--registry",
+                metavar="URL",
+                help="the registry to fetch attestations from (default https://registry.npmjs.org)",
+            ),
+        ),
+        *common.TRUST,
+        *FETCH,
+        JSON_REPORT,
     )
-    npm.add_argument("--package-name", metavar="NAME", help="expected package name")
-    npm.add_argument("--package-version", metavar="VERSION", help="expected package version")
-    npm.add_argument("--builder-id", metavar="ID", help="expected builder id (name[@ref])")
-    source = npm.add_mutually_exclusive_group()
-    source.add_argument(
-        "--attestations-path", metavar="FILE", help="npm's attestations document, read locally"
-    )
-    source.add_argument(
-        "--registry",
-        metavar="URL",
-        help="the registry to fetch attestations from (default https://registry.npmjs.org)",
-    )
-    common.trust_arguments(npm)
-    fetch_arguments(npm)
-    npm.add_argument("--json", action="store_true", help="print the report as JSON")
-
     pypi = tree.command(
         "verify-pypi",
         help="Verify PEP 740 attestations of PyPI distributions against their Trusted Publisher.",
         handler=_verify_pypi,
     )
-    pypi.add_argument(
-        "dist", metavar="DIST_FILE|NAME==VERSION", help="a distribution file, or a release"
+    add_options(
+        pypi,
+        option("dist", metavar="DIST_FILE|NAME==VERSION", help="a distribution file, or a release"),
+        option(
+            "--repository",
+            required=True,
+            metavar="ORG/REPO",
+            help="the Trusted Publisher's repository (GitHub ORG/REPO or GitLab GROUP/PROJECT)",
+        ),
+        option(
+            "--workflow", metavar="PATH", help="the publisher's workflow file (e.g. release.yml)"
+        ),
+        option(
+            "--provenance", metavar="FILE", help="the provenance (or one attestation), read locally"
+        ),
+        option(
+            "--index-url",
+            metavar="URL",
+            help="the index serving the Integrity and JSON APIs (default https://pypi.org)",
+        ),
+        *common.TRUST,
+        *FETCH,
+        JSON_REPORT,
     )
-    pypi.add_argument(
-        "--repository",
-        required=True,
-        metavar="ORG/REPO",
-        help="the Trusted Publisher's repository (GitHub ORG/REPO or GitLab GROUP/PROJECT)",
-    )
-    pypi.add_argument(
-        "--workflow", metavar="PATH", help="the publisher's workflow file (e.g. release.yml)"
-    )
-    pypi.add_argument(
-        "--provenance", metavar="FILE", help="the provenance (or one attestation), read locally"
-    )
-    pypi.add_argument(
-        "--index-url",
-        metavar="URL",
-        help="the index serving the Integrity and JSON APIs (default https://pypi.org)",
-    )
-    common.trust_arguments(pypi)
-    fetch_arguments(pypi)
-    pypi.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _verify_npm(args: argparse.Namespace) -> int:
@@ -116,22 +126,35 @@ def _npm_attestations(args: argparse.Namespace) -> tuple[str, bytes]:
         from assay.attestation.files import read_file
 
         return args.attestations_path, read_file(args.attestations_path)
-    from assay._bounded import read_bounded
     from assay._cli._fetching import api_for
-    from assay.registry.npm import DEFAULT_REGISTRY, attestations_url, tarball_package
+    from assay.registry.npm import DEFAULT_REGISTRY, attestations_url
 
+    name, version = _npm_package(args)
+    where = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
+    with api_for(args) as api:
+        return where, api.get(where)[0]
+
+
+def _npm_package(args: argparse.Namespace) -> tuple[str, str]:
+    """The package's name and version: the flags', else the tarball's package.json."""
     name, version = args.package_name, args.package_version
     if (name is None or version is None) and Path(args.tarball).is_file():
-        found = tarball_package(read_bounded(args.tarball, 256 * 1024 * 1024), args.tarball)
-        name, version = name or found[0], version or found[1]
+        name, version = _completed_from_tarball(args.tarball, name, version)
     if name is None or version is None:
         raise InputError(
             "--package-name/--package-version",
             "expected both (or the tarball) to fetch the attestations",
         )
-    where = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
-    with api_for(args) as api:
-        return where, api.get(where)[0]
+    return name, version
+
+
+def _completed_from_tarball(tarball: str, name: str | None, version: str | None) -> tuple[str, str]:
+    """The name and version given, each missing one read from the tarball's package.json."""
+    from assay._bounded import read_bounded
+    from assay.registry.npm import tarball_package
+
+    found = tarball_package(read_bounded(tarball, 256 * 1024 * 1024), tarball)
+    return name or found[0], version or found[1]
 
 
 def _verify_pypi(args: argparse.Namespace) -> int:

@@ -15,58 +15,62 @@ from pathlib import Path
 from typing import Any
 
 from assay._cli import EXIT_FAILED, EXIT_OK, CommandTree
+from assay._cli._options import JSON_REPORT, add_options, json_option, option
 from assay.errors import InputError
 
 
 def register(tree: CommandTree) -> None:
-    from assay._cli._fetching import fetch_arguments
-    from assay._cli.verify_common import expectation_arguments, trust_arguments
+    from assay._cli._fetching import FETCH, TIMEOUT
+    from assay._cli.verify_common import EXPECTATIONS, PRINT_PROVENANCE, TRUST
 
     command = tree.command(
         "verify-image",
         help="Verify an image's provenance attached in its registry (slsa-verifier's command).",
         handler=_verify_image,
     )
-    command.add_argument("image", metavar="IMAGE", help="REGISTRY/REPOSITORY@sha256:HEX")
-    expectation_arguments(command)
-    command.add_argument(
-        "--provenance-path",
-        metavar="FILE",
-        help="Cloud Build: gcloud's --show-provenance output for the image (read locally)",
+    add_options(
+        command,
+        option("image", metavar="IMAGE", help="REGISTRY/REPOSITORY@sha256:HEX"),
+        *EXPECTATIONS,
+        option(
+            "--provenance-path",
+            metavar="FILE",
+            help="Cloud Build: gcloud's --show-provenance output for the image (read locally)",
+        ),
+        *TRUST,
+        *FETCH,
+        PRINT_PROVENANCE,
+        JSON_REPORT,
     )
-    trust_arguments(command)
-    fetch_arguments(command)
-    command.add_argument(
-        "--print-provenance", action="store_true", help="print the verified statement on stdout"
-    )
-    command.add_argument("--json", action="store_true", help="print the report as JSON")
-
     fetch = tree.command(
         "fetch",
         help="Download the attestations of images for a later offline verification.",
         handler=_fetch,
     )
-    fetch.add_argument(
-        "refs",
-        nargs="+",
-        metavar="REF",
-        help=(
-            "an image REGISTRY/REPOSITORY@sha256:HEX, npm:NAME@VERSION, pypi:NAME==VERSION"
-            " or github:OWNER/REPO@sha256:HEX"
+    add_options(
+        fetch,
+        option(
+            "refs",
+            nargs="+",
+            metavar="REF",
+            help=(
+                "an image REGISTRY/REPOSITORY@sha256:HEX, npm:NAME@VERSION, pypi:NAME==VERSION"
+                " or github:OWNER/REPO@sha256:HEX"
+            ),
         ),
+        option("--registry", metavar="URL", help="npm's registry (default npm's)"),
+        option("--index-url", metavar="URL", help="PyPI's index (default pypi.org)"),
+        option(
+            "--api-url",
+            metavar="URL",
+            help="GitHub's API (default api.github.com, $GITHUB_API_URL)",
+        ),
+        option(
+            "--out", required=True, metavar="DIR", help="where to keep them (--attestation-dir DIR)"
+        ),
+        TIMEOUT,
+        json_option("print what was fetched as JSON"),
     )
-    fetch.add_argument("--registry", metavar="URL", help="npm's registry (default npm's)")
-    fetch.add_argument("--index-url", metavar="URL", help="PyPI's index (default pypi.org)")
-    fetch.add_argument(
-        "--api-url", metavar="URL", help="GitHub's API (default api.github.com, $GITHUB_API_URL)"
-    )
-    fetch.add_argument(
-        "--out", required=True, metavar="DIR", help="where to keep them (--attestation-dir DIR)"
-    )
-    fetch.add_argument(
-        "--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)"
-    )
-    fetch.add_argument("--json", action="store_true", help="print what was fetched as JSON")
 
 
 def _verify_image(args: argparse.Namespace) -> int:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from assay._cli import EXIT_OK, CommandTree, add_list_option
-from assay._cli._options import add_options, json_bytes, option, write_bytes
+from assay._cli import EXIT_OK, CommandTree
+from assay._cli._options import add_options, json_bytes, list_option, option, write_bytes
 from assay.errors import InputError
 
 _STATUSES = ("not_affected", "affected", "fixed", "under_investigation")
@@ -31,23 +31,23 @@ _OUT = option(
 )
 
 
-def _document_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--author", default="Unknown Author", help="the document's author")
-    parser.add_argument("--author-role", metavar="ROLE", help="the author's role")
-    parser.add_argument("--id", metavar="IRI", help="the document's @id (default: from content)")
-    add_options(parser, _OUT)
+_DOCUMENT = (
+    option("--author", default="Unknown Author", help="the document's author"),
+    option("--author-role", metavar="ROLE", help="the author's role"),
+    option("--id", metavar="IRI", help="the document's @id (default: from content)"),
+    _OUT,
+)
 
-
-def _trust_options(parser: argparse.ArgumentParser) -> None:
-    add_list_option(
-        parser,
+_TRUST = (
+    list_option(
         "--vex-key",
         default=[],
         metavar="KEY",
         help="public key trusted to sign the VEX documents read (DSSE envelopes)",
-    )
-    parser.add_argument("--vex-identity", metavar="SAN", help="trusted Sigstore identity (SAN)")
-    parser.add_argument("--vex-issuer", metavar="URL", help="OIDC issuer of --vex-identity")
+    ),
+    option("--vex-identity", metavar="SAN", help="trusted Sigstore identity (SAN)"),
+    option("--vex-issuer", metavar="URL", help="OIDC issuer of --vex-identity"),
+)
 
 
 def register(tree: CommandTree) -> None:
@@ -59,30 +59,25 @@ def register(tree: CommandTree) -> None:
         "the products (with a justification or impact statement for not_affected, an "
         "action statement for affected).",
     )
-    add_list_option(
-        create, "--product", "-p", required=True, metavar="ID", help="product purl, CPE or IRI"
-    )
-    create.add_argument("--vuln", "-v", required=True, metavar="ID", help="vulnerability id")
-    create.add_argument(
-        "--status", "-s", required=True, choices=_STATUSES, help="the product's status"
-    )
-    create.add_argument(
-        "--justification", "-j", choices=_JUSTIFICATIONS, help="why it is not_affected"
-    )
-    create.add_argument("--impact-statement", metavar="TEXT", help="how it is not_affected")
-    create.add_argument("--action-statement", metavar="TEXT", help="what to do when affected")
-    add_list_option(
+    add_options(
         create,
-        "--subcomponents",
-        default=[],
-        metavar="ID",
-        help="the statement is about these components inside the product",
+        list_option(
+            "--product", "-p", required=True, metavar="ID", help="product purl, CPE or IRI"
+        ),
+        option("--vuln", "-v", required=True, metavar="ID", help="vulnerability id"),
+        option("--status", "-s", required=True, choices=_STATUSES, help="the product's status"),
+        option("--justification", "-j", choices=_JUSTIFICATIONS, help="why it is not_affected"),
+        option("--impact-statement", metavar="TEXT", help="how it is not_affected"),
+        option("--action-statement", metavar="TEXT", help="what to do when affected"),
+        list_option(
+            "--subcomponents",
+            default=[],
+            metavar="ID",
+            help="the statement is about these components inside the product",
+        ),
+        list_option("--aliases", default=[], metavar="ID", help="other ids of the vulnerability"),
+        *_DOCUMENT,
     )
-    add_list_option(
-        create, "--aliases", default=[], metavar="ID", help="other ids of the vulnerability"
-    )
-    _document_options(create)
-
     merge = tree.add(
         "vex merge",
         handler=_merge,
@@ -91,12 +86,14 @@ def register(tree: CommandTree) -> None:
         "signed) and write one OpenVEX 0.2.0 document with their statements, oldest first; "
         "--product and --vuln keep only the statements that name one of them.",
     )
-    merge.add_argument("files", nargs="+", metavar="FILE", help="VEX document to merge")
-    add_list_option(merge, "--product", default=[], metavar="ID", help="keep these products")
-    add_list_option(merge, "--vuln", default=[], metavar="ID", help="keep these vulnerabilities")
-    _document_options(merge)
-    _trust_options(merge)
-
+    add_options(
+        merge,
+        option("files", nargs="+", metavar="FILE", help="VEX document to merge"),
+        list_option("--product", default=[], metavar="ID", help="keep these products"),
+        list_option("--vuln", default=[], metavar="ID", help="keep these vulnerabilities"),
+        *_DOCUMENT,
+        *_TRUST,
+    )
     apply = tree.add(
         "vex filter",
         handler=_filter,
@@ -106,13 +103,14 @@ def register(tree: CommandTree) -> None:
         "not_affected or fixed. A result's product is --product when given, else its "
         "logical locations; one with neither is matched by its rule id alone.",
     )
-    apply.add_argument("report", metavar="REPORT", help="SARIF log")
-    apply.add_argument("files", nargs="+", metavar="VEX", help="VEX document")
-    add_list_option(
-        apply, "--product", default=[], metavar="ID", help="the product the report is about"
+    add_options(
+        apply,
+        option("report", metavar="REPORT", help="SARIF log"),
+        option("files", nargs="+", metavar="VEX", help="VEX document"),
+        list_option("--product", default=[], metavar="ID", help="the product the report is about"),
+        _OUT,
+        *_TRUST,
     )
-    add_options(apply, _OUT)
-    _trust_options(apply)
 
 
 def _write(out: str | None, document: Any) -> None:

@@ -78,6 +78,19 @@ class WebPages:
         log_store_error(error)  # (the details name the server: for the log, not the page)
         return self._error(request, 503, "Store unavailable", STORE_UNAVAILABLE)
 
+    def _search_failed(
+        self,
+        request: Request,
+        template: str,
+        context: dict[str, Any],
+        error: QueryError | StoreError,
+    ) -> Response:
+        """A search page again with its query's error (400), or the store-down page."""
+        if isinstance(error, StoreError):
+            return self._store_down(request, error)
+        context["error"] = error.reason
+        return render(request, template, context, status=400)
+
     # -- / : search ----------------------------------------------------------------
 
     async def home(self, request: Request) -> Response:
@@ -104,11 +117,8 @@ class WebPages:
             count_query = parse_cve_query([*plan.pairs, ("resultsPerPage", "0")])
             total = (await self._ask(self.store.search_cves, count_query)).total
             records, json_query = await self._page_of(plan, total)
-        except QueryError as error:
-            context["error"] = error.reason
-            return render(request, "index.html", context, status=400)
-        except StoreError as error:
-            return self._store_down(request, error)
+        except (QueryError, StoreError) as error:
+            return self._search_failed(request, "index.html", context, error)
         context.update(
             results=[cve_view(record) for record in records],
             pager=Pager(total, plan.start_index, plan.page_size),
@@ -289,11 +299,8 @@ class WebPages:
             pairs = [(key, text), ("resultsPerPage", str(size)), ("startIndex", str(start))]
             query = parse_cpe_query(pairs)
             page = await self._ask(self.store.search_cpes, query)
-        except QueryError as error:
-            context["error"] = error.reason
-            return render(request, "products.html", context, status=400)
-        except StoreError as error:
-            return self._store_down(request, error)
+        except (QueryError, StoreError) as error:
+            return self._search_failed(request, "products.html", context, error)
         context.update(
             results=_records(page),
             pager=Pager(page.total, start, size),

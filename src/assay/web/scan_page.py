@@ -10,20 +10,19 @@ first post.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
-from starlette.requests import Request
-from starlette.responses import Response
 
-from assay.errors import AssayError, InputError
+from assay.errors import InputError
 from assay.nvd.storage import Store
+from assay.web.form_pages import UploadFormPages
 from assay.web.scan_api import MAX_BODY_BYTES, MAX_QUERY_PURLS, run_upload_scan, scan_limits
-from assay.web.templating import render
-from assay.web.upload_pool import Budget, UploadPool, failure_page
-from assay.web.uploads import Form, human_bytes, posted_form
+from assay.web.upload_pool import Budget
+from assay.web.uploads import Form
 
 if TYPE_CHECKING:
     from assay.audit.model import ComponentResult, ScanResult, Vulnerability
@@ -111,34 +110,21 @@ def _outcome(store: Store, form: Form, budget: Budget) -> ScanOutcome:
     return run_upload_scan(store, request, budget)
 
 
-class ScanPages:
-    def __init__(self, store: Store, uploads: UploadPool | None = None) -> None:
-        self.store = store
-        self.uploads = uploads or UploadPool.default()
+class ScanPages(UploadFormPages["ScanOutcome"]):
+    template = "scan.html"
+    form_bytes = SCAN_FORM_BYTES
 
-    def _context(self, form: Form | None = None) -> dict[str, Any]:
-        return {
-            "limit": human_bytes(SCAN_FORM_BYTES),
-            "max_purls": MAX_FORM_PURLS,
-            "form": {} if form is None else form.first_values(),
-        }
+    def _page_context(self) -> dict[str, Any]:
+        return {"max_purls": MAX_FORM_PURLS}
 
-    async def form(self, request: Request) -> Response:
-        return render(request, "scan.html", self._context())
+    def _work(self, form: Form) -> Callable[[Budget], ScanOutcome]:
+        return partial(_outcome, self.store, form)
 
-    async def submit(self, request: Request) -> Response:
-        form = await posted_form(request, SCAN_FORM_BYTES)
-        if isinstance(form, Response):
-            return form
-        context = self._context(form)
-        as_json = form.value("format") == "json"
-        try:
-            outcome = await self.uploads.run(request, partial(_outcome, self.store, form))
-        except AssayError as error:
-            return failure_page(request, error, "scan.html", context, as_json=as_json)
-        if as_json:
-            return Response(orjson.dumps(outcome.to_dict()), media_type="application/json")
-        return render(request, "scan.html", {**context, **_outcome_context(outcome)})
+    def _shown(self, outcome: ScanOutcome) -> dict[str, Any]:
+        return _outcome_context(outcome)
+
+    def _json(self, outcome: ScanOutcome) -> bytes:
+        return orjson.dumps(outcome.to_dict())
 
 
 def _outcome_context(outcome: ScanOutcome) -> dict[str, Any]:

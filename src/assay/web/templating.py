@@ -12,6 +12,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from assay.results import in_words
 from assay.web.cvss import explain_vector
 
 
@@ -50,14 +51,9 @@ def is_web_url(text: object) -> bool:
 
 
 def words(value: Any) -> str:
-    """A check's expected or found value in words, as `assay verify` prints it."""
-    if value is None:
-        return "nothing"
-    if isinstance(value, str):
-        return value or "an empty string"
-    if isinstance(value, list | tuple):
-        return ", ".join(words(v) for v in value) if value else "none"
-    return orjson.dumps(value, default=str).decode()
+    """A check's expected or found value in words, as `assay verify` prints it (objects
+    as compact JSON)."""
+    return in_words(value, lambda found: orjson.dumps(found, default=str).decode())
 
 
 def render(

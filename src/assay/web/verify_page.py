@@ -9,18 +9,19 @@ post, not when the server starts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache, partial
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
-from starlette.requests import Request
-from starlette.responses import Response
 
-from assay.errors import AssayError, InputError
-from assay.nvd.storage import Store
-from assay.web.templating import render
-from assay.web.upload_pool import UploadPool, failure_page
-from assay.web.uploads import Form, UploadedFile, human_bytes, posted_form
+from assay.errors import InputError
+from assay.web.form_pages import UploadFormPages
+from assay.web.upload_pool import Budget
+from assay.web.uploads import Form, UploadedFile
+
+if TYPE_CHECKING:
+    from assay.web.verify_run import VerifyOutcome
 
 VERIFY_FORM_BYTES: Final = 4 * 1024 * 1024
 """The whole posted form: attestations, policy and digests together."""
@@ -54,45 +55,24 @@ def _named(files: list[UploadedFile], fallback: str) -> list[tuple[str, bytes]]:
     return named
 
 
-class VerifyPages:
-    def __init__(self, store: Store, uploads: UploadPool | None = None) -> None:
-        self.store = store
-        self.uploads = uploads or UploadPool.default()
+class VerifyPages(UploadFormPages["VerifyOutcome"]):
+    template = "verify.html"
+    form_bytes = VERIFY_FORM_BYTES
 
-    def _context(self, form: Form | None = None) -> dict[str, Any]:
-        return {
-            "policies": shipped_policies(),
-            "limit": human_bytes(VERIFY_FORM_BYTES),
-            "form": {} if form is None else form.first_values(),
-        }
+    def _page_context(self) -> dict[str, Any]:
+        return {"policies": shipped_policies()}
 
-    async def form(self, request: Request) -> Response:
-        return render(request, "verify.html", self._context())
+    def _work(self, form: Form) -> Callable[[Budget], VerifyOutcome]:
+        verify_request = self._request(form)
+        from assay.web.verify_run import run_verification
 
-    async def submit(self, request: Request) -> Response:
-        form = await posted_form(request, VERIFY_FORM_BYTES)
-        if isinstance(form, Response):
-            return form
-        context = self._context(form)
-        as_json = form.value("format") == "json"
-        try:
-            verify_request = self._request(form)
-            from assay.web.verify_run import run_verification
+        return partial(run_verification, verify_request, self.store)
 
-            # In an upload thread of its own pool, within the upload's time budget, and
-            # abandoned when the client leaves (assay.web.upload_pool).
-            outcome = await self.uploads.run(
-                request, partial(run_verification, verify_request, self.store)
-            )
-        except AssayError as error:
-            return failure_page(request, error, "verify.html", context, as_json=as_json)
-        if as_json:
-            return Response(
-                orjson.dumps(outcome.to_dict(), default=str, option=orjson.OPT_INDENT_2),
-                media_type="application/json",
-            )
-        context["outcome"] = outcome
-        return render(request, "verify.html", context)
+    def _shown(self, outcome: VerifyOutcome) -> dict[str, Any]:
+        return {"outcome": outcome}
+
+    def _json(self, outcome: VerifyOutcome) -> bytes:
+        return orjson.dumps(outcome.to_dict(), default=str, option=orjson.OPT_INDENT_2)
 
     @staticmethod
     def _request(form: Form) -> Any:

@@ -46,6 +46,7 @@ from assay.nvd.sync._plan import (
     KINDS,
     Checkpoint,
     Kind,
+    Listing,
     Position,
     UpstreamInconsistent,
     UpstreamRunaway,
@@ -317,30 +318,49 @@ class Mirror:
     def _kind(self, client: NvdClient, spec: Operation, now: datetime) -> None:
         report = KindReport(spec.name)
         self.report.kinds.append(report)
-        checkpoint = self._load(spec)
-        overlap = self.options.overlap
-        if self.options.since is not None:
-            checkpoint = self._since_option(now)
-            overlap = timedelta(0)
-            report.plan = f"changes since {checkpoint.since.isoformat()} (--since)"
-            full = None
-        else:
-            decided = plan(checkpoint, upstream=self.upstream, now=now)
-            report.plan = decided.reason
-            full = decided.full
-            if full is not None:
-                base = Checkpoint(upstream=self.upstream, phase="full", since=decided.started)
-                checkpoint = base.at(full.start)
+        checkpoint, full, overlap = self._kind_start(self._load(spec), now, report)
         self._emit(KindStarted(spec.name, report.plan))
         if full is not None:
-            assert checkpoint is not None
             report.full_load = True
             self._read(client, spec, checkpoint, None, start=full.start, report=report)
             checkpoint = Checkpoint(
                 upstream=self.upstream, phase="incremental", since=checkpoint.since
             )
             self._save(spec, checkpoint)
+        self._catch_up(client, spec, checkpoint, now=now, overlap=overlap, report=report)
+        self._emit(KindFinished(report))
+
+    def _kind_start(
+        self, checkpoint: Checkpoint | None, now: datetime, report: KindReport
+    ) -> tuple[Checkpoint, Listing | None, timedelta]:
+        """Where a kind starts (its plan said in `report`): at `--since`, else where the
+        checkpoint left it, a full load first when there is none; and how far windows
+        overlap."""
+        if self.options.since is not None:
+            checkpoint = self._since_option(now)
+            report.plan = f"changes since {checkpoint.since.isoformat()} (--since)"
+            return checkpoint, None, timedelta(0)
+        decided = plan(checkpoint, upstream=self.upstream, now=now)
+        report.plan = decided.reason
+        full = decided.full
+        if full is not None:
+            base = Checkpoint(upstream=self.upstream, phase="full", since=decided.started)
+            checkpoint = base.at(full.start)
         assert checkpoint is not None
+        return checkpoint, full, self.options.overlap
+
+    def _catch_up(
+        self,
+        client: NvdClient,
+        spec: Operation,
+        checkpoint: Checkpoint,
+        *,
+        now: datetime,
+        overlap: timedelta,
+        report: KindReport,
+    ) -> None:
+        """Read the lastModified windows from the checkpoint to `now`, committing the
+        checkpoint after each."""
         for listing in catch_up(checkpoint, now=now, overlap=overlap):
             assert listing.window is not None
             report.windows += 1
@@ -357,7 +377,6 @@ class Mirror:
                 since=max(checkpoint.since, listing.window[1]),
             )
             self._save(spec, checkpoint)
-        self._emit(KindFinished(report))
 
     def _since_option(self, now: datetime) -> Checkpoint:
         """Where `--since` starts a kind's changes (no later than the upstream's time)."""
@@ -403,21 +422,26 @@ class Mirror:
         extra = {} if since is None else {"since_generation": since}
         self._read(client, spec, None, None, start=position, report=report, meta=meta, extra=extra)
         self._call(client, spec, {"results_per_page": 1, "start_index": 0}, None)
+        self.store.set_meta(key, self._pass_end(spec, state, started, began).to_json())
+        self._emit(KindFinished(report))
+
+    def _pass_end(
+        self, spec: Operation, state: CursorState, started: int, began: str
+    ) -> CursorState:
+        """The cursor after a pass: complete to `began` when no write happened upstream
+        while it ran, else to be read again from where it started."""
         ended = self._transport.generation
         if ended == started:
-            state = CursorState(
+            return CursorState(
                 upstream=self.upstream, since=started, reached=parse_record_timestamp(began)
             )
-        else:
-            state = replace(state, upstream=self.upstream, passing=None)
-            self._emit(
-                Notice(
-                    f"{spec.label}: the upstream changed while they were read (generation "
-                    f"{started} to {ended}); the next run reads them again from the same point"
-                )
+        self._emit(
+            Notice(
+                f"{spec.label}: the upstream changed while they were read (generation "
+                f"{started} to {ended}); the next run reads them again from the same point"
             )
-        self.store.set_meta(key, state.to_json())
-        self._emit(KindFinished(report))
+        )
+        return replace(state, upstream=self.upstream, passing=None)
 
     def _pass_start(
         self, client: NvdClient, spec: Operation, passing: dict[str, Any]
