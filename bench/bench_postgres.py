@@ -148,7 +148,7 @@ def _imports(
             if "baseline" in name:
                 os.environ["PYTHONPATH"] = str(args.baseline_src)
             try:
-                figures = _import(store, files, args.count)
+                figures = _import_with_wal(store, files, args.count)
             finally:
                 if saved is None:
                     os.environ.pop("PYTHONPATH", None)
@@ -174,6 +174,26 @@ def _imports(
     }
     print(f"import, PostgreSQL over SQLite: {summary['ratio_wall']} (target <= 1.5x)", flush=True)
     return summary
+
+
+def _import_with_wal(store: BenchStore, files: list[Path], count: int) -> dict[str, Any]:
+    """`_import`, plus the WAL PostgreSQL wrote meanwhile (the whole server's: other
+    writers on the same server are counted too)."""
+    if not store.is_postgres:
+        return _import(store, files, count)
+    import psycopg
+
+    def lsn() -> int:
+        with psycopg.connect(store.url.split("?")[0], autocommit=True) as connection:
+            row = connection.execute(
+                "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')"
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    before = lsn()
+    figures = _import(store, files, count)
+    figures["wal_mb"] = round((lsn() - before) / 1e6)
+    return figures
 
 
 # -- 2. serving ------------------------------------------------------------------------------

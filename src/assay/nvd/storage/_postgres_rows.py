@@ -275,13 +275,13 @@ def insert_rows(
 ) -> dict[str, int]:
     """Insert `rows` (values in `columns` order, the unique key first); their new ids."""
     names = [name for name, _ in columns]
-    rows_sql = (
+    stage = _staged(connection, table, columns, rows)
+    found = connection.execute(
         f"INSERT INTO {table} ({', '.join(names)}) "
-        f"SELECT {', '.join(_select(name, kind) for name, kind in columns)} "
-        f"FROM unnest({', '.join(_array(kind) for _, kind in columns)}) AS u({', '.join(names)}) "
+        f"SELECT {', '.join(_select(name, kind) for name, kind in columns)} FROM {stage} AS u "
         f"RETURNING {names[0]}, id"
-    )
-    found = connection.execute(rows_sql, _by_column(rows, len(columns))).fetchall()
+    ).fetchall()
+    connection.execute(f"TRUNCATE {stage}")
     return {str(key): int(row_id) for key, row_id in found}
 
 
@@ -292,16 +292,16 @@ def insert_distinct(
     found where present (also where a concurrent writer just inserted them)."""
     names = [name for name, _ in columns]
     key = names[0]
+    stage = _staged(connection, table, columns, rows)
     found = {
         bytes(identity): int(row_id)
         for identity, row_id in connection.execute(
             f"INSERT INTO {table} ({', '.join(names)}) "
             f"SELECT {', '.join(_select(name, kind) for name, kind in columns)} "
-            f"FROM unnest({', '.join(_array(kind) for _, kind in columns)}) "
-            f"AS u({', '.join(names)}) ON CONFLICT ({key}) DO NOTHING RETURNING {key}, id",
-            _by_column(rows, len(columns)),
+            f"FROM {stage} AS u ON CONFLICT ({key}) DO NOTHING RETURNING {key}, id"
         )
     }
+    connection.execute(f"TRUNCATE {stage}")
     others = [row[0] for row in rows if row[0] not in found]
     if others:
         found.update(
@@ -311,6 +311,26 @@ def insert_distinct(
             )
         )
     return found
+
+
+def _staged(
+    connection: Connection, table: str, columns: Columns, rows: Sequence[Sequence[object]]
+) -> str:
+    """`rows` copied (binary COPY) into a temporary table of the session, the name of
+    which is returned: inserting from it costs half what `unnest` of one parameter
+    array per column does, whose large values PostgreSQL materializes (and spills) first.
+    A `tsvector` is staged as its text, cast on insertion. Emptied by the caller."""
+    stage = f"assay_staged_{table}"
+    kinds = [(name, "text" if kind == "tsvector" else kind) for name, kind in columns]
+    connection.execute(
+        f"CREATE TEMPORARY TABLE IF NOT EXISTS {stage} "
+        f"({', '.join(f'{name} {_SQL_TYPES.get(kind, kind)}' for name, kind in kinds)})"
+    )
+    try:
+        copy_rows(connection, stage, kinds, rows)
+    except (TypeError, ValueError) as error:  # (a value the driver cannot send)
+        raise psycopg.DataError(f"cannot write a row of {table}: {error}") from error
+    return stage
 
 
 def update_rows(
@@ -340,6 +360,9 @@ def copy_rows(
         copy.set_types([kind for _, kind in columns])
         for row in rows:
             copy.write_row(row)
+
+
+_SQL_TYPES = {"int2": "smallint", "int4": "integer", "int8": "bigint"}
 
 
 def _select(name: str, kind: str) -> str:
