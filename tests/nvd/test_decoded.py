@@ -54,13 +54,38 @@ def test_the_store_serves_a_replaced_record_anew(tmp_path: Path) -> None:
     store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
     try:
         store.upsert_cves(facts(SAMPLE[:50]))
-        everything = parse_cve_query([])
-        before = store.search_cves(everything).records  # now decoded and kept
         target = SAMPLE[10]
+        # A filtered query keeps its records decoded (a walk's pages do not: see below).
+        by_source = parse_cve_query([("sourceIdentifier", target["sourceIdentifier"])])
+        everything = parse_cve_query([])
+        before = store.search_cves(by_source).records  # now decoded and kept
+        assert store.search_cves(everything).total == 50
         store.upsert_cves(facts([revised(target, "2026-07-01T00:00:00.000", "REPLACED text")]))
-        after = store.search_cves(everything).records
-        changed = [json.loads(record) for record in after if record not in before]
-        assert [record["id"] for record in changed] == [target["id"]]
-        assert changed[0]["descriptions"][0]["value"] == "REPLACED text"
+        for query in (by_source, everything):
+            after = store.search_cves(query).records
+            changed = [json.loads(record) for record in after if record not in before]
+            assert [record["id"] for record in changed] == [target["id"]]
+            assert changed[0]["descriptions"][0]["value"] == "REPLACED text"
+    finally:
+        store.close()
+
+
+def test_pages_of_a_walk_give_the_records_in_order_without_filling_the_cache(
+    tmp_path: Path,
+) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        store.upsert_cves(facts(SAMPLE[:50]))
+        walked = [
+            record
+            for start in range(0, 50, 7)
+            for record in store.search_cves(
+                parse_cve_query([("resultsPerPage", "7"), ("startIndex", str(start))])
+            ).records
+        ]
+        assert walked == store.search_cves(parse_cve_query([])).records
+        # (nothing was kept: a filtered query finds the cache empty)
+        generation = store.generation()
+        assert store._decoded.get_many(generation, list(range(1, 60))) == {}
     finally:
         store.close()

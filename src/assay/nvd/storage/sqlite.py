@@ -622,6 +622,11 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
                 ids = self._ordered_ids(connection, generation, query, where, builder.params)
             self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
+        if query.filter_key in WALK_ORDERS:
+            # A walk reads each page once: its records would only push the records of
+            # popular queries out of the decoded cache (and keeping them costs ~1.5 ms
+            # of a 2000-record page).
+            return Page(len(ids), self._records_uncached(connection, page_ids))
         return Page(len(ids), self._records(connection, generation, page_ids))
 
     def _ordered_ids(
@@ -669,6 +674,10 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
                         yield unpack(stored), tuple(found.pop(row_id))
         except sqlite3.Error as error:
             raise StoreError(f"the SQLite store at {self.path}: {error}") from error
+
+    def _records_uncached(self, connection: sqlite3.Connection, ids: Sequence[int]) -> list[bytes]:
+        stored = dict(select_in(connection, "SELECT id, record FROM cve WHERE id IN", ids, 1000))
+        return [unpack(stored[row_id]) for row_id in ids if row_id in stored]
 
     def _records(
         self, connection: sqlite3.Connection, generation: int, ids: Iterable[int]
