@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench._store import BenchStore
 from bench.bench_nvd import (
     OUT,
     Queries,
@@ -49,7 +50,6 @@ from bench.bench_nvd import (
     _server,
     _wrk,
 )
-from bench._store import BenchStore
 from bench.bench_service import corpus_store
 from bench.nvd_corpus import DEFAULT_COUNT, DEFAULT_SEED, DEFAULT_SOURCE
 

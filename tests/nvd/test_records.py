@@ -71,7 +71,7 @@ def test_format_3_is_an_lz4_block_against_the_v2_dictionary_bytes() -> None:
     writes them, the dictionary the committed file's bytes."""
     record = SAMPLE[0]
     assert pack(record) == FORMAT_LZ4_V3 + lz4.block.compress(record, dict=DICTIONARY_V3)
-    assert DICTIONARY_V3 == DICTIONARY_V2.as_bytes()
+    assert DICTIONARY_V2.as_bytes() == DICTIONARY_V3
     assert int.from_bytes(pack(record)[1:5], "little") == len(record)
 
 
