@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from tests.nvd.test_store import SAMPLE, facts, revised
@@ -70,12 +71,17 @@ def test_the_store_serves_a_replaced_record_anew(tmp_path: Path) -> None:
         store.close()
 
 
+@pytest.mark.parametrize("in_api_order", [True, False])
 def test_pages_of_a_walk_give_the_records_in_order_without_filling_the_cache(
-    tmp_path: Path,
+    tmp_path: Path, in_api_order: bool
 ) -> None:
+    """Rows written in API order are read as ranges, others by id: the same pages."""
+    records = SAMPLE[:50]
+    if in_api_order:
+        records = sorted(records, key=lambda record: (record["published"], record["id"]))
     store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
     try:
-        store.upsert_cves(facts(SAMPLE[:50]))
+        store.upsert_cves(facts(records))
         walked = [
             record
             for start in range(0, 50, 7)
