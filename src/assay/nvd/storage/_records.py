@@ -12,9 +12,10 @@ compressed record:
 
 * `FORMAT_LZ4_V3` (written now): an LZ4 block against the bytes of `records-v2.zdict`
   (as a plain LZ4 dictionary), its decoded length first (4 bytes, little-endian, as
-  `lz4.block` writes it). Decoding takes ~2 us for a 3 KB record, against ~7 us for
-  format 2: a 2000-record page decodes in ~4 ms instead of 13-24 ms, for records ~1.7x
-  the size of format 2's (docs/decisions.md, "Records stored as LZ4 blocks").
+  `lz4.block` writes it). A 2000-record page decodes in about half the CPU of format
+  2 (3.1-3.7 against 6.2-7.6 ms), packing takes 13-19 us a record against 23, and the
+  stored records are ~1.45x format 2's (docs/decisions.md, "Records stored as LZ4
+  blocks").
 * `FORMAT_ZSTD_V2` (read only): a zstd frame against `records-v2.zdict`, a dictionary
   trained on the bundled real records (`tools/build_records_dictionary.py`). Packing
   takes ~23 us and unpacking ~8 us for a 3.6 KB record, against ~124 and ~23 us for
