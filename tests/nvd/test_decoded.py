@@ -72,11 +72,16 @@ def test_the_store_serves_a_replaced_record_anew(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("in_api_order", [True, False])
+@pytest.mark.parametrize("walk", [[], [("noRejected", "")]])
 def test_pages_of_a_walk_give_the_records_in_order_without_filling_the_cache(
-    tmp_path: Path, in_api_order: bool
+    tmp_path: Path, in_api_order: bool, walk: list[tuple[str, str]]
 ) -> None:
-    """Rows written in API order are read as ranges, others by id: the same pages."""
-    records = SAMPLE[:50]
+    """Rows written in API order are read as ranges (with the rejected ones skipped),
+    others by id: the same pages."""
+    # Every fifth rejected: a walk without them skips rows.
+    records = [
+        dict(r, vulnStatus="Rejected") if i % 5 == 0 else r for i, r in enumerate(SAMPLE[:50])
+    ]
     if in_api_order:
         records = sorted(records, key=lambda record: (record["published"], record["id"]))
     store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
@@ -86,10 +91,10 @@ def test_pages_of_a_walk_give_the_records_in_order_without_filling_the_cache(
             record
             for start in range(0, 50, 7)
             for record in store.search_cves(
-                parse_cve_query([("resultsPerPage", "7"), ("startIndex", str(start))])
+                parse_cve_query([*walk, ("resultsPerPage", "7"), ("startIndex", str(start))])
             ).records
         ]
-        assert walked == store.search_cves(parse_cve_query([])).records
+        assert walked == store.search_cves(parse_cve_query(walk)).records
         # (nothing was kept: a filtered query finds the cache empty)
         generation = store.generation()
         assert store._decoded.get_many(generation, list(range(1, 60))) == {}
