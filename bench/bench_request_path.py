@@ -84,6 +84,7 @@ async def _drive(app: ASGIApp, queries: list[str], count: int, encoding: str | N
 def serving_app(url: str) -> ASGIApp:
     """The app of `assay serve --workers 2` on a loopback address, defaults otherwise."""
     from assay.nvd.server.app import ServerSettings
+    from assay.nvd.server.memory import prepare_serving_process
     from assay.nvd.server.metrics import MULTIPROCESS_ENV
     from assay.nvd.server.service import ServiceSettings
     from assay.nvd.storage import open_store
@@ -91,6 +92,7 @@ def serving_app(url: str) -> ASGIApp:
     from assay.web.hosts import default_allowed_hosts
 
     os.environ.setdefault(MULTIPROCESS_ENV, tempfile.mkdtemp(prefix="assay-metrics-"))
+    prepare_serving_process()  # (as `assay serve`'s workers do: memory kept for reuse)
     service = ServiceSettings(allowed_hosts=default_allowed_hosts("127.0.0.1"))
     store = open_store(url, timeout=service.store_timeout)
     return create_web_app(store, WebSettings(nvd=ServerSettings()), service)

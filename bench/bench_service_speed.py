@@ -3,7 +3,8 @@ another build of assay, in the same run.
 
     python -m bench service_speed                 (or: make bench)
     python -m bench.bench_service_speed [--count N] [--duration S] [--rounds R]
-                                        [--before SRC] [--classes NAME,...]
+                                        [--before SRC [--before-store URL]]
+                                        [--classes NAME,...]
 
 On the corpus of `bench/nvd_corpus.py` (340,000 CVEs at NVD's proportions; imported by
 `bench nvd` into `bench/out/nvd-N.db`, or here when missing), SQLite, `assay serve
@@ -12,7 +13,8 @@ into multiprocess files), no rate limit. In the same run:
 
 * the HTTP floor of `bench nvd` (a constant Starlette answer under the same uvicorn);
 * with `--before SRC`, the same server run from another source tree (`SRC` is put
-  first on PYTHONPATH: e.g. `git archive <commit> src | tar -x -C /tmp/before`).
+  first on PYTHONPATH: e.g. `git archive <commit> src | tar -x -C /tmp/before`),
+  serving `--before-store URL` when given (a store in the format that build reads).
 
 `cveId`: wrk, 32 connections, the contenders taking turns round after round (order
 rotated each round); each one's best run, and the median of the rounds' ratios to the
@@ -38,6 +40,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench._store import BenchStore
 from bench.bench_nvd import (
     OUT,
     Queries,
@@ -66,6 +69,12 @@ def run(argv: list[str]) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
     parser.add_argument("--before", type=Path, default=None, help="another assay's src folder")
+    parser.add_argument(
+        "--before-store",
+        default=None,
+        help="the store the --before build serves (default: the same; a copy in the "
+        "stored format that build reads when the formats differ)",
+    )
     parser.add_argument("--classes", default=",".join(("cveId", *CLASSES)))
     args = parser.parse_args(argv)
     wanted = set(args.classes.split(","))
@@ -77,7 +86,7 @@ def run(argv: list[str]) -> None:
 
     builds = {"after": _assay(store.url, None)}
     if args.before is not None:
-        builds["before"] = _assay(store.url, args.before.resolve())
+        builds["before"] = _assay(args.before_store or store.url, args.before.resolve())
     with contextlib.ExitStack() as stack:
         bases = {name: stack.enter_context(_server(spec)) for name, spec in builds.items()}
         floor = stack.enter_context(_server(_hello_serve()))
@@ -91,6 +100,8 @@ def run(argv: list[str]) -> None:
             figures: dict[str, Any] = {}
             for build, base in order:
                 store.warm()
+                if args.before_store:
+                    BenchStore(args.before_store).warm()
                 measured = _sequential(name, base, queries[name])
                 figures[build] = {"p50_ms": round(measured.p50_ms, 2),
                                   "p99_ms": round(measured.p99_ms, 2),

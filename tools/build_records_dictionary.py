@@ -6,7 +6,8 @@ Trains a 32 KiB zstd dictionary on the bundled real CVE records
 (`src/assay/data/nvd-cves.jsonl.gz`, NVD-encoded as the store keeps them) and writes
 `src/assay/data/records-v2.zdict`. Run once: the dictionary is part of the stored format
 (`assay.nvd.storage._records`), so the committed file must never change; a better
-dictionary gets a new format byte and a new file.
+dictionary gets a new format byte and a new file. Format 3 (LZ4 blocks) uses the same
+file's bytes as its dictionary.
 """
 
 from __future__ import annotations

@@ -52,6 +52,22 @@ def test_the_pieces_make_one_nvd_envelope(
     assert all(len(chunk) >= chunk_bytes for chunk in chunks[:-1])
 
 
+@given(RECORDS, st.integers(1, 3000), st.sampled_from(["cve", None]))
+def test_the_pieces_are_the_records_as_stored_in_nvds_envelope(
+    records: list[bytes], chunk_bytes: int, wrapper: str | None
+) -> None:
+    """Byte for byte: the head, each record under its wrapper (or bare), commas between."""
+    envelope = Envelope(
+        format_name="NVD_SOURCE", list_key="sources", wrapper=wrapper,
+        start_index=0, total=len(records), records=records, chunk_bytes=chunk_bytes,
+    )  # fmt: skip
+    pieces = list(envelope.pieces())
+    body = b"".join(pieces)
+    items = [b'{"%s":%s}' % (wrapper.encode(), r) if wrapper else r for r in records]
+    assert body.endswith(b'"sources":[' + b",".join(items) + b"]}")
+    assert envelope.length == len(body)
+
+
 @given(st.lists(st.integers(0, 4_102_444_800_000), min_size=1, max_size=8))
 def test_the_timestamp_is_nvds_form_of_now(instants: list[int]) -> None:
     """Made from the second's text and the milliseconds: the same text as formatting the

@@ -108,7 +108,7 @@ class Envelope:
         count = len(self._records)
         self.length = (
             len(self._head)
-            + sum(len(record) for record in self._records)
+            + sum(map(len, self._records))
             + count * (len(self._opener) + len(self._closer))
             + max(0, count - 1)  # commas
             + 2  # "]}"

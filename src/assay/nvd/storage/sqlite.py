@@ -622,6 +622,11 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
                 ids = self._ordered_ids(connection, generation, query, where, builder.params)
             self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
+        if query.filter_key in WALK_ORDERS:
+            # A walk reads each page once: its records would only push the records of
+            # popular queries out of the decoded cache (and keeping them costs ~1.5 ms
+            # of a 2000-record page).
+            return Page(len(ids), self._records_uncached(connection, page_ids))
         return Page(len(ids), self._records(connection, generation, page_ids))
 
     def _ordered_ids(
@@ -669,6 +674,19 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
                         yield unpack(stored), tuple(found.pop(row_id))
         except sqlite3.Error as error:
             raise StoreError(f"the SQLite store at {self.path}: {error}") from error
+
+    def _records_uncached(self, connection: sqlite3.Connection, ids: Sequence[int]) -> list[bytes]:
+        """The records of `ids`, in that order, past the decoded cache (a walk's page)."""
+        if _consecutive(ids):
+            # A store imported in API order walks its rows in order: one range read
+            # (~1.5 ms less than `IN` for 2,000 rows), used when every id is there.
+            rows = connection.execute(
+                "SELECT record FROM cve WHERE id BETWEEN ? AND ?", (ids[0], ids[-1])
+            ).fetchall()
+            if len(rows) == len(ids):
+                return [unpack(stored) for (stored,) in rows]
+        stored = dict(_rows_of(connection, ids))
+        return [unpack(stored[row_id]) for row_id in ids if row_id in stored]
 
     def _records(
         self, connection: sqlite3.Connection, generation: int, ids: Iterable[int]
@@ -735,6 +753,23 @@ PUBLIC_METHODS = (
 
 for _name in PUBLIC_METHODS:
     setattr(SqliteStore, _name, store_errors(getattr(SqliteStore, _name)))
+
+
+def _rows_of(connection: sqlite3.Connection, ids: Sequence[int]) -> Iterable[tuple[int, bytes]]:
+    """The (id, stored record) rows of `ids`: one range read when they lie close together
+    (a walk without the rejected CVEs skips a few rows: reading them too costs less
+    than looking up 2,000 ids), else look-ups by id."""
+    low, high = min(ids, default=0), max(ids, default=0)
+    if high - low < 2 * len(ids):
+        return connection.execute(
+            "SELECT id, record FROM cve WHERE id BETWEEN ? AND ?", (low, high)
+        ).fetchall()
+    return select_in(connection, "SELECT id, record FROM cve WHERE id IN", ids, 1000)
+
+
+def _consecutive(ids: Sequence[int]) -> bool:
+    """Whether `ids` are first, first + 1, first + 2... in that order."""
+    return bool(ids) and list(ids) == list(range(ids[0], ids[0] + len(ids)))
 
 
 def _next_id(connection: sqlite3.Connection, table: str) -> int:
