@@ -45,7 +45,12 @@ from assay.nvd.storage.write_rule import batch_writes, stored_stays
 T = TypeVar("T")
 P = ParamSpec("P")
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+# Schema 3 is schema 2 whose records may be written in stored format 3 (LZ4 blocks,
+# `_records.py`), which an assay reading schema 2 cannot decode: the number changes so that
+# such an assay refuses the store by name instead of answering its records as damaged.
+# Nothing derived changed, so a schema 2 store is only relabelled, not rebuilt.
+REBUILT_BELOW = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -211,7 +216,8 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         with self._writing(connection):
             found = self._schema_version(connection)
             older = self._is_older_schema(found)
-            if older:
+            rebuilt = older and int(str(found)) < REBUILT_BELOW
+            if rebuilt:
                 # Schema 1 kept one facet row per CVSS metric and one criteria row per
                 # use: the derived rows are rebuilt from the records, which are kept as
                 # they were.
@@ -223,12 +229,13 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
                 "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?), ('generation', '0')",
                 (SCHEMA_VERSION,),
             )
-            if older:
+            if rebuilt:
                 self._rederive(connection)
+                connection.execute(BUMP_GENERATION)
+            if older:
                 connection.execute(
                     "UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,)
                 )
-                connection.execute(BUMP_GENERATION)
             backfill(SqliteExecutor(connection))  # tracking of the sources beside NVD's
 
     def _is_older_schema(self, found: str | None) -> bool:
