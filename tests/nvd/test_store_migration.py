@@ -118,6 +118,14 @@ def test_an_older_store_answers_every_query_as_a_new_one(
         store.close()
 
 
+def _criteria_rows(path: Path) -> int:
+    connection = sqlite3.connect(path)
+    try:
+        return int(connection.execute("SELECT count(*) FROM cve_criteria").fetchone()[0])
+    finally:
+        connection.close()
+
+
 def test_a_schema_2_sqlite_store_is_relabelled_without_a_rebuild(tmp_path: Path) -> None:
     """Schema 3 only allows records of stored format 3: a schema 2 store keeps its rows and
     its generation, and is labelled 3 so that an assay reading schema 2 refuses it."""
@@ -127,19 +135,14 @@ def test_a_schema_2_sqlite_store_is_relabelled_without_a_rebuild(tmp_path: Path)
     generation = store.get_meta("generation")
     store.close()
     _run(url, ["UPDATE meta SET value = '2' WHERE key = 'schema'"])
-    before = sqlite3.connect(tmp_path / "store.db").execute(
-        "SELECT count(*) FROM cve_criteria"
-    ).fetchone()
+    before = _criteria_rows(tmp_path / "store.db")
     store = open_store(url)
     try:
         assert store.get_meta("schema") == "3"
         assert store.get_meta("generation") == generation
     finally:
         store.close()
-    after = sqlite3.connect(tmp_path / "store.db").execute(
-        "SELECT count(*) FROM cve_criteria"
-    ).fetchone()
-    assert after == before
+    assert _criteria_rows(tmp_path / "store.db") == before
 
 
 def test_a_store_of_a_newer_schema_is_refused_by_name(store_url: str) -> None:
