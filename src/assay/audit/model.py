@@ -52,6 +52,11 @@ class Component:
     """Where the input describes it (`sbom.json: $.components[3]`), for messages."""
 
 
+def default_ref(name: str, version: str | None) -> str:
+    """The ref of a component its input gives none for: `name@version`, or its name."""
+    return f"{name}@{version}" if version else name
+
+
 @dataclass(frozen=True, slots=True)
 class Inventory:
     """The components one input file (or a request's purls) describes."""
