@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from assay.audit.model import Cvss, FindingSource, Vulnerability
+from assay.audit.model import Cvss, FindingSource, Vulnerability, string_of
 from assay.audit.severity import choose_severity, nvd_ratings
 from assay.audit.versions import Comparator
 from assay.nvd.cpe import ANY, NA, Cpe, CriteriaRange, InvalidCpe, name_matches
@@ -202,11 +202,6 @@ def _parsed(
         return None
 
 
-def _bound(match: Mapping[str, Any], name: str) -> str | None:
-    value = match.get(name)
-    return value if isinstance(value, str) else None
-
-
 _PLAIN_PART = re.compile(r"[a-z0-9._\-]+")
 _SIMPLE_CRITERIA = re.compile(r"cpe:2\.3:[aoh*]?:[a-z0-9._\-]+:[a-z0-9._\-]+(?::[a-z0-9._\-*]*){8}")
 
@@ -291,12 +286,12 @@ class Compiler:
         return self.match(
             (
                 match.get("criteria"),
-                _bound(match, "versionStartIncluding"),
-                _bound(match, "versionStartExcluding"),
-                _bound(match, "versionEndIncluding"),
-                _bound(match, "versionEndExcluding"),
+                string_of(match.get("versionStartIncluding")),
+                string_of(match.get("versionStartExcluding")),
+                string_of(match.get("versionEndIncluding")),
+                string_of(match.get("versionEndExcluding")),
                 bool(match.get("vulnerable", True)),
-                identifier if isinstance(identifier, str) else None,
+                string_of(identifier),
             )
         )
 

@@ -52,6 +52,16 @@ class Component:
     """Where the input describes it (`sbom.json: $.components[3]`), for messages."""
 
 
+def string_of(value: object) -> str | None:
+    """`value` when a JSON value is a string, else None."""
+    return value if isinstance(value, str) else None
+
+
+def text_of(value: object) -> str | None:
+    """`value` when a JSON value is a non-empty string, else None."""
+    return string_of(value) or None
+
+
 def default_ref(name: str, version: str | None) -> str:
     """The ref of a component its input gives none for: `name@version`, or its name."""
     return f"{name}@{version}" if version else name

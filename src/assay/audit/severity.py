@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from assay.audit.model import Cvss, Vulnerability
+from assay.audit.model import Cvss, Vulnerability, string_of
 
 __all__ = [
     "CISA_ADP_ORG_ID",
@@ -159,7 +159,7 @@ def _nvd_metric_rating(entry: object, version: str) -> Rating | None:
     score, vector = data.get("baseScore"), data.get("vectorString")
     if not isinstance(score, int | float) or not isinstance(vector, str):
         return None
-    source = entry.get("source") if isinstance(entry.get("source"), str) else ""
+    source = string_of(entry.get("source")) or ""
     severity = data.get("baseSeverity") or entry.get("baseSeverity")
     return nvd_rating(
         entry.get("type"),
@@ -167,7 +167,7 @@ def _nvd_metric_rating(entry: object, version: str) -> Rating | None:
         version=version,
         score=float(score),
         vector=vector,
-        severity=severity if isinstance(severity, str) else None,
+        severity=string_of(severity),
     )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import islice
 from typing import Any, Final
 
-from assay.audit.model import Component, Inventory, default_ref
+from assay.audit.model import Component, Inventory, default_ref, text_of
 from assay.errors import InputError
 
 __all__ = ["MAX_COMPONENTS", "read_cyclonedx_json", "read_cyclonedx_xml"]
@@ -67,8 +67,8 @@ def _repository(references: object, where: str) -> str | None:
         )
     for reference in references:
         if isinstance(reference, Mapping) and reference.get("type") == "vcs":
-            url = reference.get("url")
-            if isinstance(url, str) and url:
+            url = text_of(reference.get("url"))
+            if url is not None:
                 return url
     return None
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from assay.audit.inputs.cyclonedx import bounded
-from assay.audit.model import Component, Inventory, default_ref
+from assay.audit.model import Component, Inventory, default_ref, text_of
 from assay.errors import InputError
 
 __all__ = ["read_spdx3", "read_spdx_json", "read_spdx_tag_value"]
@@ -133,23 +133,19 @@ def _repository(element: Mapping[str, Any]) -> str | None:
     return repository
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _spdx3_package(element: Mapping[str, Any], where: str) -> Component:
-    name = element.get("name")
-    if not isinstance(name, str) or not name:
+    name = text_of(element.get("name"))
+    if name is None:
         raise InputError(f"{where}.name", "expected a package name")
     ref = element.get("spdxId") or element.get("@id")
-    version = _text(element.get("software_packageVersion"))
+    version = text_of(element.get("software_packageVersion"))
     cpes, identified = _identifiers(element)
     purl = element.get("software_packageUrl")
     return Component(
         ref=str(ref) if ref else default_ref(name, version),
         name=name,
         version=version,
-        purl=_text(purl) if isinstance(purl, str) else _text(identified),
+        purl=text_of(purl) if isinstance(purl, str) else text_of(identified),
         cpes=tuple(cpes),
         repository=_repository(element),
         where=where,
