@@ -30,7 +30,7 @@ from typing import Any, Final
 
 import orjson
 
-from assay.audit.identify import parse_purl
+from assay.audit.identify import readable_purl
 from assay.audit.model import (
     ComponentResult,
     Cvss,
@@ -60,7 +60,6 @@ from assay.cve5.index import (
 )
 from assay.cve5.ranges import AffectedMatch, entry_status
 from assay.cve5.record import Affected, Container, CveRecord, read_record
-from assay.errors import InputError
 
 __all__ = [
     "CNA_PURL_CONFIDENCE",
@@ -96,14 +95,8 @@ def component_keys(cpes: Iterable[str], purl: str | None) -> tuple[set[str], set
         if found is not None:
             keys.add(cpe_key(*found))
             keys.add(vendor_product_key(*found))
-    purl_keys: set[str] = set()
-    if purl:
-        try:
-            parsed = parse_purl(purl)
-        except InputError:
-            parsed = None
-        if parsed is not None:
-            purl_keys.add(purl_key(parsed.type, parsed.namespace, parsed.name))
+    parsed = readable_purl(purl)
+    purl_keys = {purl_key(parsed.type, parsed.namespace, parsed.name)} if parsed else set()
     return keys, purl_keys
 
 
@@ -113,12 +106,8 @@ def _wanted(cpes: Iterable[str], version: str | None, purl: str | None) -> _Want
     keys, purl_keys = component_keys(cpes, purl)
     if not keys and not purl_keys:
         return None
-    ecosystem = None
-    if purl:
-        try:
-            ecosystem = parse_purl(purl).type
-        except InputError:
-            ecosystem = None
+    parsed = readable_purl(purl)
+    ecosystem = parsed.type if parsed else None
     return _Wanted(version, ecosystem, frozenset(keys | purl_keys), frozenset(purl_keys))
 
 
