@@ -18,7 +18,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from assay.audit.model import Component, ComponentResult, Inventory, ScanResult, Vulnerability
+from assay.audit.model import (
+    Component,
+    ComponentResult,
+    Inventory,
+    ScanResult,
+    Vulnerability,
+    present,
+)
 from assay.audit.rules import Finding, Verdict
 from assay.audit.vex_out import cyclonedx_analysis
 
@@ -294,17 +301,12 @@ def _vdr_vulnerability(
 
 def _vdr_details(vulnerability: Vulnerability) -> dict[str, Any]:
     """The entry's optional parts: the other ids, the CWEs and the fix."""
-    details: dict[str, Any] = {}
-    if vulnerability.aliases:
-        details["references"] = [
-            {"id": alias, "source": advisory(alias)} for alias in vulnerability.aliases
-        ]
-    cwes = [int(cwe[4:]) for cwe in vulnerability.cwes if cwe[4:].isdigit()]
-    if cwes:
-        details["cwes"] = cwes
-    if vulnerability.fixed_in:
-        details["recommendation"] = f"Upgrade to {vulnerability.fixed_in} or later"
-    return details
+    fixed_in = vulnerability.fixed_in
+    return present(
+        references=[{"id": alias, "source": advisory(alias)} for alias in vulnerability.aliases],
+        cwes=[int(cwe[4:]) for cwe in vulnerability.cwes if cwe[4:].isdigit()],
+        recommendation=f"Upgrade to {fixed_in} or later" if fixed_in else None,
+    )
 
 
 def _vdr_analysis(

@@ -31,6 +31,11 @@ class _JsonFields:
         return {key: _json_value(getattr(self, name)) for name, key in self.JSON_KEYS}
 
 
+def present(**members: Any) -> dict[str, Any]:
+    """The members that are set (truthy), in order: a JSON object's optional members."""
+    return {key: value for key, value in members.items() if value}
+
+
 def _json_value(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
