@@ -40,7 +40,7 @@ from assay.attestation.constants import COSIGN_VULN_V1, VULNS_V01, VULNS_V02
 from assay.audit.inputs import document_inventory, sbom_kind
 from assay.audit.inputs.purls import dependency_component
 from assay.audit.model import Component, Inventory, SourceStatus
-from assay.audit.rules import evaluate
+from assay.audit.rules import Verdict, evaluate
 from assay.audit.scan import scan
 from assay.audit.source import VulnerabilitySource
 from assay.audit.vex import Admission, admit, apply_vex, product_names
@@ -223,17 +223,7 @@ class VulnerabilityCheck:
         inputs: tuple[tuple[str, dict[str, str]], ...],
     ) -> DependencyCheckResult:
         verdict = evaluate(result, rule.fail_on, rule.ignore, today=now.date())
-        failing = [f"{f.component.component.ref} {f.vulnerability.id}" for f in verdict.failing]
-        findings_check = Check(
-            "vulnerabilities.findings",
-            verdict.passed,
-            [r.text for r in rule.fail_on],
-            failing,
-            ""
-            if verdict.passed
-            else f"{len(failing)} finding(s) meet a failOn rule: " + ", ".join(failing[:20]),
-        )
-        checks = (*first, findings_check, *vex_checks)
+        checks = (*first, _findings_check(rule, verdict), *vex_checks)
         passed = all(c.passed for c in checks)
         age = rule.attestations.max_age if rule.attestations is not None else DEFAULT_SCAN_AGE
         details.update(
@@ -251,6 +241,20 @@ class VulnerabilityCheck:
             details,
             inputs,
         )
+
+
+def _findings_check(rule: VulnerabilityRule, verdict: Verdict) -> Check:
+    """Whether no finding meets a `failOn` rule (naming the first 20 that do)."""
+    failing = [f"{f.component.component.ref} {f.vulnerability.id}" for f in verdict.failing]
+    return Check(
+        "vulnerabilities.findings",
+        verdict.passed,
+        [r.text for r in rule.fail_on],
+        failing,
+        ""
+        if verdict.passed
+        else f"{len(failing)} finding(s) meet a failOn rule: " + ", ".join(failing[:20]),
+    )
 
 
 def _vex_checks(admission: Admission, signers: Sequence[str]) -> tuple[Check, ...]:
