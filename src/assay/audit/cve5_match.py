@@ -31,6 +31,7 @@ from typing import Any, Final
 import orjson
 
 from assay.audit.identify import readable_purl
+from assay.audit.matching import nvd_cwes
 from assay.audit.model import (
     ComponentResult,
     Cvss,
@@ -41,6 +42,7 @@ from assay.audit.model import (
     ScanResult,
     Unidentified,
     Vulnerability,
+    cwe_ids,
 )
 from assay.audit.severity import (
     CISA_ADP_ORG_ID,
@@ -128,25 +130,10 @@ def _source_name(container: Container) -> str:
     return "cisa-adp" if container.org_id == CISA_ADP_ORG_ID else "cve5"
 
 
-def _nvd_cwes(nvd: Mapping[str, Any] | None) -> list[object]:
-    """The values of NVD's `weaknesses[].description[]`."""
-    return [
-        description.get("value")
-        for weakness in (nvd or {}).get("weaknesses") or ()
-        for description in weakness.get("description") or ()
-    ]
-
-
 def _cwes(record: CveRecord, nvd: Mapping[str, Any] | None) -> tuple[str, ...]:
     """The CWE ids of the CVE 5 containers, then NVD's, each once."""
     given = [cwe for container in record.containers for cwe, _ in container.cwes]
-    return tuple(
-        dict.fromkeys(
-            value
-            for value in (*given, *_nvd_cwes(nvd))
-            if isinstance(value, str) and value.startswith("CWE-")
-        )
-    )
+    return cwe_ids([*given, *(nvd_cwes(nvd) if nvd else ())])
 
 
 def _adp_kev(record: CveRecord) -> str | None:

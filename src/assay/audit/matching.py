@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from assay.audit.model import Cvss, FindingSource, Vulnerability, string_of
+from assay.audit.model import Cvss, FindingSource, Vulnerability, cwe_ids, string_of
 from assay.audit.severity import choose_severity, nvd_ratings
 from assay.audit.versions import Comparator
 from assay.nvd.cpe import ANY, NA, Cpe, CriteriaRange, InvalidCpe, name_matches
@@ -52,6 +52,7 @@ __all__ = [
     "compile_record",
     "evaluate_names",
     "evaluate_record",
+    "nvd_cwes",
     "record_facts",
     "vulnerability_facts",
 ]
@@ -509,14 +510,14 @@ def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None, str | Non
     return chosen.cvss, chosen.severity, chosen.source
 
 
-def _cwes(record: Mapping[str, Any]) -> tuple[str, ...]:
-    values = (
+def nvd_cwes(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """The CWE ids of an NVD record's `weaknesses[].description[]`, each once."""
+    return cwe_ids(
         description.get("value") if isinstance(description, Mapping) else None
         for weakness in _list(record.get("weaknesses"))
         if isinstance(weakness, Mapping)
         for description in _list(weakness.get("description"))
     )
-    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v.startswith("CWE-")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -538,7 +539,7 @@ def record_facts(record: Mapping[str, Any]) -> RecordFacts:
         severity,
         cvss,
         bool(record.get("cisaExploitAdd")),
-        _cwes(record),
+        nvd_cwes(record),
         rated_by,
     )
 

@@ -8,6 +8,7 @@ JSON contract of `assay scan --format json` and `POST /api/scan` (docs/scan.md).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
@@ -65,6 +66,11 @@ def string_of(value: object) -> str | None:
 def text_of(value: object) -> str | None:
     """`value` when a JSON value is a non-empty string, else None."""
     return string_of(value) or None
+
+
+def cwe_ids(values: Iterable[object]) -> tuple[str, ...]:
+    """The CWE ids (`CWE-79`) among the values, each once, in order."""
+    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v.startswith("CWE-")))
 
 
 def default_ref(name: str, version: str | None) -> str:

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol, runtime_checkable
 
-from assay.audit.model import Component, Cvss, FindingSource, Vulnerability
+from assay.audit.model import Component, Cvss, FindingSource, Vulnerability, cwe_ids
 from assay.audit.severity import (
     Rating,
     choose_severity,
@@ -183,7 +183,7 @@ def _cwes(database_specific: Mapping[str, Any] | None) -> tuple[str, ...]:
     values = (database_specific or {}).get("cwe_ids")
     if not isinstance(values, list):
         return ()
-    return tuple(v for v in dict.fromkeys(values) if isinstance(v, str) and v.startswith("CWE-"))
+    return cwe_ids(values)
 
 
 @dataclass(slots=True)

@@ -28,6 +28,7 @@ from assay.audit.matching import (
     bounds_well_formed,
     record_facts,
 )
+from assay.audit.model import cwe_ids
 from assay.audit.severity import NVD_METRICS, Rating, choose_severity, nvd_rating
 from assay.errors import StoreError
 
@@ -162,8 +163,7 @@ def _typed_rating(entry: Any, version: str) -> Rating | None:
 
 def _typed_cwes(weaknesses: Any) -> tuple[str, ...]:
     """The CWE ids of the typed weaknesses, each once, in order."""
-    values = (d.value for weakness in weaknesses or () for d in weakness.description)
-    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v.startswith("CWE-")))
+    return cwe_ids(d.value for weakness in weaknesses or () for d in weakness.description)
 
 
 def _typed_facts(record: _Record) -> RecordFacts | None:
