@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from assay.audit.model import Cvss, FindingSource, Vulnerability, cwe_ids, string_of
-from assay.audit.severity import choose_severity, nvd_ratings
+from assay.audit.severity import Rating, choose_severity, nvd_ratings
 from assay.audit.versions import Comparator
 from assay.nvd.cpe import ANY, NA, Cpe, CriteriaRange, InvalidCpe, name_matches
 
@@ -53,6 +53,7 @@ __all__ = [
     "evaluate_names",
     "evaluate_record",
     "nvd_cwes",
+    "rating_parts",
     "record_facts",
     "vulnerability_facts",
 ]
@@ -501,10 +502,9 @@ def _preferred(hits: list[Match]) -> Match:
 # -- record facts ----------------------------------------------------------------------
 
 
-def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None, str | None]:
-    """The rating that gives the severity, in `assay.audit.severity`'s order: its CVSS,
-    its severity and who gave it."""
-    chosen = choose_severity(nvd_ratings(record))
+def rating_parts(chosen: Rating | None) -> tuple[Cvss | None, str | None, str | None]:
+    """The rating that gives the severity (`assay.audit.severity.choose_severity`): its
+    CVSS, its severity and who gave it (all None when none does)."""
     if chosen is None:
         return None, None, None
     return chosen.cvss, chosen.severity, chosen.source
@@ -533,7 +533,7 @@ class RecordFacts:
 
 
 def record_facts(record: Mapping[str, Any]) -> RecordFacts:
-    cvss, severity, rated_by = _cvss(record)
+    cvss, severity, rated_by = rating_parts(choose_severity(nvd_ratings(record)))
     return RecordFacts(
         str(record.get("id")),
         severity,

@@ -26,6 +26,7 @@ from assay.audit.matching import (
     Node,
     RecordFacts,
     bounds_well_formed,
+    rating_parts,
     record_facts,
 )
 from assay.audit.model import cwe_ids
@@ -174,14 +175,14 @@ def _typed_facts(record: _Record) -> RecordFacts | None:
         weaknesses = _WEAKNESSES.decode(record.weaknesses) if len(record.weaknesses) else None
     except msgspec.ValidationError:
         return None
-    chosen = choose_severity(_typed_ratings(metrics))
+    cvss, severity, rated_by = rating_parts(choose_severity(_typed_ratings(metrics)))
     return RecordFacts(
         str(record.id),
-        None if chosen is None else chosen.severity,
-        None if chosen is None else chosen.cvss,
+        severity,
+        cvss,
         bool(record.cisaExploitAdd),
         _typed_cwes(weaknesses),
-        None if chosen is None else chosen.source,
+        rated_by,
     )
 
 
