@@ -97,20 +97,13 @@ def parse_given_cpe(text: str) -> Cpe:
 def normalize_link(url: str) -> str:
     """A link without scheme, `www.`, query, fragment, trailing `/` or `.git`, lower case."""
     text = url.strip().lower()
-    text = text.split("#", 1)[0].split("?", 1)[0]
-    if text.startswith("git+"):
-        text = text[4:]
+    text = text.split("#", 1)[0].split("?", 1)[0].removeprefix("git+")
     if "://" in text:
         text = text.split("://", 1)[1]
     if text.startswith("git@"):
         text = text[4:].replace(":", "/", 1)
     text = text.split("@", 1)[-1] if "@" in text.split("/", 1)[0] else text
-    if text.startswith("www."):
-        text = text[4:]
-    text = text.rstrip("/")
-    if text.endswith(".git"):
-        text = text[:-4]
-    return text
+    return text.removeprefix("www.").rstrip("/").removesuffix(".git")
 
 
 def _pep503(name: str) -> str:
