@@ -201,7 +201,7 @@ def _cvss3_metrics(vector: str) -> dict[str, str] | None:
     """A CVSS v3.0/v3.1 vector's metrics by name (the last of a repeated one); None when
     it is not such a vector."""
     parts = vector.strip().split("/")
-    if not parts or parts[0] not in ("CVSS:3.0", "CVSS:3.1"):
+    if parts[0] not in ("CVSS:3.0", "CVSS:3.1"):  # (split always gives a first part)
         return None
     return {name: value for name, _, value in (part.partition(":") for part in parts[1:])}
 
