@@ -130,10 +130,10 @@ def _source_name(container: Container) -> str:
     return "cisa-adp" if container.org_id == CISA_ADP_ORG_ID else "cve5"
 
 
-def _cwes(record: CveRecord, nvd: Mapping[str, Any] | None) -> tuple[str, ...]:
+def _cwes(record: CveRecord, nvd: Mapping[str, Any]) -> tuple[str, ...]:
     """The CWE ids of the CVE 5 containers, then NVD's, each once."""
     given = [cwe for container in record.containers for cwe, _ in container.cwes]
-    return cwe_ids([*given, *(nvd_cwes(nvd) if nvd else ())])
+    return cwe_ids([*given, *nvd_cwes(nvd)])
 
 
 def _adp_kev(record: CveRecord) -> str | None:
@@ -191,13 +191,14 @@ def _finding(
     match: AffectedMatch,
     source: FindingSource,
 ) -> Vulnerability:
-    chosen = choose_severity([*_ratings(record), *(nvd_ratings(nvd) if nvd else [])])
+    nvd = nvd or {}  # (an empty NVD record has no ratings, CWEs or KEV mark)
+    chosen = choose_severity([*_ratings(record), *nvd_ratings(nvd)])
     marked = _adp_kev(record)  # CISA-ADP's KEV mark (the catalogue's entry, when stored, wins)
     unrated = Vulnerability(
         id=record.cve_id,
         severity=None,
         cvss=None,
-        kev=bool((nvd or {}).get("cisaExploitAdd")) or marked is not None,
+        kev=bool(nvd.get("cisaExploitAdd")) or marked is not None,
         kev_detail=KevDetail(marked or None) if marked is not None else None,
         cwes=_cwes(record, nvd),
         match_criteria_id=None,
