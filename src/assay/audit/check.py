@@ -37,10 +37,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from assay.attestation.constants import COSIGN_VULN_V1, VULNS_V01, VULNS_V02
-from assay.audit.inputs import SBOM_PREDICATES, document_inventory
+from assay.audit.inputs import document_inventory, sbom_kind
 from assay.audit.inputs.purls import dependency_component
 from assay.audit.model import Component, Inventory, SourceStatus
-from assay.audit.rules import evaluate
+from assay.audit.rules import Verdict, evaluate
 from assay.audit.scan import scan
 from assay.audit.source import VulnerabilitySource
 from assay.audit.vex import Admission, admit, apply_vex, product_names
@@ -72,33 +72,36 @@ _SKEW: Final = timedelta(minutes=5)
 
 def dependency_inventory(subject: DependencyCheckInput) -> list[Inventory]:
     """The components of the verified provenance and of verified SBOM statements."""
-    inventories: list[Inventory] = []
-    components: list[Component] = []
-    for index, dependency in enumerate(subject.dependencies):
-        # The reader `assay scan` uses: a malformed purl fails the check, naming it.
-        component = dependency_component(
-            dependency.uri, dependency.name, f"provenance dependency [{index}]"
-        )
-        if component is not None:
-            components.append(component)
-    if components:
-        inventories.append(
-            Inventory("provenance", "slsa-provenance", tuple(components), verified=True)
-        )
-    for document in subject.documents:
-        base = document.predicate_type.split("?", 1)[0].rstrip("/")
-        if any(base.startswith(prefix) for prefix in SBOM_PREDICATES):
-            inventory = document_inventory(dict(document.predicate), document.source)
-            inventories.append(
-                Inventory(
-                    document.source,
-                    inventory.format,
-                    inventory.components,
-                    verified=True,
-                    document=inventory.document,
-                )
-            )
-    return inventories
+    provenance = _provenance_components(subject)
+    inventories = (
+        [Inventory("provenance", "slsa-provenance", provenance, verified=True)]
+        if provenance
+        else []
+    )
+    sboms = (d for d in subject.documents if sbom_kind(d.predicate_type) is not None)
+    return inventories + [_sbom_inventory(document) for document in sboms]
+
+
+def _provenance_components(subject: DependencyCheckInput) -> tuple[Component, ...]:
+    """The components of the verified provenance's dependencies, read as `assay scan`
+    reads them: a malformed purl fails the check, naming it."""
+    components = (
+        dependency_component(dependency.uri, dependency.name, f"provenance dependency [{index}]")
+        for index, dependency in enumerate(subject.dependencies)
+    )
+    return tuple(component for component in components if component is not None)
+
+
+def _sbom_inventory(document: VerifiedDocument) -> Inventory:
+    """The components of a verified SBOM statement's predicate."""
+    inventory = document_inventory(dict(document.predicate), document.source)
+    return Inventory(
+        document.source,
+        inventory.format,
+        inventory.components,
+        verified=True,
+        document=inventory.document,
+    )
 
 
 class VulnerabilityCheck:
@@ -220,17 +223,7 @@ class VulnerabilityCheck:
         inputs: tuple[tuple[str, dict[str, str]], ...],
     ) -> DependencyCheckResult:
         verdict = evaluate(result, rule.fail_on, rule.ignore, today=now.date())
-        failing = [f"{f.component.component.ref} {f.vulnerability.id}" for f in verdict.failing]
-        findings_check = Check(
-            "vulnerabilities.findings",
-            verdict.passed,
-            [r.text for r in rule.fail_on],
-            failing,
-            ""
-            if verdict.passed
-            else f"{len(failing)} finding(s) meet a failOn rule: " + ", ".join(failing[:20]),
-        )
-        checks = (*first, findings_check, *vex_checks)
+        checks = (*first, _findings_check(rule, verdict), *vex_checks)
         passed = all(c.passed for c in checks)
         age = rule.attestations.max_age if rule.attestations is not None else DEFAULT_SCAN_AGE
         details.update(
@@ -248,6 +241,20 @@ class VulnerabilityCheck:
             details,
             inputs,
         )
+
+
+def _findings_check(rule: VulnerabilityRule, verdict: Verdict) -> Check:
+    """Whether no finding meets a `failOn` rule (naming the first 20 that do)."""
+    failing = [f"{f.component.component.ref} {f.vulnerability.id}" for f in verdict.failing]
+    return Check(
+        "vulnerabilities.findings",
+        verdict.passed,
+        [r.text for r in rule.fail_on],
+        failing,
+        ""
+        if verdict.passed
+        else f"{len(failing)} finding(s) meet a failOn rule: " + ", ".join(failing[:20]),
+    )
 
 
 def _vex_checks(admission: Admission, signers: Sequence[str]) -> tuple[Check, ...]:

@@ -30,7 +30,8 @@ from typing import Any, Final
 
 import orjson
 
-from assay.audit.identify import parse_purl
+from assay.audit.identify import readable_purl
+from assay.audit.matching import nvd_cwes
 from assay.audit.model import (
     ComponentResult,
     Cvss,
@@ -41,6 +42,7 @@ from assay.audit.model import (
     ScanResult,
     Unidentified,
     Vulnerability,
+    cwe_ids,
 )
 from assay.audit.severity import (
     CISA_ADP_ORG_ID,
@@ -60,7 +62,6 @@ from assay.cve5.index import (
 )
 from assay.cve5.ranges import AffectedMatch, entry_status
 from assay.cve5.record import Affected, Container, CveRecord, read_record
-from assay.errors import InputError
 
 __all__ = [
     "CNA_PURL_CONFIDENCE",
@@ -96,14 +97,8 @@ def component_keys(cpes: Iterable[str], purl: str | None) -> tuple[set[str], set
         if found is not None:
             keys.add(cpe_key(*found))
             keys.add(vendor_product_key(*found))
-    purl_keys: set[str] = set()
-    if purl:
-        try:
-            parsed = parse_purl(purl)
-        except InputError:
-            parsed = None
-        if parsed is not None:
-            purl_keys.add(purl_key(parsed.type, parsed.namespace, parsed.name))
+    parsed = readable_purl(purl)
+    purl_keys = {purl_key(parsed.type, parsed.namespace, parsed.name)} if parsed else set()
     return keys, purl_keys
 
 
@@ -113,12 +108,8 @@ def _wanted(cpes: Iterable[str], version: str | None, purl: str | None) -> _Want
     keys, purl_keys = component_keys(cpes, purl)
     if not keys and not purl_keys:
         return None
-    ecosystem = None
-    if purl:
-        try:
-            ecosystem = parse_purl(purl).type
-        except InputError:
-            ecosystem = None
+    parsed = readable_purl(purl)
+    ecosystem = parsed.type if parsed else None
     return _Wanted(version, ecosystem, frozenset(keys | purl_keys), frozenset(purl_keys))
 
 
@@ -139,25 +130,10 @@ def _source_name(container: Container) -> str:
     return "cisa-adp" if container.org_id == CISA_ADP_ORG_ID else "cve5"
 
 
-def _nvd_cwes(nvd: Mapping[str, Any] | None) -> list[object]:
-    """The values of NVD's `weaknesses[].description[]`."""
-    return [
-        description.get("value")
-        for weakness in (nvd or {}).get("weaknesses") or ()
-        for description in weakness.get("description") or ()
-    ]
-
-
-def _cwes(record: CveRecord, nvd: Mapping[str, Any] | None) -> tuple[str, ...]:
+def _cwes(record: CveRecord, nvd: Mapping[str, Any]) -> tuple[str, ...]:
     """The CWE ids of the CVE 5 containers, then NVD's, each once."""
     given = [cwe for container in record.containers for cwe, _ in container.cwes]
-    return tuple(
-        dict.fromkeys(
-            value
-            for value in (*given, *_nvd_cwes(nvd))
-            if isinstance(value, str) and value.startswith("CWE-")
-        )
-    )
+    return cwe_ids([*given, *nvd_cwes(nvd)])
 
 
 def _adp_kev(record: CveRecord) -> str | None:
@@ -215,13 +191,14 @@ def _finding(
     match: AffectedMatch,
     source: FindingSource,
 ) -> Vulnerability:
-    chosen = choose_severity([*_ratings(record), *(nvd_ratings(nvd) if nvd else [])])
+    nvd = nvd or {}  # (an empty NVD record has no ratings, CWEs or KEV mark)
+    chosen = choose_severity([*_ratings(record), *nvd_ratings(nvd)])
     marked = _adp_kev(record)  # CISA-ADP's KEV mark (the catalogue's entry, when stored, wins)
     unrated = Vulnerability(
         id=record.cve_id,
         severity=None,
         cvss=None,
-        kev=bool((nvd or {}).get("cisaExploitAdd")) or marked is not None,
+        kev=bool(nvd.get("cisaExploitAdd")) or marked is not None,
         kev_detail=KevDetail(marked or None) if marked is not None else None,
         cwes=_cwes(record, nvd),
         match_criteria_id=None,

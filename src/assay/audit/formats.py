@@ -18,7 +18,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from assay.audit.model import Component, ComponentResult, Inventory, ScanResult, Vulnerability
+from assay.audit.model import (
+    Component,
+    ComponentResult,
+    Inventory,
+    ScanResult,
+    Vulnerability,
+    present,
+)
 from assay.audit.rules import Finding, Verdict
 from assay.audit.vex_out import cyclonedx_analysis
 
@@ -44,21 +51,33 @@ _LEVELS: Final = {"CRITICAL": "error", "HIGH": "error", "MEDIUM": "warning"}
 _METHODS: Final = {"2.0": "CVSSv2", "3.0": "CVSSv3", "3.1": "CVSSv31", "4.0": "CVSSv4"}
 
 
+_NOTES: Final = (
+    ("kev", "; listed as known exploited (CISA KEV)"),
+    ("fixed_in", "; fixed in {}"),
+    ("conditional", f"; {CONDITIONAL_DETAIL}"),
+)
+"""(finding field, the message's clause when it is set) in the order they are written."""
+
+
 def _message(component: ComponentResult, vulnerability: Vulnerability) -> str:
     c = component.component
     text = f"{c.name} {c.version or ''}".strip() + f" is affected by {vulnerability.id}"
-    if vulnerability.severity:
-        text += f" ({vulnerability.severity}"
-        if vulnerability.cvss is not None:
-            text += f", CVSS {vulnerability.cvss.version} {vulnerability.cvss.base_score}"
-        text += ")"
-    if vulnerability.kev:
-        text += "; listed as known exploited (CISA KEV)"
-    if vulnerability.fixed_in:
-        text += f"; fixed in {vulnerability.fixed_in}"
-    if vulnerability.conditional:
-        text += f"; {CONDITIONAL_DETAIL}"
-    return text
+    notes = (
+        template.format(value)
+        for field, template in _NOTES
+        if (value := getattr(vulnerability, field))
+    )
+    return text + _severity_clause(vulnerability) + "".join(notes)
+
+
+def _severity_clause(vulnerability: Vulnerability) -> str:
+    """` (HIGH, CVSS 3.1 7.5)`, ` (HIGH)`, or nothing for an unrated finding."""
+    if not vulnerability.severity:
+        return ""
+    if vulnerability.cvss is None:
+        return f" ({vulnerability.severity})"
+    cvss = vulnerability.cvss
+    return f" ({vulnerability.severity}, CVSS {cvss.version} {cvss.base_score})"
 
 
 def _help(vulnerability_id: str, description: str | None, fixes: Sequence[str]) -> dict[str, str]:
@@ -282,17 +301,12 @@ def _vdr_vulnerability(
 
 def _vdr_details(vulnerability: Vulnerability) -> dict[str, Any]:
     """The entry's optional parts: the other ids, the CWEs and the fix."""
-    details: dict[str, Any] = {}
-    if vulnerability.aliases:
-        details["references"] = [
-            {"id": alias, "source": advisory(alias)} for alias in vulnerability.aliases
-        ]
-    cwes = [int(cwe[4:]) for cwe in vulnerability.cwes if cwe[4:].isdigit()]
-    if cwes:
-        details["cwes"] = cwes
-    if vulnerability.fixed_in:
-        details["recommendation"] = f"Upgrade to {vulnerability.fixed_in} or later"
-    return details
+    fixed_in = vulnerability.fixed_in
+    return present(
+        references=[{"id": alias, "source": advisory(alias)} for alias in vulnerability.aliases],
+        cwes=[int(cwe[4:]) for cwe in vulnerability.cwes if cwe[4:].isdigit()],
+        recommendation=f"Upgrade to {fixed_in} or later" if fixed_in else None,
+    )
 
 
 def _vdr_analysis(

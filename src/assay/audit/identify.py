@@ -43,6 +43,7 @@ __all__ = [
     "normalize_link",
     "parse_given_cpe",
     "parse_purl",
+    "readable_purl",
     "registry_links",
 ]
 
@@ -96,20 +97,13 @@ def parse_given_cpe(text: str) -> Cpe:
 def normalize_link(url: str) -> str:
     """A link without scheme, `www.`, query, fragment, trailing `/` or `.git`, lower case."""
     text = url.strip().lower()
-    text = text.split("#", 1)[0].split("?", 1)[0]
-    if text.startswith("git+"):
-        text = text[4:]
+    text = text.split("#", 1)[0].split("?", 1)[0].removeprefix("git+")
     if "://" in text:
         text = text.split("://", 1)[1]
     if text.startswith("git@"):
         text = text[4:].replace(":", "/", 1)
     text = text.split("@", 1)[-1] if "@" in text.split("/", 1)[0] else text
-    if text.startswith("www."):
-        text = text[4:]
-    text = text.rstrip("/")
-    if text.endswith(".git"):
-        text = text[:-4]
-    return text
+    return text.removeprefix("www.").rstrip("/").removesuffix(".git")
 
 
 def _pep503(name: str) -> str:
@@ -206,7 +200,7 @@ class Identifier:
         given = self._given(component)
         if given is not None:
             return given
-        purl = _component_purl(component)
+        purl = readable_purl(component.purl)
         version = component.version or (purl.version if purl is not None else None)
         if not version:
             return "no version: it cannot be placed in any version range"
@@ -298,12 +292,13 @@ class Identifier:
         return f"no CPE dictionary product or CVE criteria for {name!r}"
 
 
-def _component_purl(component: Component) -> Purl | None:
-    """The component's purl, if it has one that parses."""
-    if not component.purl:
+def readable_purl(text: str | None) -> Purl | None:
+    """`text` as a purl; None for none, or for one that does not parse (a component is
+    then known by its other names)."""
+    if not text:
         return None
     try:
-        return parse_purl(component.purl)
+        return parse_purl(text)
     except InputError:
         return None
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from assay.audit.model import Cvss, FindingSource, Vulnerability
-from assay.audit.severity import choose_severity, nvd_ratings
+from assay.audit.model import Cvss, FindingSource, Vulnerability, cwe_ids, string_of
+from assay.audit.severity import Rating, choose_severity, nvd_ratings
 from assay.audit.versions import Comparator
 from assay.nvd.cpe import ANY, NA, Cpe, CriteriaRange, InvalidCpe, name_matches
 
@@ -52,6 +52,8 @@ __all__ = [
     "compile_record",
     "evaluate_names",
     "evaluate_record",
+    "nvd_cwes",
+    "rating_parts",
     "record_facts",
     "vulnerability_facts",
 ]
@@ -202,11 +204,6 @@ def _parsed(
         return None
 
 
-def _bound(match: Mapping[str, Any], name: str) -> str | None:
-    value = match.get(name)
-    return value if isinstance(value, str) else None
-
-
 _PLAIN_PART = re.compile(r"[a-z0-9._\-]+")
 _SIMPLE_CRITERIA = re.compile(r"cpe:2\.3:[aoh*]?:[a-z0-9._\-]+:[a-z0-9._\-]+(?::[a-z0-9._\-*]*){8}")
 
@@ -291,12 +288,12 @@ class Compiler:
         return self.match(
             (
                 match.get("criteria"),
-                _bound(match, "versionStartIncluding"),
-                _bound(match, "versionStartExcluding"),
-                _bound(match, "versionEndIncluding"),
-                _bound(match, "versionEndExcluding"),
+                string_of(match.get("versionStartIncluding")),
+                string_of(match.get("versionStartExcluding")),
+                string_of(match.get("versionEndIncluding")),
+                string_of(match.get("versionEndExcluding")),
                 bool(match.get("vulnerable", True)),
-                identifier if isinstance(identifier, str) else None,
+                string_of(identifier),
             )
         )
 
@@ -505,23 +502,22 @@ def _preferred(hits: list[Match]) -> Match:
 # -- record facts ----------------------------------------------------------------------
 
 
-def _cvss(record: Mapping[str, Any]) -> tuple[Cvss | None, str | None, str | None]:
-    """The rating that gives the severity, in `assay.audit.severity`'s order: its CVSS,
-    its severity and who gave it."""
-    chosen = choose_severity(nvd_ratings(record))
+def rating_parts(chosen: Rating | None) -> tuple[Cvss | None, str | None, str | None]:
+    """The rating that gives the severity (`assay.audit.severity.choose_severity`): its
+    CVSS, its severity and who gave it (all None when none does)."""
     if chosen is None:
         return None, None, None
     return chosen.cvss, chosen.severity, chosen.source
 
 
-def _cwes(record: Mapping[str, Any]) -> tuple[str, ...]:
-    values = (
+def nvd_cwes(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """The CWE ids of an NVD record's `weaknesses[].description[]`, each once."""
+    return cwe_ids(
         description.get("value") if isinstance(description, Mapping) else None
         for weakness in _list(record.get("weaknesses"))
         if isinstance(weakness, Mapping)
         for description in _list(weakness.get("description"))
     )
-    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v.startswith("CWE-")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -537,13 +533,13 @@ class RecordFacts:
 
 
 def record_facts(record: Mapping[str, Any]) -> RecordFacts:
-    cvss, severity, rated_by = _cvss(record)
+    cvss, severity, rated_by = rating_parts(choose_severity(nvd_ratings(record)))
     return RecordFacts(
         str(record.get("id")),
         severity,
         cvss,
         bool(record.get("cisaExploitAdd")),
-        _cwes(record),
+        nvd_cwes(record),
         rated_by,
     )
 

@@ -8,6 +8,7 @@ JSON contract of `assay scan --format json` and `POST /api/scan` (docs/scan.md).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
@@ -31,6 +32,11 @@ class _JsonFields:
         return {key: _json_value(getattr(self, name)) for name, key in self.JSON_KEYS}
 
 
+def present(**members: Any) -> dict[str, Any]:
+    """The members that are set (truthy), in order: a JSON object's optional members."""
+    return {key: value for key, value in members.items() if value}
+
+
 def _json_value(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
@@ -50,6 +56,26 @@ class Component:
     """Its source repository URL, when the input names one (VCS reference, download URL)."""
     where: str = ""
     """Where the input describes it (`sbom.json: $.components[3]`), for messages."""
+
+
+def string_of(value: object) -> str | None:
+    """`value` when a JSON value is a string, else None."""
+    return value if isinstance(value, str) else None
+
+
+def text_of(value: object) -> str | None:
+    """`value` when a JSON value is a non-empty string, else None."""
+    return string_of(value) or None
+
+
+def cwe_ids(values: Iterable[object]) -> tuple[str, ...]:
+    """The CWE ids (`CWE-79`) among the values, each once, in order."""
+    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v.startswith("CWE-")))
+
+
+def default_ref(name: str, version: str | None) -> str:
+    """The ref of a component its input gives none for: `name@version`, or its name."""
+    return f"{name}@{version}" if version else name
 
 
 @dataclass(frozen=True, slots=True)

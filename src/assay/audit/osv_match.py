@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol, runtime_checkable
 
-from assay.audit.model import Component, Cvss, FindingSource, Vulnerability
+from assay.audit.model import Component, Cvss, FindingSource, Vulnerability, cwe_ids
 from assay.audit.severity import (
     Rating,
     choose_severity,
@@ -158,20 +158,24 @@ def _severity_rating(severity: Any) -> Rating | None:
 def _severity_words(record: OsvRecord) -> list[Any]:
     """The `severity` of the record's and its entries' `database_specific` and
     `ecosystem_specific` objects (GitHub's and others' words)."""
-    words: list[Any] = [(record.database_specific or {}).get("severity")]
+    words: list[Any] = [_severity_of(record.database_specific)]
     for entry in record.affected:
-        words.append((entry.ecosystem_specific or {}).get("severity"))
-        words.append((entry.database_specific or {}).get("severity"))
+        words.append(_severity_of(entry.ecosystem_specific))
+        words.append(_severity_of(entry.database_specific))
     return words
+
+
+def _severity_of(specific: Mapping[str, Any] | None) -> Any:
+    """The `severity` of a `database_specific` or `ecosystem_specific` object."""
+    return (specific or {}).get("severity")
 
 
 def _ratings(record: OsvRecord) -> list[Rating]:
     severities = [*record.severity, *(s for entry in record.affected for s in entry.severity)]
-    rated = [_severity_rating(severity) for severity in severities]
-    worded = [severity_word(text) for text in _severity_words(record)]
+    worded = filter(None, map(severity_word, _severity_words(record)))
     return [
-        *(rating for rating in rated if rating is not None),
-        *(Rating("osv-word", word) for word in worded if word is not None),
+        *filter(None, map(_severity_rating, severities)),
+        *(Rating("osv-word", word) for word in worded),
     ]
 
 
@@ -179,7 +183,7 @@ def _cwes(database_specific: Mapping[str, Any] | None) -> tuple[str, ...]:
     values = (database_specific or {}).get("cwe_ids")
     if not isinstance(values, list):
         return ()
-    return tuple(v for v in dict.fromkeys(values) if isinstance(v, str) and v.startswith("CWE-"))
+    return cwe_ids(values)
 
 
 @dataclass(slots=True)

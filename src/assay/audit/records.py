@@ -26,8 +26,10 @@ from assay.audit.matching import (
     Node,
     RecordFacts,
     bounds_well_formed,
+    rating_parts,
     record_facts,
 )
+from assay.audit.model import cwe_ids
 from assay.audit.severity import NVD_METRICS, Rating, choose_severity, nvd_rating
 from assay.errors import StoreError
 
@@ -162,8 +164,7 @@ def _typed_rating(entry: Any, version: str) -> Rating | None:
 
 def _typed_cwes(weaknesses: Any) -> tuple[str, ...]:
     """The CWE ids of the typed weaknesses, each once, in order."""
-    values = (d.value for weakness in weaknesses or () for d in weakness.description)
-    return tuple(dict.fromkeys(v for v in values if isinstance(v, str) and v.startswith("CWE-")))
+    return cwe_ids(d.value for weakness in weaknesses or () for d in weakness.description)
 
 
 def _typed_facts(record: _Record) -> RecordFacts | None:
@@ -174,14 +175,14 @@ def _typed_facts(record: _Record) -> RecordFacts | None:
         weaknesses = _WEAKNESSES.decode(record.weaknesses) if len(record.weaknesses) else None
     except msgspec.ValidationError:
         return None
-    chosen = choose_severity(_typed_ratings(metrics))
+    cvss, severity, rated_by = rating_parts(choose_severity(_typed_ratings(metrics)))
     return RecordFacts(
         str(record.id),
-        None if chosen is None else chosen.severity,
-        None if chosen is None else chosen.cvss,
+        severity,
+        cvss,
         bool(record.cisaExploitAdd),
         _typed_cwes(weaknesses),
-        None if chosen is None else chosen.source,
+        rated_by,
     )
 
 

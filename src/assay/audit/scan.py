@@ -24,7 +24,7 @@ from functools import partial
 from typing import Final
 
 from assay.audit.cve5_match import holds_cve5, supplement
-from assay.audit.identify import Identifier, parse_purl
+from assay.audit.identify import Identifier, readable_purl
 from assay.audit.matching import (
     Compiler,
     ComponentName,
@@ -61,13 +61,11 @@ Progress = Callable[[int, int], None]
 identified, then a step per look-up (where the source reports them)."""
 
 
-def _purl_type(purl: str | None) -> str | None:
-    if not purl:
-        return None
-    try:
-        return parse_purl(purl).type
-    except InputError:
-        return None
+def _ordered_ecosystem(purl: str | None) -> str | None:
+    """The ecosystem a purl names when its versions have a known order (else None)."""
+    parsed = readable_purl(purl)
+    ecosystem = parsed.type if parsed else None
+    return ecosystem if comparator_for(ecosystem) is not None else None
 
 
 @dataclass(slots=True)
@@ -268,8 +266,7 @@ def _identify_all(
                 reason = outcome + osv.why_not(package)
                 unidentified.append(Unidentified(component, reason, inventory.source))
             else:
-                ecosystem = _purl_type(component.purl)
-                ordered = ecosystem if comparator_for(ecosystem) is not None else None
+                ordered = _ordered_ecosystem(component.purl)
                 identified.append(
                     _Identified(component, outcome, package, ordered, inventory.source)
                 )

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from assay.audit.model import Cvss, Vulnerability
+from assay.audit.model import Cvss, Vulnerability, string_of
 
 __all__ = [
     "CISA_ADP_ORG_ID",
@@ -159,7 +159,7 @@ def _nvd_metric_rating(entry: object, version: str) -> Rating | None:
     score, vector = data.get("baseScore"), data.get("vectorString")
     if not isinstance(score, int | float) or not isinstance(vector, str):
         return None
-    source = entry.get("source") if isinstance(entry.get("source"), str) else ""
+    source = string_of(entry.get("source")) or ""
     severity = data.get("baseSeverity") or entry.get("baseSeverity")
     return nvd_rating(
         entry.get("type"),
@@ -167,7 +167,7 @@ def _nvd_metric_rating(entry: object, version: str) -> Rating | None:
         version=version,
         score=float(score),
         vector=vector,
-        severity=severity if isinstance(severity, str) else None,
+        severity=string_of(severity),
     )
 
 
@@ -201,7 +201,7 @@ def _cvss3_metrics(vector: str) -> dict[str, str] | None:
     """A CVSS v3.0/v3.1 vector's metrics by name (the last of a repeated one); None when
     it is not such a vector."""
     parts = vector.strip().split("/")
-    if not parts or parts[0] not in ("CVSS:3.0", "CVSS:3.1"):
+    if parts[0] not in ("CVSS:3.0", "CVSS:3.1"):  # (split always gives a first part)
         return None
     return {name: value for name, _, value in (part.partition(":") for part in parts[1:])}
 

@@ -20,7 +20,14 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from assay.audit.model import ComponentResult, InputSummary, Inventory, ScanResult, Vulnerability
+from assay.audit.model import (
+    ComponentResult,
+    InputSummary,
+    Inventory,
+    ScanResult,
+    Vulnerability,
+    text_of,
+)
 from assay.vex import ComponentNames, VexDocument, VexIndex
 
 __all__ = [
@@ -106,10 +113,6 @@ def _summary(document: VexDocument, used: int) -> InputSummary:
     )
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _object_at(value: object, *keys: str) -> Mapping[str, Any] | None:
     """The object at the path of `keys` in `value`, if every step is an object."""
     for key in keys:
@@ -122,7 +125,7 @@ def _product(document: object) -> ComponentNames | None:
     product = _object_at(document, "metadata", "component")
     if product is None:
         return None
-    ref, purl, cpe = (_text(product.get(k)) for k in ("bom-ref", "purl", "cpe"))
+    ref, purl, cpe = (text_of(product.get(k)) for k in ("bom-ref", "purl", "cpe"))
     if ref is None and purl is None and cpe is None:
         return None
     return ComponentNames(ref or "", purl, (cpe,) if cpe else ())

@@ -13,11 +13,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Final
 
-from assay.audit.model import ComponentResult, ScanResult, Vulnerability
+from assay.audit.model import ComponentResult, ScanResult, Vulnerability, present
 from assay.audit.rules import Verdict
 from assay.vex import ProductId, VexStatement, VexStatus
 from assay.vex.cyclonedx import OPENVEX_TO_JUSTIFICATION
-from assay.vex.model import parse_time
+from assay.vex.model import Assessment, parse_time
 from assay.vex.write import openvex_document
 
 __all__ = ["cyclonedx_analysis", "finding_statements", "to_openvex"]
@@ -103,14 +103,14 @@ def cyclonedx_analysis(vulnerability: Vulnerability) -> dict[str, Any] | None:
     if vex is None:
         return None
     analysis: dict[str, Any] = {"state": _TO_CYCLONEDX[vex.status]}
-    justification = vex.justification
+    justification = _cyclonedx_justification(vex)
     if justification is not None:
-        justification = OPENVEX_TO_JUSTIFICATION.get(justification, justification)
-    if justification is not None and vex.status is VexStatus.NOT_AFFECTED:
         analysis["justification"] = justification
-    detail = vex.impact or vex.action_statement
-    if detail:
-        analysis["detail"] = detail
-    if vex.timestamp:
-        analysis["lastUpdated"] = vex.timestamp
-    return analysis
+    return analysis | present(detail=vex.impact or vex.action_statement, lastUpdated=vex.timestamp)
+
+
+def _cyclonedx_justification(vex: Assessment) -> str | None:
+    """CycloneDX's word for why a component is not affected (OpenVEX's words mapped)."""
+    if vex.status is not VexStatus.NOT_AFFECTED or vex.justification is None:
+        return None
+    return OPENVEX_TO_JUSTIFICATION.get(vex.justification, vex.justification)

@@ -33,6 +33,7 @@ from assay.audit.model import (
     ScanResult,
     SourceStatus,
     Vulnerability,
+    text_of,
 )
 from assay.errors import AttestationError
 from assay.policy.vulnerabilities import SEVERITY_ORDER
@@ -165,10 +166,6 @@ def vulns_statement(
 # -- reading -----------------------------------------------------------------------------
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _severity(entry: Mapping[str, Any], where: str) -> tuple[str | None, Cvss | None]:
     scores = entry.get("severity")
     if not isinstance(scores, list):
@@ -188,7 +185,7 @@ def _score(score: object, where: str) -> str | Cvss | None:
     """One `{method, score}`: NVD's severity word, a CVSS score, or neither (None)."""
     if not isinstance(score, Mapping):
         raise AttestationError(where, "expected {method, score}")
-    method, value = _text(score.get("method")), score.get("score")
+    method, value = text_of(score.get("method")), score.get("score")
     if method is None or not isinstance(value, str | int | float):
         raise AttestationError(where, "expected {method, score}")
     text = str(value)
@@ -211,7 +208,7 @@ def _object(value: object, where: str) -> Mapping[str, Any]:
 
 
 def _read_time(metadata: Mapping[str, Any], key: str, where: str) -> datetime:
-    text = _text(metadata.get(key))
+    text = text_of(metadata.get(key))
     try:
         moment = datetime.fromisoformat((text or "").replace("Z", "+00:00"))
     except ValueError:
@@ -233,7 +230,7 @@ def _annotations(entry: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _finding(entry: Mapping[str, Any], note: Mapping[str, Any], at: str) -> Vulnerability:
     severity, cvss = _severity(entry, at)
-    vector = _text(note.get("cvssVector"))
+    vector = text_of(note.get("cvssVector"))
     if cvss is not None and vector:
         cvss = Cvss(cvss.version, cvss.base_score, vector)
     return Vulnerability(
@@ -243,7 +240,7 @@ def _finding(entry: Mapping[str, Any], note: Mapping[str, Any], at: str) -> Vuln
         note.get("kev") is True,
         (),
         None,
-        _text(note.get("fixedIn")),
+        text_of(note.get("fixedIn")),
         note.get("conditional") is True,
     )
 
@@ -256,9 +253,9 @@ def _group(about: Mapping[str, Any], ref: str, at: str) -> _Group:
     cpes = about.get("cpes")
     component = Component(
         ref=ref,
-        name=_text(about.get("name")) or ref,
-        version=_text(about.get("version")),
-        purl=_text(about.get("purl")),
+        name=text_of(about.get("name")) or ref,
+        version=text_of(about.get("version")),
+        purl=text_of(about.get("purl")),
         where=at,
     )
     names = tuple(c for c in cpes if isinstance(c, str)) if isinstance(cpes, list) else ()
@@ -279,12 +276,12 @@ def _grouped(entries: Sequence[Any], where: str) -> dict[str, _Group]:
     groups: dict[str, _Group] = {}
     for index, entry in enumerate(entries):
         at = f"{where}.scanner.result[{index}]"
-        if not isinstance(entry, Mapping) or _text(entry.get("id")) is None:
+        if not isinstance(entry, Mapping) or text_of(entry.get("id")) is None:
             raise AttestationError(at, "expected an object with an id")
         note = _annotations(entry)
         about = note.get("component")
         about = about if isinstance(about, Mapping) else {}
-        ref = _text(about.get("ref")) or ""
+        ref = text_of(about.get("ref")) or ""
         finding = _finding(entry, note, at)
         if ref not in groups:
             groups[ref] = _group(about, ref, at)

@@ -119,7 +119,8 @@ def read_requirements(text: str, filename: str) -> LockFile:
 
 
 def _is_path_or_url(spec: str) -> bool:
-    return spec.startswith((".", "/")) or ("://" in spec and " @ " not in spec and "@" not in spec)
+    # A URL without `name @`: pip's direct reference names the project before the URL.
+    return spec.startswith((".", "/")) or ("://" in spec and "@" not in spec)
 
 
 def _parse(spec: str, filename: str, position: str) -> Requirement:
@@ -144,11 +145,8 @@ def _pinned_version(requirement: Requirement) -> str | None:
 def _requirement(
     line: str, filename: str, position: str
 ) -> LockedPackage | SkippedEntry | UnpinnedRequirement:
-    # As pip does: the requirement runs up to the first token that is an option.
-    tokens = line.split(" ")
-    cut = next((i for i, t in enumerate(tokens) if t.startswith("-")), len(tokens))
-    spec = " ".join(tokens[:cut]).strip()
-    hashes = _hashes([t for t in tokens[cut:] if t], filename, position)
+    spec, options = _split_options(line)
+    hashes = _hashes(options, filename, position)
     if _is_path_or_url(spec):
         return SkippedEntry(position, line, "a path or URL, not a pinned release")
     requirement = _parse(spec, filename, position)
@@ -170,25 +168,35 @@ def _requirement(
     return pypi_package(requirement.name, version, files, position, index_url=None)
 
 
+def _split_options(line: str) -> tuple[str, list[str]]:
+    """A requirement line's requirement and its options: as pip reads it, the requirement
+    runs up to the first token that is an option."""
+    tokens = line.split(" ")
+    cut = next((i for i, t in enumerate(tokens) if t.startswith("-")), len(tokens))
+    return " ".join(tokens[:cut]).strip(), [t for t in tokens[cut:] if t]
+
+
 def _hashes(options: list[str], filename: str, position: str) -> list[tuple[str, str]]:
     hashes: list[tuple[str, str]] = []
-    index = 0
-    while index < len(options):
-        token = options[index]
+    tokens = iter(options)
+    for token in tokens:
         name, sep, value = token.partition("=")
         if not sep and name in ("--hash", *_PER_REQUIREMENT):
-            index += 1
-            value = options[index] if index < len(options) else ""
+            value = next(tokens, "")  # the option's value is the next token
         if name == "--hash":
-            try:
-                hashes.append(parse_pip_hash(value))
-            except ValueError as error:
-                raise LockfileError(filename, position, f"--hash: {error}") from None
+            hashes.append(_hash(value, filename, position))
         elif name not in _PER_REQUIREMENT:
             raise LockfileError(
                 filename,
                 position,
                 f"expected --hash=ALGORITHM:HEX after the requirement, found {token!r}",
             )
-        index += 1
     return hashes
+
+
+def _hash(value: str, filename: str, position: str) -> tuple[str, str]:
+    """One `--hash` value (ALGORITHM:HEX) as (algorithm, digest)."""
+    try:
+        return parse_pip_hash(value)
+    except ValueError as error:
+        raise LockfileError(filename, position, f"--hash: {error}") from None

@@ -26,7 +26,7 @@ import orjson
 from assay.audit.model import Component, Inventory
 from assay.errors import InputError
 
-__all__ = ["MAX_INPUT_BYTES", "SBOM_PREDICATES", "document_inventory", "read_input"]
+__all__ = ["MAX_INPUT_BYTES", "SBOM_PREDICATES", "document_inventory", "read_input", "sbom_kind"]
 
 MAX_INPUT_BYTES: Final = 64 * 1024 * 1024
 UNVERIFIED_NOTE: Final = (
@@ -161,10 +161,15 @@ def document_inventory(document: Mapping[str, Any], source: str) -> Inventory:
     return _document(document, None, source)
 
 
+def sbom_kind(predicate_type: str) -> str | None:
+    """`cyclonedx` or `spdx`: the SBOM format a predicate type names (None: no SBOM)."""
+    base_type = predicate_type.split("?", 1)[0].rstrip("/")
+    return next((k for prefix, k in SBOM_PREDICATES.items() if base_type.startswith(prefix)), None)
+
+
 def _sbom_kind(predicate_type: str, where: str) -> str:
     """`cyclonedx` or `spdx`: the SBOM format a predicate type names."""
-    base_type = predicate_type.split("?", 1)[0].rstrip("/")
-    kind = next((k for prefix, k in SBOM_PREDICATES.items() if base_type.startswith(prefix)), None)
+    kind = sbom_kind(predicate_type)
     if kind is None:
         raise InputError(
             f"{where}.predicateType",

@@ -12,10 +12,11 @@ BOM's own subject (`metadata.component`). Its source repository is its first
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import islice
 from typing import Any, Final
 
-from assay.audit.model import Component, Inventory
+from assay.audit.model import Component, Inventory, default_ref, text_of
 from assay.errors import InputError
 
 __all__ = ["MAX_COMPONENTS", "read_cyclonedx_json", "read_cyclonedx_xml"]
@@ -25,13 +26,28 @@ MAX_COMPONENTS: Final = 100_000
 MAX_NESTING: Final = 32
 
 
-def _text(value: object, where: str, field: str, *, required: bool = False) -> str | None:
-    if value is None and not required:
+def bounded(components: Iterable[Component], where: str, noun: str) -> tuple[Component, ...]:
+    """The components, refused (naming `where`) once there are more than `MAX_COMPONENTS`,
+    without reading on."""
+    found = tuple(islice(components, MAX_COMPONENTS + 1))
+    if len(found) > MAX_COMPONENTS:
+        raise InputError(where, f"more than {MAX_COMPONENTS} {noun}")
+    return found
+
+
+def _text(value: object, where: str, field: str) -> str | None:
+    """An optional string field (an empty one is none)."""
+    if value is None:
         return None
-    if not isinstance(value, str) or (required and not value):
-        expected = "a non-empty string" if required else "a string"
-        raise InputError(f"{where}.{field}", f"expected {expected}, found {_kind(value)}")
+    if not isinstance(value, str):
+        raise InputError(f"{where}.{field}", f"expected a string, found {_kind(value)}")
     return value or None
+
+
+def _required_text(value: object, where: str, field: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{where}.{field}", f"expected a non-empty string, found {_kind(value)}")
+    return value
 
 
 def _kind(value: object) -> str:
@@ -51,8 +67,8 @@ def _repository(references: object, where: str) -> str | None:
         )
     for reference in references:
         if isinstance(reference, Mapping) and reference.get("type") == "vcs":
-            url = reference.get("url")
-            if isinstance(url, str) and url:
+            url = text_of(reference.get("url"))
+            if url is not None:
                 return url
     return None
 
@@ -74,8 +90,7 @@ def _components(items: object, where: str, depth: int) -> Iterator[Component]:
 
 def _component(item: Mapping[str, Any], path: str) -> Component:
     """One component object (its nested `components` apart)."""
-    name = _text(item.get("name"), path, "name", required=True)
-    assert name is not None
+    name = _required_text(item.get("name"), path, "name")
     group = _text(item.get("group"), path, "group")
     version = _text(item.get("version"), path, "version")
     purl = _text(item.get("purl"), path, "purl")
@@ -83,7 +98,7 @@ def _component(item: Mapping[str, Any], path: str) -> Component:
     ref = _text(item.get("bom-ref"), path, "bom-ref")
     full = f"{group}/{name}" if group else name
     return Component(
-        ref=ref or (f"{full}@{version}" if version else full),
+        ref=ref or default_ref(full, version),
         name=full,
         version=version,
         purl=purl,
@@ -104,12 +119,13 @@ def read_cyclonedx_json(document: Mapping[str, Any], source: str) -> Inventory:
             f"{where}.specVersion",
             f"expected one of {', '.join(SPEC_VERSIONS)}, found {spec!r}",
         )
-    components = []
-    for component in _components(document.get("components"), f"{where}.components", 0):
-        components.append(component)
-        if len(components) > MAX_COMPONENTS:
-            raise InputError(f"{where}.components", f"more than {MAX_COMPONENTS} components")
-    return Inventory(source, "cyclonedx-json", tuple(components), document=dict(document))
+    components = _components(document.get("components"), f"{where}.components", 0)
+    return Inventory(
+        source,
+        "cyclonedx-json",
+        bounded(components, f"{where}.components", "components"),
+        document=dict(document),
+    )
 
 
 def read_cyclonedx_xml(data: bytes, source: str, *, max_components: int | None = None) -> Inventory:
@@ -158,7 +174,7 @@ def read_cyclonedx_xml(data: bytes, source: str, *, max_components: int | None =
             ref = item.bom_ref.value if item.bom_ref and item.bom_ref.value else None
             components.append(
                 Component(
-                    ref=ref or (f"{name}@{version}" if version else name),
+                    ref=ref or default_ref(name, version),
                     name=name,
                     version=version,
                     purl=str(item.purl) if item.purl else None,

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from assay.audit.identify import parse_purl
-from assay.audit.model import Component, Inventory
+from assay.audit.model import Component, Inventory, string_of
 from assay.errors import InputError
 
 __all__ = [
@@ -49,9 +49,7 @@ def _dependency(item: object, where: str) -> Component | None:
     if not isinstance(item, Mapping):
         raise InputError(where, "expected a resource descriptor object")
     uri, name = item.get("uri"), item.get("name")
-    return dependency_component(
-        uri if isinstance(uri, str) else None, name if isinstance(name, str) else None, where
-    )
+    return dependency_component(string_of(uri), string_of(name), where)
 
 
 def dependency_component(uri: str | None, name: str | None, where: str) -> Component | None:

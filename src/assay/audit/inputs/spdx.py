@@ -12,11 +12,11 @@ graph is read here: every element of type `software_Package` (or `Package`), its
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from assay.audit.inputs.cyclonedx import MAX_COMPONENTS
-from assay.audit.model import Component, Inventory
+from assay.audit.inputs.cyclonedx import bounded
+from assay.audit.model import Component, Inventory, default_ref, text_of
 from assay.errors import InputError
 
 __all__ = ["read_spdx3", "read_spdx_json", "read_spdx_tag_value"]
@@ -31,32 +31,33 @@ def _vcs(location: object) -> str | None:
     return None
 
 
+def _references(package: Any) -> tuple[str | None, tuple[str, ...]]:
+    """The first purl and the CPE names of an SPDX 2 package's `externalRefs`."""
+    located = [(str(r.reference_type), str(r.locator)) for r in package.external_references]
+    purls = [locator for kind, locator in located if kind == "purl"]
+    cpes = tuple(locator for kind, locator in located if kind in ("cpe23Type", "cpe22Type"))
+    return (purls[0] if purls else None), cpes
+
+
+def _spdx2_package(package: Any, where: str) -> Component:
+    purl, cpes = _references(package)
+    return Component(
+        ref=str(package.spdx_id),
+        name=str(package.name),
+        version=str(package.version) if package.version else None,
+        purl=purl,
+        cpes=cpes,
+        repository=_vcs(str(package.download_location)),
+        where=where,
+    )
+
+
 def _from_document(document: Any, source: str, fmt: str) -> Inventory:
-    components: list[Component] = []
-    for index, package in enumerate(document.packages):
-        purl: str | None = None
-        cpes: list[str] = []
-        for reference in package.external_references:
-            kind = str(reference.reference_type)
-            if kind == "purl" and purl is None:
-                purl = str(reference.locator)
-            elif kind in ("cpe23Type", "cpe22Type"):
-                cpes.append(str(reference.locator))
-        version = str(package.version) if package.version else None
-        components.append(
-            Component(
-                ref=str(package.spdx_id),
-                name=str(package.name),
-                version=version,
-                purl=purl,
-                cpes=tuple(cpes),
-                repository=_vcs(str(package.download_location)),
-                where=f"{source}: package {package.spdx_id} (#{index + 1})",
-            )
-        )
-        if len(components) > MAX_COMPONENTS:
-            raise InputError(source, f"more than {MAX_COMPONENTS} packages")
-    return Inventory(source, fmt, tuple(components))
+    components = (
+        _spdx2_package(package, f"{source}: package {package.spdx_id} (#{index + 1})")
+        for index, package in enumerate(document.packages)
+    )
+    return Inventory(source, fmt, bounded(components, source, "packages"))
 
 
 def _parsing_error(source: str, error: Exception) -> InputError:
@@ -132,23 +133,19 @@ def _repository(element: Mapping[str, Any]) -> str | None:
     return repository
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _spdx3_package(element: Mapping[str, Any], where: str) -> Component:
-    name = element.get("name")
-    if not isinstance(name, str) or not name:
+    name = text_of(element.get("name"))
+    if name is None:
         raise InputError(f"{where}.name", "expected a package name")
     ref = element.get("spdxId") or element.get("@id")
-    version = _text(element.get("software_packageVersion"))
+    version = text_of(element.get("software_packageVersion"))
     cpes, identified = _identifiers(element)
     purl = element.get("software_packageUrl")
     return Component(
-        ref=str(ref) if ref else (f"{name}@{version}" if version else name),
+        ref=str(ref) if ref else default_ref(name, version),
         name=name,
         version=version,
-        purl=_text(purl) if isinstance(purl, str) else _text(identified),
+        purl=text_of(purl) if isinstance(purl, str) else text_of(identified),
         cpes=tuple(cpes),
         repository=_repository(element),
         where=where,
@@ -160,10 +157,12 @@ def read_spdx3(document: Mapping[str, Any], source: str) -> Inventory:
     graph = document.get("@graph")
     if not isinstance(graph, list):
         raise InputError(f"{source}: $.@graph", "expected an array of SPDX 3 elements")
-    components: list[Component] = []
+    return Inventory(
+        source, "spdx3-json", bounded(_spdx3_packages(graph, source), source, "packages")
+    )
+
+
+def _spdx3_packages(graph: list[Any], source: str) -> Iterator[Component]:
     for index, element in enumerate(graph):
         if isinstance(element, Mapping) and element.get("type") in _PACKAGE_TYPES:
-            components.append(_spdx3_package(element, f"{source}: $.@graph[{index}]"))
-            if len(components) > MAX_COMPONENTS:
-                raise InputError(source, f"more than {MAX_COMPONENTS} packages")
-    return Inventory(source, "spdx3-json", tuple(components))
+            yield _spdx3_package(element, f"{source}: $.@graph[{index}]")
