@@ -55,14 +55,10 @@ class Cve5ImportReport(ImportTally):
     def to_dict(self) -> dict[str, object]:
         """The `--json` document of `assay cve import` (docs/cli.md)."""
         return {
-            "ok": self.ok,
-            "files": self.files,
-            "failedFiles": self.failed_files,
+            **self.file_counts(),
             "rejected": self.rejected,
             "skipped": self.skipped,
-            "records": {
-                "cve5": {"added": self.added, "updated": self.updated, "unchanged": self.unchanged}
-            },
+            "records": {"cve5": self.record_counts()},
             "problems": list(self.problems),
         }
 
