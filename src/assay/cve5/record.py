@@ -365,18 +365,19 @@ class _Reader:
             timestamp=self.text(content, "timestamp", path),
         )
 
-    def container(self, value: Any, kind: str, path: str) -> Container:
-        container = self.obj(value, path)
-        meta_at = _json_strict.member(path, "providerMetadata")
-        meta = self.obj(container.get("providerMetadata"), meta_at)
-        descriptions = [
+    def descriptions(self, container: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
+        """(lang, value) of each of `descriptions`."""
+        return [
             (
                 self.text(item, "lang", at, required=True),
                 self.text(item, "value", at, required=True),
             )
             for item, at in self.objects(container, "descriptions", path)
         ]
-        cwes = [
+
+    def cwes(self, container: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
+        """(cweId, description) of each `problemTypes[].descriptions[]` ("" when unsaid)."""
+        return [
             (
                 self.text(entry, "cweId", entry_at) or "",
                 self.text(entry, "description", entry_at) or "",
@@ -384,6 +385,13 @@ class _Reader:
             for problem, at in self.objects(container, "problemTypes", path)
             for entry, entry_at in self.objects(problem, "descriptions", at)
         ]
+
+    def container(self, value: Any, kind: str, path: str) -> Container:
+        container = self.obj(value, path)
+        meta_at = _json_strict.member(path, "providerMetadata")
+        meta = self.obj(container.get("providerMetadata"), meta_at)
+        descriptions = self.descriptions(container, path)
+        cwes = self.cwes(container, path)
         references = [
             self.text(item, "url", at, required=True)
             for item, at in self.objects(container, "references", path)

@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 from assay import protocol
 from assay.errors import AttestationError, VerificationError
+from assay.registry._subjects import one_subject
 from assay.results import Check
 from assay.sigstore import load_json
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
@@ -225,14 +226,11 @@ def _statement_checks(
             item.predicate_type,
         )
     )
-    subjects: Any = statement.get("subject")
-    one = isinstance(subjects, list) and len(subjects) == 1 and isinstance(subjects[0], dict)
-    item.checks.append(
-        Check("subjects", one, 1, len(subjects) if isinstance(subjects, list) else None)
-    )
-    if not one:
+    check, subject = one_subject(statement, "subjects")
+    item.checks.append(check)
+    if subject is None:
         return
-    name = subjects[0].get("name")
+    name = subject.get("name")
     item.checks.append(
         Check(
             "subject.name",
@@ -241,7 +239,7 @@ def _statement_checks(
             name,
         )
     )
-    digest = (subjects[0].get("digest") or {}).get("sha256")
+    digest = (subject.get("digest") or {}).get("sha256")
     item.checks.append(Check("subject.sha256", digest == sha256, sha256, digest))
 
 

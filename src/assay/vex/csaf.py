@@ -201,6 +201,20 @@ def _first_said(
     return said
 
 
+def _actions(
+    fields: Fields, tree: _Tree, remediations: list[tuple[Mapping[str, Any], str]]
+) -> dict[str, str]:
+    """Each product's remediations, `category: details` joined by `; ` in order."""
+    action: dict[str, str] = {}
+    for entry, at in remediations:
+        details = fields.required(entry, "details", at)
+        category = fields.string(entry, "category", at)
+        text = f"{category}: {details}" if category else details
+        for pid in tree.ids_of(entry, at):
+            action[pid] = f"{action[pid]}; {text}" if pid in action else text
+    return action
+
+
 class _Words:
     """What a vulnerability says of each product: justification (`flags`), impact
     (`threats` of category `impact`), action (`remediations`)."""
@@ -211,13 +225,7 @@ class _Words:
         threats = _entries(fields, data, "threats", path)
         impacts = [(entry, at) for entry, at in threats if entry.get("category") == "impact"]
         self.impact = _first_said(fields, tree, impacts, "details")
-        self.action: dict[str, str] = {}
-        for entry, at in _entries(fields, data, "remediations", path):
-            details = fields.required(entry, "details", at)
-            category = fields.string(entry, "category", at)
-            text = f"{category}: {details}" if category else details
-            for pid in tree.ids_of(entry, at):
-                self.action[pid] = f"{self.action[pid]}; {text}" if pid in self.action else text
+        self.action = _actions(fields, tree, _entries(fields, data, "remediations", path))
 
     def explained(self, pid: str) -> bool:
         return pid in self.justification or pid in self.impact
@@ -227,6 +235,23 @@ class _Words:
         if status is VexStatus.NOT_AFFECTED:
             return self.justification.get(pid), self.impact.get(pid), None
         return None, None, self.action.get(pid)
+
+
+def _product_names(
+    fields: Fields, tree: _Tree, words: _Words, pid: str, status: VexStatus, *, at: str, name: str
+) -> list[ProductId]:
+    """The names the product tree gives `pid`; refused when it has none, or when a
+    not_affected statement on it says neither why (flag) nor what (impact threat)."""
+    names = tree.names.get(pid)
+    if names is None:
+        raise fields.fail(at, f"product {pid!r} is not in the product tree")
+    if status is VexStatus.NOT_AFFECTED and not words.explained(pid):
+        raise fields.fail(
+            at,
+            f"statement for {name} on {pid} is known_not_affected without a flag "
+            "(justification) or an impact threat (impact statement)",
+        )
+    return names
 
 
 def _vulnerability(
@@ -254,15 +279,7 @@ def _vulnerability(
         where = f"{path}.product_status.{group}"
         for position, pid in enumerate(fields.strings(statuses, group, f"{path}.product_status")):
             at = f"{where}[{position}]"
-            names = tree.names.get(pid)
-            if names is None:
-                raise fields.fail(at, f"product {pid!r} is not in the product tree")
-            if status is VexStatus.NOT_AFFECTED and not words.explained(pid):
-                raise fields.fail(
-                    at,
-                    f"statement for {name} on {pid} is known_not_affected without a flag "
-                    "(justification) or an impact threat (impact statement)",
-                )
+            names = _product_names(fields, tree, words, pid, status, at=at, name=name)
             statements.append(
                 VexStatement(
                     name,

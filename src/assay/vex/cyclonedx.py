@@ -115,6 +115,25 @@ def read_cyclonedx(
     doc_id = fields.string(bom, "serialNumber", "$") or source
     author = _author(metadata)
     doc_time = fields.time(metadata, "timestamp", "$.metadata")
+    statements = _statements(fields, bom, doc_id=doc_id, author=author, doc_time=doc_time)
+    if not statements:
+        raise fields.fail(
+            "$.vulnerabilities", "expected vulnerabilities with an analysis (a VEX), found none"
+        )
+    statements = [_renumber(s, first + i) for i, s in enumerate(statements)]
+    facts = {
+        "id": doc_id,
+        "author": author,
+        "timestamp": doc_time,
+        "specVersion": str(bom.get("specVersion") or ""),
+    }
+    return facts, tuple(statements)
+
+
+def _statements(
+    fields: Fields, bom: Mapping[str, Any], *, doc_id: str, author: str | None, doc_time: Any
+) -> list[VexStatement]:
+    """A statement of each vulnerability that has an analysis, in order."""
     refs = _components(fields, bom)
     statements: list[VexStatement] = []
     items = fields.array(bom.get("vulnerabilities"), "$.vulnerabilities")
@@ -137,18 +156,7 @@ def read_cyclonedx(
                 doc_time=doc_time,
             )
         )
-    if not statements:
-        raise fields.fail(
-            "$.vulnerabilities", "expected vulnerabilities with an analysis (a VEX), found none"
-        )
-    statements = [_renumber(s, first + i) for i, s in enumerate(statements)]
-    facts = {
-        "id": doc_id,
-        "author": author,
-        "timestamp": doc_time,
-        "specVersion": str(bom.get("specVersion") or ""),
-    }
-    return facts, tuple(statements)
+    return statements
 
 
 def _analysis(
