@@ -85,14 +85,19 @@ def _check_strings(value: dict[str, Any], path: str, source: str) -> None:
             raise KevError(source, _json_strict.member(path, key), "required, found nothing")
 
 
-def _check_formats(value: dict[str, Any], path: str, source: str) -> tuple[str, ...]:
-    """The CVE id and the dates are in their forms; the CWE ids, as given."""
-    if not CVE_ID.fullmatch(value["cveID"]):
-        raise KevError(source, f"{path}.cveID", f"expected CVE-YYYY-NNNN, found {value['cveID']!r}")
+def _check_dates(value: dict[str, Any], path: str, source: str) -> None:
+    """The dates given are dates (YYYY-MM-DD)."""
     for key in _DATE_FIELDS:
         date = value.get(key)
         if date is not None and not _is_date(date):
             raise KevError(source, f"{path}.{key}", f"expected a date YYYY-MM-DD, found {date!r}")
+
+
+def _check_formats(value: dict[str, Any], path: str, source: str) -> tuple[str, ...]:
+    """The CVE id and the dates are in their forms; the CWE ids, as given."""
+    if not CVE_ID.fullmatch(value["cveID"]):
+        raise KevError(source, f"{path}.cveID", f"expected CVE-YYYY-NNNN, found {value['cveID']!r}")
+    _check_dates(value, path, source)
     cwes = value.get("cwes") or []
     if not isinstance(cwes, list) or not all(isinstance(cwe, str) for cwe in cwes):
         raise KevError(source, f"{path}.cwes", "expected an array of strings")

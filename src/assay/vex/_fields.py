@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
@@ -13,6 +14,25 @@ MAX_STATEMENTS: Final = 100_000
 """Statements (or CycloneDX vulnerabilities, CSAF vulnerabilities) per document at most."""
 MAX_PRODUCTS: Final = 100_000
 """Products named by one statement, or in a CSAF product tree, at most."""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """What a document says of itself that each of its statements carries."""
+
+    doc_id: str
+    author: str | None
+    time: datetime | None
+
+    def facts(self, spec_version: str) -> dict[str, Any]:
+        """The document's facts as the readers give them (`id`, `author`, `timestamp`,
+        `specVersion`)."""
+        return {
+            "id": self.doc_id,
+            "author": self.author,
+            "timestamp": self.time,
+            "specVersion": spec_version,
+        }
 
 
 class Fields:

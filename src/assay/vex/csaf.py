@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from assay.vex._fields import MAX_PRODUCTS, Fields
+from assay.vex._fields import MAX_PRODUCTS, Fields, Origin
 from assay.vex.model import CSAF_STATUS, ProductId, VexStatement, VexStatus
 
 VEX_CATEGORY: Final = "csaf_vex"
@@ -132,13 +132,13 @@ def read_csaf(
             f"expected {VEX_CATEGORY!r} (the VEX profile), found {category!r}",
         )
     tracking = fields.mapping(head.get("tracking"), "$.document.tracking")
-    doc_id = fields.required(tracking, "id", "$.document.tracking")
-    doc_time = fields.time(tracking, "current_release_date", "$.document.tracking")
     publisher = head.get("publisher")
-    author = (
-        fields.string(publisher, "name", "$.document.publisher")
+    origin = Origin(  # (keywords in the order they are read: the first problem is told)
+        doc_id=fields.required(tracking, "id", "$.document.tracking"),
+        time=fields.time(tracking, "current_release_date", "$.document.tracking"),
+        author=fields.string(publisher, "name", "$.document.publisher")
         if isinstance(publisher, Mapping)
-        else None
+        else None,
     )
     tree = _Tree(fields)
     tree.read(document.get("product_tree"))
@@ -147,21 +147,11 @@ def read_csaf(
         fields.array(document.get("vulnerabilities"), "$.vulnerabilities")
     ):
         path = f"$.vulnerabilities[{index}]"
-        statements.extend(
-            _vulnerability(
-                fields,
-                tree,
-                fields.mapping(item, path),
-                path,
-                doc_id=doc_id,
-                author=author,
-                doc_time=doc_time,
-            )
-        )
+        statements.extend(_vulnerability(fields, tree, fields.mapping(item, path), path, origin))
     from dataclasses import replace
 
     numbered = tuple(replace(s, order=first + i) for i, s in enumerate(statements))
-    return {"id": doc_id, "author": author, "timestamp": doc_time, "specVersion": version}, numbered
+    return origin.facts(version), numbered
 
 
 def _ids(fields: Fields, data: Mapping[str, Any], path: str) -> list[str]:
@@ -259,10 +249,7 @@ def _vulnerability(
     tree: _Tree,
     data: Mapping[str, Any],
     path: str,
-    *,
-    doc_id: str,
-    author: str | None,
-    doc_time: Any,
+    origin: Origin,
 ) -> list[VexStatement]:
     ids = _ids(fields, data, path)
     name = ids[0]
@@ -287,9 +274,9 @@ def _vulnerability(
                     tuple(dict.fromkeys(names)),
                     status,
                     *words.of(pid, status),
-                    doc_time,
-                    doc_id,
-                    author,
+                    origin.time,
+                    origin.doc_id,
+                    origin.author,
                     f"{fields.source}: {at}",
                 )
             )
