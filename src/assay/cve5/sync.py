@@ -25,6 +25,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Final, Protocol
 
+from assay._bounded import copy_bounded
 from assay.cve5 import DEFAULT_CVELIST_URL, DEFAULT_EPSS_URL, DEFAULT_KEV_URL
 from assay.cve5.importer import Cve5Importer, Cve5ImportReport, _Writer
 from assay.errors import ClientError, StoreError
@@ -59,12 +60,8 @@ def download(url: str, into: Path, limit: int) -> bool:
                 return False
             if response.status_code != 200:
                 raise ClientError(f"GET {url}: HTTP {response.status_code}")
-            written = 0
-            for chunk in response.iter_bytes(1 << 20):
-                written += len(chunk)
-                if written > limit:
-                    raise ClientError(f"GET {url}: expected at most {limit} bytes, found more")
-                out.write(chunk)
+            if not copy_bounded(response.iter_bytes(1 << 20), out, limit):
+                raise ClientError(f"GET {url}: expected at most {limit} bytes, found more")
     except httpx.HTTPError as error:
         raise ClientError(f"GET {url}: {error}") from None
     return True
