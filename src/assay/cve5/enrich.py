@@ -90,11 +90,11 @@ def _upper_bound(entry: VersionEntry) -> dict[str, str]:
     fixed = next((at for at, status in entry.changes if status == "unaffected"), None)
     if fixed is not None:
         return {"versionEndExcluding": bare_version(fixed)}
-    if entry.less_than not in (None, "*"):
-        return {"versionEndExcluding": bare_version(entry.less_than or "")}
-    if entry.less_than_or_equal not in (None, "*"):
-        return {"versionEndIncluding": bare_version(entry.less_than_or_equal or "")}
-    return {}
+    ends = (
+        ("versionEndExcluding", entry.less_than),
+        ("versionEndIncluding", entry.less_than_or_equal),
+    )
+    return next(({key: bare_version(end)} for key, end in ends if end not in (None, "*")), {})
 
 
 def _bounds(entry: VersionEntry) -> dict[str, str] | None:

@@ -117,23 +117,30 @@ class Cve5Importer:
         """A record file, a folder (walked, in name order) or a zip archive."""
         self.report.files += 1
         try:
-            if path.is_dir():
-                for folder, folders, files in os.walk(path):
-                    folders.sort()
-                    for name in sorted(files):
-                        self._file(Path(folder) / name)
-            elif zipfile.is_zipfile(path):
-                with path.open("rb") as handle:
-                    self._zip(handle, str(path), 1)
-            elif path.is_file():
-                self._file(path, named=True)
-            else:
-                raise InputError(str(path), "no such file or folder")
+            self._input(path)
         except (InputError, zipfile.BadZipFile, OSError) as error:
             self.report.failed_files += 1
             self._problem(
                 error.diagnostics() if isinstance(error, InputError) else f"{path}: {error}"
             )
+
+    def _input(self, path: Path) -> None:
+        if path.is_dir():
+            self._folder(path)
+        elif zipfile.is_zipfile(path):
+            with path.open("rb") as handle:
+                self._zip(handle, str(path), 1)
+        elif path.is_file():
+            self._file(path, named=True)
+        else:
+            raise InputError(str(path), "no such file or folder")
+
+    def _folder(self, path: Path) -> None:
+        """Every file below the folder, in name order."""
+        for folder, folders, files in os.walk(path):
+            folders.sort()
+            for name in sorted(files):
+                self._file(Path(folder) / name)
 
     def _file(self, path: Path, *, named: bool = False) -> None:
         if path.suffix.lower() == ".zip" and zipfile.is_zipfile(path):

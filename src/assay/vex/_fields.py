@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from assay._json_strict import member, type_name
-from assay.vex.model import ProductId, ProductKind, VexError, parse_time
+from assay.vex.model import ProductId, ProductKind, VexError, VexStatus, parse_time
 
 MAX_STATEMENTS: Final = 100_000
 """Statements (or CycloneDX vulnerabilities, CSAF vulnerabilities) per document at most."""
@@ -43,6 +43,13 @@ class Fields:
 
     def fail(self, path: str, message: str) -> VexError:
         return VexError(f"{self.source}: {path}", message)
+
+    def require_reason(
+        self, status: VexStatus, reasons: tuple[str | None, ...], path: str, message: str
+    ) -> None:
+        """A not_affected statement says why (one of `reasons` given), else refused."""
+        if status is VexStatus.NOT_AFFECTED and all(reason is None for reason in reasons):
+            raise self.fail(path, message)
 
     def mapping(self, value: object, path: str) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):

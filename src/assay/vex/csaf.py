@@ -245,11 +245,7 @@ def _product_names(
 
 
 def _vulnerability(
-    fields: Fields,
-    tree: _Tree,
-    data: Mapping[str, Any],
-    path: str,
-    origin: Origin,
+    fields: Fields, tree: _Tree, data: Mapping[str, Any], path: str, origin: Origin
 ) -> list[VexStatement]:
     ids = _ids(fields, data, path)
     name = ids[0]

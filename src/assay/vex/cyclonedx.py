@@ -221,12 +221,13 @@ def _statement(
     justification = fields.string(analysis, "justification", where)
     detail = fields.string(analysis, "detail", where)
     responses = fields.strings(analysis, "response", where)
-    if status is VexStatus.NOT_AFFECTED and justification is None and detail is None:
-        raise fields.fail(
-            path,
-            f"statement for {vulnerability} is {state} (not_affected) without a justification "
-            "or a detail (an impact statement is required)",
-        )
+    fields.require_reason(
+        status,
+        (justification, detail),
+        path,
+        f"statement for {vulnerability} is {state} (not_affected) without a justification "
+        "or a detail (an impact statement is required)",
+    )
     products = _affected_products(fields, data, path, refs, vulnerability)
     updated = fields.time(analysis, "lastUpdated", where)
     issued = fields.time(analysis, "firstIssued", where)

@@ -74,12 +74,13 @@ def _statement(
     status = _STATUSES[fields.one_of(status_text, _STATUSES, f"{path}.status")]
     justification = _justification(fields, item, path)
     impact = fields.string(item, "impact_statement", path)
-    if status is VexStatus.NOT_AFFECTED and justification is None and impact is None:
-        raise fields.fail(
-            path,
-            f"statement for {vulnerability} is not_affected without a justification or an "
-            "impact_statement (OpenVEX requires one)",
-        )
+    fields.require_reason(
+        status,
+        (justification, impact),
+        path,
+        f"statement for {vulnerability} is not_affected without a justification or an "
+        "impact_statement (OpenVEX requires one)",
+    )
     timestamp = fields.time(item, "timestamp", path)
     updated = fields.time(item, "last_updated", path)
     products = _products(fields, item, path)
