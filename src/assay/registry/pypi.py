@@ -275,13 +275,12 @@ def _publisher_checks(
         ),
         Check("certificate.san", san.startswith(expected), f"{expected}...", san),
     ]
+    item.checks += _declared_repository(publisher, options.repository)
+
+
+def _declared_repository(publisher: dict[str, Any] | None, repository: str) -> list[Check]:
+    """The repository PyPI says published it, when it says one, is the one expected."""
     declared = (publisher or {}).get("repository")
-    if isinstance(declared, str):
-        item.checks.append(
-            Check(
-                "publisher.repository",
-                declared == options.repository,
-                options.repository,
-                declared,
-            )
-        )
+    if not isinstance(declared, str):
+        return []
+    return [Check("publisher.repository", declared == repository, repository, declared)]
