@@ -85,6 +85,14 @@ def _single_bounds(entry: VersionEntry) -> dict[str, str] | None:
     return given or None
 
 
+def _lower_bound(entry: VersionEntry) -> dict[str, str]:
+    """A range's start, unless it is open (`0`, `*`, ...)."""
+    lower = lower_bound(entry.version)
+    if lower is None or lower.lower() in OPEN_LOWER:
+        return {}
+    return {"versionStartIncluding": lower}
+
+
 def _upper_bound(entry: VersionEntry) -> dict[str, str]:
     """A range's end: the first `unaffected` change, else `lessThan`, else `lessThanOrEqual`."""
     fixed = next((at for at, status in entry.changes if status == "unaffected"), None)
@@ -103,13 +111,7 @@ def _bounds(entry: VersionEntry) -> dict[str, str] | None:
         return None
     if not entry.is_range:
         return _single_bounds(entry)
-    lower = lower_bound(entry.version)
-    start = (
-        {"versionStartIncluding": lower}
-        if lower is not None and lower.lower() not in OPEN_LOWER
-        else {}
-    )
-    return {**start, **_upper_bound(entry)}
+    return {**_lower_bound(entry), **_upper_bound(entry)}
 
 
 def _criteria_id(cve_id: str, rule: str, match: dict[str, Any]) -> str:

@@ -153,18 +153,23 @@ def _day_candidates(day: date, reached: str | None, now: datetime) -> Sequence[s
     return [END_OF_DAY, *candidates] if day < now.date() else candidates
 
 
+def _day_delta(load: _Load, base: str, day: date, reached: str | None, now: datetime) -> None:
+    """The day's newest delta not yet loaded (none when none is published yet)."""
+    text = day.isoformat()
+    for hour in _day_candidates(day, reached, now):
+        tag = f"cve_{text}_at_end_of_day" if hour == END_OF_DAY else f"cve_{text}_{hour}"
+        asset = f"{text}_delta_CVEs_at_{hour}.zip"
+        if load(f"{base}/{tag}/{asset}", asset, {"day": text, "hour": hour}):
+            return
+
+
 def _deltas(load: _Load, base: str, checkpoint: dict[str, str], now: datetime) -> None:
     """Load each day's newest delta not yet loaded, from the checkpoint's day to today."""
     day = date.fromisoformat(checkpoint["day"])
     while day <= now.date():
-        text = day.isoformat()
-        reached = checkpoint.get("hour") if checkpoint.get("day") == text else None
+        reached = checkpoint.get("hour") if checkpoint.get("day") == day.isoformat() else None
         if reached != END_OF_DAY:
-            for hour in _day_candidates(day, reached, now):
-                tag = f"cve_{text}_at_end_of_day" if hour == END_OF_DAY else f"cve_{text}_{hour}"
-                asset = f"{text}_delta_CVEs_at_{hour}.zip"
-                if load(f"{base}/{tag}/{asset}", asset, {"day": text, "hour": hour}):
-                    break
+            _day_delta(load, base, day, reached, now)
         day += timedelta(days=1)
 
 

@@ -93,6 +93,10 @@ class _Tree:
             self.product(item, f"$.product_tree.full_product_names[{index}]")
         for data, path in _entries(self.fields, tree, "relationships", "$.product_tree"):
             self.relationship(data, path)
+        self.read_groups(tree)
+
+    def read_groups(self, tree: Mapping[str, Any]) -> None:
+        """The product ids of each `product_groups` entry, by its group id."""
         for data, path in _entries(self.fields, tree, "product_groups", "$.product_tree"):
             gid = self.fields.required(data, "group_id", path)
             self.groups[gid] = self.fields.strings(data, "product_ids", path)
