@@ -82,14 +82,20 @@ def _registry_key(entry: dict[str, Any], where: str) -> PublicKey:
     return load_public_key(pem, where=where, keyid=entry.get("keyId", ""))
 
 
-def registry_keys(data: bytes | None = None, where: str = "npm-registry.json") -> list[PublicKey]:
-    """npm's keys for publish attestations: the shipped `keys.json`, or `data`."""
-    if data is None:
-        data = resources.files("assay.registry").joinpath("keys/npm-registry.json").read_bytes()
+def _key_entries(data: bytes, where: str) -> list[Any]:
+    """The `keys` array of npm's keys document."""
     document = load_json(data, where)
     keys = document.get("keys") if isinstance(document, dict) else None
     if not isinstance(keys, list):
         raise AttestationError(f"{where}: $.keys", "expected a list of keys")
+    return keys
+
+
+def registry_keys(data: bytes | None = None, where: str = "npm-registry.json") -> list[PublicKey]:
+    """npm's keys for publish attestations: the shipped `keys.json`, or `data`."""
+    if data is None:
+        data = resources.files("assay.registry").joinpath("keys/npm-registry.json").read_bytes()
+    keys = _key_entries(data, where)
     found = [
         _registry_key(entry, f"{where}: $.keys[{number}]")
         for number, entry in enumerate(keys)
@@ -342,13 +348,18 @@ def _npm_cli_checks(
     ]
 
 
+def _released(ref: str | None) -> bool:
+    """Whether a delegator ref is a release tag (or, in testing mode, `main`)."""
+    if ref is None:
+        return False
+    return is_release_tag(ref) or (testing_mode() and ref == "refs/heads/main")
+
+
 def _nodejs_builder_checks(verified: VerifiedSignature, found: str | None) -> list[Check]:
     # A BYOB builder: the certificate is slsa-github-generator's delegator's, at a
     # release tag; the provenance names the Node.js builder.
     san_workflow, san_ref = split_ref(verified.identity.san or "")
-    released = san_ref is not None and (
-        is_release_tag(san_ref) or (testing_mode() and san_ref == "refs/heads/main")
-    )
+    released = _released(san_ref)
     found_name = split_ref(found or "")[0]
     return [
         Check(

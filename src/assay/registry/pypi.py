@@ -146,6 +146,12 @@ def _publishers(data: bytes, where: str) -> list[dict[str, Any] | None]:
     return [p if isinstance(p, dict) else None for p in publishers]
 
 
+def _group_index(location: str) -> int:
+    """The `attestation_bundles` group a record's location is in (0 for a lone one)."""
+    match = re.search(r"attestation_bundles\[(\d+)\]", location)
+    return int(match.group(1)) if match else 0
+
+
 def _groups(
     data: bytes, where: str
 ) -> list[tuple[dict[str, Any] | None, list[tuple[str, dict[str, Any]]]]]:
@@ -157,10 +163,7 @@ def _groups(
     for record in parse_file(data, where):
         if record.kind != "sigstore-bundle":
             raise AttestationError(record.label, "expected a PEP 740 attestation")
-        match = re.search(r"attestation_bundles\[(\d+)\]", record.location)
-        groups.setdefault(int(match.group(1)) if match else 0, []).append(
-            (record.label, record.document)
-        )
+        groups.setdefault(_group_index(record.location), []).append((record.label, record.document))
     if not groups:
         raise AttestationError(where, "expected PEP 740 attestations")
     return [
