@@ -16,25 +16,6 @@ MAX_PRODUCTS: Final = 100_000
 """Products named by one statement, or in a CSAF product tree, at most."""
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """What a document says of itself that each of its statements carries."""
-
-    doc_id: str
-    author: str | None
-    time: datetime | None
-
-    def facts(self, spec_version: str) -> dict[str, Any]:
-        """The document's facts as the readers give them (`id`, `author`, `timestamp`,
-        `specVersion`)."""
-        return {
-            "id": self.doc_id,
-            "author": self.author,
-            "timestamp": self.time,
-            "specVersion": spec_version,
-        }
-
-
 class Fields:
     """Typed access to a document's members for one file (`source`)."""
 
@@ -115,3 +96,22 @@ def product_id(text: str) -> ProductId:
     if lowered == "cpe:":
         return ProductId("cpe", text)
     return ProductId("ref", text)
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """What a document says of itself that each of its statements carries."""
+
+    doc_id: str
+    author: str | None
+    time: datetime | None
+
+    def facts(self, spec_version: str) -> dict[str, Any]:
+        """The document's facts as the readers give them (`id`, `author`, `timestamp`,
+        `specVersion`)."""
+        return {
+            "id": self.doc_id,
+            "author": self.author,
+            "timestamp": self.time,
+            "specVersion": spec_version,
+        }
