@@ -23,7 +23,14 @@ import uuid
 from typing import Any, Final
 
 from assay.cve5.index import cpe_vendor_product
-from assay.cve5.ranges import OPEN_LOWER, UNORDERED_TYPES, bare_version, constraints_of, lower_bound
+from assay.cve5.ranges import (
+    OPEN_LOWER,
+    UNORDERED_TYPES,
+    bare_version,
+    constraints_of,
+    is_bound,
+    lower_bound,
+)
 from assay.cve5.record import Affected, Container, CveRecord, VersionEntry
 
 __all__ = ["CISA_ADP", "configurations"]
@@ -102,7 +109,7 @@ def _upper_bound(entry: VersionEntry) -> dict[str, str]:
         ("versionEndExcluding", entry.less_than),
         ("versionEndIncluding", entry.less_than_or_equal),
     )
-    return next(({key: bare_version(end)} for key, end in ends if end not in (None, "*")), {})
+    return next(({key: bare_version(end)} for key, end in ends if is_bound(end)), {})
 
 
 def _bounds(entry: VersionEntry) -> dict[str, str] | None:
