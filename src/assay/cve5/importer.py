@@ -63,6 +63,20 @@ class Cve5ImportReport(ImportTally):
         }
 
 
+def _parsed(
+    data: bytes, source: str, *, named: bool
+) -> tuple[object, tuple[str, str] | None] | None:
+    """The JSON value of a file's bytes and its first problem; None for a file that is
+    no JSON, unless it was `named` on its own (then an `InputError`)."""
+    try:
+        return _json_strict.parse_checked(data, MAX_DEPTH)
+    except (ValueError, RecursionError) as error:
+        if not named:
+            return None  # a `.json` that is no JSON is no record
+        # A file named on its own that is no JSON: unusable input, not a record.
+        raise InputError(source, f"expected a CVE JSON 5 record: {error}") from None
+
+
 class Cve5Importer:
     """Stores records in batches; `close()` (or the `with` block's end) writes the last."""
 
@@ -229,13 +243,10 @@ class Cve5Importer:
         JSON without `dataType` CVE_RECORD), an `InputError` for one `named` on its own."""
         if len(data) > MAX_RECORD_BYTES:
             raise Cve5Error(source, "", f"expected at most {MAX_RECORD_BYTES} bytes")
-        try:
-            value, problem = _json_strict.parse_checked(data, MAX_DEPTH)
-        except (ValueError, RecursionError) as error:
-            if not named:
-                return None  # a `.json` that is no JSON is no record
-            # A file named on its own that is no JSON: unusable input, not a record.
-            raise InputError(source, f"expected a CVE JSON 5 record: {error}") from None
+        parsed = _parsed(data, source, named=named)
+        if parsed is None:
+            return None
+        value, problem = parsed
         if not looks_like_record(value):
             if named:
                 raise InputError(

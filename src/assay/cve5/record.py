@@ -429,19 +429,10 @@ class _Reader:
         cve_id = self.cve_id(meta)
         state = self.state(meta)
         published = self.text(meta, "datePublished", "$.cveMetadata")
-        updated = (
-            self.text(meta, "dateUpdated", "$.cveMetadata")
-            or published
-            or self.text(meta, "dateRejected", "$.cveMetadata")
-            or self.text(meta, "dateReserved", "$.cveMetadata")
-            or ""
-        )
+        updated = self.date_updated(meta, published)
         containers = self.obj(document.get("containers"), "$.containers")
         cna = self.container(containers.get("cna"), "cna", "$.containers.cna")
-        adp = tuple(
-            self.container(item, "adp", f"$.containers.adp[{index}]")
-            for index, item in enumerate(self.array(containers, "adp", "$.containers"))
-        )
+        adp = self.adp_containers(containers)
         return CveRecord(
             cve_id=cve_id,
             state=state,
@@ -453,6 +444,23 @@ class _Reader:
             cna=cna,
             adp=adp,
             raw=raw,
+        )
+
+    def date_updated(self, meta: Mapping[str, Any], published: str | None) -> str:
+        """`dateUpdated`, else the first of `datePublished`, `dateRejected`,
+        `dateReserved`, else "" (see `CveRecord.date_updated`)."""
+        return (
+            self.text(meta, "dateUpdated", "$.cveMetadata")
+            or published
+            or self.text(meta, "dateRejected", "$.cveMetadata")
+            or self.text(meta, "dateReserved", "$.cveMetadata")
+            or ""
+        )
+
+    def adp_containers(self, containers: Mapping[str, Any]) -> tuple[Container, ...]:
+        return tuple(
+            self.container(item, "adp", f"$.containers.adp[{index}]")
+            for index, item in enumerate(self.array(containers, "adp", "$.containers"))
         )
 
     def data_version(self, document: Mapping[str, Any]) -> str:
