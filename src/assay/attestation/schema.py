@@ -279,34 +279,6 @@ def _vsa_v1() -> Schema:
     }
 
 
-def _scan_result(severity: Schema) -> Schema:
-    """A scanner's `result`: the vulnerabilities found, each with an id and severities."""
-    return {
-        "type": "array",
-        "items": {
-            "type": "object",
-            "required": ["id", "severity"],
-            "properties": {
-                "id": {"$ref": "#/$defs/nonEmptyString"},
-                "severity": severity,
-                "annotations": {"type": "array", "items": {"type": "object"}},
-            },
-        },
-    }
-
-
-def _scan_db(last_update: Schema) -> Schema:
-    """A scanner's vulnerability database."""
-    return {
-        "type": "object",
-        "properties": {
-            "uri": _nullable("string"),
-            "version": _nullable("string"),
-            "lastUpdate": last_update,
-        },
-    }
-
-
 def _vulns(*, strict_result: bool, invocation: bool, uri: bool = True) -> Schema:
     """The vulnerability scan predicates (`assay.attestation._validate_vulns`)."""
     timestamp: Schema = {"type": "string", "pattern": _TIMESTAMP, "minLength": 1}
@@ -321,8 +293,30 @@ def _vulns(*, strict_result: bool, invocation: bool, uri: bool = True) -> Schema
             },
         },
     }
-    result = _scan_result(severity) if strict_result else {}
-    db = _scan_db(timestamp) if strict_result else _scan_db({"$ref": "#/$defs/timestamp"})
+    result: Schema = (
+        {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "severity"],
+                "properties": {
+                    "id": {"$ref": "#/$defs/nonEmptyString"},
+                    "severity": severity,
+                    "annotations": {"type": "array", "items": {"type": "object"}},
+                },
+            },
+        }
+        if strict_result
+        else {}
+    )
+    db: Schema = {
+        "type": "object",
+        "properties": {
+            "uri": _nullable("string"),
+            "version": _nullable("string"),
+            "lastUpdate": timestamp if strict_result else {"$ref": "#/$defs/timestamp"},
+        },
+    }
     if strict_result:
         db["required"] = ["lastUpdate"]
     scanner: Schema = {
