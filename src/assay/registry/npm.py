@@ -82,20 +82,21 @@ def _registry_key(entry: dict[str, Any], where: str) -> PublicKey:
     return load_public_key(pem, where=where, keyid=entry.get("keyId", ""))
 
 
-def _key_entries(data: bytes, where: str) -> list[Any]:
-    """The `keys` array of npm's keys document."""
+def _json_array(data: bytes, where: str, key: str, expected: str) -> list[Any]:
+    """The array `key` of one of npm's JSON documents (keys, attestations), else refused
+    as not the `expected` list."""
     document = load_json(data, where)
-    keys = document.get("keys") if isinstance(document, dict) else None
-    if not isinstance(keys, list):
-        raise AttestationError(f"{where}: $.keys", "expected a list of keys")
-    return keys
+    items = document.get(key) if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise AttestationError(f"{where}: $.{key}", f"expected {expected}")
+    return items
 
 
 def registry_keys(data: bytes | None = None, where: str = "npm-registry.json") -> list[PublicKey]:
     """npm's keys for publish attestations: the shipped `keys.json`, or `data`."""
     if data is None:
         data = resources.files("assay.registry").joinpath("keys/npm-registry.json").read_bytes()
-    keys = _key_entries(data, where)
+    keys = _json_array(data, where, "keys", "a list of keys")
     found = [
         _registry_key(entry, f"{where}: $.keys[{number}]")
         for number, entry in enumerate(keys)
@@ -137,14 +138,6 @@ class NpmVerification:
         }
 
 
-def _attestation_items(data: bytes, where: str) -> list[Any]:
-    document = load_json(data, where)
-    items = document.get("attestations") if isinstance(document, dict) else None
-    if not isinstance(items, list):
-        raise AttestationError(f"{where}: $.attestations", "expected npm's list of attestations")
-    return items
-
-
 _ATTESTATION_KINDS: Final[dict[str, str]] = {
     PUBLISH_PREDICATE: "publish",
     PROVENANCE_V02: "provenance",
@@ -169,7 +162,9 @@ def _kind_and_bundle(item: Any, at: str) -> tuple[str, dict[str, Any]]:
 def _attestations(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(publish bundle, provenance bundle) of npm's attestations document."""
     bundles: dict[str, list[dict[str, Any]]] = {"publish": [], "provenance": []}
-    for number, item in enumerate(_attestation_items(data, where)):
+    for number, item in enumerate(
+        _json_array(data, where, "attestations", "npm's list of attestations")
+    ):
         kind, bundle = _kind_and_bundle(item, f"{where}: $.attestations[{number}]")
         bundles[kind].append(bundle)
     publish, provenance = bundles["publish"], bundles["provenance"]
