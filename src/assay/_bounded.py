@@ -1,11 +1,26 @@
-"""Reading a file or standard input with a size limit (pure I/O, no parsing)."""
+"""Reading a file or standard input, or copying a download, with a size limit (pure I/O,
+no parsing)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import IO
 
 from assay.errors import InputError
+
+
+def copy_bounded(chunks: Iterable[bytes], out: IO[bytes], limit: int) -> bool:
+    """Write the chunks to `out` while they stay within `limit` bytes in all: False, with
+    the chunk that passes it left unwritten, as soon as they do not."""
+    written = 0
+    for chunk in chunks:
+        written += len(chunk)
+        if written > limit:
+            return False
+        out.write(chunk)
+    return True
 
 
 def _read_at_most(path: str | Path, limit: int) -> bytes:

@@ -51,15 +51,7 @@ class _Loader(yaml.SafeLoader):
     def compose_node(self, parent: Node | None, index: Any) -> Node:
         event = self.peek_event()  # type: ignore[no-untyped-call]
         if isinstance(event, AliasEvent):
-            aliased = super().compose_node(parent, index)
-            assert aliased is not None  # an alias names a composed node
-            if id(aliased) not in self.sizes:
-                raise _Refused(
-                    f"expected no alias inside the node it names (*{event.anchor})",
-                    event.start_mark,
-                )
-            self._bound(aliased, event.start_mark, alias=event.anchor)
-            return aliased
+            return self._compose_alias(parent, index, event)
         # A collection is one level deeper; at a scalar the depth is one its collection
         # already passed, so the check below only ever refuses a collection.
         step = int(isinstance(event, CollectionStartEvent))
@@ -77,6 +69,18 @@ class _Loader(yaml.SafeLoader):
         self.sizes[id(node)] = self._measure(node)
         self._bound(node, event.start_mark)
         return node
+
+    def _compose_alias(self, parent: Node | None, index: Any, event: AliasEvent) -> Node:
+        """The node an alias names, refused when the alias is inside it or it is too big."""
+        aliased = super().compose_node(parent, index)
+        assert aliased is not None  # an alias names a composed node
+        if id(aliased) not in self.sizes:
+            raise _Refused(
+                f"expected no alias inside the node it names (*{event.anchor})",
+                event.start_mark,
+            )
+        self._bound(aliased, event.start_mark, alias=event.anchor)
+        return aliased
 
     def _measure(self, node: Node) -> tuple[int, int]:
         if isinstance(node, MappingNode):

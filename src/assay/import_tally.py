@@ -36,6 +36,14 @@ class ImportTally:
     def ok(self) -> bool:
         return not self.rejected and not self.failed_files
 
+    def record_counts(self) -> dict[str, int]:
+        """The `records` counts of an importer's `--json` summary."""
+        return {"added": self.added, "updated": self.updated, "unchanged": self.unchanged}
+
+    def file_counts(self) -> dict[str, object]:
+        """The leading `ok`, `files` and `failedFiles` of an importer's `--json` summary."""
+        return {"ok": self.ok, "files": self.files, "failedFiles": self.failed_files}
+
     def count(self, counts: Counts) -> None:
         """Add a batch write's counts."""
         self.added += counts.added

@@ -399,6 +399,15 @@ def _intoto_id_of(parsed: object) -> str:
         return ""
 
 
+def _pem_private_key(data: bytes, passphrase: bytes | None, where: str) -> object:
+    """The PEM private key in `data` (decrypted with `passphrase` when one is given)."""
+    try:
+        return serialization.load_pem_private_key(data, password=passphrase)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as error:
+        hint = " (wrong passphrase?)" if passphrase is not None else ""
+        raise InputError(where, f"expected a PEM private key (PKCS#8){hint}: {error}") from None
+
+
 def load_private_key(
     data: bytes, *, passphrase: bytes | None = None, where: str = "private key"
 ) -> PrivateKey:
@@ -407,11 +416,7 @@ def load_private_key(
     encrypted = b"ENCRYPTED PRIVATE KEY" in data
     if encrypted and not passphrase:
         raise InputError(where, "the private key is encrypted: expected a passphrase, got none")
-    try:
-        key = serialization.load_pem_private_key(data, password=passphrase if encrypted else None)
-    except (ValueError, TypeError, UnsupportedAlgorithm) as error:
-        hint = " (wrong passphrase?)" if encrypted else ""
-        raise InputError(where, f"expected a PEM private key (PKCS#8){hint}: {error}") from None
+    key = _pem_private_key(data, passphrase if encrypted else None, where)
     if not isinstance(
         key, ed25519.Ed25519PrivateKey | ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
     ):

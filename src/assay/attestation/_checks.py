@@ -340,6 +340,19 @@ def _descriptor_digest(
         )
 
 
+def _descriptor_fields(
+    out: list[Finding], value: dict[str, Any], path: str, style: ExtensionStyle
+) -> None:
+    """Each field by its check; a field a descriptor does not have, as an extension."""
+    # One pass over the fields: a typical descriptor has two or three.
+    for key, item in value.items():
+        check = _DESCRIPTOR_CHECKS.get(key)
+        if check is None:
+            extension(out, key, path, style, "a resource descriptor")
+        else:
+            check(out, item, path, key)
+
+
 def descriptor(
     out: list[Finding],
     value: Any,
@@ -362,13 +375,7 @@ def descriptor(
             f"expected a resource descriptor (object), found {type_name(value)}",
         )
         return False
-    # One pass over the fields: a typical descriptor has two or three.
-    for key, item in value.items():
-        check = _DESCRIPTOR_CHECKS.get(key)
-        if check is None:
-            extension(out, key, path, style, "a resource descriptor")
-        else:
-            check(out, item, path, key)
+    _descriptor_fields(out, value, path, style)
     _descriptor_digest(out, value.get("digest"), path, require_digest)
     if not require_digest and all(is_empty(value.get(k)) for k in ("uri", "digest", "content")):
         add(
@@ -393,17 +400,21 @@ def descriptor_list(
         wrong_type(out, where, "an array of resource descriptors", value)
         return
     for index, item in enumerate(value):
-        if item is not None and item != {}:
-            descriptor(out, item, f"{where}[{index}]", style)
-            continue
-        # Unset, null and empty read alike: an empty entry describes nothing.
-        add(
-            out,
-            f"{where}[{index}]",
-            "descriptor-empty",
-            WARNING,
-            "expected at least one of uri, digest or content, found an empty entry",
-        )
+        _listed_descriptor(out, item, f"{where}[{index}]", style)
+
+
+def _listed_descriptor(out: list[Finding], item: Any, where: str, style: ExtensionStyle) -> None:
+    if item is not None and item != {}:
+        descriptor(out, item, where, style)
+        return
+    # Unset, null and empty read alike: an empty entry describes nothing.
+    add(
+        out,
+        where,
+        "descriptor-empty",
+        WARNING,
+        "expected at least one of uri, digest or content, found an empty entry",
+    )
 
 
 _BASE64_CHARS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"

@@ -167,6 +167,12 @@ def _verified_levels(out: list[Finding], levels: Any) -> bool | None:
     if not isinstance(levels, list):
         c.wrong_type(out, path, "an array of levels", levels)
         return None
+    _one_level_per_track(out, levels, path)
+    return LEVEL_FAILED in levels
+
+
+def _one_level_per_track(out: list[Finding], levels: list[Any], path: str) -> None:
+    """Each level is well formed, and no track has two."""
     tracks: dict[str, str] = {}
     for index, value in enumerate(levels):
         where = f"{path}[{index}]"
@@ -183,7 +189,6 @@ def _verified_levels(out: list[Finding], levels: Any) -> bool | None:
             )
         else:
             tracks[track] = value
-    return LEVEL_FAILED in levels
 
 
 def _input_attestations(out: list[Finding], value: Any) -> None:
@@ -217,15 +222,19 @@ def _dependency_levels(out: list[Finding], value: Any) -> None:
     for level, count in value.items():
         where = child(path, level)
         level_track(out, level, where)
-        if not _is_count(count):
-            found = repr(count) if isinstance(count, int | float) else type_name(count)
-            c.add(
-                out,
-                where,
-                "dependency-count",
-                c.ERROR,
-                f"expected a non-negative integer count, found {found}",
-            )
+        _dependency_count(out, count, where)
+
+
+def _dependency_count(out: list[Finding], count: Any, where: str) -> None:
+    if not _is_count(count):
+        found = repr(count) if isinstance(count, int | float) else type_name(count)
+        c.add(
+            out,
+            where,
+            "dependency-count",
+            c.ERROR,
+            f"expected a non-negative integer count, found {found}",
+        )
 
 
 def _is_count(value: Any) -> bool:

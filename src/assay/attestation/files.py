@@ -153,6 +153,17 @@ def _in_toto_payload(envelope: Mapping[str, Any]) -> str | None:
     return payload if payload_type.startswith("application/vnd.in-toto") else None
 
 
+def _parsed_payload(payload: str, where: str) -> tuple[Any, tuple[str, str] | None] | None:
+    """The payload's JSON value and its first problem; None when it does not decode."""
+    try:
+        data = decode_base64(payload, where=where, limit=MAX_FILE_BYTES)
+        return parse_checked(data.decode("utf-8"), MAX_DEPTH - 1)
+    except (AttestationError, ValueError, UnicodeDecodeError):
+        return None
+    except RecursionError:
+        raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
+
+
 def _check_payload(record: Record) -> None:
     """An in-toto payload with a repeated key, a case-variant statement field or nesting
     too deep makes the file unusable, whoever signed it: two readers could take it for
@@ -162,13 +173,10 @@ def _check_payload(record: Record) -> None:
     if payload is None:
         return
     where = f"{record.label}: payload"
-    try:
-        data = decode_base64(payload, where=where, limit=MAX_FILE_BYTES)
-        value, problem = parse_checked(data.decode("utf-8"), MAX_DEPTH - 1)
-    except (AttestationError, ValueError, UnicodeDecodeError):
+    parsed = _parsed_payload(payload, where)
+    if parsed is None:
         return
-    except RecursionError:
-        raise AttestationError(where, f"expected nesting at most {MAX_DEPTH} deep") from None
+    value, problem = parsed
     if problem is not None:
         path, kind = problem
         raise AttestationError(f"{where} {path}", problem_reason(kind, MAX_DEPTH))

@@ -153,6 +153,15 @@ def _material_source(
     return {k: material[k] for k in ("uri", "digest") if k in material}
 
 
+def _v01_invocation(recipe: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+    """The v0.2 invocation: the config source, then the recipe's arguments and environment."""
+    invocation: dict[str, Any] = {"configSource": source} if source else {}
+    for old, new in _V01_INVOCATION:
+        if recipe.get(old) is not None:
+            invocation[new] = recipe[old]
+    return invocation
+
+
 def _v01_recipe(
     recipe: dict[str, Any], materials: list[Any], losses: list[Loss], notes: list[Note] | None
 ) -> dict[str, Any]:
@@ -163,10 +172,7 @@ def _v01_recipe(
     source = _material_source(recipe, materials, losses, notes)
     if "entryPoint" in recipe:
         source["entryPoint"] = recipe["entryPoint"]
-    invocation: dict[str, Any] = {"configSource": source} if source else {}
-    for old, new in _V01_INVOCATION:
-        if recipe.get(old) is not None:
-            invocation[new] = recipe[old]
+    invocation = _v01_invocation(recipe, source)
     if invocation:
         out["invocation"] = invocation
     _unknown(recipe, _V01_RECIPE_FIELDS, _RECIPE, losses)
@@ -258,19 +264,24 @@ def _resolved_dependencies(materials: Any, source: dict[str, Any]) -> list[Any]:
     return dependencies
 
 
+def _v02_build_type(predicate: dict[str, Any], notes: list[Note] | None) -> dict[str, Any]:
+    """The buildType, carried as it is (and noted: v1 gives it a different job)."""
+    if "buildType" not in predicate:
+        return {}
+    if notes is not None:
+        notes.append(
+            Note(
+                child(_P, "buildType"),
+                "carried unchanged; a v1 buildType must describe how to read the v1 inputs",
+            )
+        )
+    return {"buildType": predicate["buildType"]}
+
+
 def _v02_build_definition(
     predicate: dict[str, Any], losses: list[Loss], notes: list[Note] | None
 ) -> dict[str, Any]:
-    definition: dict[str, Any] = {}
-    if "buildType" in predicate:
-        definition["buildType"] = predicate["buildType"]
-        if notes is not None:
-            notes.append(
-                Note(
-                    child(_P, "buildType"),
-                    "carried unchanged; a v1 buildType must describe how to read the v1 inputs",
-                )
-            )
+    definition = _v02_build_type(predicate, notes)
     invocation = _object(predicate.get("invocation"))
     source = _object(invocation.get("configSource"))
     definition["externalParameters"] = _external_parameters(invocation, source, losses)

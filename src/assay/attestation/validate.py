@@ -80,18 +80,22 @@ def validate_in_detail(raw: Any) -> list[Finding]:
     _statement_type(out, raw.get("_type"), predicate_type)
     _subjects(out, raw.get("subject"))
     c.extensions(out, raw, _STATEMENT_FIELDS, "$", "uri", where="a statement")
+    _predicate(out, predicate_type, raw.get("predicate"))
+    return out
+
+
+def _predicate(out: list[Finding], predicate_type: Any, predicate: Any) -> None:
+    """The predicate, by the rules of its type (a type assay has no rules for is noted)."""
     if not isinstance(predicate_type, str) or not predicate_type:
         c.not_a_string(out, "$.predicateType", predicate_type, "a predicate type URI")
-        return out
+        return
     check = _PREDICATE_CHECKS.get(predicate_type)
     if check is None:
         _unchecked_predicate_type(out, predicate_type)
-        return out
-    predicate: Any = raw.get("predicate")
+        return
     what = f"the {predicate_type} predicate"
     if c.present(out, predicate, dict, "$.predicate", expected="an object", what=what):
         check(out, predicate)
-    return out
 
 
 def require_valid(statement: JSONView | Mapping[str, Any], *, strict: bool = False) -> None:
@@ -149,6 +153,11 @@ def _subjects(out: list[Finding], subjects: Any) -> None:
             "expected at least one subject, found none",
         )
         return
+    _each_subject(out, subjects)
+
+
+def _each_subject(out: list[Finding], subjects: list[Any]) -> None:
+    """Each subject is a descriptor with a digest, and no two share a name."""
     names: set[str] = set()
     for index, subject in enumerate(subjects):
         path = f"$.subject[{index}]"

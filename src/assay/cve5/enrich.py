@@ -23,7 +23,14 @@ import uuid
 from typing import Any, Final
 
 from assay.cve5.index import cpe_vendor_product
-from assay.cve5.ranges import OPEN_LOWER, UNORDERED_TYPES, bare_version, constraints_of, lower_bound
+from assay.cve5.ranges import (
+    OPEN_LOWER,
+    UNORDERED_TYPES,
+    bare_version,
+    constraints_of,
+    is_bound,
+    lower_bound,
+)
 from assay.cve5.record import Affected, Container, CveRecord, VersionEntry
 
 __all__ = ["CISA_ADP", "configurations"]
@@ -85,16 +92,24 @@ def _single_bounds(entry: VersionEntry) -> dict[str, str] | None:
     return given or None
 
 
+def _lower_bound(entry: VersionEntry) -> dict[str, str]:
+    """A range's start, unless it is open (`0`, `*`, ...)."""
+    lower = lower_bound(entry.version)
+    if lower is None or lower.lower() in OPEN_LOWER:
+        return {}
+    return {"versionStartIncluding": lower}
+
+
 def _upper_bound(entry: VersionEntry) -> dict[str, str]:
     """A range's end: the first `unaffected` change, else `lessThan`, else `lessThanOrEqual`."""
     fixed = next((at for at, status in entry.changes if status == "unaffected"), None)
     if fixed is not None:
         return {"versionEndExcluding": bare_version(fixed)}
-    if entry.less_than not in (None, "*"):
-        return {"versionEndExcluding": bare_version(entry.less_than or "")}
-    if entry.less_than_or_equal not in (None, "*"):
-        return {"versionEndIncluding": bare_version(entry.less_than_or_equal or "")}
-    return {}
+    ends = (
+        ("versionEndExcluding", entry.less_than),
+        ("versionEndIncluding", entry.less_than_or_equal),
+    )
+    return next(({key: bare_version(end)} for key, end in ends if is_bound(end)), {})
 
 
 def _bounds(entry: VersionEntry) -> dict[str, str] | None:
@@ -103,13 +118,7 @@ def _bounds(entry: VersionEntry) -> dict[str, str] | None:
         return None
     if not entry.is_range:
         return _single_bounds(entry)
-    lower = lower_bound(entry.version)
-    start = (
-        {"versionStartIncluding": lower}
-        if lower is not None and lower.lower() not in OPEN_LOWER
-        else {}
-    )
-    return {**start, **_upper_bound(entry)}
+    return {**_lower_bound(entry), **_upper_bound(entry)}
 
 
 def _criteria_id(cve_id: str, rule: str, match: dict[str, Any]) -> str:

@@ -55,16 +55,26 @@ class Cve5ImportReport(ImportTally):
     def to_dict(self) -> dict[str, object]:
         """The `--json` document of `assay cve import` (docs/cli.md)."""
         return {
-            "ok": self.ok,
-            "files": self.files,
-            "failedFiles": self.failed_files,
+            **self.file_counts(),
             "rejected": self.rejected,
             "skipped": self.skipped,
-            "records": {
-                "cve5": {"added": self.added, "updated": self.updated, "unchanged": self.unchanged}
-            },
+            "records": {"cve5": self.record_counts()},
             "problems": list(self.problems),
         }
+
+
+def _parsed(
+    data: bytes, source: str, *, named: bool
+) -> tuple[object, tuple[str, str] | None] | None:
+    """The JSON value of a file's bytes and its first problem; None for a file that is
+    no JSON, unless it was `named` on its own (then an `InputError`)."""
+    try:
+        return _json_strict.parse_checked(data, MAX_DEPTH)
+    except (ValueError, RecursionError) as error:
+        if not named:
+            return None  # a `.json` that is no JSON is no record
+        # A file named on its own that is no JSON: unusable input, not a record.
+        raise InputError(source, f"expected a CVE JSON 5 record: {error}") from None
 
 
 class Cve5Importer:
@@ -121,23 +131,30 @@ class Cve5Importer:
         """A record file, a folder (walked, in name order) or a zip archive."""
         self.report.files += 1
         try:
-            if path.is_dir():
-                for folder, folders, files in os.walk(path):
-                    folders.sort()
-                    for name in sorted(files):
-                        self._file(Path(folder) / name)
-            elif zipfile.is_zipfile(path):
-                with path.open("rb") as handle:
-                    self._zip(handle, str(path), 1)
-            elif path.is_file():
-                self._file(path, named=True)
-            else:
-                raise InputError(str(path), "no such file or folder")
+            self._input(path)
         except (InputError, zipfile.BadZipFile, OSError) as error:
             self.report.failed_files += 1
             self._problem(
                 error.diagnostics() if isinstance(error, InputError) else f"{path}: {error}"
             )
+
+    def _input(self, path: Path) -> None:
+        if path.is_dir():
+            self._folder(path)
+        elif zipfile.is_zipfile(path):
+            with path.open("rb") as handle:
+                self._zip(handle, str(path), 1)
+        elif path.is_file():
+            self._file(path, named=True)
+        else:
+            raise InputError(str(path), "no such file or folder")
+
+    def _folder(self, path: Path) -> None:
+        """Every file below the folder, in name order."""
+        for folder, folders, files in os.walk(path):
+            folders.sort()
+            for name in sorted(files):
+                self._file(Path(folder) / name)
 
     def _file(self, path: Path, *, named: bool = False) -> None:
         if path.suffix.lower() == ".zip" and zipfile.is_zipfile(path):
@@ -226,13 +243,10 @@ class Cve5Importer:
         JSON without `dataType` CVE_RECORD), an `InputError` for one `named` on its own."""
         if len(data) > MAX_RECORD_BYTES:
             raise Cve5Error(source, "", f"expected at most {MAX_RECORD_BYTES} bytes")
-        try:
-            value, problem = _json_strict.parse_checked(data, MAX_DEPTH)
-        except (ValueError, RecursionError) as error:
-            if not named:
-                return None  # a `.json` that is no JSON is no record
-            # A file named on its own that is no JSON: unusable input, not a record.
-            raise InputError(source, f"expected a CVE JSON 5 record: {error}") from None
+        parsed = _parsed(data, source, named=named)
+        if parsed is None:
+            return None
+        value, problem = parsed
         if not looks_like_record(value):
             if named:
                 raise InputError(

@@ -27,6 +27,19 @@ MAX_CATALOGUE_BYTES: Final = 64 * 1024 * 1024
 MAX_DEPTH: Final = 8
 _DATE_FIELDS: Final = ("dateAdded", "dueDate")
 _REQUIRED: Final = ("cveID", "vendorProject", "product", "dateAdded")
+_NAMES: Final = (
+    ("cve_id", "cveID"),
+    ("vendor_project", "vendorProject"),
+    ("product", "product"),
+    ("name", "vulnerabilityName"),
+    ("date_added", "dateAdded"),
+    ("due_date", "dueDate"),
+    ("ransomware", "knownRansomwareCampaignUse"),
+    ("required_action", "requiredAction"),
+    ("short_description", "shortDescription"),
+    ("notes", "notes"),
+)
+"""Each text field of an entry and its name in CISA's feed (`cwes` follows them)."""
 
 
 class KevError(IngestError):
@@ -49,19 +62,8 @@ class KevEntry:
     cwes: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "cveID": self.cve_id,
-            "vendorProject": self.vendor_project,
-            "product": self.product,
-            "vulnerabilityName": self.name,
-            "dateAdded": self.date_added,
-            "dueDate": self.due_date,
-            "knownRansomwareCampaignUse": self.ransomware,
-            "requiredAction": self.required_action,
-            "shortDescription": self.short_description,
-            "notes": self.notes,
-            "cwes": list(self.cwes),
-        }
+        """The entry in CISA's words and order."""
+        return {**{key: getattr(self, attr) for attr, key in _NAMES}, "cwes": list(self.cwes)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,14 +87,19 @@ def _check_strings(value: dict[str, Any], path: str, source: str) -> None:
             raise KevError(source, _json_strict.member(path, key), "required, found nothing")
 
 
-def _check_formats(value: dict[str, Any], path: str, source: str) -> tuple[str, ...]:
-    """The CVE id and the dates are in their forms; the CWE ids, as given."""
-    if not CVE_ID.fullmatch(value["cveID"]):
-        raise KevError(source, f"{path}.cveID", f"expected CVE-YYYY-NNNN, found {value['cveID']!r}")
+def _check_dates(value: dict[str, Any], path: str, source: str) -> None:
+    """The dates given are dates (YYYY-MM-DD)."""
     for key in _DATE_FIELDS:
         date = value.get(key)
         if date is not None and not _is_date(date):
             raise KevError(source, f"{path}.{key}", f"expected a date YYYY-MM-DD, found {date!r}")
+
+
+def _check_formats(value: dict[str, Any], path: str, source: str) -> tuple[str, ...]:
+    """The CVE id and the dates are in their forms; the CWE ids, as given."""
+    if not CVE_ID.fullmatch(value["cveID"]):
+        raise KevError(source, f"{path}.cveID", f"expected CVE-YYYY-NNNN, found {value['cveID']!r}")
+    _check_dates(value, path, source)
     cwes = value.get("cwes") or []
     if not isinstance(cwes, list) or not all(isinstance(cwe, str) for cwe in cwes):
         raise KevError(source, f"{path}.cwes", "expected an array of strings")
@@ -104,19 +111,9 @@ def _entry(value: Any, path: str, source: str) -> KevEntry:
         raise KevError(source, path, f"expected an object, found {_json_strict.type_name(value)}")
     _check_strings(value, path, source)
     cwes = _check_formats(value, path, source)
-    return KevEntry(
-        cve_id=value["cveID"],
-        vendor_project=value["vendorProject"],
-        product=value["product"],
-        name=value.get("vulnerabilityName") or "",
-        date_added=value["dateAdded"],
-        due_date=value.get("dueDate"),
-        ransomware=value.get("knownRansomwareCampaignUse"),
-        required_action=value.get("requiredAction"),
-        short_description=value.get("shortDescription"),
-        notes=value.get("notes"),
-        cwes=cwes,
-    )
+    given: dict[str, Any] = {attr: value.get(key) for attr, key in _NAMES}
+    given["name"] = given["name"] or ""  # (the required ones are there: checked above)
+    return KevEntry(**given, cwes=cwes)
 
 
 def entry_from_value(value: Any, source: str) -> KevEntry:

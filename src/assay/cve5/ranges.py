@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cmp_to_key
-from typing import Final
+from typing import Final, TypeGuard
 
 from assay.cve5.record import Affected, VersionEntry
 
@@ -30,6 +30,7 @@ __all__ = [
     "bare_version",
     "constraints_of",
     "entry_status",
+    "is_bound",
     "lower_bound",
 ]
 
@@ -112,14 +113,19 @@ def _single(entry: VersionEntry, version: str, compare: Compare) -> AffectedMatc
     return AffectedMatch(entry.status, fixed)
 
 
+def is_bound(end: str | None) -> TypeGuard[str]:
+    """Whether a range's `lessThan` or `lessThanOrEqual` bounds it (`*` does not)."""
+    return end is not None and end != "*"
+
+
 def _outside(entry: VersionEntry, version: str, compare: Compare) -> bool:
     """Whether `version` is outside a range's bounds."""
     lower = lower_bound(entry.version)
     below, through = entry.less_than, entry.less_than_or_equal
     return (
         (lower is not None and compare(version, lower) < 0)
-        or (below is not None and below != "*" and compare(version, below) >= 0)
-        or (through is not None and through != "*" and compare(version, through) > 0)
+        or (is_bound(below) and compare(version, below) >= 0)
+        or (is_bound(through) and compare(version, through) > 0)
     )
 
 
@@ -128,7 +134,7 @@ def _range(entry: VersionEntry, version: str, compare: Compare) -> AffectedMatch
     if _outside(entry, version, compare):
         return None
     below = entry.less_than
-    status, fixed = entry.status, below if below != "*" else None
+    status, fixed = entry.status, below if is_bound(below) else None
 
     def by_version(a: tuple[str, str], b: tuple[str, str]) -> int:
         return compare(a[0], b[0])

@@ -365,18 +365,19 @@ class _Reader:
             timestamp=self.text(content, "timestamp", path),
         )
 
-    def container(self, value: Any, kind: str, path: str) -> Container:
-        container = self.obj(value, path)
-        meta_at = _json_strict.member(path, "providerMetadata")
-        meta = self.obj(container.get("providerMetadata"), meta_at)
-        descriptions = [
+    def descriptions(self, container: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
+        """(lang, value) of each of `descriptions`."""
+        return [
             (
                 self.text(item, "lang", at, required=True),
                 self.text(item, "value", at, required=True),
             )
             for item, at in self.objects(container, "descriptions", path)
         ]
-        cwes = [
+
+    def cwes(self, container: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
+        """(cweId, description) of each `problemTypes[].descriptions[]` ("" when unsaid)."""
+        return [
             (
                 self.text(entry, "cweId", entry_at) or "",
                 self.text(entry, "description", entry_at) or "",
@@ -384,6 +385,13 @@ class _Reader:
             for problem, at in self.objects(container, "problemTypes", path)
             for entry, entry_at in self.objects(problem, "descriptions", at)
         ]
+
+    def container(self, value: Any, kind: str, path: str) -> Container:
+        container = self.obj(value, path)
+        meta_at = _json_strict.member(path, "providerMetadata")
+        meta = self.obj(container.get("providerMetadata"), meta_at)
+        descriptions = self.descriptions(container, path)
+        cwes = self.cwes(container, path)
         references = [
             self.text(item, "url", at, required=True)
             for item, at in self.objects(container, "references", path)
@@ -421,19 +429,10 @@ class _Reader:
         cve_id = self.cve_id(meta)
         state = self.state(meta)
         published = self.text(meta, "datePublished", "$.cveMetadata")
-        updated = (
-            self.text(meta, "dateUpdated", "$.cveMetadata")
-            or published
-            or self.text(meta, "dateRejected", "$.cveMetadata")
-            or self.text(meta, "dateReserved", "$.cveMetadata")
-            or ""
-        )
+        updated = self.date_updated(meta, published)
         containers = self.obj(document.get("containers"), "$.containers")
         cna = self.container(containers.get("cna"), "cna", "$.containers.cna")
-        adp = tuple(
-            self.container(item, "adp", f"$.containers.adp[{index}]")
-            for index, item in enumerate(self.array(containers, "adp", "$.containers"))
-        )
+        adp = self.adp_containers(containers)
         return CveRecord(
             cve_id=cve_id,
             state=state,
@@ -445,6 +444,23 @@ class _Reader:
             cna=cna,
             adp=adp,
             raw=raw,
+        )
+
+    def date_updated(self, meta: Mapping[str, Any], published: str | None) -> str:
+        """`dateUpdated`, else the first of `datePublished`, `dateRejected`,
+        `dateReserved`, else "" (see `CveRecord.date_updated`)."""
+        return (
+            self.text(meta, "dateUpdated", "$.cveMetadata")
+            or published
+            or self.text(meta, "dateRejected", "$.cveMetadata")
+            or self.text(meta, "dateReserved", "$.cveMetadata")
+            or ""
+        )
+
+    def adp_containers(self, containers: Mapping[str, Any]) -> tuple[Container, ...]:
+        return tuple(
+            self.container(item, "adp", f"$.containers.adp[{index}]")
+            for index, item in enumerate(self.array(containers, "adp", "$.containers"))
         )
 
     def data_version(self, document: Mapping[str, Any]) -> str:

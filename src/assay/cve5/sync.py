@@ -25,6 +25,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Final, Protocol
 
+from assay._bounded import copy_bounded
 from assay.cve5 import DEFAULT_CVELIST_URL, DEFAULT_EPSS_URL, DEFAULT_KEV_URL
 from assay.cve5.importer import Cve5Importer, Cve5ImportReport, _Writer
 from assay.errors import ClientError, StoreError
@@ -59,12 +60,8 @@ def download(url: str, into: Path, limit: int) -> bool:
                 return False
             if response.status_code != 200:
                 raise ClientError(f"GET {url}: HTTP {response.status_code}")
-            written = 0
-            for chunk in response.iter_bytes(1 << 20):
-                written += len(chunk)
-                if written > limit:
-                    raise ClientError(f"GET {url}: expected at most {limit} bytes, found more")
-                out.write(chunk)
+            if not copy_bounded(response.iter_bytes(1 << 20), out, limit):
+                raise ClientError(f"GET {url}: expected at most {limit} bytes, found more")
     except httpx.HTTPError as error:
         raise ClientError(f"GET {url}: {error}") from None
     return True
@@ -156,18 +153,23 @@ def _day_candidates(day: date, reached: str | None, now: datetime) -> Sequence[s
     return [END_OF_DAY, *candidates] if day < now.date() else candidates
 
 
+def _day_delta(load: _Load, base: str, day: date, reached: str | None, now: datetime) -> None:
+    """The day's newest delta not yet loaded (none when none is published yet)."""
+    text = day.isoformat()
+    for hour in _day_candidates(day, reached, now):
+        tag = f"cve_{text}_at_end_of_day" if hour == END_OF_DAY else f"cve_{text}_{hour}"
+        asset = f"{text}_delta_CVEs_at_{hour}.zip"
+        if load(f"{base}/{tag}/{asset}", asset, {"day": text, "hour": hour}):
+            return
+
+
 def _deltas(load: _Load, base: str, checkpoint: dict[str, str], now: datetime) -> None:
     """Load each day's newest delta not yet loaded, from the checkpoint's day to today."""
     day = date.fromisoformat(checkpoint["day"])
     while day <= now.date():
-        text = day.isoformat()
-        reached = checkpoint.get("hour") if checkpoint.get("day") == text else None
+        reached = checkpoint.get("hour") if checkpoint.get("day") == day.isoformat() else None
         if reached != END_OF_DAY:
-            for hour in _day_candidates(day, reached, now):
-                tag = f"cve_{text}_at_end_of_day" if hour == END_OF_DAY else f"cve_{text}_{hour}"
-                asset = f"{text}_delta_CVEs_at_{hour}.zip"
-                if load(f"{base}/{tag}/{asset}", asset, {"day": text, "hour": hour}):
-                    break
+            _day_delta(load, base, day, reached, now)
         day += timedelta(days=1)
 
 

@@ -53,10 +53,8 @@ class ImportReport(ImportTally):
     def to_dict(self) -> dict[str, object]:
         """The `--json` summary of `assay osv import` (docs/cli.md)."""
         return {
-            "ok": self.ok,
-            "files": self.files,
-            "failedFiles": self.failed_files,
-            "records": {"added": self.added, "updated": self.updated, "unchanged": self.unchanged},
+            **self.file_counts(),
+            "records": self.record_counts(),
             "rejected": self.rejected,
             "skipped": self.skipped,
             "problems": list(self.problems),

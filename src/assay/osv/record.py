@@ -438,6 +438,15 @@ def _affected(item: _Affected, path: str) -> Affected:
 
 
 def _range(entry: _Range, path: str) -> Range:
+    _check_range(entry, path)
+    events = [_event(raw, f"{path}.events[{index}]") for index, raw in enumerate(entry.events)]
+    if not any(event.kind == "introduced" for event in events):
+        raise _Problem(f"{path}.events", "expected an introduced event")
+    return Range(entry.type, tuple(events), entry.repo)
+
+
+def _check_range(entry: _Range, path: str) -> None:
+    """A range's type is known, a GIT range names its repository, and it has events."""
     if entry.type not in RANGE_TYPES:
         raise _Problem(
             f"{path}.type", f"expected one of {', '.join(RANGE_TYPES)}, found {entry.type!r}"
@@ -446,10 +455,6 @@ def _range(entry: _Range, path: str) -> Range:
         raise _Problem(f"{path}.repo", "expected the repository URL of a GIT range")
     if not entry.events:
         raise _Problem(f"{path}.events", "expected at least one event")
-    events = [_event(raw, f"{path}.events[{index}]") for index, raw in enumerate(entry.events)]
-    if not any(event.kind == "introduced" for event in events):
-        raise _Problem(f"{path}.events", "expected an introduced event")
-    return Range(entry.type, tuple(events), entry.repo)
 
 
 def _event(raw: _Event, path: str) -> Event:

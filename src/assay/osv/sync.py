@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from urllib.parse import quote
 
+from assay._bounded import copy_bounded
 from assay.errors import ClientError, InputError
 from assay.osv.importer import ImportReport, OsvImporter
 from assay.osv.record import MAX_RECORD_BYTES, timestamp_key
@@ -150,13 +151,9 @@ class OsvSync:
             with self._client.stream("GET", url) as response:
                 if response.status_code != 200:
                     raise ClientError(f"GET {url}: HTTP {response.status_code}")
-                size = 0
                 with path.open("wb") as out:
-                    for chunk in response.iter_bytes():
-                        size += len(chunk)
-                        if size > limit:
-                            raise ClientError(f"GET {url}: the {what} is larger than {limit} bytes")
-                        out.write(chunk)
+                    if not copy_bounded(response.iter_bytes(), out, limit):
+                        raise ClientError(f"GET {url}: the {what} is larger than {limit} bytes")
         except httpx.HTTPError as error:
             raise ClientError(f"GET {url}: {error}") from error
 

@@ -85,12 +85,17 @@ def _unique(descriptors: Iterable[ResourceDescriptor]) -> list[ResourceDescripto
     return result
 
 
+def _repeated_names(subjects: Sequence[ResourceDescriptor]) -> list[str]:
+    """The names more than one subject has, sorted."""
+    names = [s.name for s in subjects if s.name is not None]
+    return sorted({n for n in names if names.count(n) > 1})
+
+
 def _checked_subjects(subjects: Sequence[ResourceDescriptor]) -> list[ResourceDescriptor]:
     unique = _unique(subjects)
     if not unique:
         raise InputError("--subject", "expected at least one subject, found none")
-    names = [s.name for s in unique if s.name is not None]
-    repeated = sorted({n for n in names if names.count(n) > 1})
+    repeated = _repeated_names(unique)
     if repeated:
         raise InputError(
             "--subject", f"expected each subject name once, found {repeated[0]!r} with two digests"

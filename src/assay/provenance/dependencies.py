@@ -46,15 +46,18 @@ def _checked_digest(part: str, text: str, where: str) -> tuple[str, str]:
     return algorithm, value.lower()
 
 
-def parse_dependency(text: str, *, where: str = "--dependency") -> ResourceDescriptor:
-    """`URI`, or `URI@ALG:HEX[,ALG:HEX...]` (the digest follows the last `@`)."""
+def _uri_and_digests(text: str, where: str) -> tuple[str, dict[str, str]]:
+    """The URI and the digests after its last `@`; the whole text when no digests follow."""
     uri, at, tail = text.rpartition("@")
     parts = tail.split(",")
-    digests: dict[str, str] = {}
     if at and tail and all(_DIGEST.fullmatch(part) for part in parts):
-        digests = dict(_checked_digest(part, text, where) for part in parts)
-    else:
-        uri = text
+        return uri, dict(_checked_digest(part, text, where) for part in parts)
+    return text, {}
+
+
+def parse_dependency(text: str, *, where: str = "--dependency") -> ResourceDescriptor:
+    """`URI`, or `URI@ALG:HEX[,ALG:HEX...]` (the digest follows the last `@`)."""
+    uri, digests = _uri_and_digests(text, where)
     if not _SCHEME.match(uri):
         raise InputError(where, f"expected URI[@ALG:HEX] with a URI scheme, found {text!r}")
     return ResourceDescriptor(uri=uri, digest=digests or None)

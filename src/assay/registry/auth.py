@@ -144,8 +144,18 @@ def run_helper(name: str, server: str, *, missing_ok: bool = False) -> Credentia
         if missing_ok:
             return None
         raise InputError(program, "the credential helper is not on PATH")
+    done = _ask_helper(executable, server, program)
+    if done.returncode != 0:
+        if b"credentials not found" in done.stdout.lower() + done.stderr.lower():
+            return None
+        raise InputError(program, f"the credential helper failed (exit {done.returncode})")
+    return _helper_answer(done.stdout, program)
+
+
+def _ask_helper(executable: str, server: str, program: str) -> subprocess.CompletedProcess[bytes]:
+    """The helper's `get` for `server`, run as docker runs it (its answer on stdout)."""
     try:
-        done = subprocess.run(  # noqa: S603 - a named helper, as docker runs it
+        return subprocess.run(  # noqa: S603 - a named helper, as docker runs it
             [executable, "get"],
             input=server.encode(),
             capture_output=True,
@@ -156,11 +166,6 @@ def run_helper(name: str, server: str, *, missing_ok: bool = False) -> Credentia
         raise InputError(
             program, f"the credential helper did not answer ({type(error).__name__})"
         ) from None
-    if done.returncode != 0:
-        if b"credentials not found" in done.stdout.lower() + done.stderr.lower():
-            return None
-        raise InputError(program, f"the credential helper failed (exit {done.returncode})")
-    return _helper_answer(done.stdout, program)
 
 
 def _helper_answer(stdout: bytes, program: str) -> Credentials:

@@ -81,24 +81,36 @@ class Cache:
     def get_ref_record(self, key: str) -> tuple[bytes, str, str] | None:
         """(bytes, media type, next page URL) of the answer kept for `key`, or None."""
         path = self._ref(key)
-        try:
-            raw = path.read_bytes()[: MAX_REF_BYTES + 1]
-        except FileNotFoundError:
+        raw = _read_ref(path)
+        if raw is None:
             return None
-        except OSError as error:
-            raise InputError(str(path), f"cannot read: {error.strerror}") from None
-        try:
-            record = json.loads(raw)
-            digest, media_type = record["digest"], record.get("mediaType", "")
-            stored_key, next_url = record["key"], str(record.get("next") or "")
-        except (ValueError, KeyError, TypeError):
-            raise InputError(str(path), 'expected {"key", "digest", "mediaType"}') from None
+        stored_key, digest, media_type, next_url = _ref_record(raw, path)
         if stored_key != key:
             raise InputError(str(path), f"expected the answer for {key!r}")
         data = self.get(digest)
         if data is None:
             raise InputError(str(path), f"the cache lacks the document {digest}")
         return data, str(media_type), next_url
+
+
+def _read_ref(path: Path) -> bytes | None:
+    """A kept answer's record (at most MAX_REF_BYTES and one), None when there is none."""
+    try:
+        return path.read_bytes()[: MAX_REF_BYTES + 1]
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise InputError(str(path), f"cannot read: {error.strerror}") from None
+
+
+def _ref_record(raw: bytes, path: Path) -> tuple[Any, Any, Any, str]:
+    """(key, digest, media type, next page URL) of a kept answer's record."""
+    try:
+        record = json.loads(raw)
+        digest, media_type = record["digest"], record.get("mediaType", "")
+        return record["key"], digest, media_type, str(record.get("next") or "")
+    except (ValueError, KeyError, TypeError):
+        raise InputError(str(path), 'expected {"key", "digest", "mediaType"}') from None
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -468,9 +468,7 @@ class Transports:
                 return response
             response.close()
             url = urljoin(url, location)
-            if response.status_code == 303 or (
-                response.status_code in (301, 302) and method not in ("GET", "HEAD")
-            ):
+            if _becomes_get(response.status_code, method):
                 method, kwargs = "GET", {}
         raise RegistryError(url, f"more than {self.MAX_REDIRECTS} redirects")
 
@@ -478,6 +476,12 @@ class Transports:
         for client in (self._tls, self._plain):
             if client is not None:
                 client.close()
+
+
+def _becomes_get(status: int, method: str) -> bool:
+    """Whether a redirect is followed with a GET (and no body): a 303, or a 301 or 302 of
+    a method other than GET and HEAD, as browsers and httpx do."""
+    return status == 303 or (status in (301, 302) and method not in ("GET", "HEAD"))
 
 
 FILE_PIECE_BYTES: Final = 1024 * 1024

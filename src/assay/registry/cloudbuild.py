@@ -39,9 +39,14 @@ def cloud_build_policy(options: Options) -> Policy:
     return dataclasses.replace(policy, source=source, signers=signers)
 
 
+def _names_builder(rule: BuilderRule, name: str) -> bool:
+    """Whether the rule trusts the builder `name` (its id, or its id pattern)."""
+    return rule.id == name or bool(rule.id_pattern and rule.id_pattern.fullmatch(name))
+
+
 def _narrowed(rule: BuilderRule, name: str, versions: tuple[str, ...]) -> BuilderRule | None:
     """The rule narrowed to the builder `name` (at `versions`), or None if it cannot be."""
-    if rule.id != name and not (rule.id_pattern and rule.id_pattern.fullmatch(name)):
+    if not _names_builder(rule, name):
         return None
     if not versions:
         return rule

@@ -80,9 +80,7 @@ def fetch_bundles(
         predicate_type=predicate_type,
     )
     api_host = urlsplit(base).netloc
-    headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
-    if api_token:
-        headers["Authorization"] = f"Bearer {api_token}"
+    headers = _api_headers(api_token)
     found: list[tuple[str, dict[str, Any]]] = []
     while url and len(found) < limit:
         if urlsplit(url).netloc != api_host:
@@ -94,6 +92,13 @@ def fetch_bundles(
             found.append((label, _bundle(api, entry, label)))
         url = url_next
     return found
+
+
+def _api_headers(api_token: str | None) -> dict[str, str]:
+    headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+    if api_token:
+        headers["Authorization"] = f"Bearer {api_token}"
+    return headers
 
 
 def _page_entries(body: bytes, url: str) -> list[Any]:

@@ -34,6 +34,7 @@ from assay.errors import AttestationError, VerificationError
 from assay.keys import PublicKey, load_public_key
 from assay.policy.refs import is_release_tag, normalize_repository, split_ref
 from assay.policy.slsa_github import GENERATOR, GITHUB_ISSUER, Options, testing_mode
+from assay.registry._subjects import one_subject
 from assay.results import Check
 from assay.sigstore import load_json
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
@@ -81,14 +82,21 @@ def _registry_key(entry: dict[str, Any], where: str) -> PublicKey:
     return load_public_key(pem, where=where, keyid=entry.get("keyId", ""))
 
 
+def _json_array(data: bytes, where: str, key: str, expected: str) -> list[Any]:
+    """The array `key` of one of npm's JSON documents (keys, attestations), else refused
+    as not the `expected` list."""
+    document = load_json(data, where)
+    items = document.get(key) if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise AttestationError(f"{where}: $.{key}", f"expected {expected}")
+    return items
+
+
 def registry_keys(data: bytes | None = None, where: str = "npm-registry.json") -> list[PublicKey]:
     """npm's keys for publish attestations: the shipped `keys.json`, or `data`."""
     if data is None:
         data = resources.files("assay.registry").joinpath("keys/npm-registry.json").read_bytes()
-    document = load_json(data, where)
-    keys = document.get("keys") if isinstance(document, dict) else None
-    if not isinstance(keys, list):
-        raise AttestationError(f"{where}: $.keys", "expected a list of keys")
+    keys = _json_array(data, where, "keys", "a list of keys")
     found = [
         _registry_key(entry, f"{where}: $.keys[{number}]")
         for number, entry in enumerate(keys)
@@ -130,14 +138,6 @@ class NpmVerification:
         }
 
 
-def _attestation_items(data: bytes, where: str) -> list[Any]:
-    document = load_json(data, where)
-    items = document.get("attestations") if isinstance(document, dict) else None
-    if not isinstance(items, list):
-        raise AttestationError(f"{where}: $.attestations", "expected npm's list of attestations")
-    return items
-
-
 _ATTESTATION_KINDS: Final[dict[str, str]] = {
     PUBLISH_PREDICATE: "publish",
     PROVENANCE_V02: "provenance",
@@ -146,20 +146,27 @@ _ATTESTATION_KINDS: Final[dict[str, str]] = {
 """The attestations npm serves, by predicate type."""
 
 
+def _kind_and_bundle(item: Any, at: str) -> tuple[str, dict[str, Any]]:
+    """An entry's kind (`publish`, `provenance`) by its predicate type, and its bundle."""
+    if not isinstance(item, dict) or not isinstance(item.get("bundle"), dict):
+        raise AttestationError(at, "expected {predicateType, bundle}")
+    predicate_type = item.get("predicateType")
+    kind = _ATTESTATION_KINDS.get(predicate_type) if isinstance(predicate_type, str) else None
+    if kind is None:
+        raise AttestationError(
+            f"{at}.predicateType", f"expected publish or provenance, found {predicate_type!r}"
+        )
+    return kind, item["bundle"]
+
+
 def _attestations(data: bytes, where: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(publish bundle, provenance bundle) of npm's attestations document."""
     bundles: dict[str, list[dict[str, Any]]] = {"publish": [], "provenance": []}
-    for number, item in enumerate(_attestation_items(data, where)):
-        at = f"{where}: $.attestations[{number}]"
-        if not isinstance(item, dict) or not isinstance(item.get("bundle"), dict):
-            raise AttestationError(at, "expected {predicateType, bundle}")
-        predicate_type = item.get("predicateType")
-        kind = _ATTESTATION_KINDS.get(predicate_type) if isinstance(predicate_type, str) else None
-        if kind is None:
-            raise AttestationError(
-                f"{at}.predicateType", f"expected publish or provenance, found {predicate_type!r}"
-            )
-        bundles[kind].append(item["bundle"])
+    for number, item in enumerate(
+        _json_array(data, where, "attestations", "npm's list of attestations")
+    ):
+        kind, bundle = _kind_and_bundle(item, f"{where}: $.attestations[{number}]")
+        bundles[kind].append(bundle)
     publish, provenance = bundles["publish"], bundles["provenance"]
     if len(publish) != 1 or len(provenance) != 1:
         raise AttestationError(
@@ -245,23 +252,31 @@ def verify_npm_package(  # noqa: PLR0917 - as verify_artifacts: what, evidence, 
     return result
 
 
+def _one_subject(
+    result: NpmVerification, kind: str, statement: dict[str, Any], sha512: str
+) -> dict[str, Any] | None:
+    """Checks that the statement has one subject, of the tarball's sha512; that subject."""
+    check, subject = one_subject(statement, f"{kind}.subjects")
+    result.checks.append(check)
+    if subject is None:
+        return None
+    digest = (subject.get("digest") or {}).get("sha512")
+    result.checks.append(Check(f"{kind}.subject.sha512", digest == sha512, sha512, digest))
+    return subject
+
+
 def _subject_checks(
     result: NpmVerification, provenance: dict[str, Any], publish: dict[str, Any], sha512: str
 ) -> None:
-    names = []
-    for kind, statement in (("provenance", provenance), ("publish", publish)):
-        subjects: Any = statement.get("subject")
-        one = isinstance(subjects, list) and len(subjects) == 1 and isinstance(subjects[0], dict)
+    names = [
+        _one_subject(result, kind, statement, sha512)
+        for kind, statement in (("provenance", provenance), ("publish", publish))
+    ]
+    if names[0] is not None and names[1] is not None:
+        provenance_name, publish_name = names[0].get("name"), names[1].get("name")
         result.checks.append(
-            Check(f"{kind}.subjects", one, 1, len(subjects) if isinstance(subjects, list) else None)
+            Check("subject.name", provenance_name == publish_name, publish_name, provenance_name)
         )
-        if not one:
-            continue
-        digest = (subjects[0].get("digest") or {}).get("sha512")
-        result.checks.append(Check(f"{kind}.subject.sha512", digest == sha512, sha512, digest))
-        names.append(subjects[0].get("name"))
-    if len(names) == 2:
-        result.checks.append(Check("subject.name", names[0] == names[1], names[1], names[0]))
 
 
 def _predicate(statement: dict[str, Any]) -> dict[str, Any]:
@@ -284,19 +299,20 @@ def _package_checks(result: NpmVerification, publish: dict[str, Any], options: N
     result.checks.append(
         Check("publish.subject.name", found == _purl(name, version), _purl(name, version), found)
     )
-    if options.package_name is not None:
-        result.checks.append(
-            Check("package.name", name == options.package_name, options.package_name, name)
-        )
-    if options.package_version is not None:
-        result.checks.append(
-            Check(
-                "package.version",
-                version == options.package_version,
-                options.package_version,
-                version,
-            )
-        )
+    result.checks += _wanted_package(options, name, version)
+
+
+def _wanted_package(options: NpmOptions, name: str, version: str) -> list[Check]:
+    """The package's name and version are the ones asked for (when asked)."""
+    wanted = (
+        ("package.name", options.package_name, name),
+        ("package.version", options.package_version, version),
+    )
+    return [
+        Check(check, found == want, want, found)
+        for check, want, found in wanted
+        if want is not None
+    ]
 
 
 def _provenance_builder(statement: dict[str, Any]) -> str | None:
@@ -327,13 +343,18 @@ def _npm_cli_checks(
     ]
 
 
+def _released(ref: str | None) -> bool:
+    """Whether a delegator ref is a release tag (or, in testing mode, `main`)."""
+    if ref is None:
+        return False
+    return is_release_tag(ref) or (testing_mode() and ref == "refs/heads/main")
+
+
 def _nodejs_builder_checks(verified: VerifiedSignature, found: str | None) -> list[Check]:
     # A BYOB builder: the certificate is slsa-github-generator's delegator's, at a
     # release tag; the provenance names the Node.js builder.
     san_workflow, san_ref = split_ref(verified.identity.san or "")
-    released = san_ref is not None and (
-        is_release_tag(san_ref) or (testing_mode() and san_ref == "refs/heads/main")
-    )
+    released = _released(san_ref)
     found_name = split_ref(found or "")[0]
     return [
         Check(

@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 from assay import protocol
 from assay.errors import AttestationError, VerificationError
+from assay.registry._subjects import one_subject
 from assay.results import Check
 from assay.sigstore import load_json
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
@@ -145,6 +146,12 @@ def _publishers(data: bytes, where: str) -> list[dict[str, Any] | None]:
     return [p if isinstance(p, dict) else None for p in publishers]
 
 
+def _group_index(location: str) -> int:
+    """The `attestation_bundles` group a record's location is in (0 for a lone one)."""
+    match = re.search(r"attestation_bundles\[(\d+)\]", location)
+    return int(match.group(1)) if match else 0
+
+
 def _groups(
     data: bytes, where: str
 ) -> list[tuple[dict[str, Any] | None, list[tuple[str, dict[str, Any]]]]]:
@@ -156,10 +163,7 @@ def _groups(
     for record in parse_file(data, where):
         if record.kind != "sigstore-bundle":
             raise AttestationError(record.label, "expected a PEP 740 attestation")
-        match = re.search(r"attestation_bundles\[(\d+)\]", record.location)
-        groups.setdefault(int(match.group(1)) if match else 0, []).append(
-            (record.label, record.document)
-        )
+        groups.setdefault(_group_index(record.location), []).append((record.label, record.document))
     if not groups:
         raise AttestationError(where, "expected PEP 740 attestations")
     return [
@@ -225,14 +229,11 @@ def _statement_checks(
             item.predicate_type,
         )
     )
-    subjects: Any = statement.get("subject")
-    one = isinstance(subjects, list) and len(subjects) == 1 and isinstance(subjects[0], dict)
-    item.checks.append(
-        Check("subjects", one, 1, len(subjects) if isinstance(subjects, list) else None)
-    )
-    if not one:
+    check, subject = one_subject(statement, "subjects")
+    item.checks.append(check)
+    if subject is None:
         return
-    name = subjects[0].get("name")
+    name = subject.get("name")
     item.checks.append(
         Check(
             "subject.name",
@@ -241,7 +242,7 @@ def _statement_checks(
             name,
         )
     )
-    digest = (subjects[0].get("digest") or {}).get("sha256")
+    digest = (subject.get("digest") or {}).get("sha256")
     item.checks.append(Check("subject.sha256", digest == sha256, sha256, digest))
 
 
@@ -277,13 +278,12 @@ def _publisher_checks(
         ),
         Check("certificate.san", san.startswith(expected), f"{expected}...", san),
     ]
+    item.checks += _declared_repository(publisher, options.repository)
+
+
+def _declared_repository(publisher: dict[str, Any] | None, repository: str) -> list[Check]:
+    """The repository PyPI says published it, when it says one, is the one expected."""
     declared = (publisher or {}).get("repository")
-    if isinstance(declared, str):
-        item.checks.append(
-            Check(
-                "publisher.repository",
-                declared == options.repository,
-                options.repository,
-                declared,
-            )
-        )
+    if not isinstance(declared, str):
+        return []
+    return [Check("publisher.repository", declared == repository, repository, declared)]

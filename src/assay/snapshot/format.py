@@ -19,7 +19,7 @@ import io
 import re
 import tarfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import IO, Any, Final
 
 import orjson
@@ -52,13 +52,7 @@ class MemberInfo:
     sha256: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "records": self.records,
-            "bytes": self.bytes,
-            "sha256": self.sha256,
-        }
+        return asdict(self)  # the manifest's keys are the field names, in order
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,23 +70,21 @@ def media_type(name: str) -> str:
 def files_to_push(paths: list[Path]) -> list[Path]:
     """The files of each path: a snapshot and the signatures beside it, or a published
     folder's index and every file it lists."""
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found.extend(_series_files(path))
-        elif path.is_file():
-            found.append(path)
-            found.extend(
-                signature
-                for suffix in SIGNATURE_TYPES
-                if (signature := path.with_name(path.name + suffix)).is_file()
-            )
-        else:
-            raise InputError(str(path), "expected a snapshot file or a published folder")
+    found = [file for path in paths for file in _files_of(path)]
     names = [p.name for p in found]
     if len(set(names)) != len(names):
         raise InputError("FILE", "two files of the same name: an artifact's files are named")
     return found
+
+
+def _files_of(path: Path) -> list[Path]:
+    """A published folder's files, or a snapshot file and the signatures beside it."""
+    if path.is_dir():
+        return _series_files(path)
+    if not path.is_file():
+        raise InputError(str(path), "expected a snapshot file or a published folder")
+    beside = [path.with_name(path.name + suffix) for suffix in SIGNATURE_TYPES]
+    return [path, *(signature for signature in beside if signature.is_file())]
 
 
 def _series_files(folder: Path) -> list[Path]:
@@ -140,20 +138,30 @@ def pull(client: RegistryClient, ref: Reference, folder: Path) -> list[Path]:
         raise SnapshotError(where, f"expected an artifact of type {ARTIFACT_TYPE}")
     written: list[Path] = []
     for number, layer in enumerate(manifest.descriptors):
-        name = (layer.get("annotations") or {}).get(TITLE)
-        size, digest = layer.get("size"), layer.get("digest")
-        if not isinstance(name, str) or not FILE_NAME.fullmatch(name):
-            raise SnapshotError(f"{where}: layers[{number}]", f"expected a file name as {TITLE}")
-        if not isinstance(size, int) or not 0 <= size <= MAX_LAYER_BYTES:
-            raise SnapshotError(f"{where}: layers[{number}]", "expected a size within limits")
-        part = folder / f".{name}.part"
-        try:
-            with part.open("wb") as out:
-                for chunk in client.blob_chunks(ref, str(digest), limit=size):
-                    out.write(chunk)
-        except BaseException:
-            part.unlink(missing_ok=True)  # (the digest did not match, or the answer broke off)
-            raise
-        os.replace(part, folder / name)
+        name, size = _layer_file(layer, f"{where}: layers[{number}]")
+        _download(client, ref, str(layer.get("digest")), size, folder / f".{name}.part")
+        os.replace(folder / f".{name}.part", folder / name)
         written.append(folder / name)
     return written
+
+
+def _layer_file(layer: dict[str, Any], where: str) -> tuple[str, int]:
+    """A layer's file name and size, refused unless both are usable."""
+    name = (layer.get("annotations") or {}).get(TITLE)
+    size = layer.get("size")
+    if not isinstance(name, str) or not FILE_NAME.fullmatch(name):
+        raise SnapshotError(where, f"expected a file name as {TITLE}")
+    if not isinstance(size, int) or not 0 <= size <= MAX_LAYER_BYTES:
+        raise SnapshotError(where, "expected a size within limits")
+    return name, size
+
+
+def _download(client: RegistryClient, ref: Reference, digest: str, size: int, part: Path) -> None:
+    """The blob into `part`, removed again when it breaks off."""
+    try:
+        with part.open("wb") as out:
+            for chunk in client.blob_chunks(ref, digest, limit=size):
+                out.write(chunk)
+    except BaseException:
+        part.unlink(missing_ok=True)  # (the digest did not match, or the answer broke off)
+        raise

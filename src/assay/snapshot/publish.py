@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -48,16 +48,8 @@ class Published:
     """Kind (`dsse`, `sigstore`) -> the file name of that signature."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "since": self.since,
-            "generation": self.generation,
-            "records": self.records,
-            "bytes": self.bytes,
-            "sha256": self.sha256,
-            "created": self.created,
-            "signatures": dict(sorted(self.signatures.items())),
-        }
+        # The index's keys are the field names, in order; signatures sorted by kind.
+        return {**asdict(self), "signatures": dict(sorted(self.signatures.items()))}
 
     @classmethod
     def from_dict(cls, value: Any, where: str) -> Published:

@@ -167,21 +167,26 @@ IdentityCheck = Callable[[Any], bool]
 """Whether a verified certificate identity (`assay.sigstore.identity`) is trusted."""
 
 
-def verify_snapshot_bundle(
-    bundle_bytes: bytes, snapshot: Path, verifier: Any, trusted: IdentityCheck, where: str
-) -> SignedSnapshot:
-    """Verify a Sigstore bundle offline against the verifier's trusted roots (certificate
-    chain, transparency-log proof, signature over the DSSE envelope), that its certificate
-    shows a trusted identity, then the statement as for a DSSE envelope."""
+def _verified_bundle(bundle_bytes: bytes, verifier: Any, where: str) -> Any:
+    """The bundle read and verified against the verifier's trusted roots."""
     if len(bundle_bytes) > MAX_ENVELOPE_BYTES:
         raise SnapshotError(where, f"expected at most {MAX_ENVELOPE_BYTES} bytes")
     document = strict_json(bundle_bytes, where, max_depth=16)
     if not isinstance(document, dict):
         raise SnapshotError(where, "expected a Sigstore bundle (a JSON object)")
     try:
-        verified = verifier.verify(document, where)
+        return verifier.verify(document, where)
     except (VerificationError, InputError) as error:
         raise SnapshotError(where, f"the Sigstore bundle does not verify: {error}") from None
+
+
+def verify_snapshot_bundle(
+    bundle_bytes: bytes, snapshot: Path, verifier: Any, trusted: IdentityCheck, where: str
+) -> SignedSnapshot:
+    """Verify a Sigstore bundle offline against the verifier's trusted roots (certificate
+    chain, transparency-log proof, signature over the DSSE envelope), that its certificate
+    shows a trusted identity, then the statement as for a DSSE envelope."""
+    verified = _verified_bundle(bundle_bytes, verifier, where)
     identity = verified.identity
     if not trusted(identity):
         raise SnapshotError(

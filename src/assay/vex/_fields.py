@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
 from assay._json_strict import member, type_name
-from assay.vex.model import ProductId, ProductKind, VexError, parse_time
+from assay.vex.model import ProductId, ProductKind, VexError, VexStatus, parse_time
 
 MAX_STATEMENTS: Final = 100_000
 """Statements (or CycloneDX vulnerabilities, CSAF vulnerabilities) per document at most."""
@@ -23,6 +24,13 @@ class Fields:
 
     def fail(self, path: str, message: str) -> VexError:
         return VexError(f"{self.source}: {path}", message)
+
+    def require_reason(
+        self, status: VexStatus, reasons: tuple[str | None, ...], path: str, message: str
+    ) -> None:
+        """A not_affected statement says why (one of `reasons` given), else refused."""
+        if status is VexStatus.NOT_AFFECTED and all(reason is None for reason in reasons):
+            raise self.fail(path, message)
 
     def mapping(self, value: object, path: str) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):
@@ -88,3 +96,22 @@ def product_id(text: str) -> ProductId:
     if lowered == "cpe:":
         return ProductId("cpe", text)
     return ProductId("ref", text)
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """What a document says of itself that each of its statements carries."""
+
+    doc_id: str
+    author: str | None
+    time: datetime | None
+
+    def facts(self, spec_version: str) -> dict[str, Any]:
+        """The document's facts as the readers give them (`id`, `author`, `timestamp`,
+        `specVersion`)."""
+        return {
+            "id": self.doc_id,
+            "author": self.author,
+            "timestamp": self.time,
+            "specVersion": spec_version,
+        }

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from assay.vex._fields import MAX_PRODUCTS, Fields
+from assay.vex._fields import MAX_PRODUCTS, Fields, Origin
 from assay.vex.model import CSAF_STATUS, ProductId, VexStatement, VexStatus
 
 VEX_CATEGORY: Final = "csaf_vex"
@@ -93,6 +93,10 @@ class _Tree:
             self.product(item, f"$.product_tree.full_product_names[{index}]")
         for data, path in _entries(self.fields, tree, "relationships", "$.product_tree"):
             self.relationship(data, path)
+        self.read_groups(tree)
+
+    def read_groups(self, tree: Mapping[str, Any]) -> None:
+        """The product ids of each `product_groups` entry, by its group id."""
         for data, path in _entries(self.fields, tree, "product_groups", "$.product_tree"):
             gid = self.fields.required(data, "group_id", path)
             self.groups[gid] = self.fields.strings(data, "product_ids", path)
@@ -132,13 +136,13 @@ def read_csaf(
             f"expected {VEX_CATEGORY!r} (the VEX profile), found {category!r}",
         )
     tracking = fields.mapping(head.get("tracking"), "$.document.tracking")
-    doc_id = fields.required(tracking, "id", "$.document.tracking")
-    doc_time = fields.time(tracking, "current_release_date", "$.document.tracking")
     publisher = head.get("publisher")
-    author = (
-        fields.string(publisher, "name", "$.document.publisher")
+    origin = Origin(  # (keywords in the order they are read: the first problem is told)
+        doc_id=fields.required(tracking, "id", "$.document.tracking"),
+        time=fields.time(tracking, "current_release_date", "$.document.tracking"),
+        author=fields.string(publisher, "name", "$.document.publisher")
         if isinstance(publisher, Mapping)
-        else None
+        else None,
     )
     tree = _Tree(fields)
     tree.read(document.get("product_tree"))
@@ -147,21 +151,11 @@ def read_csaf(
         fields.array(document.get("vulnerabilities"), "$.vulnerabilities")
     ):
         path = f"$.vulnerabilities[{index}]"
-        statements.extend(
-            _vulnerability(
-                fields,
-                tree,
-                fields.mapping(item, path),
-                path,
-                doc_id=doc_id,
-                author=author,
-                doc_time=doc_time,
-            )
-        )
+        statements.extend(_vulnerability(fields, tree, fields.mapping(item, path), path, origin))
     from dataclasses import replace
 
     numbered = tuple(replace(s, order=first + i) for i, s in enumerate(statements))
-    return {"id": doc_id, "author": author, "timestamp": doc_time, "specVersion": version}, numbered
+    return origin.facts(version), numbered
 
 
 def _ids(fields: Fields, data: Mapping[str, Any], path: str) -> list[str]:
@@ -201,6 +195,20 @@ def _first_said(
     return said
 
 
+def _actions(
+    fields: Fields, tree: _Tree, remediations: list[tuple[Mapping[str, Any], str]]
+) -> dict[str, str]:
+    """Each product's remediations, `category: details` joined by `; ` in order."""
+    action: dict[str, str] = {}
+    for entry, at in remediations:
+        details = fields.required(entry, "details", at)
+        category = fields.string(entry, "category", at)
+        text = f"{category}: {details}" if category else details
+        for pid in tree.ids_of(entry, at):
+            action[pid] = f"{action[pid]}; {text}" if pid in action else text
+    return action
+
+
 class _Words:
     """What a vulnerability says of each product: justification (`flags`), impact
     (`threats` of category `impact`), action (`remediations`)."""
@@ -211,13 +219,7 @@ class _Words:
         threats = _entries(fields, data, "threats", path)
         impacts = [(entry, at) for entry, at in threats if entry.get("category") == "impact"]
         self.impact = _first_said(fields, tree, impacts, "details")
-        self.action: dict[str, str] = {}
-        for entry, at in _entries(fields, data, "remediations", path):
-            details = fields.required(entry, "details", at)
-            category = fields.string(entry, "category", at)
-            text = f"{category}: {details}" if category else details
-            for pid in tree.ids_of(entry, at):
-                self.action[pid] = f"{self.action[pid]}; {text}" if pid in self.action else text
+        self.action = _actions(fields, tree, _entries(fields, data, "remediations", path))
 
     def explained(self, pid: str) -> bool:
         return pid in self.justification or pid in self.impact
@@ -229,15 +231,25 @@ class _Words:
         return None, None, self.action.get(pid)
 
 
+def _product_names(
+    fields: Fields, tree: _Tree, words: _Words, pid: str, status: VexStatus, *, at: str, name: str
+) -> list[ProductId]:
+    """The names the product tree gives `pid`; refused when it has none, or when a
+    not_affected statement on it says neither why (flag) nor what (impact threat)."""
+    names = tree.names.get(pid)
+    if names is None:
+        raise fields.fail(at, f"product {pid!r} is not in the product tree")
+    if status is VexStatus.NOT_AFFECTED and not words.explained(pid):
+        raise fields.fail(
+            at,
+            f"statement for {name} on {pid} is known_not_affected without a flag "
+            "(justification) or an impact threat (impact statement)",
+        )
+    return names
+
+
 def _vulnerability(
-    fields: Fields,
-    tree: _Tree,
-    data: Mapping[str, Any],
-    path: str,
-    *,
-    doc_id: str,
-    author: str | None,
-    doc_time: Any,
+    fields: Fields, tree: _Tree, data: Mapping[str, Any], path: str, origin: Origin
 ) -> list[VexStatement]:
     ids = _ids(fields, data, path)
     name = ids[0]
@@ -254,15 +266,7 @@ def _vulnerability(
         where = f"{path}.product_status.{group}"
         for position, pid in enumerate(fields.strings(statuses, group, f"{path}.product_status")):
             at = f"{where}[{position}]"
-            names = tree.names.get(pid)
-            if names is None:
-                raise fields.fail(at, f"product {pid!r} is not in the product tree")
-            if status is VexStatus.NOT_AFFECTED and not words.explained(pid):
-                raise fields.fail(
-                    at,
-                    f"statement for {name} on {pid} is known_not_affected without a flag "
-                    "(justification) or an impact threat (impact statement)",
-                )
+            names = _product_names(fields, tree, words, pid, status, at=at, name=name)
             statements.append(
                 VexStatement(
                     name,
@@ -270,9 +274,9 @@ def _vulnerability(
                     tuple(dict.fromkeys(names)),
                     status,
                     *words.of(pid, status),
-                    doc_time,
-                    doc_id,
-                    author,
+                    origin.time,
+                    origin.doc_id,
+                    origin.author,
                     f"{fields.source}: {at}",
                 )
             )

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import unquote
 
-from assay.vex._fields import MAX_PRODUCTS, Fields, product_id
+from assay.vex._fields import MAX_PRODUCTS, Fields, Origin, product_id
 from assay.vex.model import (
     CYCLONEDX_STATUS,
     ProductId,
@@ -112,9 +112,22 @@ def read_cyclonedx(
     fields = Fields(source)
     metadata_value = bom.get("metadata")
     metadata = fields.mapping(metadata_value, "$.metadata") if metadata_value is not None else {}
-    doc_id = fields.string(bom, "serialNumber", "$") or source
-    author = _author(metadata)
-    doc_time = fields.time(metadata, "timestamp", "$.metadata")
+    origin = Origin(
+        fields.string(bom, "serialNumber", "$") or source,
+        _author(metadata),
+        fields.time(metadata, "timestamp", "$.metadata"),
+    )
+    statements = _statements(fields, bom, origin)
+    if not statements:
+        raise fields.fail(
+            "$.vulnerabilities", "expected vulnerabilities with an analysis (a VEX), found none"
+        )
+    statements = [_renumber(s, first + i) for i, s in enumerate(statements)]
+    return origin.facts(str(bom.get("specVersion") or "")), tuple(statements)
+
+
+def _statements(fields: Fields, bom: Mapping[str, Any], origin: Origin) -> list[VexStatement]:
+    """A statement of each vulnerability that has an analysis, in order."""
     refs = _components(fields, bom)
     statements: list[VexStatement] = []
     items = fields.array(bom.get("vulnerabilities"), "$.vulnerabilities")
@@ -124,31 +137,8 @@ def read_cyclonedx(
         analysis, state = _analysis(fields, data, path)
         if analysis is None or state is None:
             continue
-        statements.append(
-            _statement(
-                fields,
-                data,
-                analysis,
-                state,
-                path,
-                refs=refs,
-                doc_id=doc_id,
-                author=author,
-                doc_time=doc_time,
-            )
-        )
-    if not statements:
-        raise fields.fail(
-            "$.vulnerabilities", "expected vulnerabilities with an analysis (a VEX), found none"
-        )
-    statements = [_renumber(s, first + i) for i, s in enumerate(statements)]
-    facts = {
-        "id": doc_id,
-        "author": author,
-        "timestamp": doc_time,
-        "specVersion": str(bom.get("specVersion") or ""),
-    }
-    return facts, tuple(statements)
+        statements.append(_statement(fields, data, analysis, state, path, refs=refs, origin=origin))
+    return statements
 
 
 def _analysis(
@@ -222,9 +212,7 @@ def _statement(
     path: str,
     *,
     refs: dict[str, list[ProductId]],
-    doc_id: str,
-    author: str | None,
-    doc_time: Any,
+    origin: Origin,
 ) -> VexStatement:
     where = f"{path}.analysis"
     status = _status(fields, state, where)
@@ -233,12 +221,13 @@ def _statement(
     justification = fields.string(analysis, "justification", where)
     detail = fields.string(analysis, "detail", where)
     responses = fields.strings(analysis, "response", where)
-    if status is VexStatus.NOT_AFFECTED and justification is None and detail is None:
-        raise fields.fail(
-            path,
-            f"statement for {vulnerability} is {state} (not_affected) without a justification "
-            "or a detail (an impact statement is required)",
-        )
+    fields.require_reason(
+        status,
+        (justification, detail),
+        path,
+        f"statement for {vulnerability} is {state} (not_affected) without a justification "
+        "or a detail (an impact statement is required)",
+    )
     products = _affected_products(fields, data, path, refs, vulnerability)
     updated = fields.time(analysis, "lastUpdated", where)
     issued = fields.time(analysis, "firstIssued", where)
@@ -250,9 +239,9 @@ def _statement(
         justification,
         detail if status is VexStatus.NOT_AFFECTED else None,
         _action(status, responses, detail),
-        updated or issued or doc_time,
-        doc_id,
-        author,
+        updated or issued or origin.time,
+        origin.doc_id,
+        origin.author,
         f"{fields.source}: {path}",
     )
 

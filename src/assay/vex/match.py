@@ -88,17 +88,14 @@ def _qualifiers(query: str) -> frozenset[tuple[str, str]]:
 
 def purl_matches(statement: Purl, component: Purl) -> bool:
     """Whether a statement's purl names the component (see the module docstring)."""
-    if (statement.type, statement.namespace, statement.name) != (
-        component.type,
-        component.namespace,
-        component.name,
-    ):
-        return False
-    if statement.version is not None and statement.version != component.version:
-        return False
-    if statement.subpath is not None and statement.subpath != component.subpath:
-        return False
-    return statement.qualifiers <= component.qualifiers
+    # A version, subpath or qualifier the statement leaves out matches any.
+    return (
+        (statement.type, statement.namespace, statement.name)
+        == (component.type, component.namespace, component.name)
+        and statement.version in (None, component.version)
+        and statement.subpath in (None, component.subpath)
+        and statement.qualifiers <= component.qualifiers
+    )
 
 
 def _cpe_fields(text: str) -> list[str]:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from assay._json_strict import member
-from assay.vex._fields import MAX_PRODUCTS, Fields, product_id
+from assay.vex._fields import MAX_PRODUCTS, Fields, Origin, product_id
 from assay.vex.model import (
     OPENVEX_JUSTIFICATIONS,
     ProductId,
@@ -51,39 +51,22 @@ def read_openvex(
     doc_id = fields.string(document, "@id", "$") or source
     author = fields.string(document, "author", "$")
     created = fields.time(document, "timestamp", "$")
-    doc_time = fields.time(document, "last_updated", "$") or created
+    origin = Origin(doc_id, author, fields.time(document, "last_updated", "$") or created)
     items = fields.array(document.get("statements"), "$.statements")
     statements = []
     for index, item in enumerate(items):
         path = f"$.statements[{index}]"
-        statements.append(
-            _statement(
-                fields,
-                fields.mapping(item, path),
-                path,
-                doc_id=doc_id,
-                author=author,
-                doc_time=doc_time,
-                order=first + index,
-            )
-        )
-    facts = {
-        "id": doc_id,
-        "author": author,
-        "timestamp": doc_time,
-        "specVersion": spec_version(document),
-    }
-    return facts, tuple(statements)
+        item_fields = fields.mapping(item, path)
+        statements.append(_statement(fields, item_fields, path, origin, order=first + index))
+    return origin.facts(spec_version(document)), tuple(statements)
 
 
 def _statement(
     fields: Fields,
     item: Mapping[str, Any],
     path: str,
+    origin: Origin,
     *,
-    doc_id: str,
-    author: str | None,
-    doc_time: Any,
     order: int,
 ) -> VexStatement:
     vulnerability, aliases = _vulnerability(fields, item, path)
@@ -91,12 +74,13 @@ def _statement(
     status = _STATUSES[fields.one_of(status_text, _STATUSES, f"{path}.status")]
     justification = _justification(fields, item, path)
     impact = fields.string(item, "impact_statement", path)
-    if status is VexStatus.NOT_AFFECTED and justification is None and impact is None:
-        raise fields.fail(
-            path,
-            f"statement for {vulnerability} is not_affected without a justification or an "
-            "impact_statement (OpenVEX requires one)",
-        )
+    fields.require_reason(
+        status,
+        (justification, impact),
+        path,
+        f"statement for {vulnerability} is not_affected without a justification or an "
+        "impact_statement (OpenVEX requires one)",
+    )
     timestamp = fields.time(item, "timestamp", path)
     updated = fields.time(item, "last_updated", path)
     products = _products(fields, item, path)
@@ -108,9 +92,9 @@ def _statement(
         justification,
         impact,
         fields.string(item, "action_statement", path),
-        updated or timestamp or doc_time,
-        doc_id,
-        fields.string(item, "supplier", path) or author,
+        updated or timestamp or origin.time,
+        origin.doc_id,
+        fields.string(item, "supplier", path) or origin.author,
         f"{fields.source}: {path}",
         order,
     )

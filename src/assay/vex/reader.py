@@ -203,14 +203,19 @@ def _key_signature(envelope: Envelope, keyed: list[TrustedSigner]) -> Signature 
     return None
 
 
-def _from_envelope(value: dict[str, Any], name: str, trust: VexTrust) -> tuple[bytes, Signature]:
+def _envelope(value: dict[str, Any], name: str) -> Envelope:
+    """The DSSE envelope, its problems told as the VEX file's."""
     from assay.dsse import Envelope
     from assay.errors import AttestationError
 
     try:
-        envelope = Envelope.from_dict(value, where=f"{name}: $")
+        return Envelope.from_dict(value, where=f"{name}: $")
     except AttestationError as error:
         raise VexError(error.where, error.reason) from None
+
+
+def _from_envelope(value: dict[str, Any], name: str, trust: VexTrust) -> tuple[bytes, Signature]:
+    envelope = _envelope(value, name)
     keyed = [s for s in trust.signers if s.keys]
     if not keyed:
         raise VexError(name, _unverifiable("DSSE envelope", "key"))
@@ -262,8 +267,14 @@ def _from_bundle(value: Mapping[str, Any], name: str, trust: VexTrust) -> tuple[
     if signer is not None:
         detail = f"{identity.san} ({identity.issuer})"
         return payload, Signature(signer.name, "sigstore", detail)
+    raise _untrusted_identity(name, identity, identities)
+
+
+def _untrusted_identity(
+    name: str, identity: CertificateIdentity, identities: list[TrustedSigner]
+) -> VexError:
     trusted = ", ".join(s.describe or s.name for s in identities)
-    raise VexError(
+    return VexError(
         name,
         f"the Sigstore bundle verified, but its certificate identity {identity.san!r} "
         f"(issuer {identity.issuer!r}) is none of the trusted identities ({trusted})",

@@ -150,24 +150,14 @@ def _status(text: str) -> VexStatus:
         ) from None
 
 
-def new_statement(
-    *,
-    vulnerability: str,
+def _check_parts(
+    state: VexStatus,
     products: Sequence[str],
-    status: str,
-    justification: str | None = None,
-    impact: str | None = None,
-    action: str | None = None,
-    aliases: Sequence[str] = (),
-    subcomponents: Sequence[str] = (),
-    now: datetime | None = None,
-) -> VexStatement:
-    """One statement from its parts, checked as a reader checks what it reads
-    (`vexctl create`'s flags: `--product`, `--vuln`, `--status`, `--justification`,
-    `--impact-statement`, `--action-statement`, `--subcomponents`)."""
-    from assay.vex._fields import product_id
-
-    state = _status(status)
+    justification: str | None,
+    impact: str | None,
+    action: str | None,
+) -> None:
+    """Refuses parts that a reader would refuse in a document, naming the field."""
     problems = (
         (not products, "products", "expected at least one product"),
         (
@@ -189,6 +179,27 @@ def new_statement(
     for failed, field, message in problems:
         if failed:
             raise VexError(field, message)
+
+
+def new_statement(
+    *,
+    vulnerability: str,
+    products: Sequence[str],
+    status: str,
+    justification: str | None = None,
+    impact: str | None = None,
+    action: str | None = None,
+    aliases: Sequence[str] = (),
+    subcomponents: Sequence[str] = (),
+    now: datetime | None = None,
+) -> VexStatement:
+    """One statement from its parts, checked as a reader checks what it reads
+    (`vexctl create`'s flags: `--product`, `--vuln`, `--status`, `--justification`,
+    `--impact-statement`, `--action-statement`, `--subcomponents`)."""
+    from assay.vex._fields import product_id
+
+    state = _status(status)
+    _check_parts(state, products, justification, impact, action)
     named = [product_id(p) for p in (subcomponents or products)]
     return VexStatement(
         vulnerability,
