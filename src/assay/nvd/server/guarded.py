@@ -26,6 +26,8 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from assay.nvd.server._coalesce import CoalescingTransport
+
 TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
     b"content-length: 0\r\nconnection: close\r\n\r\n"
@@ -65,6 +67,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        # Each answer's head and body leave together (uvicorn's flow control keeps the
+        # transport itself: pausing and resuming reads are the transport's own).
+        self.transport = CoalescingTransport(transport, self.loop)  # type: ignore[assignment]
         self._head_since = self.loop.time()
         self._arm_head_timer(self._guards.head_timeout)
 
