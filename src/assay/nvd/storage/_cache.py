@@ -10,10 +10,23 @@ from __future__ import annotations
 import threading
 from array import array
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Sized
+from typing import TypeVar
 
 MAX_CACHED_IDS = 8_000_000  # 64 MB of ids at most
 MIN_CACHED_RESULTS = 2_000  # smaller result sets are cheaper to recompute than to keep
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V", bound=Sized)
+
+
+def evict_oldest(entries: OrderedDict[K, V], size: int, limit: int) -> int:
+    """Drop the least recently used of `entries` (holding `size` in all) until no more
+    than `limit` is held: the size left."""
+    while size > limit:
+        _, evicted = entries.popitem(last=False)
+        size -= len(evicted)
+    return size
 
 
 class ResultCache:
@@ -37,7 +50,4 @@ class ResultCache:
             if key in self._entries:
                 return
             self._entries[key] = ids
-            self._size += len(ids)
-            while self._size > self._max:
-                _, evicted = self._entries.popitem(last=False)
-                self._size -= len(evicted)
+            self._size = evict_oldest(self._entries, self._size + len(ids), self._max)

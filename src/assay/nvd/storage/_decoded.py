@@ -14,6 +14,8 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
+from assay.nvd.storage._cache import evict_oldest
+
 DEFAULT_MAX_BYTES = 64 * 2**20
 K = TypeVar("K", bound=Hashable)
 
@@ -56,9 +58,7 @@ class GenerationRecords(Generic[K]):
                     continue
                 self._records[row_id] = record
                 self._size += len(record)
-            while self._size > self._max:
-                _, evicted = self._records.popitem(last=False)
-                self._size -= len(evicted)
+            self._size = evict_oldest(self._records, self._size, self._max)
 
 
 class DecodedRecords(GenerationRecords[int]):
