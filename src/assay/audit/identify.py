@@ -155,11 +155,8 @@ def repository_links(purl: Purl | None, repository: str | None) -> list[str]:
 
 
 def _links_to(refs: Sequence[str], link: str) -> bool:
-    for ref in refs:
-        normalized = normalize_link(ref)
-        if normalized == link or normalized.startswith(link + "/"):
-            return True
-    return False
+    # The link itself or a page under it ("/" appended to both so one test does both).
+    return any((normalize_link(ref) + "/").startswith(link + "/") for ref in refs)
 
 
 def _product_names(name: str) -> list[str]:

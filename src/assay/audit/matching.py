@@ -417,22 +417,18 @@ def evaluate_record(
 
     A component judged alone: its own hits are placed in its ecosystem's version order
     (`ComponentName.compare`); every other name of the scan in NVD's."""
-    best: tuple[int, Match] | None = None
+    best_value, best_hit = _FALSE, None
     known = {} if known is None else known
     for configuration in compiled:
         evaluator = _Evaluator(component, known)
         value = evaluator.configuration_value(configuration)
-        if not evaluator.hits or value == _FALSE:
-            continue
-        hit = _preferred(evaluator.hits)
-        if best is None or value > best[0]:
-            best = (value, hit)
-        if value == _TRUE:
+        if evaluator.hits and value > best_value:
+            best_value, best_hit = value, _preferred(evaluator.hits)
+        if best_value == _TRUE:
             break
-    if best is None:
+    if best_hit is None:
         return None
-    value, hit = best
-    return value != _TRUE, hit
+    return best_value != _TRUE, best_hit
 
 
 class _NamesEvaluator(_TreeEvaluator):
@@ -473,21 +469,14 @@ def evaluate_names(compiled: Compiled, wanted: Collection[Cpe]) -> dict[Cpe, Out
     some name of the scan hits it, whichever name is judged; the outcomes equal
     `evaluate_record`'s name by name."""
     best: dict[Cpe, tuple[int, Match]] = {}
-    settled: set[Cpe] = set()
     for configuration in compiled:
         evaluator = _NamesEvaluator(wanted)
         value = evaluator.configuration_value(configuration)
-        if value == _FALSE:
-            continue
+        # A false configuration, or one no better than a name's best so far (a true
+        # one settles the name), leaves that name's outcome as it is.
         for name, first in evaluator.first.items():
-            if name in settled:
-                continue
-            hit = evaluator.fixed.get(name, first)
-            current = best.get(name)
-            if current is None or value > current[0]:
-                best[name] = (value, hit)
-            if value == _TRUE:
-                settled.add(name)
+            if value > best.get(name, (_FALSE, first))[0]:
+                best[name] = (value, evaluator.fixed.get(name, first))
     return {name: (value != _TRUE, hit) for name, (value, hit) in best.items()}
 
 

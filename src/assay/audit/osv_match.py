@@ -42,7 +42,7 @@ __all__ = ["OsvLookup", "OsvMatcher", "component_package", "merge_findings", "os
 
 PackageKey = tuple[str, str]
 _CVSS_TYPES: Final = {"CVSS_V3": "3.1", "CVSS_V4": "4.0", "CVSS_V2": "2.0"}
-_SOURCE_ORDER: Final = ("nvd", "cve5", "cisa-adp", "osv")
+_SOURCE_RANK: Final = {"nvd": 0, "cve5": 1, "cisa-adp": 2, "osv": 3}
 
 
 @runtime_checkable
@@ -257,7 +257,7 @@ def _merged_rating(parts: Sequence[Vulnerability]) -> Rating | None:
 
 def _lead(part: Vulnerability) -> tuple[int, int, str]:
     kind = part.sources[0].source if part.sources else "nvd"
-    rank = _SOURCE_ORDER.index(kind) if kind in _SOURCE_ORDER else len(_SOURCE_ORDER)
+    rank = _SOURCE_RANK.get(kind, len(_SOURCE_RANK))
     return (int(part.conditional), rank, part.id)
 
 

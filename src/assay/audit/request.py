@@ -138,16 +138,15 @@ def _field(name: str, parse: Callable[[], T]) -> T:
 
 
 def _number(value: str | float | None, name: str, low: float, high: float, default: float) -> float:
-    if value is None or value == "":
+    if value in (None, ""):
         return default
-    expected = f"expected a number from {low:g} to {high:g}"
-    if isinstance(value, bool):
-        raise RequestFieldError(name, f"{expected}, found {value!r}")
+    # A boolean or unparsable value reads as NaN, which no range holds.
     try:
-        number = float(value)
+        number = math.nan if isinstance(value, bool) else float(value)
     except ValueError:
-        raise RequestFieldError(name, f"{expected}, found {value!r}") from None
-    if math.isnan(number) or not low <= number <= high:
+        number = math.nan
+    if not low <= number <= high:
+        expected = f"expected a number from {low:g} to {high:g}"
         raise RequestFieldError(name, f"{expected}, found {value!r}")
     return number
 
