@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
+
+import psycopg
+from psycopg.rows import TupleRow
 
 from assay.nvd.storage._osv_sql import (
     INDEX_INSERT_POSTGRES,
@@ -22,6 +25,8 @@ from assay.nvd.storage._source_changes import bump_and_mark
 from assay.nvd.storage.interface import UpsertCounts
 from assay.osv.names import normalized_name
 from assay.osv.record import OsvRecord
+
+Cursor: TypeAlias = psycopg.Cursor[TupleRow]
 
 
 class OsvStoreMixin:
@@ -37,56 +42,15 @@ class OsvStoreMixin:
         latest, counts = osv_batch_writes(batch)
         with self._using("storing OSV records") as connection, connection.transaction():
             lock_for_writing(connection, "osv")
-            existing = {
-                str(osv_id): (int(row_id), str(modified), bytes(record))
-                for osv_id, row_id, modified, record in connection.execute(
-                    "SELECT osv_id, id, modified, record FROM osv WHERE osv_id = ANY(%s::text[])",
-                    (list(latest),),
-                )
-            }
-            written: list[OsvRecord] = []
-            replaced: list[int] = []
-            for record in latest.values():
-                current = existing.get(record.id)
-                if current is None:
-                    counts.added += 1
-                    written.append(record)
-                    continue
-                row_id, modified, stored = current
-                if record.modified_key < modified or record.raw == stored:
-                    counts.unchanged += 1
-                    continue
-                counts.updated += 1
-                replaced.append(row_id)
-                written.append(record)
+            written, replaced = _sorted_writes(connection, latest, counts)
             with connection.cursor() as cursor:
-                if replaced:
-                    for table in OSV_INDEX_TABLES:
-                        cursor.execute(
-                            f"DELETE FROM {table} WHERE osv = ANY(%s::bigint[])", (replaced,)
-                        )
-                    cursor.execute("DELETE FROM osv WHERE id = ANY(%s::bigint[])", (replaced,))
+                _delete_rows(cursor, replaced)
                 # Replaced records get new rows (and ids): their index rows go with them.
                 cursor.executemany(
                     "INSERT INTO osv (osv_id, modified, withdrawn, record) VALUES (%s, %s, %s, %s)",
                     [(text(r.id), r.modified_key, r.withdrawn, r.raw) for r in written],
                 )
-                ids = {
-                    str(osv_id): int(row_id)
-                    for osv_id, row_id in connection.execute(
-                        "SELECT osv_id, id FROM osv WHERE osv_id = ANY(%s::text[])",
-                        ([text(r.id) for r in written],),
-                    )
-                }
-                index: dict[str, list[tuple[object, ...]]] = {t: [] for t in OSV_INDEX_TABLES}
-                for record in written:
-                    for table, rows in OsvRows.of(record).index_rows(ids[text(record.id)]).items():
-                        index[table].extend(
-                            tuple(text(v) if isinstance(v, str) else v for v in row) for row in rows
-                        )
-                for table, rows in index.items():
-                    if rows:
-                        cursor.executemany(INDEX_INSERT_POSTGRES[table], rows)
+                _insert_index_rows(connection, cursor, written)
                 bump_and_mark(PostgresExecutor(connection), "osv", [r.id for r in written])
                 if meta:
                     cursor.executemany(
@@ -182,3 +146,60 @@ class OsvStoreMixin:
             ).fetchall()
         for (record,) in rows:
             yield bytes(record)
+
+
+def _sorted_writes(
+    connection: Connection, latest: Mapping[str, OsvRecord], counts: UpsertCounts
+) -> tuple[list[OsvRecord], list[int]]:
+    """The records to write (new, or newer than and different from what is stored) and
+    the row ids they replace; `counts` counts each record's fate."""
+    existing = {
+        str(osv_id): (int(row_id), str(modified), bytes(record))
+        for osv_id, row_id, modified, record in connection.execute(
+            "SELECT osv_id, id, modified, record FROM osv WHERE osv_id = ANY(%s::text[])",
+            (list(latest),),
+        )
+    }
+    written: list[OsvRecord] = []
+    replaced: list[int] = []
+    for record in latest.values():
+        current = existing.get(record.id)
+        if current is not None and (record.modified_key < current[1] or record.raw == current[2]):
+            counts.unchanged += 1
+            continue
+        if current is None:
+            counts.added += 1
+        else:
+            counts.updated += 1
+            replaced.append(current[0])
+        written.append(record)
+    return written, replaced
+
+
+def _delete_rows(cursor: Cursor, replaced: list[int]) -> None:
+    """The replaced records' rows and their index rows."""
+    if not replaced:
+        return
+    for table in OSV_INDEX_TABLES:
+        cursor.execute(f"DELETE FROM {table} WHERE osv = ANY(%s::bigint[])", (replaced,))
+    cursor.execute("DELETE FROM osv WHERE id = ANY(%s::bigint[])", (replaced,))
+
+
+def _insert_index_rows(connection: Connection, cursor: Cursor, written: list[OsvRecord]) -> None:
+    """The index rows of the records just written, under their new row ids."""
+    ids = {
+        str(osv_id): int(row_id)
+        for osv_id, row_id in connection.execute(
+            "SELECT osv_id, id FROM osv WHERE osv_id = ANY(%s::text[])",
+            ([text(r.id) for r in written],),
+        )
+    }
+    index: dict[str, list[tuple[object, ...]]] = {t: [] for t in OSV_INDEX_TABLES}
+    for record in written:
+        for table, rows in OsvRows.of(record).index_rows(ids[text(record.id)]).items():
+            index[table].extend(
+                tuple(text(v) if isinstance(v, str) else v for v in row) for row in rows
+            )
+    for table, rows in index.items():
+        if rows:
+            cursor.executemany(INDEX_INSERT_POSTGRES[table], rows)
