@@ -159,34 +159,47 @@ def parse_url(url: str) -> Target:
             f"invalid PostgreSQL URL: expected postgresql://, found {parts.scheme or 'no'} scheme"
         )
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    schemas = [value for key, value in pairs if key == "schema"]
-    if len(schemas) > 1:
-        raise StoreError("invalid PostgreSQL URL: the schema option is given more than once")
-    schema = schemas[0] if schemas else None
-    if schema is not None and not SCHEMA_NAME.fullmatch(schema):
-        raise StoreError(
-            f"invalid PostgreSQL URL: schema {schema!r} is not a plain name "
-            "(a letter or _, then letters, digits or _, at most 63 in all)"
-        )
+    schema = _schema_option(pairs)
     others = [(key, value) for key, value in pairs if key != "schema"]
     conninfo = urlunsplit(parts._replace(query=urlencode(others)))
-    try:
-        params = conninfo_to_dict(conninfo)
-    except psycopg.Error as error:
-        raise StoreError(f"invalid PostgreSQL URL: {_reason(error)}") from error
-    port = str(params.get("port") or "5432")
-    if not all(piece.isdigit() for piece in port.split(",")):
-        raise StoreError(f"invalid PostgreSQL URL: port {port!r} is not a number")
-    host = str(params.get("host") or params.get("hostaddr") or "the local socket")
+    params = _conninfo_params(conninfo)
     return Target(
         conninfo=conninfo,
         schema=schema,
-        host=host,
-        port=port,
+        host=str(params.get("host") or params.get("hostaddr") or "the local socket"),
+        port=_port(params),
         database=str(params.get("dbname") or params.get("user") or ""),
         user=str(params.get("user") or ""),
         sets_timeout="connect_timeout" in params,
     )
+
+
+def _schema_option(pairs: list[tuple[str, str]]) -> str | None:
+    """The URL's `schema` option: at most one, a plain name."""
+    schemas = [value for key, value in pairs if key == "schema"]
+    if len(schemas) > 1:
+        raise StoreError("invalid PostgreSQL URL: the schema option is given more than once")
+    if schemas and not SCHEMA_NAME.fullmatch(schemas[0]):
+        raise StoreError(
+            f"invalid PostgreSQL URL: schema {schemas[0]!r} is not a plain name "
+            "(a letter or _, then letters, digits or _, at most 63 in all)"
+        )
+    return schemas[0] if schemas else None
+
+
+def _conninfo_params(conninfo: str) -> dict[str, object]:
+    try:
+        return dict(conninfo_to_dict(conninfo))
+    except psycopg.Error as error:
+        raise StoreError(f"invalid PostgreSQL URL: {_reason(error)}") from error
+
+
+def _port(params: dict[str, object]) -> str:
+    """The port, or each port of a list of hosts, as given (5432 when none is)."""
+    port = str(params.get("port") or "5432")
+    if not all(piece.isdigit() for piece in port.split(",")):
+        raise StoreError(f"invalid PostgreSQL URL: port {port!r} is not a number")
+    return port
 
 
 class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStoreMixin):
