@@ -119,30 +119,37 @@ class _CompressingSend:
         body: bytes = message.get("body", b"")
         more = bool(message.get("more_body", False))
         if self._compressor is None:
-            start = self._start
-            assert start is not None
-            headers = [(k.lower(), v) for k, v in start["headers"]]
-            if not self._worth_it(start["status"], headers, body, more):
-                self._passing = True
-                await self._send(start)
-                await self._send(message)
-                return
-            self._compressor = _Compressor(self._encoding)
-            kept = [(k, v) for k, v in headers if k not in (b"content-length", b"etag")]
-            kept += [
-                (b"content-encoding", self._encoding.encode()),
-                (b"vary", b"Accept-Encoding"),
-            ]
-            # A strong validator names one representation: the compressed one is another.
-            kept += [(b"etag", _weak(v)) for k, v in headers if k == b"etag"]
-            if not more:
-                compressed = await _run(self._compressor.end, body)
-                kept.append((b"content-length", b"%d" % len(compressed)))
-                await self._send({**start, "headers": kept})
-                await self._send({"type": "http.response.body", "body": compressed})
-                return
+            await self._first_piece(message, body, more)
+            return
+        await self._piece(self._compressor, body, more)
+
+    async def _first_piece(self, message: Message, body: bytes, more: bool) -> None:
+        """Send the response's start, with the encoding's headers when the answer is worth
+        compressing (else it and every piece pass as they are), then the first piece."""
+        start = self._start
+        assert start is not None
+        headers = [(k.lower(), v) for k, v in start["headers"]]
+        if not self._worth_it(start["status"], headers, body, more):
+            self._passing = True
+            await self._send(start)
+            await self._send(message)
+            return
+        compressor = self._compressor = _Compressor(self._encoding)
+        kept = [(k, v) for k, v in headers if k not in (b"content-length", b"etag")]
+        kept += [(b"content-encoding", self._encoding.encode()), (b"vary", b"Accept-Encoding")]
+        # A strong validator names one representation: the compressed one is another.
+        kept += [(b"etag", _weak(v)) for k, v in headers if k == b"etag"]
+        if more:
             await self._send({**start, "headers": kept})
-        compress = self._compressor.piece if more else self._compressor.end
+            await self._piece(compressor, body, more)
+            return
+        compressed = await _run(compressor.end, body)
+        kept.append((b"content-length", b"%d" % len(compressed)))
+        await self._send({**start, "headers": kept})
+        await self._send({"type": "http.response.body", "body": compressed})
+
+    async def _piece(self, compressor: _Compressor, body: bytes, more: bool) -> None:
+        compress = compressor.piece if more else compressor.end
         await self._send(
             {"type": "http.response.body", "body": await _run(compress, body), "more_body": more}
         )
