@@ -325,28 +325,35 @@ def _strings(item: Any, keys: frozenset[str]) -> dict[str, str]:
     return {key: value for key, value in item.items() if key in keys and isinstance(value, str)}
 
 
+_NAME_KEYS = frozenset(("cpeName", "cpeNameId"))
+_LEGACY_CPE_LISTS = {  # each list of a product record, as nvd-api 0.9.1 reads its items
+    "titles": frozenset(("title", "lang")),
+    "deprecatedBy": _NAME_KEYS,
+    "deprecates": _NAME_KEYS,
+}
+
+
 def legacy_cpe(record: bytes) -> bytes:
     """A product record as nvd-api 0.9.1 parses it (unknown keys and bad refs dropped)."""
     cpe: dict[str, Any] = orjson.loads(record)
     trimmed = {key: value for key, value in cpe.items() if key in LEGACY_CPE_KEYS}
-    if "titles" in trimmed:
-        trimmed["titles"] = [_strings(t, frozenset(("title", "lang"))) for t in trimmed["titles"]]
-    if "refs" in trimmed:
-        refs = []
-        for ref in trimmed["refs"]:
-            kept = _strings(ref, frozenset(("ref", "type")))
-            if _LEGACY_REF_URL.match(kept.get("ref", "")) is None:
-                continue
-            if kept.get("type", "Advisory") not in LEGACY_REF_TYPES:
-                del kept["type"]
-            refs.append(kept)
-        trimmed["refs"] = refs
-    for key in ("deprecatedBy", "deprecates"):
+    for key, keys in _LEGACY_CPE_LISTS.items():
         if key in trimmed:
-            trimmed[key] = [
-                _strings(link, frozenset(("cpeName", "cpeNameId"))) for link in trimmed[key]
-            ]
+            trimmed[key] = [_strings(item, keys) for item in trimmed[key]]
+    if "refs" in trimmed:
+        trimmed["refs"] = [kept for ref in trimmed["refs"] if (kept := _legacy_ref(ref))]
     return encode(trimmed)
+
+
+def _legacy_ref(ref: Any) -> dict[str, str]:
+    """A product's reference as nvd-api 0.9.1 reads it (empty: it would refuse the URL);
+    a type it does not know is left out."""
+    kept = _strings(ref, frozenset(("ref", "type")))
+    if _LEGACY_REF_URL.match(kept.get("ref", "")) is None:
+        return {}
+    if kept.get("type", "Advisory") not in LEGACY_REF_TYPES:
+        del kept["type"]
+    return kept
 
 
 def legacy_match_string(record: bytes) -> bytes:
@@ -354,9 +361,7 @@ def legacy_match_string(record: bytes) -> bytes:
     match: dict[str, Any] = orjson.loads(record)
     trimmed = {key: value for key, value in match.items() if key in LEGACY_MATCH_KEYS}
     if "matches" in trimmed:
-        trimmed["matches"] = [
-            _strings(name, frozenset(("cpeName", "cpeNameId"))) for name in trimmed["matches"]
-        ]
+        trimmed["matches"] = [_strings(name, _NAME_KEYS) for name in trimmed["matches"]]
     return encode(trimmed)
 
 
