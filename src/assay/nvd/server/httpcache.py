@@ -67,26 +67,31 @@ def read_validators(store: Store, now: float) -> Validators:
 
 def not_modified(validators: Validators, headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether the request's conditional headers name this state (RFC 9110 13.2.2)."""
-    if_none_match = if_modified_since = None
-    for name, value in headers:
-        if name == b"if-none-match":
-            if_none_match = value
-        elif name == b"if-modified-since":
-            if_modified_since = value
-    if if_none_match is not None:
-        wanted = validators.etag.removeprefix(b"W/")
-        for listed in if_none_match.split(b","):
-            tag = listed.strip()
-            if tag == b"*" or tag.removeprefix(b"W/") == wanted:
-                return True
+    conditions = {
+        name: value for name, value in headers if name in (b"if-none-match", b"if-modified-since")
+    }
+    if_none_match = conditions.get(b"if-none-match")
+    if if_none_match is not None:  # (it overrides If-Modified-Since)
+        return _names_etag(if_none_match, validators.etag)
+    if_modified_since = conditions.get(b"if-modified-since")
+    return if_modified_since is not None and _not_since(if_modified_since, validators.since)
+
+
+def _names_etag(if_none_match: bytes, etag: bytes) -> bool:
+    """Whether an If-None-Match list names `etag` (weakly compared) or is `*`."""
+    wanted = etag.removeprefix(b"W/")
+    tags = (listed.strip() for listed in if_none_match.split(b","))
+    return any(tag == b"*" or tag.removeprefix(b"W/") == wanted for tag in tags)
+
+
+def _not_since(if_modified_since: bytes, since: float) -> bool:
+    """Whether the state has not changed after an If-Modified-Since date (an unreadable
+    date: it may have)."""
+    try:
+        asked = parsedate_to_datetime(if_modified_since.decode("latin-1")).timestamp()
+    except (ValueError, TypeError, IndexError):
         return False
-    if if_modified_since is not None:
-        try:
-            since = parsedate_to_datetime(if_modified_since.decode("latin-1")).timestamp()
-        except (ValueError, TypeError, IndexError):
-            return False
-        return validators.since <= since
-    return False
+    return since <= asked
 
 
 class HttpCaching:
