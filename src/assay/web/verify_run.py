@@ -236,17 +236,7 @@ def run_verification(
     for item in request.attestations:
         attestations.extend(read_attestations(item.data, item.name))
     artifacts = [digest_artifact(text, where="artifact digests") for text in request.digests]
-    checks: list[Any] = []
-    if policy.vulnerabilities is not None and store is not None:
-        from assay.audit import VulnerabilityCheck
-        from assay.audit.store_source import StoreSource
-
-        source: Any = StoreSource(store)
-        if budget is not None:
-            from assay.web.upload_pool import BudgetedSource
-
-            source = BudgetedSource(source, budget)
-        checks.append(VulnerabilityCheck(source))
+    checks = [] if policy.vulnerabilities is None else _vulnerability_checks(store, budget)
     # Offline: the shipped trusted roots; a legacy envelope without its log entry fails.
     report = Verifier(
         policy=policy,
@@ -257,3 +247,19 @@ def run_verification(
     return VerifyOutcome(
         validations, report, policy_name, bundle_notes(report), artifacts_given=bool(artifacts)
     )
+
+
+def _vulnerability_checks(store: Store | None, budget: Budget | None) -> list[Any]:
+    """The policy's `vulnerabilities:` check against the served store (none without one),
+    each look-up within the upload's budget when there is one."""
+    if store is None:
+        return []
+    from assay.audit import VulnerabilityCheck
+    from assay.audit.store_source import StoreSource
+
+    source: Any = StoreSource(store)
+    if budget is not None:
+        from assay.web.upload_pool import BudgetedSource
+
+        source = BudgetedSource(source, budget)
+    return [VulnerabilityCheck(source)]
