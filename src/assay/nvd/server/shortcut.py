@@ -143,36 +143,41 @@ class CveIdShortcut:
                 status = 503
                 await store_failure(error)(scope, receive, self._layered(send, validators, accept))
                 return
-            body = single_cve_body(record)
-            headers = [
-                *HEAD_HEADERS,
-                (_GENERATION, b"%d" % generation),
-                (b"content-length", b"%d" % len(body)),
-                CONTENT_TYPE,
-            ]
-            if layers.compression is not None and accept:
-                target = self._layered(send, validators, accept)
-                status = 200
-                await target({"type": "http.response.start", "status": 200, "headers": headers})
-                await target({"type": "http.response.body", "body": body})
-                return
-            # The common case, made directly: the layers only add their headers.
-            headers += validators
             status = 200
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": headers if self.outer is None else self.outer(headers),
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+            await self._send_record(send, generation, record, validators, accept)
         finally:
             if metrics is not None:
                 label = self._labels.get(scope["path"])
                 if label is None:
                     label = self._labels[scope["path"]] = metrics.label(scope)
                 metrics.observe(label, status, time.perf_counter() - started)
+
+    async def _send_record(
+        self, send: Send, generation: int, record: bytes | None, validators: Headers, accept: bytes
+    ) -> None:
+        """The 200 with `record`'s one-record page, through the layers' work on it."""
+        body = single_cve_body(record)
+        headers = [
+            *HEAD_HEADERS,
+            (_GENERATION, b"%d" % generation),
+            (b"content-length", b"%d" % len(body)),
+            CONTENT_TYPE,
+        ]
+        if self.layers.compression is not None and accept:
+            target = self._layered(send, validators, accept)
+            await target({"type": "http.response.start", "status": 200, "headers": headers})
+            await target({"type": "http.response.body", "body": body})
+            return
+        # The common case, made directly: the layers only add their headers.
+        headers += validators
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": headers if self.outer is None else self.outer(headers),
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
 
     def _layered(self, send: Send, validators: Headers, accept: bytes) -> Send:
         """`send` behind what the layers do to an answer, innermost first: compression,
