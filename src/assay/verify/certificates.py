@@ -67,11 +67,16 @@ class CertificateResult:
 
     def failure(self) -> str:
         """Why the material did not verify (empty when it did)."""
-        failed = [check for check in self.checks if not check.passed]
-        if not failed:
+        first = _first_failed(self.checks)
+        if first is None:
             return ""
-        first = failed[0]
         return first.detail or f"{first.name}: expected {first.expected}, found {first.found}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verified signature, or why the material did not verify."""
+        if self.signature is None:
+            return {"verified": False, "reason": self.failure()}
+        return self.signature.to_dict()
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +92,18 @@ class LogResult:
 
     def failure(self) -> str:
         """Why the entry did not verify (empty when it did)."""
-        failed = [check for check in self.checks if not check.passed]
-        return failed[0].detail if failed else ""
+        first = _first_failed(self.checks)
+        return "" if first is None else first.detail
+
+    def to_dict(self) -> dict[str, Any]:
+        """The signatures the verified entry records, or why it did not verify."""
+        if self.logged is None:
+            return {"verified": False, "reason": self.failure()}
+        return self.logged.to_dict()
+
+
+def _first_failed(checks: Sequence[Check]) -> Check | None:
+    return next((check for check in checks if not check.passed), None)
 
 
 class CertificateVerifier:

@@ -105,19 +105,9 @@ class AttestationReport(Evaluation):
             "checks": [check.to_dict() for check in self.checks],
         }
         if self.certificate is not None:
-            signature = self.certificate.signature
-            result["certificate"] = (
-                signature.to_dict()
-                if signature is not None
-                else {"verified": False, "reason": self.certificate.failure()}
-            )
+            result["certificate"] = self.certificate.to_dict()
         if self.log is not None:
-            logged = self.log.logged
-            result["keySignedBundle"] = (
-                logged.to_dict()
-                if logged is not None
-                else {"verified": False, "reason": self.log.failure()}
-            )
+            result["keySignedBundle"] = self.log.to_dict()
         return result
 
 
@@ -139,12 +129,11 @@ class VerificationReport:
 
     @property
     def passed(self) -> bool:
+        # The dependency results pass exactly when each of their checks does.
         return (
             bool(self.artifacts)
             and all(a.passed for a in self.artifacts)
-            and all(check.passed for check in self.extra_checks)
-            and (self.dependencies is None or self.dependencies.passed)
-            and all(result.passed for result in self.dependency_checks)
+            and all(check.passed for check in self._checks_beyond_artifacts())
         )
 
     @property
@@ -184,11 +173,14 @@ class VerificationReport:
     def all_checks(self) -> list[Check]:
         """Every check made, attestation checks first."""
         found = [check for a in self.attestations for check in a.checks]
-        found += self.extra_checks
+        return found + self._checks_beyond_artifacts()
+
+    def _checks_beyond_artifacts(self) -> list[Check]:
+        """The extra checks, then the dependency levels' checks and the dependency checks."""
+        found = list(self.extra_checks)
         if self.dependencies is not None:
             found += self.dependencies.checks
-        found += [check for result in self.dependency_checks for check in result.checks]
-        return found
+        return found + [check for result in self.dependency_checks for check in result.checks]
 
     def failures(self) -> list[Check]:
         return [check for check in self.all_checks() if not check.passed]
