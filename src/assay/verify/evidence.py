@@ -73,12 +73,7 @@ class EvidenceIndex:
             self.rejected.append(f"{attestation.name}: payloadType {envelope.payload_type!r}")
             return
         signed = signers_that_signed(attestation, policy.signers)
-        vsa_ids = [
-            vid
-            for signer in policy.vsa_signers
-            if dsse.check_signatures(envelope, signer.keys, signer.threshold)
-            for vid in signer.verifier_ids
-        ]
+        vsa_ids = _vsa_verifier_ids(policy, envelope)
         if not signed and not vsa_ids:
             self.rejected.append(f"{attestation.name}: no trusted signer")
             return
@@ -87,9 +82,7 @@ class EvidenceIndex:
         if signed and predicate_type in _PROVENANCE:
             self._add_provenance(attestation, statement, signed)
         elif vsa_ids and predicate_type == VSA_V1:
-            # Judged per dependency: the expected subject and resource are the dependency's.
-            for key in _subject_keys(statement):
-                self._vsas.setdefault(key, []).append((attestation, vsa_ids))
+            self._add_vsa(attestation, statement, vsa_ids)
         else:
             self.rejected.append(f"{attestation.name}: predicateType {predicate_type!r}")
 
@@ -103,6 +96,13 @@ class EvidenceIndex:
             self.rejected.append(f"{attestation.name}: builder not trusted by its signer")
             return
         self._index(statement, Evidence("provenance", level, attestation.name, claims.dependencies))
+
+    def _add_vsa(
+        self, attestation: Attestation, statement: Mapping[str, Any], vsa_ids: list[str]
+    ) -> None:
+        """Kept by subject: judged per dependency, whose subject and resource it must name."""
+        for key in _subject_keys(statement):
+            self._vsas.setdefault(key, []).append((attestation, vsa_ids))
 
     def _accept_vsa(
         self,
@@ -177,3 +177,13 @@ def _subject_keys(statement: Mapping[str, Any]) -> list[tuple[str, str]]:
         if isinstance(digest, Mapping):
             keys.extend(strong_digests(digest))
     return keys
+
+
+def _vsa_verifier_ids(policy: Policy, envelope: dsse.Envelope) -> list[str]:
+    """The verifier ids of every VSA signer whose keys signed the envelope."""
+    return [
+        vid
+        for signer in policy.vsa_signers
+        if dsse.check_signatures(envelope, signer.keys, signer.threshold)
+        for vid in signer.verifier_ids
+    ]
