@@ -108,10 +108,6 @@ def build_vsa(data: VsaInput) -> dict[str, Any]:
     Built with the attestation models (`assay.attestation`), so the wire form is theirs.
     """
     moment = (data.time_verified or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
-    if data.passed and data.level is not None:
-        levels = list(data.verified_levels or [build_level(data.level)])
-    else:
-        levels = ["FAILED"]
     summary = attestation.VerificationSummaryV1(
         verifier_id=data.verifier_id,
         verifier_version={"assay": __version__},
@@ -123,12 +119,8 @@ def build_vsa(data: VsaInput) -> dict[str, Any]:
             for uri, digest in data.input_attestations
         ],
         verification_result="PASSED" if data.passed else "FAILED",
-        verified_levels=levels,
-        # `{}` (no dependencies at all) and None (not evaluated) stay distinct; unverified
-        # dependencies are counted at SLSA_BUILD_LEVEL_0, never left out.
-        dependency_levels=None
-        if data.dependency_levels is None
-        else {build_level(k): v for k, v in sorted(data.dependency_levels.items())},
+        verified_levels=_verified_levels(data),
+        dependency_levels=_dependency_level_names(data.dependency_levels),
         slsa_version=SLSA_VERSION,
     )
     subjects = [
@@ -136,6 +128,22 @@ def build_vsa(data: VsaInput) -> dict[str, Any]:
         for name, digest in data.subjects
     ]
     return attestation.build_vsa_statement(subjects, summary).to_dict()
+
+
+def _verified_levels(data: VsaInput) -> list[str]:
+    """What the VSA says was verified: `["FAILED"]` unless the policy passed at a level."""
+    if data.passed and data.level is not None:
+        return list(data.verified_levels or [build_level(data.level)])
+    return ["FAILED"]
+
+
+def _dependency_level_names(counts: Mapping[int, int] | None) -> dict[str, int] | None:
+    """`dependencyLevels` by level name. `{}` (no dependencies at all) and None (not
+    evaluated) stay distinct; unverified dependencies are counted at SLSA_BUILD_LEVEL_0,
+    never left out."""
+    if counts is None:
+        return None
+    return {build_level(k): v for k, v in sorted(counts.items())}
 
 
 def serialize(statement: Mapping[str, Any]) -> bytes:
@@ -405,13 +413,11 @@ def _scanned_check(
     ]
     since = _age(time_verified, now)
     fresh = since is not None and since <= wanted
-    detail = ""
-    if not held:
-        detail = f"no scan level of at most {wanted} among the VSA's verifiedLevels"
-    elif since is None:
-        detail = "timeVerified is missing or unreadable"
-    elif not fresh:
-        detail = f"verified {since} ago, more than {wanted}: the scan may be older now"
+    detail = _first_problem(
+        (not held, f"no scan level of at most {wanted} among the VSA's verifiedLevels"),
+        (since is None, "timeVerified is missing or unreadable"),
+        (not fresh, f"verified {since} ago, more than {wanted}: the scan may be older now"),
+    )
     return Check(
         "verifiedLevels",
         bool(held) and fresh,
@@ -422,15 +428,28 @@ def _scanned_check(
     )
 
 
+def _first_problem(*requirements: tuple[bool, str]) -> str:
+    """The message of the first requirement that failed, in order (empty: none did)."""
+    return next((message for failed, message in requirements if failed), "")
+
+
 def _age(time_verified: object, now: dt.datetime | None) -> dt.timedelta | None:
     """How long ago `timeVerified` was (None: missing, unreadable or without a zone)."""
-    try:
-        verified_at = dt.datetime.fromisoformat(str(time_verified).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if verified_at.tzinfo is None:
+    verified_at = _zoned_time(time_verified)
+    if verified_at is None:
         return None
     return (now or dt.datetime.now(dt.UTC)) - verified_at
+
+
+def _zoned_time(value: object) -> dt.datetime | None:
+    """An RFC 3339 time with its zone (None: not a string, unreadable or without a zone)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
 
 
 def real_level_name(value: str) -> bool:
@@ -448,14 +467,7 @@ def real_level_name(value: str) -> bool:
 
 def _time_check(value: object, now: dt.datetime | None) -> Check:
     moment = now or dt.datetime.now(dt.UTC)
-    parsed: dt.datetime | None = None
-    if isinstance(value, str):
-        try:
-            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            parsed = None
-    if parsed is not None and parsed.tzinfo is None:
-        parsed = None
+    parsed = _zoned_time(value)
     ok = parsed is not None and parsed <= moment + MAX_CLOCK_SKEW
     return Check(
         "timeVerified",
