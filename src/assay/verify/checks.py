@@ -19,7 +19,7 @@ from assay.policy.refs import (
     versioned_tag_matches,
 )
 from assay.results import Check
-from assay.verify.claims import Claims
+from assay.verify.claims import Claims, subject_digests
 from assay.verify.model import GcbMetadata
 
 ACCEPTED_DIGESTS: Final = {
@@ -416,14 +416,7 @@ def check_gcb_context(gcb: GcbMetadata, statement: Mapping[str, Any]) -> list[Ch
 
 def _gcb_image_check(gcb: GcbMetadata, statement: Mapping[str, Any]) -> Check:
     """The image summary names a subject's sha256, and so do the other digests printed."""
-    subjects = statement.get("subject")
-    digests = {
-        f"sha256:{s['digest']['sha256']}"
-        for s in (subjects if isinstance(subjects, list) else [])
-        if isinstance(s, Mapping)
-        and isinstance(s.get("digest"), Mapping)
-        and "sha256" in s["digest"]
-    }
+    digests = {f"sha256:{d['sha256']}" for d in subject_digests(statement) if "sha256" in d}
     image, qualified, resource = gcb.image_digest, gcb.fully_qualified_digest, gcb.resource_uri
     consistent = (
         isinstance(image, str)

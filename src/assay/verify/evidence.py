@@ -17,7 +17,7 @@ from assay.errors import AttestationError
 from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1, VSA_V1, Policy, Signer
 from assay.results import Check
 from assay.verify import checks as c
-from assay.verify.claims import Dependency, parse_statement, read_claims
+from assay.verify.claims import Dependency, parse_statement, read_claims, subject_digests
 from assay.verify.levels import Evidence, parse_build_level
 from assay.verify.model import Attestation
 from assay.verify.signers import signers_that_signed
@@ -170,13 +170,7 @@ def _dependency_levels(counts: object) -> dict[int, int] | None:
 
 
 def _subject_keys(statement: Mapping[str, Any]) -> list[tuple[str, str]]:
-    subjects = statement.get("subject")
-    keys: list[tuple[str, str]] = []
-    for subject in subjects if isinstance(subjects, list) else []:
-        digest = subject.get("digest") if isinstance(subject, Mapping) else None
-        if isinstance(digest, Mapping):
-            keys.extend(strong_digests(digest))
-    return keys
+    return [key for digest in subject_digests(statement) for key in strong_digests(digest)]
 
 
 def _vsa_verifier_ids(policy: Policy, envelope: dsse.Envelope) -> list[str]:

@@ -32,7 +32,7 @@ from assay.verify.certificates import (
     LogResult,
     SigstoreTrust,
 )
-from assay.verify.claims import Claims, Dependency, parse_statement
+from assay.verify.claims import Claims, Dependency, parse_statement, subject_digests
 from assay.verify.dependency_check import (
     DependencyCheck,
     DependencyCheckInput,
@@ -371,11 +371,8 @@ def _document(
 
 def _statement_digests(statement: dict[str, Any]) -> tuple[dict[str, str], ...]:
     """Each subject's digest set, values in lowercase (non-digest subjects left out)."""
-    about = statement.get("subject")
     return tuple(
-        {str(a): str(v).lower() for a, v in s["digest"].items()}
-        for s in (about if isinstance(about, list) else [])
-        if isinstance(s, dict) and isinstance(s.get("digest"), dict)
+        {str(a): str(v).lower() for a, v in digest.items()} for digest in subject_digests(statement)
     )
 
 

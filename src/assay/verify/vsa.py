@@ -31,7 +31,7 @@ from assay.errors import AttestationError, InputError
 from assay.policy.model import VSA_V1
 from assay.policy.vulnerabilities import parse_scanned_level
 from assay.results import Check
-from assay.verify.claims import parse_statement
+from assay.verify.claims import parse_statement, subject_digests
 from assay.verify.levels import parse_build_level
 from assay.verify.pipeline import payload_type_check, validation_check
 
@@ -177,13 +177,9 @@ def parse_digest(text: str) -> tuple[str, str]:
 
 
 def _subject_digests(statement: Mapping[str, Any]) -> set[tuple[str, str]]:
-    found: set[tuple[str, str]] = set()
-    subjects = statement.get("subject")
-    for subject in subjects if isinstance(subjects, list) else []:
-        digest = subject.get("digest") if isinstance(subject, Mapping) else None
-        if isinstance(digest, Mapping):
-            found.update((str(k), str(v).lower()) for k, v in digest.items())
-    return found
+    return {
+        (str(k), str(v).lower()) for digest in subject_digests(statement) for k, v in digest.items()
+    }
 
 
 MAX_CLOCK_SKEW: Final = dt.timedelta(minutes=5)
