@@ -50,7 +50,7 @@ from assay.verify.pipeline import (
     judge_statement,
     read_payload,
 )
-from assay.verify.signers import signers_that_signed
+from assay.verify.signers import identity_signers, key_signers, signers_that_signed
 
 __all__ = [
     "Artifact",
@@ -301,10 +301,10 @@ class Verifier(Pipeline["_Certified", AttestationReport]):
 
     def _certify_one(self, attestation: Attestation) -> _Certified:
         signers = self.policy.signers
-        if attestation.key_signed_bundle and any(signer.keys for signer in signers):
+        if attestation.key_signed_bundle and key_signers(signers):
             logged, log = self._certificates.log(attestation)
             return _Certified(logged, None, log)
-        if attestation.sigstore is not None and any(s.identity is not None for s in signers):
+        if attestation.sigstore is not None and identity_signers(signers):
             certified, certificate = self._certificates.certify(attestation)
             return _Certified(certified, certificate, None)
         # Nothing a caller set is trusted: no signer here could use it.
@@ -384,9 +384,9 @@ def _unsigned_detail(
 ) -> str:
     """Why no trusted signer signed: for the key signers, then for the identity signers."""
     parts = []
-    if any(s.keys for s in policy.signers):
+    if key_signers(policy.signers):
         parts.append(_keys_detail(attestation, log))
-    identities = [s for s in policy.signers if s.identity is not None]
+    identities = identity_signers(policy.signers)
     if identities:
         parts.extend(_identity_details(identities, attestation, certificate))
     return "; ".join(parts) or "no trusted signer signed the envelope"
@@ -472,22 +472,25 @@ def _log_checks(
 ) -> list[Check]:
     """What the transparency log proved, for the kind of signer that signed."""
     result: list[Check] = []
-    if log is not None and log.logged is not None and any(s.keys for s in signed):
+    if log is not None and log.logged is not None and key_signers(signed):
         result.extend(log.checks)
-    if certificate is not None and any(s.identity is not None for s in signed):
-        signature = certificate.signature
-        assert signature is not None  # an identity is only set from a verified certificate
-        waived = "not checked: insecure_ignore_tlog (the signing time is unproven)"
-        result.append(
-            Check(
-                "transparencyLog",
-                True,
-                "an inclusion proof or promise, or the envelope's Rekor entry",
-                signature.log_proof.value,
-                "" if signature.tlog_checked else waived,
-            )
-        )
+    if certificate is not None and identity_signers(signed):
+        result.append(_certificate_log_check(certificate))
     return result
+
+
+def _certificate_log_check(certificate: CertificateResult) -> Check:
+    """What stood for the log entry of a verified Sigstore signature (or its waiver)."""
+    signature = certificate.signature
+    assert signature is not None  # an identity is only set from a verified certificate
+    waived = "not checked: insecure_ignore_tlog (the signing time is unproven)"
+    return Check(
+        "transparencyLog",
+        True,
+        "an inclusion proof or promise, or the envelope's Rekor entry",
+        signature.log_proof.value,
+        "" if signature.tlog_checked else waived,
+    )
 
 
 def evaluate_unverified_claims(claims: Claims, policy: Policy) -> list[Check]:
