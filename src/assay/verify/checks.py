@@ -41,14 +41,21 @@ def _empty(value: object) -> bool:
 def builder_rule_matches(rule: BuilderRule, builder_id: str) -> bool:
     """True when `builder_id` (`name@ref`) is the rule's builder, pinned as the rule says."""
     name, ref = split_ref(builder_id)
-    if rule.id is not None and name != rule.id:
-        return False
-    if rule.id_pattern is not None and not rule.id_pattern.fullmatch(name):
+    if not _names_builder(rule, name):
         return False
     if ref is not None and ref in rule.commits:
         return True
     pinned = _PINS.get(rule.pin)
     return pinned is not None and pinned(ref, {tag_name(v) for v in rule.versions})
+
+
+def _names_builder(rule: BuilderRule, name: str) -> bool:
+    """The builder's name (before `@`) is the rule's id and matches its pattern whole
+    (each when given)."""
+    pattern = rule.id_pattern
+    return (rule.id is None or name == rule.id) and (
+        pattern is None or pattern.fullmatch(name) is not None
+    )
 
 
 def _release_tag(ref: str | None, versions: set[str]) -> bool:
@@ -115,10 +122,9 @@ def check_build_type(claims: Claims, policy: Policy, rules: Sequence[BuilderRule
     """The buildType must be accepted by the policy and, when the matched builder rules
     name buildTypes, by one of them (slsa-verifier's builder/buildType pairs)."""
     accepted = list(policy.build_types)
-    paired = [t for rule in rules for t in rule.build_types]
-    if paired and any(not rule.build_types for rule in rules):
-        paired = []  # a matching rule without its own list accepts the policy-wide ones
-    if paired:
+    # A matching rule without its own list accepts the policy-wide ones.
+    if rules and all(rule.build_types for rule in rules):
+        paired = {t for rule in rules for t in rule.build_types}
         accepted = [t for t in accepted if t in paired]
     return Check("buildType", claims.build_type in accepted, accepted, claims.build_type)
 
@@ -141,34 +147,23 @@ def subject_matches(claims: Claims, artifact: Mapping[str, str]) -> str | None:
 def check_subject(claims: Claims, artifact_name: str, artifact: Mapping[str, str]) -> Check:
     usable = {a: v for a, v in artifact.items() if a in ACCEPTED_DIGESTS}
     found = [{"name": s.name, "digest": s.digest} for s in claims.subjects]
+    expected, passed, detail = _subject_verdict(claims, artifact, usable)
+    return Check("subject", passed, expected, found, detail, subject=artifact_name)
+
+
+def _subject_verdict(
+    claims: Claims, artifact: Mapping[str, str], usable: dict[str, str]
+) -> tuple[dict[str, str], bool, str]:
+    """(the digests compared, whether a subject has one of them, why)."""
     if not usable:
-        return Check(
-            "subject",
-            False,
-            dict(artifact),
-            found,
-            "no digest of at least 256 bits was given for the artifact",
-            subject=artifact_name,
-        )
+        return dict(artifact), False, "no digest of at least 256 bits was given for the artifact"
     bad = [a for a, v in usable.items() if len(v) != ACCEPTED_DIGESTS[a]]
     if bad:
-        return Check(
-            "subject",
-            False,
-            dict(usable),
-            found,
-            f"malformed {bad[0]} digest",
-            subject=artifact_name,
-        )
+        return dict(usable), False, f"malformed {bad[0]} digest"
     name = subject_matches(claims, usable)
-    return Check(
-        "subject",
-        name is not None,
-        dict(usable),
-        found,
-        f"matches subject {name}" if name else "no subject has a matching digest",
-        subject=artifact_name,
-    )
+    if name is None:
+        return dict(usable), False, "no subject has a matching digest"
+    return dict(usable), True, f"matches subject {name}"
 
 
 # -- parameters ---------------------------------------------------------------------------
