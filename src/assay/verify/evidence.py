@@ -21,7 +21,7 @@ from assay.verify.claims import Dependency, parse_statement, read_claims, subjec
 from assay.verify.levels import Evidence, parse_build_level
 from assay.verify.model import Attestation
 from assay.verify.signers import signers_that_signed
-from assay.verify.vsa import LEVEL_PATTERN, accept_vsa
+from assay.verify.vsa import accept_vsa, track_level
 
 _PROVENANCE = (PROVENANCE_V1, PROVENANCE_V02, PROVENANCE_V01)
 
@@ -146,15 +146,10 @@ def _mapping(value: object) -> Mapping[str, Any]:
 
 def _build_level(levels: object) -> int:
     """The highest SLSA_BUILD_LEVEL_N among a VSA's verified levels (0: none)."""
-    build = [
-        int(m.group(2))
-        for v in (levels if isinstance(levels, list) else [])
-        if isinstance(v, str)
-        and (m := LEVEL_PATTERN.match(v))
-        and m.group(1) == "BUILD"
-        and m.group(2).isdigit()
+    found = [
+        track_level(v) for v in (levels if isinstance(levels, list) else []) if isinstance(v, str)
     ]
-    return max(build) if build else 0
+    return max((level for track, level in filter(None, found) if track == "BUILD"), default=0)
 
 
 def _dependency_levels(counts: object) -> dict[int, int] | None:

@@ -50,34 +50,39 @@ def build_level(level: int) -> str:
 def implies(verified: str, requested: str) -> bool:
     """True when holding `verified` satisfies a requirement of `requested`."""
     if verified == requested:
-        return True
-    want = LEVEL_PATTERN.match(requested)
-    have = LEVEL_PATTERN.match(verified)
-    if not want or not have or want.group(1) != have.group(1):
-        return False
-    if not want.group(2).isdigit() or not have.group(2).isdigit():
-        return False  # UNEVALUATED only matches itself
-    return int(have.group(2)) >= int(want.group(2))
+        return True  # UNEVALUATED only matches itself
+    want, have = track_level(requested), track_level(verified)
+    return want is not None and have is not None and want[0] == have[0] and have[1] >= want[1]
+
+
+def track_level(value: str) -> tuple[str, int] | None:
+    """(track, level) of a numbered `SLSA_<TRACK>_LEVEL_<N>`; None for any other value,
+    `SLSA_<TRACK>_LEVEL_UNEVALUATED` included."""
+    match = LEVEL_PATTERN.match(value)
+    if match is None or not match.group(2).isdigit():
+        return None
+    return match.group(1), int(match.group(2))
 
 
 def highest_levels(values: Sequence[str]) -> list[str]:
     """At most one level per track (the highest), other values unchanged and in order."""
-    best: dict[str, int] = {}
-    for value in values:
-        match = LEVEL_PATTERN.match(value)
-        if match and match.group(2).isdigit():
-            track, level = match.group(1), int(match.group(2))
-            best[track] = max(best.get(track, level), level)
+    levels = [track_level(value) for value in values]
+    best = _highest_per_track(levels)
     result = []
-    for value in values:
-        match = LEVEL_PATTERN.match(value)
-        if match and match.group(2).isdigit():
-            track = match.group(1)
-            if track in best:
-                result.append(f"SLSA_{track}_LEVEL_{best.pop(track)}")
-        elif value not in result:
-            result.append(value)
+    for value, level in zip(values, levels, strict=True):
+        if level is None:
+            if value not in result:
+                result.append(value)
+        elif level[0] in best:
+            result.append(f"SLSA_{level[0]}_LEVEL_{best.pop(level[0])}")
     return result
+
+
+def _highest_per_track(levels: Sequence[tuple[str, int] | None]) -> dict[str, int]:
+    best: dict[str, int] = {}
+    for track, level in filter(None, levels):
+        best[track] = max(best.get(track, level), level)
+    return best
 
 
 # -- issuing -------------------------------------------------------------------------------
@@ -338,9 +343,7 @@ def _level_names(predicate: Mapping[str, Any]) -> list[str]:
 
 def _levels_check(verified: list[str]) -> Check:
     """Real level names, at most one level per track."""
-    tracks = [
-        m.group(1) for v in verified if (m := LEVEL_PATTERN.match(v)) and m.group(2).isdigit()
-    ]
+    tracks = [level[0] for level in map(track_level, verified) if level is not None]
     duplicated = sorted({t for t in tracks if tracks.count(t) > 1})
     unreal = [v for v in verified if not real_level_name(v)]
     problem = ""
