@@ -422,17 +422,22 @@ def _fill_optional(document: dict[str, Any]) -> tuple[dict[str, Any], list[int]]
     if not isinstance(material, dict):
         return document, []
     entries = material.get("tlogEntries", [])
-    unproven = [
+    unproven = _unproven_entries(entries)
+    if "tlogEntries" in material and not unproven:
+        return document, []
+    filled = list(entries)  # a list here: other values have no unproven entries
+    for index in unproven:
+        filled[index] = {**filled[index], "inclusionProof": _NO_PROOF}
+    return {**document, "verificationMaterial": {**material, "tlogEntries": filled}}, unproven
+
+
+def _unproven_entries(entries: object) -> list[int]:
+    """The indices of the log entries that carry no inclusion proof."""
+    return [
         i
         for i, entry in enumerate(entries if isinstance(entries, list) else [])
         if isinstance(entry, dict) and entry.get("inclusionProof") is None
     ]
-    if "tlogEntries" in material and not unproven:
-        return document, []
-    filled = list(entries) if isinstance(entries, list) else entries
-    for index in unproven:
-        filled[index] = {**filled[index], "inclusionProof": _NO_PROOF}
-    return {**document, "verificationMaterial": {**material, "tlogEntries": filled}}, unproven
 
 
 _BUNDLE_CLASS: list[type[Any]] = []
