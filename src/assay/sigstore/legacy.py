@@ -20,7 +20,7 @@ from assay import protocol
 from assay.errors import AttestationError, VerificationError
 from assay.sigstore import validity
 from assay.sigstore.identity import identity_of
-from assay.sigstore.roots import Root
+from assay.sigstore.roots import Root, _first_line
 from assay.sigstore.verifier import LogProof, TimeSource, VerifiedSignature, VerifiedTime
 
 
@@ -180,8 +180,3 @@ def _check_signature(certificate: Any, signature: bytes, message: bytes, where: 
         key.verify(signature, message, ec.ECDSA(hashes.SHA256()))
     except InvalidSignature:
         raise VerificationError(f"{where}: the envelope signature does not verify") from None
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error)
-    return text.splitlines()[0][:200] if text else type(error).__name__

@@ -173,15 +173,19 @@ def read_envelopes(data: bytes, where: str) -> list[SignedDocument]:
         raise AttestationError(
             where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(records)}"
         )
+    _require_certified(records)
+    if not records:
+        raise AttestationError(where, "expected a Sigstore bundle or a signed DSSE envelope")
+    return [SignedDocument(record.label, record.document) for record in records]
+
+
+def _require_certified(records: list[Record]) -> None:
     for record in records:
         if not _certified(record):
             raise AttestationError(
                 record.label,
                 "expected a Sigstore bundle or a DSSE envelope signed with a certificate",
             )
-    if not records:
-        raise AttestationError(where, "expected a Sigstore bundle or a signed DSSE envelope")
-    return [SignedDocument(record.label, record.document) for record in records]
 
 
 def _certified(record: Record) -> bool:

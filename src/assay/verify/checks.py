@@ -297,19 +297,22 @@ def check_source(claims: Claims, rule: SourceRule) -> list[Check]:
     recorded = [u for u in (claims.trigger_uri, claims.source_uri) if u]
     if not recorded:
         return [Check("source", False, rule.repository, None, "the provenance records no source")]
-    mismatched = [u for u in recorded if not repository_matches(rule.repository, u)]
-    checks = [
-        Check(
-            "source",
-            not mismatched,
-            rule.repository,
-            recorded if len(recorded) > 1 else recorded[0],
-            f"{mismatched[0]} is not from the expected repository" if mismatched else "",
-        )
-    ]
-    if not mismatched:
-        checks.extend(_consistency_checks(claims.trigger_uri, claims.source_uri))
-    return checks
+    source = _source_check(rule.repository, recorded)
+    if not source.passed:
+        return [source]
+    return [source, *_consistency_checks(claims.trigger_uri, claims.source_uri)]
+
+
+def _source_check(repository: str, recorded: list[str]) -> Check:
+    """Every recorded source URI (trigger, then source) is from the expected repository."""
+    mismatched = [u for u in recorded if not repository_matches(repository, u)]
+    return Check(
+        "source",
+        not mismatched,
+        repository,
+        recorded if len(recorded) > 1 else recorded[0],
+        f"{mismatched[0]} is not from the expected repository" if mismatched else "",
+    )
 
 
 def _consistency_checks(trigger: str | None, source: str | None) -> list[Check]:
