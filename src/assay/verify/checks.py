@@ -348,10 +348,15 @@ def _branch_checks(claims: Claims, rule: SourceRule) -> list[Check]:
     return [Check("source.branch", found == want, want, found, detail)]
 
 
-def _tag_checks(claims: Claims, rule: SourceRule) -> list[Check]:
+def _recorded_tag(claims: Claims) -> str | None:
+    """The tag the provenance records as built, if it was a tag build."""
     ref = claims.ref or ""
     tagged = claims.ref_type == "tag" or ref.startswith("refs/tags/")
-    found = tag_name(ref) if tagged and ref else None
+    return tag_name(ref) if tagged and ref else None
+
+
+def _tag_checks(claims: Claims, rule: SourceRule) -> list[Check]:
+    found = _recorded_tag(claims)
     checks = []
     if rule.tag is not None:
         checks.append(Check("source.tag", found == tag_name(rule.tag), tag_name(rule.tag), found))

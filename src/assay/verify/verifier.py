@@ -272,16 +272,29 @@ class Verifier(Pipeline["_Certified", AttestationReport]):
         claims = [r.claims for r in passing if r.claims is not None]
         dependencies = tuple(dep for claim in claims for dep in claim.dependencies)
         report.dependencies = self._resolve(dependencies)
+        report.dependency_checks = self._check_dependencies(
+            report, claims, dependencies, attestations
+        )
+
+    def _check_dependencies(
+        self,
+        report: VerificationReport,
+        claims: Sequence[Claims],
+        dependencies: tuple[Dependency, ...],
+        attestations: Sequence[Attestation],
+    ) -> list[DependencyCheckResult]:
+        """The dependency checks that apply to the policy, on the verified subjects, their
+        dependencies and the verified documents about them."""
         applicable = [check for check in self.dependency_checks if check.applies_to(self.policy)]
         if not applicable:
-            return
+            return []
         subject_input = DependencyCheckInput(
             policy=self.policy,
             subjects=tuple(s for claim in claims for s in claim.subjects),
             dependencies=dependencies,
             documents=tuple(_documents(self.policy, attestations, report)),
         )
-        report.dependency_checks = [check.check(subject_input) for check in applicable]
+        return [check.check(subject_input) for check in applicable]
 
     def _resolve(self, dependencies: tuple[Dependency, ...]) -> DependencyResult:
         """The dependencies' levels through the evidence (certified as the attestations)."""
@@ -446,14 +459,9 @@ def evaluate_attestation(
     envelope = attestation.envelope
     signed = signers_that_signed(attestation, policy.signers)
     report.signed_by = [s.name for s in signed]
+    detail = "" if signed else _unsigned_detail(policy, attestation, certificate, log)
     report.checks.append(
-        Check(
-            "signature",
-            bool(signed),
-            [s.name for s in policy.signers],
-            report.signed_by,
-            "" if signed else _unsigned_detail(policy, attestation, certificate, log),
-        )
+        Check("signature", bool(signed), [s.name for s in policy.signers], report.signed_by, detail)
     )
     if not signed:
         return report
