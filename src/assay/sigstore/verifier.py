@@ -23,7 +23,7 @@ import contextlib
 import enum
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -154,20 +154,23 @@ def _sigstore_verifier_class() -> type[Any]:
             self._keyrings: dict[tuple[str, Any, tuple[int, ...]], Any] = {}
 
         def ct_keyring(self, purpose: KeyringPurpose) -> CTKeyring:
-            selected = self._selected(self._inner.ctlogs, purpose)
-            keyring = self._keyrings.get(("ct", purpose, selected))
-            if keyring is None:
-                keyring = super().ct_keyring(purpose)
-                self._keyrings[("ct", purpose, selected)] = keyring
+            keyring = self._parsed_once("ct", self._inner.ctlogs, purpose, super().ct_keyring)
             return cast(CTKeyring, keyring)
 
         def rekor_keyring(self, purpose: KeyringPurpose) -> RekorKeyring:
-            selected = self._selected(self._inner.tlogs, purpose)
-            keyring = self._keyrings.get(("rekor", purpose, selected))
-            if keyring is None:
-                keyring = super().rekor_keyring(purpose)
-                self._keyrings[("rekor", purpose, selected)] = keyring
+            keyring = self._parsed_once("rekor", self._inner.tlogs, purpose, super().rekor_keyring)
             return cast(RekorKeyring, keyring)
+
+        def _parsed_once(
+            self, kind: str, logs: Any, purpose: KeyringPurpose, parse: Callable[..., Any]
+        ) -> Any:
+            """The keyring of the keys selected now, parsed only the first time."""
+            cache_key = (kind, purpose, self._selected(logs, purpose))
+            keyring = self._keyrings.get(cache_key)
+            if keyring is None:
+                keyring = parse(purpose)
+                self._keyrings[cache_key] = keyring
+            return keyring
 
         def _selected(self, logs: Any, purpose: KeyringPurpose) -> tuple[int, ...]:
             return tuple(id(key) for key in self._get_tlog_keys(logs, purpose))
