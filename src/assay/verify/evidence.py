@@ -54,14 +54,17 @@ class EvidenceIndex:
     def __call__(self, dependency: Dependency) -> list[Evidence]:
         found: list[Evidence] = []
         for key in strong_digests(dependency.digest):
-            for evidence in self._by_digest.get(key, []):
-                if evidence not in found:
-                    found.append(evidence)
-            for attestation, signed_for in self._vsas.get(key, []):
-                evidence_vsa = self._accept_vsa(attestation, signed_for, key, dependency)
-                if evidence_vsa is not None and evidence_vsa not in found:
-                    found.append(evidence_vsa)
-        return found
+            found += self._by_digest.get(key, [])
+            found += self._accepted_vsas(key, dependency)
+        return _unique(found)
+
+    def _accepted_vsas(self, key: tuple[str, str], dependency: Dependency) -> list[Evidence]:
+        """The VSAs about the digest that are accepted for this dependency."""
+        accepted = (
+            self._accept_vsa(attestation, signed_for, key, dependency)
+            for attestation, signed_for in self._vsas.get(key, [])
+        )
+        return [evidence for evidence in accepted if evidence is not None]
 
     def _index(self, statement: Mapping[str, Any], evidence: Evidence) -> None:
         for key in _subject_keys(statement):
@@ -138,6 +141,15 @@ class EvidenceIndex:
         message = f"{attestation.name}: not accepted as a VSA ({failed.summary()})"
         if message not in self.rejected:
             self.rejected.append(message)
+
+
+def _unique(found: list[Evidence]) -> list[Evidence]:
+    """Each piece of evidence once, in the order first found."""
+    unique: list[Evidence] = []
+    for evidence in found:
+        if evidence not in unique:
+            unique.append(evidence)
+    return unique
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
