@@ -85,34 +85,15 @@ class IdentityRule:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object], where: str) -> IdentityRule:
-        unknown = sorted(set(data) - KEYS)
-        if unknown:
-            raise AttestationError(
-                f"{where}.{unknown[0]}", f"unknown key; expected one of {', '.join(sorted(KEYS))}"
-            )
-        values: dict[str, str] = {}
-        for key, value in data.items():
-            if not isinstance(value, str) or not value:
-                raise AttestationError(
-                    f"{where}.{key}", f"expected a non-empty string, got {value!r}"
-                )
-            values[key] = value
+        values = _rule_values(data, where)
         if "issuer" not in values:
             raise AttestationError(f"{where}.issuer", "expected the OIDC issuer")
         if ("subject" in values) == ("subjectPattern" in values):
             raise AttestationError(where, "expected exactly one of subject or subjectPattern")
-        pattern = None
-        if "subjectPattern" in values:
-            try:
-                pattern = re.compile(values["subjectPattern"])
-            except re.error as error:
-                raise AttestationError(
-                    f"{where}.subjectPattern", f"expected a regular expression: {error}"
-                ) from None
         return cls(
             issuer=values["issuer"],
             subject=values.get("subject"),
-            subject_pattern=pattern,
+            subject_pattern=_subject_pattern(values.get("subjectPattern"), where),
             extensions={k: v for k, v in values.items() if k in EXTENSIONS},
         )
 
@@ -150,13 +131,30 @@ class IdentityRule:
         return result
 
     def matches(self, identity: CertificateIdentity) -> bool:
-        if identity.issuer != self.issuer:
-            return False
-        san = identity.san
-        if self.subject is not None and san != self.subject:
-            return False
-        if self.subject_pattern is not None and (
-            san is None or self.subject_pattern.fullmatch(san) is None
-        ):
-            return False
-        return all(extension_value(identity, k) == v for k, v in self.extensions.items())
+        return all(check.passed for check in self.checks(identity))
+
+
+def _rule_values(data: Mapping[str, object], where: str) -> dict[str, str]:
+    """The rule's keys, each known and a non-empty string."""
+    unknown = sorted(set(data) - KEYS)
+    if unknown:
+        raise AttestationError(
+            f"{where}.{unknown[0]}", f"unknown key; expected one of {', '.join(sorted(KEYS))}"
+        )
+    values: dict[str, str] = {}
+    for key, value in data.items():
+        if not isinstance(value, str) or not value:
+            raise AttestationError(f"{where}.{key}", f"expected a non-empty string, got {value!r}")
+        values[key] = value
+    return values
+
+
+def _subject_pattern(source: str | None, where: str) -> re.Pattern[str] | None:
+    if source is None:
+        return None
+    try:
+        return re.compile(source)
+    except re.error as error:
+        raise AttestationError(
+            f"{where}.subjectPattern", f"expected a regular expression: {error}"
+        ) from None

@@ -120,13 +120,14 @@ class DependencyRule:
     exceptions: tuple[str, ...] = ()
 
     def excepts(self, uri: str | None, digests: dict[str, str]) -> bool:
-        for item in self.exceptions:
-            alg, sep, value = item.partition(":")
-            if sep and digests.get(alg) == value:
-                return True
-            if uri and uri.startswith(item):
-                return True
-        return False
+        return any(_exception_covers(item, uri, digests) for item in self.exceptions)
+
+
+def _exception_covers(exception: str, uri: str | None, digests: dict[str, str]) -> bool:
+    """An exception names a dependency by a digest (`alg:value`) or a prefix of its URI."""
+    alg, sep, value = exception.partition(":")
+    by_digest = bool(sep) and digests.get(alg) == value
+    return by_digest or bool(uri and uri.startswith(exception))
 
 
 @dataclass(frozen=True, slots=True)

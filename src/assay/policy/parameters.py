@@ -55,12 +55,29 @@ def apply_parameters(
     replaced, and the values applied (`InputError` naming the JSON path)."""
     declared_raw = document.pop("parameters", None) if isinstance(document, dict) else None
     declared = _declared(declared_raw, source)
+    _refuse_unknown(given, declared, source)
+    values = _values(declared, given, source)
+    if not declared:
+        return document, values
+    return _substitute(document, values, declared, source, "$"), values
+
+
+def _refuse_unknown(
+    given: Mapping[str, str], declared: Mapping[str, dict[str, str]], source: str
+) -> None:
     unknown = sorted(set(given) - set(declared))
     if unknown:
         takes = ", ".join(sorted(declared)) or "no parameters"
         raise InputError(
             f"{source}: $.parameters", f"{unknown[0]!r} is not a parameter of it (it takes {takes})"
         )
+
+
+def _values(
+    declared: Mapping[str, dict[str, str]], given: Mapping[str, str], source: str
+) -> dict[str, str]:
+    """Each parameter's value, given or its default, matching its pattern (a parameter
+    without either is left out)."""
     values: dict[str, str] = {}
     for name, spec in declared.items():
         value = given.get(name, spec.get("default"))
@@ -73,9 +90,7 @@ def apply_parameters(
                 f"expected a value matching {pattern}, found {value[:80]!r}",
             )
         values[name] = value
-    if not declared:
-        return document, values
-    return _substitute(document, values, declared, source, "$"), values
+    return values
 
 
 def _declared(value: object, source: str) -> dict[str, dict[str, str]]:
@@ -97,32 +112,41 @@ def _spec(name: object, given: object, at: str) -> dict[str, str]:
     if not all(isinstance(v, str) for v in spec.values()):
         raise InputError(at, "expected string values")
     if "pattern" in spec:
-        try:
-            re.compile(spec["pattern"])
-        except re.error as error:
-            raise InputError(f"{at}.pattern", f"expected a regular expression: {error}") from None
+        _check_pattern(spec["pattern"], f"{at}.pattern")
     return spec
+
+
+def _check_pattern(pattern: str, at: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise InputError(at, f"expected a regular expression: {error}") from None
 
 
 def _substitute(
     value: Any, values: Mapping[str, str], declared: Mapping[str, Any], source: str, path: str
 ) -> Any:
     if isinstance(value, dict):
-        result = {}
-        for key, item in value.items():
-            replaced = _substitute(item, values, declared, source, f"{path}.{key}")
-            if replaced is not _ABSENT:
-                result[key] = replaced
-        return result
+        entries = [(key, item, f"{path}.{key}") for key, item in value.items()]
+        return dict(_substitute_each(entries, values, declared, source))
     if isinstance(value, list):
-        items = [
-            _substitute(item, values, declared, source, f"{path}[{index}]")
-            for index, item in enumerate(value)
-        ]
-        return [item for item in items if item is not _ABSENT]
+        entries = [(index, item, f"{path}[{index}]") for index, item in enumerate(value)]
+        return [item for _, item in _substitute_each(entries, values, declared, source)]
     if not isinstance(value, str) or "${" not in value:
         return value
     return _substitute_text(value, values, declared, f"{source}: {path}")
+
+
+def _substitute_each(
+    entries: list[tuple[Any, Any, str]],
+    values: Mapping[str, str],
+    declared: Mapping[str, Any],
+    source: str,
+) -> list[tuple[Any, Any]]:
+    """(key, value) of each (key, value, JSON path) entry with its placeholders replaced,
+    in order; an entry that is an absent parameter's lone placeholder is left out."""
+    replaced = [(key, _substitute(item, values, declared, source, at)) for key, item, at in entries]
+    return [(key, item) for key, item in replaced if item is not _ABSENT]
 
 
 def _substitute_text(

@@ -112,13 +112,21 @@ def versioned_tag_matches(expected: str, tag: str) -> bool:
     have = parse_semver(tag_name(tag))
     if want is None or have is None:
         return False
-    if want.major != have.major:
-        return False
-    if want.minor is not None and want.minor != (have.minor or 0):
-        return False
-    if want.patch is None:
-        return True
-    return want.patch == (have.patch or 0) and want.prerelease == have.prerelease
+    pinned = _pinned_fields(want)
+    return _fields(want)[:pinned] == _fields(have)[:pinned]
+
+
+def _fields(version: Version) -> tuple[int, int, int, str | None]:
+    """(major, minor, patch, pre-release), an absent minor or patch read as 0."""
+    return (version.major, version.minor or 0, version.patch or 0, version.prerelease)
+
+
+def _pinned_fields(expected: Version) -> int:
+    """How many of `_fields` an expected version pins: the major, the minor if given,
+    the patch and pre-release if a patch is given."""
+    if expected.minor is None:
+        return 1
+    return 2 if expected.patch is None else 4
 
 
 def split_ref(builder_id: str) -> tuple[str, str | None]:

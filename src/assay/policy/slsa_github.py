@@ -134,20 +134,7 @@ def family_for(workflow: str, *, image: bool = False) -> Family | None:
 
 def builtin_policy(family: Family, options: Options, *, testing: bool = False) -> Policy:
     """The policy slsa-verifier's flags and its builder tables amount to."""
-    if family.delegator:
-        rule = BuilderRule(None, _TRW_PATTERN, "release-tag", (), (), 3)
-        if options.builder_id:
-            name, ref = split_ref(options.builder_id)
-            versions = (ref.removeprefix("refs/tags/"),) if ref else ()
-            rule = BuilderRule(name, None, "release-tag", versions, (), 3)
-    else:
-        rule = BuilderRule(family.workflow, None, "release-tag", (), (), 3)
-        if options.builder_id:
-            name, ref = split_ref(options.builder_id)
-            if name != family.workflow:
-                rule = BuilderRule("(untrusted builder id)", None, "none", (), (), 0)
-            elif ref:
-                rule = replace(rule, versions=(ref.removeprefix("refs/tags/"),))
+    rule = _delegator_rule(options) if family.delegator else _workflow_rule(family, options)
     rules: tuple[BuilderRule, ...] = (rule,)
     if testing and rule.pin == "release-tag":
         rules = (rule, replace(rule, pin="version", versions=("refs/heads/main",)))
@@ -169,6 +156,27 @@ def builtin_policy(family: Family, options: Options, *, testing: bool = False) -
         source=options.source_rule(),
         minimum_level=3,
     )
+
+
+def _delegator_rule(options: Options) -> BuilderRule:
+    """A delegator workflow (the trusted reusable workflow), or the builder id asked for."""
+    if not options.builder_id:
+        return BuilderRule(None, _TRW_PATTERN, "release-tag", (), (), 3)
+    name, ref = split_ref(options.builder_id)
+    versions = (ref.removeprefix("refs/tags/"),) if ref else ()
+    return BuilderRule(name, None, "release-tag", versions, (), 3)
+
+
+def _workflow_rule(family: Family, options: Options) -> BuilderRule:
+    """The family's own workflow at a release tag; a builder id asked for must name it
+    (at that version), or nothing is trusted."""
+    rule = BuilderRule(family.workflow, None, "release-tag", (), (), 3)
+    if not options.builder_id:
+        return rule
+    name, ref = split_ref(options.builder_id)
+    if name != family.workflow:
+        return BuilderRule("(untrusted builder id)", None, "none", (), (), 0)
+    return replace(rule, versions=(ref.removeprefix("refs/tags/"),)) if ref else rule
 
 
 @dataclass(frozen=True, slots=True)

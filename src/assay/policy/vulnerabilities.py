@@ -214,6 +214,24 @@ def parse_ignore_entries(items: object, where: str) -> tuple[IgnoreEntry, ...]:
 
 
 def _ignore_entry(item: object, path: str) -> IgnoreEntry:
+    entry = _entry_mapping(item, path)
+    identifier = _text(entry.get("id"))
+    if not CVE_ID.fullmatch(identifier.upper()):
+        raise InputError(
+            f"{path}.id", f"expected a CVE id (CVE-YYYY-NNNN), found {entry.get('id')!r}"
+        )
+    reason = _text(entry.get("reason")).strip()
+    if not reason:
+        raise InputError(f"{path}.reason", "expected a non-empty reason")
+    expires = _date(entry.get("expires"), f"{path}.expires")
+    component = entry.get("component")
+    if component is not None and not _text(component):
+        raise InputError(f"{path}.component", "expected a non-empty string")
+    return IgnoreEntry(identifier.upper(), reason, expires, component, path)
+
+
+def _entry_mapping(item: object, path: str) -> Mapping[str, Any]:
+    """An ignore entry's object, with only the fields an entry has."""
     if not isinstance(item, Mapping):
         raise InputError(path, "expected an object with id, reason and expires")
     unknown = sorted(str(k) for k in item if k not in ("id", "component", "reason", "expires"))
@@ -221,19 +239,7 @@ def _ignore_entry(item: object, path: str) -> IgnoreEntry:
         raise InputError(
             f"{path}.{unknown[0]}", "unknown field; expected id, component, reason, expires"
         )
-    identifier = _text(item.get("id"))
-    if not CVE_ID.fullmatch(identifier.upper()):
-        raise InputError(
-            f"{path}.id", f"expected a CVE id (CVE-YYYY-NNNN), found {item.get('id')!r}"
-        )
-    reason = _text(item.get("reason")).strip()
-    if not reason:
-        raise InputError(f"{path}.reason", "expected a non-empty reason")
-    expires = _date(item.get("expires"), f"{path}.expires")
-    component = item.get("component")
-    if component is not None and not _text(component):
-        raise InputError(f"{path}.component", "expected a non-empty string")
-    return IgnoreEntry(identifier.upper(), reason, expires, component, path)
+    return item
 
 
 def _text(value: object) -> str:

@@ -17,10 +17,14 @@ MAX_BUNDLE_BYTES: Final = 16 * 1024 * 1024
 MAX_DEPTH: Final = 64
 
 
-def loads(data: bytes | str, where: str) -> Any:
-    """One JSON document; errors name `where` and the line or JSON path."""
+def _check_size(data: bytes | str, where: str) -> None:
     if len(data) > MAX_BUNDLE_BYTES:
         raise AttestationError(where, f"expected at most {MAX_BUNDLE_BYTES} bytes, got {len(data)}")
+
+
+def loads(data: bytes | str, where: str) -> Any:
+    """One JSON document; errors name `where` and the line or JSON path."""
+    _check_size(data, where)
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
         value, problem = parse_checked(text, MAX_DEPTH - 1)
@@ -41,8 +45,7 @@ def loads(data: bytes | str, where: str) -> Any:
 
 def documents(data: bytes, where: str) -> list[tuple[str, Any]]:
     """A JSON document, or JSON lines: each with the label errors should use."""
-    if len(data) > MAX_BUNDLE_BYTES:
-        raise AttestationError(where, f"expected at most {MAX_BUNDLE_BYTES} bytes, got {len(data)}")
+    _check_size(data, where)
     stripped = data.strip()
     if not stripped:
         raise AttestationError(where, "expected JSON, got an empty file")
@@ -53,6 +56,11 @@ def documents(data: bytes, where: str) -> list[tuple[str, Any]]:
         if len(lines) < 2:
             raise
         first = whole
+    return _json_lines(lines, where, first)
+
+
+def _json_lines(lines: list[bytes], where: str, whole: AttestationError) -> list[tuple[str, Any]]:
+    """Each line a document; `whole` is the error of reading them as one document."""
     try:
         return [
             (f"{where} line {n}", loads(line, f"{where} line {n}"))
@@ -60,7 +68,7 @@ def documents(data: bytes, where: str) -> list[tuple[str, Any]]:
         ]
     except AttestationError:
         if lines[0].strip() == b"{":
-            raise first from None  # one pretty-printed document: its own error says more
+            raise whole from None  # one pretty-printed document: its own error says more
         raise
 
 
@@ -106,17 +114,31 @@ def schema_error(
 ) -> tuple[str, str]:
     """(where: JSON path, "expected ...") for a pydantic refusal of a Sigstore document,
     in assay's words: the first field it names, never pydantic's message."""
-    problems: list[dict[str, Any]] = sorted(error.errors(), key=lambda e: len(e.get("loc", ())))
-    problem: dict[str, Any] = problems[0] if problems else {"loc": (), "type": ""}
+    problem = _shallowest_problem(error)
     path = _json_path(problem.get("loc", ()))
-    expected = _EXPECTED.get(str(problem.get("type")), f"a value of {what}")
+    expected = _expected(problem, what)
+    if problem.get("type") == "missing":
+        return f"{where}: {path}", f"expected {expected}"
+    return f"{where}: {path}", f"expected {expected}, found {_shown(problem.get('input'))}"
+
+
+def _shallowest_problem(error: Any) -> dict[str, Any]:
+    """The refusal at the shortest path (the first field it names)."""
+    problems: list[dict[str, Any]] = sorted(error.errors(), key=lambda e: len(e.get("loc", ())))
+    return problems[0] if problems else {"loc": (), "type": ""}
+
+
+def _expected(problem: dict[str, Any], what: str) -> str:
+    """What the format expected where the problem is, in assay's words."""
     reason = (problem.get("ctx") or {}).get("error")
     if problem.get("type") == "value_error" and isinstance(reason, ValueError):
-        text = str(reason)
-        known = [phrase for start, phrase in _VALUE_ERRORS if text.startswith(start)]
         # the models' rule, by field names ("Exactly one of publicKey, ... must be set")
-        expected = known[0] if known else f"a valid value ({text[:160]})"
-    found = problem.get("input")
-    shown = type(found).__name__ if isinstance(found, (dict, list)) else repr(found)[:80]
-    detail = expected if problem.get("type") == "missing" else f"{expected}, found {shown}"
-    return f"{where}: {path}", f"expected {detail}"
+        text = str(reason)
+        known = (phrase for start, phrase in _VALUE_ERRORS if text.startswith(start))
+        return next(known, f"a valid value ({text[:160]})")
+    return _EXPECTED.get(str(problem.get("type")), f"a value of {what}")
+
+
+def _shown(found: object) -> str:
+    """A found value as an error shows it: containers by their type, others by repr."""
+    return type(found).__name__ if isinstance(found, (dict, list)) else repr(found)[:80]

@@ -18,6 +18,7 @@ from urllib.parse import quote
 import platformdirs
 
 from assay.errors import AttestationError
+from assay.sigstore.roots import _first_line
 
 GITHUB_TUF_URL: Final = "https://tuf-repo.github.com"
 TARGET: Final = "trusted_root.json"
@@ -64,7 +65,7 @@ def fetch_github(
     except AttestationError:
         raise
     except Exception as error:
-        text = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+        text = _first_line(error)
         raise AttestationError(
             "--online",
             f"cannot refresh GitHub's trusted root from {url} ({text}); offline, use"

@@ -122,30 +122,25 @@ def identity_of(certificate: x509.Certificate) -> CertificateIdentity:
     fields: dict[str, str] = {}
     san: str | None = None
     for extension in certificate.extensions:
-        oid = extension.oid
-        wanted = _FIELDS.get(oid)
-        if wanted is None:
-            if oid == _SAN_OID:
-                san = _san(extension.value)
-            continue
-        value = extension.value
-        if not isinstance(value, x509.UnrecognizedExtension):
-            continue
-        name, der = wanted
-        raw = value.value
-        try:
-            if not der:
-                fields[name] = raw.decode("utf-8")
-            elif len(raw) >= 2 and raw[0] == 0x0C and raw[1] == len(raw) - 2 < 0x80:
-                fields[name] = raw[2:].decode("utf-8")  # a short UTF8String, the usual case
-            else:
-                text = _der_utf8(raw)
-                if text is not None:
-                    fields[name] = text
-        except UnicodeDecodeError:
-            continue
+        if extension.oid == _SAN_OID:
+            san = _san(extension.value)
+        elif extension.oid in _FIELDS:
+            name, der = _FIELDS[extension.oid]
+            text = _extension_text(extension.value, der=der)
+            if text is not None:
+                fields[name] = text
     issuer_v1 = fields.pop("issuer_v1", None)
-    if issuer_v1 is not None:
-        fields.setdefault("issuer", issuer_v1)
-    issuer = fields.pop("issuer", None)
+    issuer = fields.pop("issuer", issuer_v1)  # the v2 extension wins over the v1 one
     return CertificateIdentity(san=san, issuer=issuer, **fields)
+
+
+def _extension_text(value: x509.ExtensionType, *, der: bool) -> str | None:
+    """A Fulcio extension's text: raw UTF-8 or a DER UTF8String; None when unreadable."""
+    if not isinstance(value, x509.UnrecognizedExtension):
+        return None
+    if der:
+        return _der_utf8(value.value)
+    try:
+        return value.value.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

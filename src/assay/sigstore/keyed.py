@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from assay.errors import AttestationError, VerificationError
 from assay.sigstore import validity
@@ -90,28 +90,15 @@ def verify_logged_envelope(
     Raises `AttestationError` for a bundle that is not usable (the JSON path named) and
     `VerificationError` when the entry does not verify or logs something else.
     """
-    from assay import dsse
-
     media_type = document.get("mediaType")
     if media_type not in BUNDLE_MEDIA_TYPES:
         raise AttestationError(
             f"{where}: $.mediaType",
             f"expected a Sigstore bundle media type (v0.1, v0.2, v0.3), found {media_type!r}",
         )
-    envelope_json = document.get("dsseEnvelope")
-    if not isinstance(envelope_json, dict):
-        raise AttestationError(
-            f"{where}: $.dsseEnvelope", "expected the DSSE envelope the key signed"
-        )
-    envelope = dsse.Envelope.from_dict(envelope_json, where=f"{where}: $.dsseEnvelope")
-    material = document["verificationMaterial"]
-    entries = material.get("tlogEntries")
-    if not isinstance(entries, list) or len(entries) != 1 or not isinstance(entries[0], dict):
-        raise AttestationError(
-            f"{where}: $.verificationMaterial.tlogEntries",
-            "expected exactly one transparency-log entry",
-        )
-    entry = _log_entry(entries[0], where, promise_only=_promise_only(media_type, entries[0]))
+    envelope = _signed_envelope(document, where)
+    entry_json = _single_entry(document["verificationMaterial"], where)
+    entry = _log_entry(entry_json, where, promise_only=_promise_only(media_type, entry_json))
     root = _verify_entry(entry, where, verifier)
     inner = entry._inner
     payload_sha256 = hashlib.sha256(envelope.payload).hexdigest()
@@ -127,13 +114,39 @@ def verify_logged_envelope(
             else LogProof.INCLUSION_PROOF  # with its checkpoint
         ),
         log_index=int(inner.log_index) if inner.log_index is not None else None,
-        integrated_time=(
-            datetime.fromtimestamp(inner.integrated_time, tz=UTC)
-            if inner.integrated_time and inner.inclusion_promise is not None
-            else None
-        ),
+        integrated_time=_promised_time(inner),
         trusted_root=root,
     )
+
+
+def _signed_envelope(document: Mapping[str, Any], where: str) -> Any:
+    """The DSSE envelope the key signed (`assay.dsse.Envelope`)."""
+    from assay import dsse
+
+    envelope_json = document.get("dsseEnvelope")
+    if not isinstance(envelope_json, dict):
+        raise AttestationError(
+            f"{where}: $.dsseEnvelope", "expected the DSSE envelope the key signed"
+        )
+    return dsse.Envelope.from_dict(envelope_json, where=f"{where}: $.dsseEnvelope")
+
+
+def _single_entry(material: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The one transparency-log entry a key-signed bundle has."""
+    entries = material.get("tlogEntries")
+    if not isinstance(entries, list) or len(entries) != 1 or not isinstance(entries[0], dict):
+        raise AttestationError(
+            f"{where}: $.verificationMaterial.tlogEntries",
+            "expected exactly one transparency-log entry",
+        )
+    return entries[0]
+
+
+def _promised_time(inner: Any) -> datetime | None:
+    """Rekor's integrated time, when the entry's signed promise vouches for it."""
+    if inner.integrated_time and inner.inclusion_promise is not None:
+        return datetime.fromtimestamp(inner.integrated_time, tz=UTC)
+    return None
 
 
 def _promise_only(media_type: object, entry: dict[str, Any]) -> bool:
@@ -200,49 +213,81 @@ def _logged_signatures(
     body_bytes: bytes, envelope: Any, payload_sha256: str, where: str
 ) -> list[tuple[bytes, str]]:
     """The entry's (signature, key fingerprint) pairs, once it is shown to log `envelope`."""
+    record = _read_record(body_bytes, envelope, where)
+    if record.payload_hash != {"algorithm": "sha256", "value": payload_sha256}:
+        raise VerificationError(
+            f"{where}: the transparency-log entry logs another payload than the envelope's"
+        )
+    if record.payload_type != envelope.payload_type:
+        raise VerificationError(
+            f"{where}: the transparency-log entry logs payload type {record.payload_type!r}, "
+            f"the envelope has {envelope.payload_type!r}"
+        )
+    if sorted(sig for sig, _ in record.pairs) != sorted(s.sig for s in envelope.signatures):
+        raise VerificationError(
+            f"{where}: the transparency-log entry's signatures are not the envelope's"
+        )
+    return [(sig, _fingerprint(key, where)) for sig, key in record.pairs]
+
+
+@dataclass(frozen=True, slots=True)
+class _DsseRecord:
+    """What a log entry's body records of the DSSE envelope it logs."""
+
+    payload_hash: object
+    payload_type: object
+    pairs: list[tuple[bytes, object]]
+    """(signature bytes, the base64 PEM of the key the entry names) for each signature."""
+
+
+def _intoto_record(spec: Any, envelope: Any, where: str) -> _DsseRecord:
+    """An `intoto` 0.0.2 entry: the envelope's payload hash, type and signatures."""
     from assay.dsse import b64decode
 
+    content = spec["content"]
+    payload_hash = content["payloadHash"]
+    logged = content["envelope"]
+    payload_type = logged["payloadType"]
+    pairs = [
+        (b64decode(b64decode(item["sig"], where).decode("ascii"), where), item["publicKey"])
+        for item in logged["signatures"]
+    ]
+    return _DsseRecord(payload_hash, payload_type, pairs)
+
+
+def _dsse_record(spec: Any, envelope: Any, where: str) -> _DsseRecord:
+    """A `dsse` 0.0.1 entry: the payload hash and the signatures with their keys."""
+    from assay.dsse import b64decode
+
+    payload_hash = spec["payloadHash"]
+    pairs = [(b64decode(item["signature"], where), item["verifier"]) for item in spec["signatures"]]
+    # The payload type is not recorded apart; the signatures cover it.
+    return _DsseRecord(payload_hash, envelope.payload_type, pairs)
+
+
+_RECORD_READERS: Final = (
+    (("intoto", "0.0.2"), _intoto_record),
+    (("dsse", "0.0.1"), _dsse_record),
+)
+"""The entry kinds (kind, apiVersion) that log a DSSE envelope, each with its reader."""
+
+
+def _read_record(body_bytes: bytes, envelope: Any, where: str) -> _DsseRecord:
+    """What the entry's body records, for a kind that logs a DSSE envelope."""
     try:
         body = json.loads(body_bytes)
         kind, version, spec = body["kind"], body["apiVersion"], body["spec"]
-        if (kind, version) == ("intoto", "0.0.2"):
-            content = spec["content"]
-            payload_hash = content["payloadHash"]
-            logged_type = content["envelope"]["payloadType"]
-            pairs = [
-                (b64decode(b64decode(item["sig"], where).decode("ascii"), where), item["publicKey"])
-                for item in content["envelope"]["signatures"]
-            ]
-        elif (kind, version) == ("dsse", "0.0.1"):
-            payload_hash = spec["payloadHash"]
-            logged_type = envelope.payload_type  # not recorded apart; the signatures cover it
-            pairs = [
-                (b64decode(item["signature"], where), item["verifier"])
-                for item in spec["signatures"]
-            ]
-        else:
-            raise VerificationError(
-                f"{where}: the transparency-log entry is a {kind} {version} entry, which "
-                "does not log a DSSE envelope (expected intoto 0.0.2 or dsse 0.0.1)"
-            )
+        for known, reader in _RECORD_READERS:
+            if (kind, version) == known:
+                return reader(spec, envelope, where)
     except (KeyError, TypeError, ValueError, UnicodeDecodeError, AttestationError):
         raise VerificationError(
             f"{where}: the transparency-log entry's body is not a DSSE log record"
         ) from None
-    if payload_hash != {"algorithm": "sha256", "value": payload_sha256}:
-        raise VerificationError(
-            f"{where}: the transparency-log entry logs another payload than the envelope's"
-        )
-    if logged_type != envelope.payload_type:
-        raise VerificationError(
-            f"{where}: the transparency-log entry logs payload type {logged_type!r}, the "
-            f"envelope has {envelope.payload_type!r}"
-        )
-    if sorted(sig for sig, _ in pairs) != sorted(s.sig for s in envelope.signatures):
-        raise VerificationError(
-            f"{where}: the transparency-log entry's signatures are not the envelope's"
-        )
-    return [(sig, _fingerprint(key, where)) for sig, key in pairs]
+    raise VerificationError(
+        f"{where}: the transparency-log entry is a {kind} {version} entry, which "
+        "does not log a DSSE envelope (expected intoto 0.0.2 or dsse 0.0.1)"
+    )
 
 
 def _fingerprint(encoded_pem: object, where: str) -> str:

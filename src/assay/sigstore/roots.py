@@ -151,6 +151,13 @@ def update_root(source: Path, name: str = "public-good", user_dir: Path | None =
     return target
 
 
+def _first_line(error: BaseException) -> str:
+    """An error's first line (at most 200 characters), or its type's name when it says
+    nothing."""
+    text = str(error)
+    return text.splitlines()[0][:200] if text else type(error).__name__
+
+
 def fetch_public_good() -> bytes:
     """Sigstore's current public-good trusted root through its TUF repository (online).
 
@@ -167,7 +174,7 @@ def fetch_public_good() -> bytes:
         inner = config.trusted_root._inner
         return bytes(inner.to_json().encode("utf-8"))
     except Exception as error:
-        text = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+        text = _first_line(error)
         raise AttestationError(
             "--online",
             f"cannot refresh from Sigstore's TUF repository ({text}); "

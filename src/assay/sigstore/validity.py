@@ -55,12 +55,7 @@ def check_ca(root: Any, chain: Iterable[Any], when: datetime) -> None:
     certificates = list(chain)
     if not certificates:
         return
-    issuer = certificates[0].public_bytes(Encoding.DER)
-    authorities = [
-        ca
-        for ca in root.certificate_authorities
-        if any(bytes(c.raw_bytes) == issuer for c in ca.cert_chain.certificates)
-    ]
+    authorities = _issuing_authorities(root, certificates[0].public_bytes(Encoding.DER))
     if authorities and not any(_contains(ca.valid_for, when) for ca in authorities):
         ca = authorities[0]
         name = getattr(ca.subject, "common_name", None) or "the Fulcio CA"
@@ -68,6 +63,15 @@ def check_ca(root: Any, chain: Iterable[Any], when: datetime) -> None:
             f"the Fulcio CA {name!r} that issued the certificate was not valid at the "
             f"signing time {when.isoformat()} (validFor {_window(ca.valid_for)})"
         )
+
+
+def _issuing_authorities(root: Any, issuer: bytes) -> list[Any]:
+    """The root's CAs whose certificate chains hold the issuer (DER)."""
+    return [
+        ca
+        for ca in root.certificate_authorities
+        if any(bytes(c.raw_bytes) == issuer for c in ca.cert_chain.certificates)
+    ]
 
 
 def check_sct(root: Any, certificate: Any) -> None:

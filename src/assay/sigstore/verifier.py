@@ -23,7 +23,7 @@ import contextlib
 import enum
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -154,20 +154,23 @@ def _sigstore_verifier_class() -> type[Any]:
             self._keyrings: dict[tuple[str, Any, tuple[int, ...]], Any] = {}
 
         def ct_keyring(self, purpose: KeyringPurpose) -> CTKeyring:
-            selected = self._selected(self._inner.ctlogs, purpose)
-            keyring = self._keyrings.get(("ct", purpose, selected))
-            if keyring is None:
-                keyring = super().ct_keyring(purpose)
-                self._keyrings[("ct", purpose, selected)] = keyring
+            keyring = self._parsed_once("ct", self._inner.ctlogs, purpose, super().ct_keyring)
             return cast(CTKeyring, keyring)
 
         def rekor_keyring(self, purpose: KeyringPurpose) -> RekorKeyring:
-            selected = self._selected(self._inner.tlogs, purpose)
-            keyring = self._keyrings.get(("rekor", purpose, selected))
-            if keyring is None:
-                keyring = super().rekor_keyring(purpose)
-                self._keyrings[("rekor", purpose, selected)] = keyring
+            keyring = self._parsed_once("rekor", self._inner.tlogs, purpose, super().rekor_keyring)
             return cast(RekorKeyring, keyring)
+
+        def _parsed_once(
+            self, kind: str, logs: Any, purpose: KeyringPurpose, parse: Callable[..., Any]
+        ) -> Any:
+            """The keyring of the keys selected now, parsed only the first time."""
+            cache_key = (kind, purpose, self._selected(logs, purpose))
+            keyring = self._keyrings.get(cache_key)
+            if keyring is None:
+                keyring = parse(purpose)
+                self._keyrings[cache_key] = keyring
+            return keyring
 
         def _selected(self, logs: Any, purpose: KeyringPurpose) -> tuple[int, ...]:
             return tuple(id(key) for key in self._get_tlog_keys(logs, purpose))
@@ -320,32 +323,43 @@ def _verify_envelope_signature(bundle: Bundle) -> tuple[str, bytes]:
 def _check_intoto_entry(bundle: Bundle) -> None:
     """The `intoto` entry must log this envelope: its payload hash, and its signatures
     (0.0.2) or its signer's certificate (0.0.1, cosign's)."""
-    import json
-
     from cryptography.hazmat.primitives.serialization import Encoding
 
     envelope = bundle._dsse_envelope
     assert envelope is not None
-    pem = bundle.signing_certificate.public_bytes(Encoding.PEM)
+    pem = bundle.signing_certificate.public_bytes(Encoding.PEM).strip()
     digest = hashlib.sha256(envelope._inner.payload).hexdigest()
+    payload_hash, logged_key, logged = _intoto_content(bundle)
+    if payload_hash != {"algorithm": "sha256", "value": digest}:
+        raise VerificationError("the log entry's payload hash is not the envelope payload's")
+    if logged_key is not None:
+        if logged_key != pem:
+            raise VerificationError("the log entry's certificate is not the signing certificate")
+        return
+    expected = [(base64.b64encode(s.sig).decode(), pem) for s in envelope._inner.signatures]
+    if sorted(_intoto_signatures(logged)) != sorted(expected):
+        raise VerificationError("the log entry's signatures are not the envelope's")
+
+
+def _intoto_content(bundle: Bundle) -> tuple[Any, bytes | None, Any]:
+    """The `intoto` entry's payload hash, and the certificate (0.0.1) or the signatures
+    (0.0.2) it logs."""
+    import json
+
     try:
         body = json.loads(bundle.log_entry._inner.canonicalized_body)
         content = body["spec"]["content"]
-        payload_hash = content["payloadHash"]
         if body.get("apiVersion") == "0.0.1":
             # cosign's intoto/0.0.1: the payload hash and the one signer's certificate.
-            logged_key = base64.b64decode(body["spec"]["publicKey"]).strip()
-        else:
-            logged = content["envelope"]["signatures"]
+            key = base64.b64decode(body["spec"]["publicKey"]).strip()
+            return content["payloadHash"], key, None
+        return content["payloadHash"], None, content["envelope"]["signatures"]
     except (ValueError, KeyError, TypeError):
         raise VerificationError("the intoto log entry has no payload hash or signatures") from None
-    if payload_hash != {"algorithm": "sha256", "value": digest}:
-        raise VerificationError("the log entry's payload hash is not the envelope payload's")
-    if body.get("apiVersion") == "0.0.1":
-        if logged_key != pem.strip():
-            raise VerificationError("the log entry's certificate is not the signing certificate")
-        return
-    expected = [(base64.b64encode(s.sig).decode(), pem.strip()) for s in envelope._inner.signatures]
+
+
+def _intoto_signatures(logged: Any) -> list[tuple[str, bytes]]:
+    """The (signature, certificate) pairs an `intoto` 0.0.2 entry logs."""
     found = []
     for item in logged if isinstance(logged, list) else []:
         try:
@@ -354,8 +368,7 @@ def _check_intoto_entry(bundle: Bundle) -> None:
         except (KeyError, TypeError, ValueError):
             raise VerificationError("the log entry's signatures are malformed") from None
         found.append((sig, key))
-    if sorted(found) != sorted(expected):
-        raise VerificationError("the log entry's signatures are not the envelope's")
+    return found
 
 
 class BundleShapeError(AttestationError):
@@ -412,17 +425,22 @@ def _fill_optional(document: dict[str, Any]) -> tuple[dict[str, Any], list[int]]
     if not isinstance(material, dict):
         return document, []
     entries = material.get("tlogEntries", [])
-    unproven = [
+    unproven = _unproven_entries(entries)
+    if "tlogEntries" in material and not unproven:
+        return document, []
+    filled = list(entries)  # a list here: other values have no unproven entries
+    for index in unproven:
+        filled[index] = {**filled[index], "inclusionProof": _NO_PROOF}
+    return {**document, "verificationMaterial": {**material, "tlogEntries": filled}}, unproven
+
+
+def _unproven_entries(entries: object) -> list[int]:
+    """The indices of the log entries that carry no inclusion proof."""
+    return [
         i
         for i, entry in enumerate(entries if isinstance(entries, list) else [])
         if isinstance(entry, dict) and entry.get("inclusionProof") is None
     ]
-    if "tlogEntries" in material and not unproven:
-        return document, []
-    filled = list(entries) if isinstance(entries, list) else entries
-    for index in unproven:
-        filled[index] = {**filled[index], "inclusionProof": _NO_PROOF}
-    return {**document, "verificationMaterial": {**material, "tlogEntries": filled}}, unproven
 
 
 _BUNDLE_CLASS: list[type[Any]] = []
@@ -670,40 +688,15 @@ class BundleVerifier:
             # The Rekor key at the integrated time, and the proof's size bound to its checkpoint.
             validity.check_log_entry(root, logged._inner)
         envelope = document.get("dsseEnvelope")
-        payload_type = payload = message = None
         if isinstance(envelope, dict):
             payload_type, payload = verifier.verify_dsse(bundle, _AnyIdentity())
+            message = None
         else:
-            if artifact_sha256 is None:
-                raise VerificationError("a message-signature bundle needs the artifact's sha256")
-            from sigstore.hashes import Hashed
-            from sigstore_models.common.v1 import HashAlgorithm
-
-            verifier.verify_artifact(
-                Hashed(algorithm=HashAlgorithm.SHA2_256, digest=artifact_sha256),
-                bundle,
-                _AnyIdentity(),
-            )
-            message = ("sha256", artifact_sha256.hex())
+            payload_type = payload = None
+            message = _verify_message(verifier, bundle, artifact_sha256)
         certificate = bundle.signing_certificate
         validity.check_sct(root, certificate)  # the CT log key at the SCT's time
-        entry = _logged(bundle)
-        inner = entry._inner if entry is not None else None
-        if inner is None:
-            proof = LogProof.NO_LOG
-        elif inner.inclusion_proof is not None and inner.inclusion_proof.checkpoint:
-            proof = LogProof.INCLUSION_PROOF
-        else:
-            proof = LogProof.INCLUSION_PROMISE
-        times = tuple(
-            VerifiedTime(
-                TimeSource.TIMESTAMP_AUTHORITY
-                if t.source.name == "TIMESTAMP_AUTHORITY"
-                else TimeSource.TRANSPARENCY_LOG,
-                t.time,
-            )
-            for t in getattr(verifier, "times", [])
-        )
+        inner = logged._inner if logged is not None else None
         return VerifiedSignature(
             where=where,
             media_type=str(document["mediaType"]),
@@ -712,9 +705,46 @@ class BundleVerifier:
             message_digest=message,
             identity=identity_of(certificate),
             certificate_sha256=hashlib.sha256(_leaf_der(bundle)).hexdigest(),
-            times=times,
-            log_proof=proof,
+            times=_verified_times(verifier),
+            log_proof=_log_proof(inner),
             log_index=int(inner.log_index) if inner and inner.log_index is not None else None,
             trusted_root=self.roots[index].name,
             envelope=envelope if isinstance(envelope, dict) else None,
         )
+
+
+def _verify_message(
+    verifier: Any, bundle: Bundle, artifact_sha256: bytes | None
+) -> tuple[str, str]:
+    """Verify a message-signature bundle over the artifact's sha256; the digest signed."""
+    if artifact_sha256 is None:
+        raise VerificationError("a message-signature bundle needs the artifact's sha256")
+    from sigstore.hashes import Hashed
+    from sigstore_models.common.v1 import HashAlgorithm
+
+    verifier.verify_artifact(
+        Hashed(algorithm=HashAlgorithm.SHA2_256, digest=artifact_sha256),
+        bundle,
+        _AnyIdentity(),
+    )
+    return ("sha256", artifact_sha256.hex())
+
+
+def _log_proof(inner: Any) -> LogProof:
+    """What proves the (verified) log entry's inclusion, if there is one."""
+    if inner is None:
+        return LogProof.NO_LOG
+    if inner.inclusion_proof is not None and inner.inclusion_proof.checkpoint:
+        return LogProof.INCLUSION_PROOF
+    return LogProof.INCLUSION_PROMISE
+
+
+def _verified_times(verifier: Any) -> tuple[VerifiedTime, ...]:
+    """The times the verifier established, each with what vouched for it."""
+    return tuple(
+        VerifiedTime(_TIME_SOURCES.get(t.source.name, TimeSource.TRANSPARENCY_LOG), t.time)
+        for t in getattr(verifier, "times", [])
+    )
+
+
+_TIME_SOURCES = {"TIMESTAMP_AUTHORITY": TimeSource.TIMESTAMP_AUTHORITY}

@@ -139,28 +139,28 @@ class ArtifactVerification:
 
 def check_options(options: Options) -> None:
     """Flags slsa-verifier refuses before verifying anything (unusable input here)."""
-    source = options.source_uri.strip()
-    normalized = normalize_repository(source)
-    parts = normalized.split("/")
+    _check_source_uri(options.source_uri)
+    _check_one_source_ref(options)
+    _check_versioned_tag(options.source_versioned_tag)
+
+
+def _check_source_uri(source_uri: str) -> None:
+    parts = normalize_repository(source_uri.strip()).split("/")
     if len(parts) != 3 or parts[0] != "github.com" or not all(parts):
-        raise AttestationError(
-            "--source-uri", f"expected github.com/ORG/REPO, got {options.source_uri!r}"
-        )
-    given = [
-        x for x in (options.source_branch, options.source_tag, options.source_versioned_tag) if x
-    ]
-    if len(given) > 1:
+        raise AttestationError("--source-uri", f"expected github.com/ORG/REPO, got {source_uri!r}")
+
+
+def _check_one_source_ref(options: Options) -> None:
+    refs = (options.source_branch, options.source_tag, options.source_versioned_tag)
+    if len([ref for ref in refs if ref]) > 1:
         raise AttestationError(
             "--source-branch/--source-tag/--source-versioned-tag", "expected at most one of them"
         )
-    if (
-        options.source_versioned_tag is not None
-        and parse_semver(options.source_versioned_tag) is None
-    ):
-        raise AttestationError(
-            "--source-versioned-tag",
-            f"expected vX[.Y[.Z]], got {options.source_versioned_tag!r}",
-        )
+
+
+def _check_versioned_tag(tag: str | None) -> None:
+    if tag is not None and parse_semver(tag) is None:
+        raise AttestationError("--source-versioned-tag", f"expected vX[.Y[.Z]], got {tag!r}")
 
 
 def read_envelopes(data: bytes, where: str) -> list[SignedDocument]:
@@ -173,15 +173,19 @@ def read_envelopes(data: bytes, where: str) -> list[SignedDocument]:
         raise AttestationError(
             where, f"expected at most {MAX_ENVELOPES} envelopes, got {len(records)}"
         )
+    _require_certified(records)
+    if not records:
+        raise AttestationError(where, "expected a Sigstore bundle or a signed DSSE envelope")
+    return [SignedDocument(record.label, record.document) for record in records]
+
+
+def _require_certified(records: list[Record]) -> None:
     for record in records:
         if not _certified(record):
             raise AttestationError(
                 record.label,
                 "expected a Sigstore bundle or a DSSE envelope signed with a certificate",
             )
-    if not records:
-        raise AttestationError(where, "expected a Sigstore bundle or a signed DSSE envelope")
-    return [SignedDocument(record.label, record.document) for record in records]
 
 
 def _certified(record: Record) -> bool:

@@ -30,6 +30,7 @@ from assay.results import Check
 from assay.verify.model import Attestation
 
 if TYPE_CHECKING:
+    from assay.dsse import Envelope
     from assay.sigstore.keyed import LoggedSignatures
     from assay.sigstore.roots import Root
     from assay.sigstore.signature import RekorLookup
@@ -67,11 +68,16 @@ class CertificateResult:
 
     def failure(self) -> str:
         """Why the material did not verify (empty when it did)."""
-        failed = [check for check in self.checks if not check.passed]
-        if not failed:
+        first = _first_failed(self.checks)
+        if first is None:
             return ""
-        first = failed[0]
         return first.detail or f"{first.name}: expected {first.expected}, found {first.found}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verified signature, or why the material did not verify."""
+        if self.signature is None:
+            return {"verified": False, "reason": self.failure()}
+        return self.signature.to_dict()
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +93,18 @@ class LogResult:
 
     def failure(self) -> str:
         """Why the entry did not verify (empty when it did)."""
-        failed = [check for check in self.checks if not check.passed]
-        return failed[0].detail if failed else ""
+        first = _first_failed(self.checks)
+        return "" if first is None else first.detail
+
+    def to_dict(self) -> dict[str, Any]:
+        """The signatures the verified entry records, or why it did not verify."""
+        if self.logged is None:
+            return {"verified": False, "reason": self.failure()}
+        return self.logged.to_dict()
+
+
+def _first_failed(checks: Sequence[Check]) -> Check | None:
+    return next((check for check in checks if not check.passed), None)
 
 
 class CertificateVerifier:
@@ -112,42 +128,35 @@ class CertificateVerifier:
         """The attestation with its verified identity (or none), and what was checked."""
         if attestation.sigstore is None:
             return _without_identity(attestation), None
+        signature, checks = self._verify_material(attestation.name, dict(attestation.sigstore))
+        if signature is not None:
+            same = _payload_check(signature, attestation.envelope)
+            checks.append(same)
+            if not same.passed:
+                signature = None
+        result = CertificateResult(signature, tuple(checks))
+        identity = signature.identity if signature is not None else None
+        return replace(attestation, identity=identity, logged=None), result
+
+    def _verify_material(
+        self, name: str, document: dict[str, Any]
+    ) -> tuple[VerifiedSignature | None, list[Check]]:
+        """An attestation's Sigstore material, verified offline (its legacy envelope's log
+        entry looked up in Rekor when the trust says so)."""
         from assay.sigstore.signature import verify_signed_document
 
-        document: dict[str, Any] = dict(attestation.sigstore)
         try:
-            signature, checks = verify_signed_document(
-                attestation.name,
+            return verify_signed_document(
+                name,
                 document,
                 self.bundle_verifier(),
                 insecure_ignore_tlog=self.trust.insecure_ignore_tlog,
                 rekor=self.trust.rekor,
             )
         except AssayError as error:
-            signature = None
-            checks = [
+            return None, [
                 Check("certificate", False, "a verified Sigstore signature", None, str(error))
             ]
-        if signature is not None:
-            envelope = attestation.envelope
-            same = (
-                signature.payload == envelope.payload
-                and signature.payload_type == envelope.payload_type
-            )
-            checks.append(
-                Check(
-                    "certificate.payload",
-                    same,
-                    "the envelope's payload",
-                    "the same payload" if same else "another payload",
-                    "" if same else "the verified Sigstore payload is not the envelope's",
-                )
-            )
-            if not same:
-                signature = None
-        result = CertificateResult(signature, tuple(checks))
-        identity = signature.identity if signature is not None else None
-        return replace(attestation, identity=identity, logged=None), result
 
     def log(self, attestation: Attestation) -> tuple[Attestation, LogResult]:
         """A key-signed bundle's attestation with the signatures its verified log entry
@@ -166,6 +175,18 @@ class CertificateVerifier:
         found = f"{logged.log_proof.value}, log index {logged.log_index}, {logged.trusted_root}"
         check = Check("transparencyLog", True, expected, found)
         return replace(attestation, identity=None, logged=logged), LogResult(logged, (check,))
+
+
+def _payload_check(signature: VerifiedSignature, envelope: Envelope) -> Check:
+    """The verified Sigstore payload must be the envelope's."""
+    same = signature.payload == envelope.payload and signature.payload_type == envelope.payload_type
+    return Check(
+        "certificate.payload",
+        same,
+        "the envelope's payload",
+        "the same payload" if same else "another payload",
+        "" if same else "the verified Sigstore payload is not the envelope's",
+    )
 
 
 def _without_identity(attestation: Attestation) -> Attestation:

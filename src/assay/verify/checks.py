@@ -19,7 +19,7 @@ from assay.policy.refs import (
     versioned_tag_matches,
 )
 from assay.results import Check
-from assay.verify.claims import Claims
+from assay.verify.claims import Claims, subject_digests
 from assay.verify.model import GcbMetadata
 
 ACCEPTED_DIGESTS: Final = {
@@ -41,14 +41,21 @@ def _empty(value: object) -> bool:
 def builder_rule_matches(rule: BuilderRule, builder_id: str) -> bool:
     """True when `builder_id` (`name@ref`) is the rule's builder, pinned as the rule says."""
     name, ref = split_ref(builder_id)
-    if rule.id is not None and name != rule.id:
-        return False
-    if rule.id_pattern is not None and not rule.id_pattern.fullmatch(name):
+    if not _names_builder(rule, name):
         return False
     if ref is not None and ref in rule.commits:
         return True
     pinned = _PINS.get(rule.pin)
     return pinned is not None and pinned(ref, {tag_name(v) for v in rule.versions})
+
+
+def _names_builder(rule: BuilderRule, name: str) -> bool:
+    """The builder's name (before `@`) is the rule's id and matches its pattern whole
+    (each when given)."""
+    pattern = rule.id_pattern
+    return (rule.id is None or name == rule.id) and (
+        pattern is None or pattern.fullmatch(name) is not None
+    )
 
 
 def _release_tag(ref: str | None, versions: set[str]) -> bool:
@@ -115,10 +122,9 @@ def check_build_type(claims: Claims, policy: Policy, rules: Sequence[BuilderRule
     """The buildType must be accepted by the policy and, when the matched builder rules
     name buildTypes, by one of them (slsa-verifier's builder/buildType pairs)."""
     accepted = list(policy.build_types)
-    paired = [t for rule in rules for t in rule.build_types]
-    if paired and any(not rule.build_types for rule in rules):
-        paired = []  # a matching rule without its own list accepts the policy-wide ones
-    if paired:
+    # A matching rule without its own list accepts the policy-wide ones.
+    if rules and all(rule.build_types for rule in rules):
+        paired = {t for rule in rules for t in rule.build_types}
         accepted = [t for t in accepted if t in paired]
     return Check("buildType", claims.build_type in accepted, accepted, claims.build_type)
 
@@ -141,34 +147,23 @@ def subject_matches(claims: Claims, artifact: Mapping[str, str]) -> str | None:
 def check_subject(claims: Claims, artifact_name: str, artifact: Mapping[str, str]) -> Check:
     usable = {a: v for a, v in artifact.items() if a in ACCEPTED_DIGESTS}
     found = [{"name": s.name, "digest": s.digest} for s in claims.subjects]
+    expected, passed, detail = _subject_verdict(claims, artifact, usable)
+    return Check("subject", passed, expected, found, detail, subject=artifact_name)
+
+
+def _subject_verdict(
+    claims: Claims, artifact: Mapping[str, str], usable: dict[str, str]
+) -> tuple[dict[str, str], bool, str]:
+    """(the digests compared, whether a subject has one of them, why)."""
     if not usable:
-        return Check(
-            "subject",
-            False,
-            dict(artifact),
-            found,
-            "no digest of at least 256 bits was given for the artifact",
-            subject=artifact_name,
-        )
+        return dict(artifact), False, "no digest of at least 256 bits was given for the artifact"
     bad = [a for a, v in usable.items() if len(v) != ACCEPTED_DIGESTS[a]]
     if bad:
-        return Check(
-            "subject",
-            False,
-            dict(usable),
-            found,
-            f"malformed {bad[0]} digest",
-            subject=artifact_name,
-        )
+        return dict(usable), False, f"malformed {bad[0]} digest"
     name = subject_matches(claims, usable)
-    return Check(
-        "subject",
-        name is not None,
-        dict(usable),
-        found,
-        f"matches subject {name}" if name else "no subject has a matching digest",
-        subject=artifact_name,
-    )
+    if name is None:
+        return dict(usable), False, "no subject has a matching digest"
+    return dict(usable), True, f"matches subject {name}"
 
 
 # -- parameters ---------------------------------------------------------------------------
@@ -302,19 +297,22 @@ def check_source(claims: Claims, rule: SourceRule) -> list[Check]:
     recorded = [u for u in (claims.trigger_uri, claims.source_uri) if u]
     if not recorded:
         return [Check("source", False, rule.repository, None, "the provenance records no source")]
-    mismatched = [u for u in recorded if not repository_matches(rule.repository, u)]
-    checks = [
-        Check(
-            "source",
-            not mismatched,
-            rule.repository,
-            recorded if len(recorded) > 1 else recorded[0],
-            f"{mismatched[0]} is not from the expected repository" if mismatched else "",
-        )
-    ]
-    if not mismatched:
-        checks.extend(_consistency_checks(claims.trigger_uri, claims.source_uri))
-    return checks
+    source = _source_check(rule.repository, recorded)
+    if not source.passed:
+        return [source]
+    return [source, *_consistency_checks(claims.trigger_uri, claims.source_uri)]
+
+
+def _source_check(repository: str, recorded: list[str]) -> Check:
+    """Every recorded source URI (trigger, then source) is from the expected repository."""
+    mismatched = [u for u in recorded if not repository_matches(repository, u)]
+    return Check(
+        "source",
+        not mismatched,
+        repository,
+        recorded if len(recorded) > 1 else recorded[0],
+        f"{mismatched[0]} is not from the expected repository" if mismatched else "",
+    )
 
 
 def _consistency_checks(trigger: str | None, source: str | None) -> list[Check]:
@@ -350,10 +348,15 @@ def _branch_checks(claims: Claims, rule: SourceRule) -> list[Check]:
     return [Check("source.branch", found == want, want, found, detail)]
 
 
-def _tag_checks(claims: Claims, rule: SourceRule) -> list[Check]:
+def _recorded_tag(claims: Claims) -> str | None:
+    """The tag the provenance records as built, if it was a tag build."""
     ref = claims.ref or ""
     tagged = claims.ref_type == "tag" or ref.startswith("refs/tags/")
-    found = tag_name(ref) if tagged and ref else None
+    return tag_name(ref) if tagged and ref else None
+
+
+def _tag_checks(claims: Claims, rule: SourceRule) -> list[Check]:
+    found = _recorded_tag(claims)
     checks = []
     if rule.tag is not None:
         checks.append(Check("source.tag", found == tag_name(rule.tag), tag_name(rule.tag), found))
@@ -416,14 +419,7 @@ def check_gcb_context(gcb: GcbMetadata, statement: Mapping[str, Any]) -> list[Ch
 
 def _gcb_image_check(gcb: GcbMetadata, statement: Mapping[str, Any]) -> Check:
     """The image summary names a subject's sha256, and so do the other digests printed."""
-    subjects = statement.get("subject")
-    digests = {
-        f"sha256:{s['digest']['sha256']}"
-        for s in (subjects if isinstance(subjects, list) else [])
-        if isinstance(s, Mapping)
-        and isinstance(s.get("digest"), Mapping)
-        and "sha256" in s["digest"]
-    }
+    digests = {f"sha256:{d['sha256']}" for d in subject_digests(statement) if "sha256" in d}
     image, qualified, resource = gcb.image_digest, gcb.fully_qualified_digest, gcb.resource_uri
     consistent = (
         isinstance(image, str)

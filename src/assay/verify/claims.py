@@ -149,6 +149,16 @@ def _subjects(statement: Mapping[str, Any]) -> tuple[Subject, ...]:
     return tuple(subjects)
 
 
+def subject_digests(statement: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The digest object of each subject of a raw statement that has one, in order."""
+    subjects = statement.get("subject")
+    return [
+        subject["digest"]
+        for subject in (subjects if isinstance(subjects, list) else [])
+        if isinstance(subject, Mapping) and isinstance(subject.get("digest"), Mapping)
+    ]
+
+
 def parse_statement(payload: bytes, *, where: str = "payload") -> dict[str, Any]:
     """The statement object in verified payload bytes.
 

@@ -17,11 +17,11 @@ from assay.errors import AttestationError
 from assay.policy.model import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1, VSA_V1, Policy, Signer
 from assay.results import Check
 from assay.verify import checks as c
-from assay.verify.claims import Dependency, parse_statement, read_claims
+from assay.verify.claims import Dependency, parse_statement, read_claims, subject_digests
 from assay.verify.levels import Evidence, parse_build_level
 from assay.verify.model import Attestation
 from assay.verify.signers import signers_that_signed
-from assay.verify.vsa import LEVEL_PATTERN, accept_vsa
+from assay.verify.vsa import accept_vsa, track_level
 
 _PROVENANCE = (PROVENANCE_V1, PROVENANCE_V02, PROVENANCE_V01)
 
@@ -54,14 +54,17 @@ class EvidenceIndex:
     def __call__(self, dependency: Dependency) -> list[Evidence]:
         found: list[Evidence] = []
         for key in strong_digests(dependency.digest):
-            for evidence in self._by_digest.get(key, []):
-                if evidence not in found:
-                    found.append(evidence)
-            for attestation, signed_for in self._vsas.get(key, []):
-                evidence_vsa = self._accept_vsa(attestation, signed_for, key, dependency)
-                if evidence_vsa is not None and evidence_vsa not in found:
-                    found.append(evidence_vsa)
-        return found
+            found += self._by_digest.get(key, [])
+            found += self._accepted_vsas(key, dependency)
+        return _unique(found)
+
+    def _accepted_vsas(self, key: tuple[str, str], dependency: Dependency) -> list[Evidence]:
+        """The VSAs about the digest that are accepted for this dependency."""
+        accepted = (
+            self._accept_vsa(attestation, signed_for, key, dependency)
+            for attestation, signed_for in self._vsas.get(key, [])
+        )
+        return [evidence for evidence in accepted if evidence is not None]
 
     def _index(self, statement: Mapping[str, Any], evidence: Evidence) -> None:
         for key in _subject_keys(statement):
@@ -73,12 +76,7 @@ class EvidenceIndex:
             self.rejected.append(f"{attestation.name}: payloadType {envelope.payload_type!r}")
             return
         signed = signers_that_signed(attestation, policy.signers)
-        vsa_ids = [
-            vid
-            for signer in policy.vsa_signers
-            if dsse.check_signatures(envelope, signer.keys, signer.threshold)
-            for vid in signer.verifier_ids
-        ]
+        vsa_ids = _vsa_verifier_ids(policy, envelope)
         if not signed and not vsa_ids:
             self.rejected.append(f"{attestation.name}: no trusted signer")
             return
@@ -87,9 +85,7 @@ class EvidenceIndex:
         if signed and predicate_type in _PROVENANCE:
             self._add_provenance(attestation, statement, signed)
         elif vsa_ids and predicate_type == VSA_V1:
-            # Judged per dependency: the expected subject and resource are the dependency's.
-            for key in _subject_keys(statement):
-                self._vsas.setdefault(key, []).append((attestation, vsa_ids))
+            self._add_vsa(attestation, statement, vsa_ids)
         else:
             self.rejected.append(f"{attestation.name}: predicateType {predicate_type!r}")
 
@@ -103,6 +99,13 @@ class EvidenceIndex:
             self.rejected.append(f"{attestation.name}: builder not trusted by its signer")
             return
         self._index(statement, Evidence("provenance", level, attestation.name, claims.dependencies))
+
+    def _add_vsa(
+        self, attestation: Attestation, statement: Mapping[str, Any], vsa_ids: list[str]
+    ) -> None:
+        """Kept by subject: judged per dependency, whose subject and resource it must name."""
+        for key in _subject_keys(statement):
+            self._vsas.setdefault(key, []).append((attestation, vsa_ids))
 
     def _accept_vsa(
         self,
@@ -140,21 +143,25 @@ class EvidenceIndex:
             self.rejected.append(message)
 
 
+def _unique(found: list[Evidence]) -> list[Evidence]:
+    """Each piece of evidence once, in the order first found."""
+    unique: list[Evidence] = []
+    for evidence in found:
+        if evidence not in unique:
+            unique.append(evidence)
+    return unique
+
+
 def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
 def _build_level(levels: object) -> int:
     """The highest SLSA_BUILD_LEVEL_N among a VSA's verified levels (0: none)."""
-    build = [
-        int(m.group(2))
-        for v in (levels if isinstance(levels, list) else [])
-        if isinstance(v, str)
-        and (m := LEVEL_PATTERN.match(v))
-        and m.group(1) == "BUILD"
-        and m.group(2).isdigit()
+    found = [
+        track_level(v) for v in (levels if isinstance(levels, list) else []) if isinstance(v, str)
     ]
-    return max(build) if build else 0
+    return max((level for track, level in filter(None, found) if track == "BUILD"), default=0)
 
 
 def _dependency_levels(counts: object) -> dict[int, int] | None:
@@ -170,10 +177,14 @@ def _dependency_levels(counts: object) -> dict[int, int] | None:
 
 
 def _subject_keys(statement: Mapping[str, Any]) -> list[tuple[str, str]]:
-    subjects = statement.get("subject")
-    keys: list[tuple[str, str]] = []
-    for subject in subjects if isinstance(subjects, list) else []:
-        digest = subject.get("digest") if isinstance(subject, Mapping) else None
-        if isinstance(digest, Mapping):
-            keys.extend(strong_digests(digest))
-    return keys
+    return [key for digest in subject_digests(statement) for key in strong_digests(digest)]
+
+
+def _vsa_verifier_ids(policy: Policy, envelope: dsse.Envelope) -> list[str]:
+    """The verifier ids of every VSA signer whose keys signed the envelope."""
+    return [
+        vid
+        for signer in policy.vsa_signers
+        if dsse.check_signatures(envelope, signer.keys, signer.threshold)
+        for vid in signer.verifier_ids
+    ]

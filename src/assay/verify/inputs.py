@@ -56,17 +56,21 @@ def _attestation(record: Record, name: str, digest: dict[str, str]) -> Attestati
         )
     prefix = "$.dsseEnvelope" if record.kind == "sigstore-bundle" else "$"
     parsed = dsse.Envelope.from_dict(envelope, where=f"{record.label}: {prefix}")
-    container: Container = _CONTAINERS.get(record.wrapper, "dsse")
-    if record.kind == "sigstore-bundle" and record.wrapper != "npm":
-        container = "sigstore-bundle"
     return Attestation(
         name,
         parsed,
         digest,
-        container=container,
+        container=_container(record),
         gcb=_gcb(record.gcloud) if record.gcloud is not None else None,
         sigstore=record.document if record.certified else None,
     )
+
+
+def _container(record: Record) -> Container:
+    """What the envelope came in: a Sigstore bundle (npm's stays npm's), else the wrapper."""
+    if record.kind == "sigstore-bundle" and record.wrapper != "npm":
+        return "sigstore-bundle"
+    return _CONTAINERS.get(record.wrapper, "dsse")
 
 
 def _gcb(gcloud: Mapping[str, Any]) -> GcbMetadata:

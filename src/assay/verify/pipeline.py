@@ -173,9 +173,11 @@ def builder_certificate_check(claims: Claims, san: str | None) -> Check:
     """The builder id names the certificate's workflow, at the same ref."""
     workflow, ref = split_ref(san or "")
     name, found = split_ref(claims.builder_id or "")
-    same = name == workflow and found is not None and ref is not None
-    same = same and (found or "").removeprefix("refs/tags/") == (ref or "").removeprefix(
-        "refs/tags/"
+    same = (
+        name == workflow
+        and found is not None
+        and ref is not None
+        and found.removeprefix("refs/tags/") == ref.removeprefix("refs/tags/")
     )
     return Check("builder.certificate", same, san, claims.builder_id)
 

@@ -51,6 +51,16 @@ def signers_that_signed(attestation: Attestation, signers: Sequence[Signer]) -> 
     return [signer for signer in signers if signer_signed(signer, attestation)]
 
 
+def key_signers(signers: Sequence[Signer]) -> list[Signer]:
+    """The signers that vouch with keys."""
+    return [signer for signer in signers if signer.keys]
+
+
+def identity_signers(signers: Sequence[Signer]) -> list[Signer]:
+    """The signers that vouch with a certificate identity (Sigstore signers)."""
+    return [signer for signer in signers if signer.identity is not None]
+
+
 def identity_matches(rule: IdentityRule, identity: CertificateIdentity) -> bool:
     """A policy identity rule (issuer, subject or subjectPattern, extension pins) against
     a verified certificate identity. Patterns match the whole SAN (`fullmatch`)."""

@@ -32,7 +32,7 @@ from assay.verify.certificates import (
     LogResult,
     SigstoreTrust,
 )
-from assay.verify.claims import Claims, Dependency, parse_statement
+from assay.verify.claims import Claims, Dependency, parse_statement, subject_digests
 from assay.verify.dependency_check import (
     DependencyCheck,
     DependencyCheckInput,
@@ -50,7 +50,7 @@ from assay.verify.pipeline import (
     judge_statement,
     read_payload,
 )
-from assay.verify.signers import signers_that_signed
+from assay.verify.signers import identity_signers, key_signers, signers_that_signed
 
 __all__ = [
     "Artifact",
@@ -105,19 +105,9 @@ class AttestationReport(Evaluation):
             "checks": [check.to_dict() for check in self.checks],
         }
         if self.certificate is not None:
-            signature = self.certificate.signature
-            result["certificate"] = (
-                signature.to_dict()
-                if signature is not None
-                else {"verified": False, "reason": self.certificate.failure()}
-            )
+            result["certificate"] = self.certificate.to_dict()
         if self.log is not None:
-            logged = self.log.logged
-            result["keySignedBundle"] = (
-                logged.to_dict()
-                if logged is not None
-                else {"verified": False, "reason": self.log.failure()}
-            )
+            result["keySignedBundle"] = self.log.to_dict()
         return result
 
 
@@ -139,12 +129,11 @@ class VerificationReport:
 
     @property
     def passed(self) -> bool:
+        # The dependency results pass exactly when each of their checks does.
         return (
             bool(self.artifacts)
             and all(a.passed for a in self.artifacts)
-            and all(check.passed for check in self.extra_checks)
-            and (self.dependencies is None or self.dependencies.passed)
-            and all(result.passed for result in self.dependency_checks)
+            and all(check.passed for check in self._checks_beyond_artifacts())
         )
 
     @property
@@ -184,11 +173,14 @@ class VerificationReport:
     def all_checks(self) -> list[Check]:
         """Every check made, attestation checks first."""
         found = [check for a in self.attestations for check in a.checks]
-        found += self.extra_checks
+        return found + self._checks_beyond_artifacts()
+
+    def _checks_beyond_artifacts(self) -> list[Check]:
+        """The extra checks, then the dependency levels' checks and the dependency checks."""
+        found = list(self.extra_checks)
         if self.dependencies is not None:
             found += self.dependencies.checks
-        found += [check for result in self.dependency_checks for check in result.checks]
-        return found
+        return found + [check for result in self.dependency_checks for check in result.checks]
 
     def failures(self) -> list[Check]:
         return [check for check in self.all_checks() if not check.passed]
@@ -280,16 +272,29 @@ class Verifier(Pipeline["_Certified", AttestationReport]):
         claims = [r.claims for r in passing if r.claims is not None]
         dependencies = tuple(dep for claim in claims for dep in claim.dependencies)
         report.dependencies = self._resolve(dependencies)
+        report.dependency_checks = self._check_dependencies(
+            report, claims, dependencies, attestations
+        )
+
+    def _check_dependencies(
+        self,
+        report: VerificationReport,
+        claims: Sequence[Claims],
+        dependencies: tuple[Dependency, ...],
+        attestations: Sequence[Attestation],
+    ) -> list[DependencyCheckResult]:
+        """The dependency checks that apply to the policy, on the verified subjects, their
+        dependencies and the verified documents about them."""
         applicable = [check for check in self.dependency_checks if check.applies_to(self.policy)]
         if not applicable:
-            return
+            return []
         subject_input = DependencyCheckInput(
             policy=self.policy,
             subjects=tuple(s for claim in claims for s in claim.subjects),
             dependencies=dependencies,
             documents=tuple(_documents(self.policy, attestations, report)),
         )
-        report.dependency_checks = [check.check(subject_input) for check in applicable]
+        return [check.check(subject_input) for check in applicable]
 
     def _resolve(self, dependencies: tuple[Dependency, ...]) -> DependencyResult:
         """The dependencies' levels through the evidence (certified as the attestations)."""
@@ -309,10 +314,10 @@ class Verifier(Pipeline["_Certified", AttestationReport]):
 
     def _certify_one(self, attestation: Attestation) -> _Certified:
         signers = self.policy.signers
-        if attestation.key_signed_bundle and any(signer.keys for signer in signers):
+        if attestation.key_signed_bundle and key_signers(signers):
             logged, log = self._certificates.log(attestation)
             return _Certified(logged, None, log)
-        if attestation.sigstore is not None and any(s.identity is not None for s in signers):
+        if attestation.sigstore is not None and identity_signers(signers):
             certified, certificate = self._certificates.certify(attestation)
             return _Certified(certified, certificate, None)
         # Nothing a caller set is trusted: no signer here could use it.
@@ -379,11 +384,8 @@ def _document(
 
 def _statement_digests(statement: dict[str, Any]) -> tuple[dict[str, str], ...]:
     """Each subject's digest set, values in lowercase (non-digest subjects left out)."""
-    about = statement.get("subject")
     return tuple(
-        {str(a): str(v).lower() for a, v in s["digest"].items()}
-        for s in (about if isinstance(about, list) else [])
-        if isinstance(s, dict) and isinstance(s.get("digest"), dict)
+        {str(a): str(v).lower() for a, v in digest.items()} for digest in subject_digests(statement)
     )
 
 
@@ -395,9 +397,9 @@ def _unsigned_detail(
 ) -> str:
     """Why no trusted signer signed: for the key signers, then for the identity signers."""
     parts = []
-    if any(s.keys for s in policy.signers):
+    if key_signers(policy.signers):
         parts.append(_keys_detail(attestation, log))
-    identities = [s for s in policy.signers if s.identity is not None]
+    identities = identity_signers(policy.signers)
     if identities:
         parts.extend(_identity_details(identities, attestation, certificate))
     return "; ".join(parts) or "no trusted signer signed the envelope"
@@ -457,14 +459,9 @@ def evaluate_attestation(
     envelope = attestation.envelope
     signed = signers_that_signed(attestation, policy.signers)
     report.signed_by = [s.name for s in signed]
+    detail = "" if signed else _unsigned_detail(policy, attestation, certificate, log)
     report.checks.append(
-        Check(
-            "signature",
-            bool(signed),
-            [s.name for s in policy.signers],
-            report.signed_by,
-            "" if signed else _unsigned_detail(policy, attestation, certificate, log),
-        )
+        Check("signature", bool(signed), [s.name for s in policy.signers], report.signed_by, detail)
     )
     if not signed:
         return report
@@ -483,22 +480,25 @@ def _log_checks(
 ) -> list[Check]:
     """What the transparency log proved, for the kind of signer that signed."""
     result: list[Check] = []
-    if log is not None and log.logged is not None and any(s.keys for s in signed):
+    if log is not None and log.logged is not None and key_signers(signed):
         result.extend(log.checks)
-    if certificate is not None and any(s.identity is not None for s in signed):
-        signature = certificate.signature
-        assert signature is not None  # an identity is only set from a verified certificate
-        waived = "not checked: insecure_ignore_tlog (the signing time is unproven)"
-        result.append(
-            Check(
-                "transparencyLog",
-                True,
-                "an inclusion proof or promise, or the envelope's Rekor entry",
-                signature.log_proof.value,
-                "" if signature.tlog_checked else waived,
-            )
-        )
+    if certificate is not None and identity_signers(signed):
+        result.append(_certificate_log_check(certificate))
     return result
+
+
+def _certificate_log_check(certificate: CertificateResult) -> Check:
+    """What stood for the log entry of a verified Sigstore signature (or its waiver)."""
+    signature = certificate.signature
+    assert signature is not None  # an identity is only set from a verified certificate
+    waived = "not checked: insecure_ignore_tlog (the signing time is unproven)"
+    return Check(
+        "transparencyLog",
+        True,
+        "an inclusion proof or promise, or the envelope's Rekor entry",
+        signature.log_proof.value,
+        "" if signature.tlog_checked else waived,
+    )
 
 
 def evaluate_unverified_claims(claims: Claims, policy: Policy) -> list[Check]:

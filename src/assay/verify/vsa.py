@@ -31,7 +31,7 @@ from assay.errors import AttestationError, InputError
 from assay.policy.model import VSA_V1
 from assay.policy.vulnerabilities import parse_scanned_level
 from assay.results import Check
-from assay.verify.claims import parse_statement
+from assay.verify.claims import parse_statement, subject_digests
 from assay.verify.levels import parse_build_level
 from assay.verify.pipeline import payload_type_check, validation_check
 
@@ -50,34 +50,39 @@ def build_level(level: int) -> str:
 def implies(verified: str, requested: str) -> bool:
     """True when holding `verified` satisfies a requirement of `requested`."""
     if verified == requested:
-        return True
-    want = LEVEL_PATTERN.match(requested)
-    have = LEVEL_PATTERN.match(verified)
-    if not want or not have or want.group(1) != have.group(1):
-        return False
-    if not want.group(2).isdigit() or not have.group(2).isdigit():
-        return False  # UNEVALUATED only matches itself
-    return int(have.group(2)) >= int(want.group(2))
+        return True  # UNEVALUATED only matches itself
+    want, have = track_level(requested), track_level(verified)
+    return want is not None and have is not None and want[0] == have[0] and have[1] >= want[1]
+
+
+def track_level(value: str) -> tuple[str, int] | None:
+    """(track, level) of a numbered `SLSA_<TRACK>_LEVEL_<N>`; None for any other value,
+    `SLSA_<TRACK>_LEVEL_UNEVALUATED` included."""
+    match = LEVEL_PATTERN.match(value)
+    if match is None or not match.group(2).isdigit():
+        return None
+    return match.group(1), int(match.group(2))
 
 
 def highest_levels(values: Sequence[str]) -> list[str]:
     """At most one level per track (the highest), other values unchanged and in order."""
-    best: dict[str, int] = {}
-    for value in values:
-        match = LEVEL_PATTERN.match(value)
-        if match and match.group(2).isdigit():
-            track, level = match.group(1), int(match.group(2))
-            best[track] = max(best.get(track, level), level)
+    levels = [track_level(value) for value in values]
+    best = _highest_per_track(levels)
     result = []
-    for value in values:
-        match = LEVEL_PATTERN.match(value)
-        if match and match.group(2).isdigit():
-            track = match.group(1)
-            if track in best:
-                result.append(f"SLSA_{track}_LEVEL_{best.pop(track)}")
-        elif value not in result:
-            result.append(value)
+    for value, level in zip(values, levels, strict=True):
+        if level is None:
+            if value not in result:
+                result.append(value)
+        elif level[0] in best:
+            result.append(f"SLSA_{level[0]}_LEVEL_{best.pop(level[0])}")
     return result
+
+
+def _highest_per_track(levels: Sequence[tuple[str, int] | None]) -> dict[str, int]:
+    best: dict[str, int] = {}
+    for track, level in filter(None, levels):
+        best[track] = max(best.get(track, level), level)
+    return best
 
 
 # -- issuing -------------------------------------------------------------------------------
@@ -108,10 +113,6 @@ def build_vsa(data: VsaInput) -> dict[str, Any]:
     Built with the attestation models (`assay.attestation`), so the wire form is theirs.
     """
     moment = (data.time_verified or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
-    if data.passed and data.level is not None:
-        levels = list(data.verified_levels or [build_level(data.level)])
-    else:
-        levels = ["FAILED"]
     summary = attestation.VerificationSummaryV1(
         verifier_id=data.verifier_id,
         verifier_version={"assay": __version__},
@@ -123,12 +124,8 @@ def build_vsa(data: VsaInput) -> dict[str, Any]:
             for uri, digest in data.input_attestations
         ],
         verification_result="PASSED" if data.passed else "FAILED",
-        verified_levels=levels,
-        # `{}` (no dependencies at all) and None (not evaluated) stay distinct; unverified
-        # dependencies are counted at SLSA_BUILD_LEVEL_0, never left out.
-        dependency_levels=None
-        if data.dependency_levels is None
-        else {build_level(k): v for k, v in sorted(data.dependency_levels.items())},
+        verified_levels=_verified_levels(data),
+        dependency_levels=_dependency_level_names(data.dependency_levels),
         slsa_version=SLSA_VERSION,
     )
     subjects = [
@@ -136,6 +133,22 @@ def build_vsa(data: VsaInput) -> dict[str, Any]:
         for name, digest in data.subjects
     ]
     return attestation.build_vsa_statement(subjects, summary).to_dict()
+
+
+def _verified_levels(data: VsaInput) -> list[str]:
+    """What the VSA says was verified: `["FAILED"]` unless the policy passed at a level."""
+    if data.passed and data.level is not None:
+        return list(data.verified_levels or [build_level(data.level)])
+    return ["FAILED"]
+
+
+def _dependency_level_names(counts: Mapping[int, int] | None) -> dict[str, int] | None:
+    """`dependencyLevels` by level name. `{}` (no dependencies at all) and None (not
+    evaluated) stay distinct; unverified dependencies are counted at SLSA_BUILD_LEVEL_0,
+    never left out."""
+    if counts is None:
+        return None
+    return {build_level(k): v for k, v in sorted(counts.items())}
 
 
 def serialize(statement: Mapping[str, Any]) -> bytes:
@@ -169,13 +182,9 @@ def parse_digest(text: str) -> tuple[str, str]:
 
 
 def _subject_digests(statement: Mapping[str, Any]) -> set[tuple[str, str]]:
-    found: set[tuple[str, str]] = set()
-    subjects = statement.get("subject")
-    for subject in subjects if isinstance(subjects, list) else []:
-        digest = subject.get("digest") if isinstance(subject, Mapping) else None
-        if isinstance(digest, Mapping):
-            found.update((str(k), str(v).lower()) for k, v in digest.items())
-    return found
+    return {
+        (str(k), str(v).lower()) for digest in subject_digests(statement) for k, v in digest.items()
+    }
 
 
 MAX_CLOCK_SKEW: Final = dt.timedelta(minutes=5)
@@ -334,9 +343,7 @@ def _level_names(predicate: Mapping[str, Any]) -> list[str]:
 
 def _levels_check(verified: list[str]) -> Check:
     """Real level names, at most one level per track."""
-    tracks = [
-        m.group(1) for v in verified if (m := LEVEL_PATTERN.match(v)) and m.group(2).isdigit()
-    ]
+    tracks = [level[0] for level in map(track_level, verified) if level is not None]
     duplicated = sorted({t for t in tracks if tracks.count(t) > 1})
     unreal = [v for v in verified if not real_level_name(v)]
     problem = ""
@@ -405,13 +412,11 @@ def _scanned_check(
     ]
     since = _age(time_verified, now)
     fresh = since is not None and since <= wanted
-    detail = ""
-    if not held:
-        detail = f"no scan level of at most {wanted} among the VSA's verifiedLevels"
-    elif since is None:
-        detail = "timeVerified is missing or unreadable"
-    elif not fresh:
-        detail = f"verified {since} ago, more than {wanted}: the scan may be older now"
+    detail = _first_problem(
+        (not held, f"no scan level of at most {wanted} among the VSA's verifiedLevels"),
+        (since is None, "timeVerified is missing or unreadable"),
+        (not fresh, f"verified {since} ago, more than {wanted}: the scan may be older now"),
+    )
     return Check(
         "verifiedLevels",
         bool(held) and fresh,
@@ -422,15 +427,28 @@ def _scanned_check(
     )
 
 
+def _first_problem(*requirements: tuple[bool, str]) -> str:
+    """The message of the first requirement that failed, in order (empty: none did)."""
+    return next((message for failed, message in requirements if failed), "")
+
+
 def _age(time_verified: object, now: dt.datetime | None) -> dt.timedelta | None:
     """How long ago `timeVerified` was (None: missing, unreadable or without a zone)."""
-    try:
-        verified_at = dt.datetime.fromisoformat(str(time_verified).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if verified_at.tzinfo is None:
+    verified_at = _zoned_time(time_verified)
+    if verified_at is None:
         return None
     return (now or dt.datetime.now(dt.UTC)) - verified_at
+
+
+def _zoned_time(value: object) -> dt.datetime | None:
+    """An RFC 3339 time with its zone (None: not a string, unreadable or without a zone)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
 
 
 def real_level_name(value: str) -> bool:
@@ -448,14 +466,7 @@ def real_level_name(value: str) -> bool:
 
 def _time_check(value: object, now: dt.datetime | None) -> Check:
     moment = now or dt.datetime.now(dt.UTC)
-    parsed: dt.datetime | None = None
-    if isinstance(value, str):
-        try:
-            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            parsed = None
-    if parsed is not None and parsed.tzinfo is None:
-        parsed = None
+    parsed = _zoned_time(value)
     ok = parsed is not None and parsed <= moment + MAX_CLOCK_SKEW
     return Check(
         "timeVerified",
