@@ -43,6 +43,7 @@ from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._kinds import F, Paged
 from assay.nvd.storage._osv_sql import POSTGRES_OSV_SCHEMA
 from assay.nvd.storage._postgres_cve5 import PostgresCve5, PostgresExecutor
+from assay.nvd.storage._postgres_fulltext import merge_pending
 from assay.nvd.storage._postgres_order import CVE_ORDER, api_ordered_ids
 from assay.nvd.storage._postgres_osv import OsvStoreMixin
 from assay.nvd.storage._postgres_products import ProductStoreMixin
@@ -437,6 +438,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             ).fetchall()
             for (table,) in tables:
                 connection.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
+            merge_pending(connection)  # (autovacuum may be off, or come much later)
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -794,6 +796,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             self._criteria_ids.committed()
             self._vectors.committed()
             self._wrote()
+            if counts.added or counts.updated:
+                with self._using("merging the full-text indexes' pending lists") as connection:
+                    merge_pending(connection)
         return counts
 
     def _forget_pending(self) -> None:
