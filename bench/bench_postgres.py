@@ -75,6 +75,9 @@ def run(argv: list[str]) -> None:
     parser.add_argument("--skip-serving", action="store_true")
     parser.add_argument("--skip-techniques", action="store_true")
     parser.add_argument("--skip-cpu", action="store_true", help="no in-process CPU figures")
+    parser.add_argument(
+        "--only-class", help="serve only the query classes whose name holds this (no cveId)"
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -224,12 +227,15 @@ def _serving(
     figures: dict[str, Any] = {}
     with contextlib.ExitStack() as stack:
         bases = {name: stack.enter_context(_server(spec)) for name, spec in specs.items()}
-        figures["cveId"] = _cve_ids(
-            bases, cve_file, args.duration, args.rounds, stores["PostgreSQL"].url
-        )
+        if args.only_class is None:
+            figures["cveId"] = _cve_ids(
+                bases, cve_file, args.duration, args.rounds, stores["PostgreSQL"].url
+            )
         queries = Queries(manifest, folder, random.Random(args.seed))
         classes: dict[str, Any] = {}
         for name, paths in queries.sequential_classes():
+            if args.only_class is not None and args.only_class not in name:
+                continue
             for store in stores.values():
                 store.warm()
             classes[name] = _interleaved(name, bases, paths)
