@@ -47,6 +47,14 @@ class GenerationRecords(Generic[K]):
                     found[row_id] = record
             return found
 
+    def advance(self, generation: int) -> None:
+        """Move to `generation` when it is newer (what was kept goes)."""
+        with self._lock:
+            if generation > self._generation:
+                self._records.clear()
+                self._size = 0
+                self._generation = generation
+
     def put_many(self, generation: int, records: dict[K, bytes]) -> None:
         """Keep `records`, read after `generation` was (a reader that saw an older
         generation may hold records older than the cache's: they are not kept)."""
@@ -63,3 +71,7 @@ class GenerationRecords(Generic[K]):
 
 class DecodedRecords(GenerationRecords[int]):
     """Decoded records by row id (the SQLite store's)."""
+
+
+class KeptCves(GenerationRecords[str]):
+    """Decoded records by CVE id, for `cveId` look-ups (the SQLite store's)."""

@@ -20,7 +20,7 @@ from assay.nvd.cve_query import CveQuery
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._cve5_sql import SQLITE_CVE5_SCHEMA, SqliteCve5, SqliteExecutor
-from assay.nvd.storage._decoded import DecodedRecords
+from assay.nvd.storage._decoded import DecodedRecords, KeptCves
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._osv_sql import SQLITE_OSV_SCHEMA
 from assay.nvd.storage._records import pack, unpack
@@ -147,6 +147,7 @@ CVE_WITH_GENERATION = (
     "SELECT m.value, c.record FROM meta m LEFT JOIN cve c ON c.cve_id = ? "
     "WHERE m.key = 'generation'"
 )
+DATA_VERSION = "PRAGMA data_version"
 REDERIVE_BATCH = 2000
 FIND_BATCH = 500  # records read per statement by `find_cves`
 FIND_CACHE_KIB = -4096  # `find_cves`'s page cache while it reads records (4 MiB)
@@ -190,6 +191,7 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         self._local = threading.local()
         self._cache = ResultCache()
         self._decoded = DecodedRecords()
+        self._kept_cves = KeptCves()
         self._orders = ApiOrder()
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
@@ -447,8 +449,25 @@ class SqliteStore(ProductStoreMixin, ServiceStoreMixin, SqliteCve5, OsvStoreMixi
         """The data generation and the record of `cve_id` (None when there is none), read
         by one statement, so from one snapshot: what `search_cves` gives for
         `CveQuery(cve_id=...)` after `generation()`, for the server's `?cveId=` shortcut."""
-        row = self._connection().execute(CVE_WITH_GENERATION, (cve_id,)).fetchone()
-        return int(row[0]), (None if row[1] is None else unpack(row[1]))
+        connection = self._connection()
+        # Unchanged while no other connection has committed (`data_version`) and this one
+        # has written nothing (`total_changes`): then the generation last read here stands,
+        # and a record kept for it is the stored one.
+        seen = (connection.execute(DATA_VERSION).fetchone()[0], connection.total_changes)
+        local = self._local
+        if seen == getattr(local, "seen", None):
+            kept = self._kept_cves.get_many(local.generation, [cve_id]).get(cve_id)
+            if kept is not None:
+                return local.generation, kept
+        row = connection.execute(CVE_WITH_GENERATION, (cve_id,)).fetchone()
+        generation = int(row[0])
+        local.seen, local.generation = seen, generation
+        if row[1] is None:
+            return generation, None
+        record = unpack(row[1])
+        self._kept_cves.advance(generation)
+        self._kept_cves.put_many(generation, {cve_id: record})
+        return generation, record
 
     def count_cves(self) -> int:
         return int(self._connection().execute("SELECT count(*) FROM cve").fetchone()[0])
