@@ -123,20 +123,25 @@ def _clean(value: Any, max_depth: int) -> bool:
     The same containers `_locate` visits, level by level; a problem anywhere makes it
     False, and `_locate` then names the first one in document order.
     """
-    level = [value] if isinstance(value, _CONTAINERS) else []
+    level: list[Any] | None = [value] if isinstance(value, _CONTAINERS) else []
     depth = 0
     while level:
         if depth > max_depth:
             return False
-        below: list[Any] = []
-        for item in level:
-            if isinstance(item, _Duplicated):
-                return False
-            children = item.values() if isinstance(item, dict) else item
-            below.extend([child for child in children if isinstance(child, _CONTAINERS)])
-        level = below
+        level = _containers_below(level)
         depth += 1
-    return True
+    return level is not None
+
+
+def _containers_below(level: list[Any]) -> list[Any] | None:
+    """The containers one level below `level`'s; None when one of `level` is duplicated."""
+    below: list[Any] = []
+    for item in level:
+        if isinstance(item, _Duplicated):
+            return None
+        children = item.values() if isinstance(item, dict) else item
+        below.extend([child for child in children if isinstance(child, _CONTAINERS)])
+    return below
 
 
 def _locate(value: Any, max_depth: int, path: str) -> tuple[str, str] | None:

@@ -199,18 +199,21 @@ def to_sarif(
 
 
 def _rating(vulnerability: Vulnerability) -> dict[str, Any]:
-    rater = vulnerability.rated_by or "nvd"
-    osv_ids = [s.id for s in vulnerability.sources if s.source == "osv"]
-    source = (
-        advisory(osv_ids[0]) if rater.startswith("osv") and osv_ids else advisory(vulnerability.id)
-    )
-    rating: dict[str, Any] = {"source": source}
+    rating: dict[str, Any] = {"source": advisory(_rated_in(vulnerability))}
     if vulnerability.cvss is not None:
         rating["score"] = vulnerability.cvss.base_score
         rating["method"] = _METHODS.get(vulnerability.cvss.version, "other")
         rating["vector"] = vulnerability.cvss.vector
     rating["severity"] = (vulnerability.severity or "unknown").lower()
     return rating
+
+
+def _rated_in(vulnerability: Vulnerability) -> str:
+    """The advisory whose rating a finding carries: OSV's own record where OSV rated it."""
+    if (vulnerability.rated_by or "nvd").startswith("osv"):
+        osv_ids = (s.id for s in vulnerability.sources if s.source == "osv")
+        return next(osv_ids, vulnerability.id)
+    return vulnerability.id
 
 
 def _bom_components(result: ScanResult) -> list[dict[str, Any]]:

@@ -119,6 +119,11 @@ class _Judge:
             return self.not_counted
         return self.failing
 
+    def judge_all(self, result: ScanResult) -> None:
+        for component in result.components:
+            for vulnerability in component.vulnerabilities:
+                self.judge(component, vulnerability)
+
     def judge(self, component: ComponentResult, vulnerability: Vulnerability) -> None:
         entry = next((e for e in self.active if covers(e, component, vulnerability)), None)
         if entry is not None:
@@ -146,9 +151,7 @@ def evaluate(
     if not active and not rules:
         return Verdict((), (), expired, (), counts_conditional=count_conditional)
     judge = _Judge(rules, active, count_conditional)
-    for component in result.components:
-        for vulnerability in component.vulnerabilities:
-            judge.judge(component, vulnerability)
+    judge.judge_all(result)
     return Verdict(
         tuple(judge.failing),
         tuple(judge.ignored),

@@ -192,13 +192,16 @@ def _score(score: object, where: str) -> str | Cvss | None:
     if method.lower() == SEVERITY_METHOD and text.upper() in SEVERITY_ORDER:
         return text.upper()
     if method.upper().startswith(_CVSS_METHOD) or method.lower().startswith("cvss"):
-        try:
-            return Cvss(method.split(":", 1)[-1], float(text), "")
-        except ValueError:
-            raise AttestationError(
-                f"{where}.score", f"expected a CVSS score, found {text!r}"
-            ) from None
+        return _cvss_score(method, text, f"{where}.score")
     return None
+
+
+def _cvss_score(method: str, text: str, where: str) -> Cvss:
+    """A CVSS `score` under a `CVSS_V3`-style method (its version after the colon)."""
+    try:
+        return Cvss(method.split(":", 1)[-1], float(text), "")
+    except ValueError:
+        raise AttestationError(where, f"expected a CVSS score, found {text!r}") from None
 
 
 def _object(value: object, where: str) -> Mapping[str, Any]:

@@ -68,14 +68,16 @@ def _word(text: str) -> str:
 def cpe_vendor_product(cpe: str) -> tuple[str, str] | None:
     """(vendor, product) of a CPE 2.3 formatted string (2.2 URIs too), if it names both."""
     if cpe.startswith("cpe:2.3:"):
-        parts = re.split(r"(?<!\\):", cpe)
-        if len(parts) >= 5 and parts[3] not in ("", "*") and parts[4] not in ("", "*"):
-            return parts[3], parts[4]
-        return None
+        return _both_named(re.split(r"(?<!\\):", cpe)[3:5], unnamed=("", "*"))
     if cpe.startswith("cpe:/"):
-        parts = cpe[5:].split(":")
-        if len(parts) >= 3 and parts[1] and parts[2]:
-            return parts[1], parts[2]
+        return _both_named(cpe[5:].split(":")[1:3], unnamed=("",))
+    return None
+
+
+def _both_named(pair: list[str], *, unnamed: tuple[str, ...]) -> tuple[str, str] | None:
+    """Vendor and product, when the name holds both and neither is `unnamed`."""
+    if len(pair) == 2 and pair[0] not in unnamed and pair[1] not in unnamed:
+        return pair[0], pair[1]
     return None
 
 

@@ -412,11 +412,7 @@ def parse_policy(
     are the values of the policy's declared parameters (`assay.policy.parameters`), kept
     in `Policy.arguments`.
     """
-    parsed = _read_document(data, source)
-    try:
-        parsed, arguments = apply_parameters(parsed, parameters or {}, source)
-    except InputError as error:
-        raise PolicyError(error.where, error.reason) from None
+    parsed, arguments = _with_parameters(_read_document(data, source), parameters or {}, source)
     reader = _Reader(source, base_dir)
     reader.evidence_signers = evidence_signer_names(
         parsed.get("vulnerabilities") if isinstance(parsed, Mapping) else None
@@ -452,6 +448,17 @@ def parse_policy(
         ),
         arguments=arguments,
     )
+
+
+def _with_parameters(
+    document: Any, parameters: Mapping[str, str], source: str
+) -> tuple[Any, dict[str, str]]:
+    """The document with its declared parameters applied (`assay.policy.parameters`), and
+    the values applied."""
+    try:
+        return apply_parameters(document, parameters, source)
+    except InputError as error:
+        raise PolicyError(error.where, error.reason) from None
 
 
 def _read_document(data: bytes, source: str) -> Any:

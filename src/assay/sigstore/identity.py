@@ -80,22 +80,27 @@ def _camel(name: str) -> str:
 
 def _der_utf8(value: bytes) -> str | None:
     """The text of a DER UTF8String (tag 12), or None when it is not one."""
-    if len(value) < 2 or value[0] != 0x0C:
-        return None
-    length = value[1]
-    offset = 2
-    if length & 0x80:
-        count = length & 0x7F
-        if count == 0 or count > 4 or len(value) < 2 + count:
-            return None
-        length = int.from_bytes(value[2 : 2 + count], "big")
-        offset = 2 + count
-    if offset + length != len(value):
+    header = _der_header(value) if value[:1] == b"\x0c" else None
+    if header is None or sum(header) != len(value):
         return None
     try:
-        return value[offset:].decode("utf-8")
+        return value[header[0] :].decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def _der_header(value: bytes) -> tuple[int, int] | None:
+    """(where the content starts, its length) from a DER value's length octets (short or
+    long form, at most 4 octets of length); None when they are cut short or malformed."""
+    if len(value) < 2:
+        return None
+    length = value[1]
+    if not length & 0x80:
+        return 2, length
+    count = length & 0x7F
+    if count == 0 or count > 4 or len(value) < 2 + count:
+        return None
+    return 2 + count, int.from_bytes(value[2 : 2 + count], "big")
 
 
 def _san(names: x509.SubjectAlternativeName) -> str | None:

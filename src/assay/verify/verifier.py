@@ -429,16 +429,20 @@ def _identity_details(
     if attestation.identity is None:
         reason = certificate.failure() if certificate is not None else "not verified"
         return [f"its Sigstore signature did not verify: {reason}"]
-    result = []
-    for signer in identities:
-        assert signer.identity is not None
-        failed = [x for x in signer.identity.checks(attestation.identity) if not x.passed]
-        if failed:
-            result.append(
-                f"the certificate matches no signer: {signer.name}: {failed[0].name} "
-                f"expected {failed[0].expected}, found {failed[0].found}"
-            )
-    return result
+    found = attestation.identity
+    return [m for signer in identities if (m := _identity_mismatch(signer, found)) is not None]
+
+
+def _identity_mismatch(signer: Signer, identity: CertificateIdentity) -> str | None:
+    """How the certificate's identity misses `signer`'s rule (None: it matches)."""
+    assert signer.identity is not None
+    failed = next((x for x in signer.identity.checks(identity) if not x.passed), None)
+    if failed is None:
+        return None
+    return (
+        f"the certificate matches no signer: {signer.name}: {failed.name} "
+        f"expected {failed.expected}, found {failed.found}"
+    )
 
 
 def evaluate_attestation(
