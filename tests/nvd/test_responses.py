@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from assay.nvd.dates import format_nvd_timestamp
 from assay.nvd.server import responses
-from assay.nvd.server.responses import Envelope, envelope_chunks
+from assay.nvd.server.responses import Envelope
 
 RECORDS = st.lists(
     st.builds(
@@ -28,14 +28,16 @@ RECORDS = st.lists(
 def test_the_pieces_make_one_nvd_envelope(
     records: list[bytes], chunk_bytes: int, start_index: int, total: int
 ) -> None:
-    chunks = envelope_chunks(
-        format_name="NVD_CVE",
-        list_key="vulnerabilities",
-        wrapper="cve",
-        start_index=start_index,
-        total=total,
-        records=records,
-        chunk_bytes=chunk_bytes,
+    chunks = list(
+        Envelope(
+            format_name="NVD_CVE",
+            list_key="vulnerabilities",
+            wrapper="cve",
+            start_index=start_index,
+            total=total,
+            records=records,
+            chunk_bytes=chunk_bytes,
+        ).pieces()
     )
     assert all(chunks)
     # The length is known before any piece is made, and is the pieces' length.

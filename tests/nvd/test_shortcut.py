@@ -22,7 +22,7 @@ from tests.conftest import ASSETS
 from assay.nvd.cve_query import CveQuery, parse_cve_query
 from assay.nvd.ingest.importer import Importer
 from assay.nvd.server.app import create_app
-from assay.nvd.server.responses import envelope_chunks, single_cve_body
+from assay.nvd.server.responses import Envelope, single_cve_body
 from assay.nvd.server.service import ServiceSettings
 from assay.nvd.storage import open_store
 from assay.web.app import WebSettings, create_web_app
@@ -103,8 +103,8 @@ def test_the_query_it_stands_for_is_the_parsed_one() -> None:
 def test_the_single_record_body_is_the_envelopes(record: bytes, found: bool) -> None:
     chosen = record if found else None
     made = b"".join(
-        envelope_chunks(format_name="NVD_CVE", list_key="vulnerabilities", wrapper="cve",
-                        start_index=0, total=int(found), records=[record] if found else [])
+        Envelope(format_name="NVD_CVE", list_key="vulnerabilities", wrapper="cve",
+                 start_index=0, total=int(found), records=[record] if found else []).pieces()
     )  # fmt: skip
     assert TIMESTAMP.sub(b"", single_cve_body(chosen)) == TIMESTAMP.sub(b"", made)
 

@@ -26,7 +26,7 @@ from assay.nvd.server.openapi import (
     SOURCE_ENDPOINT,
     EndpointDoc,
 )
-from assay.nvd.server.responses import envelope_chunks
+from assay.nvd.server.responses import Envelope
 from assay.nvd.server.store_calls import in_store_thread
 from assay.nvd.storage import Page, Store
 from assay.web.store_state import STORE_UNAVAILABLE, log_store_error
@@ -85,14 +85,14 @@ def example_response(store: Store, example: Example) -> str:
     """The first lines of the example's answer from this store, indented."""
     page = example.run(store, example.pairs)
     body = b"".join(
-        envelope_chunks(
+        Envelope(
             format_name=example.doc.format_name,
             list_key=example.doc.list_key,
             wrapper=example.wrapper,
             start_index=0,
             total=page.total,
             records=page.records,
-        )
+        ).pieces()
     )
     lines = orjson.dumps(orjson.loads(body), option=orjson.OPT_INDENT_2).decode().splitlines()
     if len(lines) > EXAMPLE_LINES:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -177,30 +177,6 @@ def single_cve_body(record: bytes | None) -> bytes:
     )
 
 
-def envelope_chunks(
-    *,
-    format_name: str,
-    list_key: str,
-    wrapper: str | None,
-    start_index: int,
-    total: int,
-    records: Sequence[bytes],
-    chunk_bytes: int = CHUNK_BYTES,
-) -> list[bytes]:
-    """The pieces of an `Envelope`, all made at once (small answers, examples)."""
-    return list(
-        Envelope(
-            format_name=format_name,
-            list_key=list_key,
-            wrapper=wrapper,
-            start_index=start_index,
-            total=total,
-            records=records,
-            chunk_bytes=chunk_bytes,
-        ).pieces()
-    )
-
-
 class ChunkedJsonResponse(Response):
     """A JSON answer sent as consecutive pieces, its length known beforehand (so the
     client sees one ordinary `content-length` body; HEAD gets the length and no body).
@@ -335,11 +311,7 @@ _LEGACY_CPE_LISTS = {  # each list of a product record, as nvd-api 0.9.1 reads i
 
 def legacy_cpe(record: bytes) -> bytes:
     """A product record as nvd-api 0.9.1 parses it (unknown keys and bad refs dropped)."""
-    cpe: dict[str, Any] = orjson.loads(record)
-    trimmed = {key: value for key, value in cpe.items() if key in LEGACY_CPE_KEYS}
-    for key, keys in _LEGACY_CPE_LISTS.items():
-        if key in trimmed:
-            trimmed[key] = [_strings(item, keys) for item in trimmed[key]]
+    trimmed = _trimmed(record, LEGACY_CPE_KEYS, _LEGACY_CPE_LISTS)
     if "refs" in trimmed:
         trimmed["refs"] = [kept for ref in trimmed["refs"] if (kept := _legacy_ref(ref))]
     return encode(trimmed)
@@ -358,20 +330,25 @@ def _legacy_ref(ref: Any) -> dict[str, str]:
 
 def legacy_match_string(record: bytes) -> bytes:
     """A match-criteria record as nvd-api 0.9.1 parses it (unknown keys dropped)."""
-    match: dict[str, Any] = orjson.loads(record)
-    trimmed = {key: value for key, value in match.items() if key in LEGACY_MATCH_KEYS}
-    if "matches" in trimmed:
-        trimmed["matches"] = [_strings(name, _NAME_KEYS) for name in trimmed["matches"]]
-    return encode(trimmed)
+    return encode(_trimmed(record, LEGACY_MATCH_KEYS, {"matches": _NAME_KEYS}))
 
 
 def legacy_change(record: bytes) -> bytes:
     """A change record as nvd-api 0.9.1 parses it (unknown keys and non-string values dropped)."""
-    change: dict[str, Any] = orjson.loads(record)
-    trimmed = {key: value for key, value in change.items() if key in LEGACY_CHANGE_KEYS}
-    if "details" in trimmed:
-        trimmed["details"] = [_strings(detail, LEGACY_DETAIL_KEYS) for detail in trimmed["details"]]
-    return encode(trimmed)
+    return encode(_trimmed(record, LEGACY_CHANGE_KEYS, {"details": LEGACY_DETAIL_KEYS}))
+
+
+def _trimmed(
+    record: bytes, keys: frozenset[str], lists: Mapping[str, frozenset[str]]
+) -> dict[str, Any]:
+    """`record`'s members among `keys`, each list of `lists` with its items' string
+    members among the keys given for it."""
+    loaded: dict[str, Any] = orjson.loads(record)
+    trimmed = {key: value for key, value in loaded.items() if key in keys}
+    for key, item_keys in lists.items():
+        if key in trimmed:
+            trimmed[key] = [_strings(item, item_keys) for item in trimmed[key]]
+    return trimmed
 
 
 def store_failure(error: Exception) -> Response:
