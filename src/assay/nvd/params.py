@@ -166,9 +166,9 @@ def parse_cve_ids(raw: RawQuery, name: str = "cveIds") -> tuple[str, ...] | None
     ids = [part.strip() for part in value.split(",") if part.strip()]
     if not ids or len(ids) > MAX_CVE_IDS:
         raise QueryError(name, f"{name} takes 1 to {MAX_CVE_IDS} comma-separated CVE ids")
-    for cve in ids:
-        if not CVE_ID.fullmatch(cve):
-            raise QueryError(name, f"Invalid {name}: '{printable(cve)}' is not a CVE id")
+    wrong = next((cve for cve in ids if not CVE_ID.fullmatch(cve)), None)
+    if wrong is not None:
+        raise QueryError(name, f"Invalid {name}: '{printable(wrong)}' is not a CVE id")
     return tuple(sorted({cve.upper() for cve in ids}))
 
 
