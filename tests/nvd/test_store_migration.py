@@ -34,9 +34,16 @@ OLD_SQLITE = (
         "UPDATE meta SET value = '1' WHERE key = 'schema'",
     ],
 )
+# Schema 3 kept each CVE's vector in its own row (indexed there) and its record as
+# plain JSON; schema 4 keeps the vectors in `cve_text` and records packed.
 OLD_POSTGRES = (
-    "2",
+    "3",
     [
+        "ALTER TABLE cve ADD COLUMN search_vector TSVECTOR",
+        "UPDATE cve SET search_vector = t.search_vector FROM cve_text t WHERE t.id = cve.id",
+        "ALTER TABLE cve ALTER COLUMN search_vector SET NOT NULL",
+        "DROP TABLE cve_text",
+        "CREATE INDEX cve_by_text ON cve USING GIN (search_vector)",
         "DROP TABLE cve_facet",
         "DROP TABLE cvss_vector",
         "DROP TABLE cve_criteria",
@@ -47,7 +54,7 @@ OLD_POSTGRES = (
         "CREATE TABLE cve_criteria (cve BIGINT NOT NULL, vulnerable SMALLINT NOT NULL, "
         "product TEXT NOT NULL)",
         "INSERT INTO cve_criteria SELECT id, 1, 'nothing' FROM cve",
-        "UPDATE meta SET value = '2' WHERE key = 'schema'",
+        "UPDATE meta SET value = '3' WHERE key = 'schema'",
     ],
 )
 
@@ -87,7 +94,28 @@ def old_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[st
         assert report.ok, report.problems
         store.close()
         _run(url, (OLD_SQLITE if request.param == "sqlite" else OLD_POSTGRES)[1])
+        if request.param != "sqlite":
+            _store_records_plain(url)
         yield url
+
+
+def _store_records_plain(url: str) -> None:
+    """CVE records back in the JSON schema 3 stored."""
+    import psycopg
+
+    from assay.nvd.storage._records import unpack
+
+    base, schema = url.split("schema=")
+    with psycopg.connect(base.rstrip("?&"), autocommit=True) as connection:
+        connection.execute(f"SET search_path TO {schema}")
+        rows = connection.execute("SELECT id, record FROM cve", binary=True).fetchall()
+        assert rows
+        assert all(bytes(record)[:1] != b"{" for _, record in rows)  # (stored packed)
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                "UPDATE cve SET record = %s WHERE id = %s",
+                [(unpack(bytes(record)), row_id) for row_id, record in rows],
+            )
 
 
 @pytest.fixture(scope="module")
@@ -150,3 +178,18 @@ def test_a_store_of_a_newer_schema_is_refused_by_name(store_url: str) -> None:
     _run(store_url, ["UPDATE meta SET value = '99' WHERE key = 'schema'"])
     with pytest.raises(StoreError, match="schema '99'"):
         open_store(store_url)
+
+
+def test_records_an_older_schema_stored_are_the_same_records_to_a_new_import(
+    old_store_url: str,
+) -> None:
+    """Whatever form a record was stored in (plain JSON by PostgreSQL's schema 3), the
+    same record imported again is no change: no rewrite, no new generation."""
+    store = open_store(old_store_url)
+    try:
+        generation = store.get_meta("generation")
+        report = Importer(store).import_files(_sample_files())
+        assert report.ok, report.problems
+        assert store.get_meta("generation") == generation
+    finally:
+        store.close()

@@ -36,7 +36,7 @@ DEFERRED: dict[str, tuple[str, str]] = {
     ),
     "cve_by_text": (
         "DROP INDEX cve_by_text",
-        "CREATE INDEX IF NOT EXISTS cve_by_text ON cve USING GIN (search_vector)",
+        "CREATE INDEX IF NOT EXISTS cve_by_text ON cve_text USING GIN (search_vector)",
     ),
     "criteria_by_product": (
         "DROP INDEX criteria_by_product",

@@ -35,27 +35,45 @@ class Dialect:
     ) -> str:
         """`target`'s rows whose text has `words` (each a prefix of a word, or the whole
         phrase when `exact`): FTS5 in SQLite, a `tsquery` in PostgreSQL."""
-        if self.name == "sqlite":
-            return (
-                f"{target.alias}.id IN (SELECT rowid FROM {target.fts_table} WHERE "
-                f"{target.fts_table} MATCH {builder.param(fts5_expression(words, exact))})"
-            )
+        if self.name == "sqlite" or target.vector_table is not None:
+            return f"{target.alias}.id IN ({self.keyword_ids(builder, words, exact, target)})"
         expression = tsquery_expression(words, exact)
         if expression is None:
             return "1 = 0"  # as in FTS5, a word that yields no token matches nothing
         return f"{target.alias}.search_vector @@ CAST({builder.param(expression)} AS tsquery)"
 
+    def keyword_ids(
+        self, builder: SqlBuilder, words: Sequence[str], exact: bool, target: TextSearch
+    ) -> str:
+        """A SELECT of the row ids `keyword_condition` selects, read from the text table
+        alone (its FTS5 table, or its `vector_table`)."""
+        if self.name == "sqlite":
+            return (
+                f"SELECT rowid FROM {target.fts_table} WHERE "
+                f"{target.fts_table} MATCH {builder.param(fts5_expression(words, exact))}"
+            )
+        assert target.vector_table is not None
+        expression = tsquery_expression(words, exact)
+        if expression is None:
+            return "SELECT 0 WHERE 1 = 0"  # as in FTS5: a word of no token matches nothing
+        return (
+            f"SELECT id FROM {target.vector_table} "
+            f"WHERE search_vector @@ CAST({builder.param(expression)} AS tsquery)"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class TextSearch:
     """Where a keyword search looks: the rows `alias`, indexed by the FTS5 table
-    `fts_table` (rowid = the row's id) in SQLite, by their `search_vector` in PostgreSQL."""
+    `fts_table` (rowid = the row's id) in SQLite; in PostgreSQL, by the `search_vector`
+    of `vector_table` (id = the row's id) when there is one, else by their own."""
 
     alias: str
     fts_table: str
+    vector_table: str | None = None
 
 
-CVE_TEXT = TextSearch("c", "cve_text")
+CVE_TEXT = TextSearch("c", "cve_text", vector_table="cve_text")
 
 
 def keyword_search(
@@ -63,10 +81,22 @@ def keyword_search(
 ) -> str:
     """The condition of a keyword search; words of punctuation alone are left out, and
     a search of nothing else matches nothing."""
-    searchable = [word for word in words if any(ch.isalnum() for ch in word)]
+    searchable = _searchable(words)
     if not searchable:
         return "1 = 0"  # punctuation alone is no word of any description, title or link
     return builder.dialect.keyword_condition(builder, searchable, exact, target)
+
+
+def keyword_ids(builder: SqlBuilder, words: Sequence[str], exact: bool, target: TextSearch) -> str:
+    """`keyword_search` as a SELECT of the matching row ids, from the text table alone."""
+    searchable = _searchable(words)
+    if not searchable:
+        return "SELECT 0 WHERE 1 = 0"
+    return builder.dialect.keyword_ids(builder, searchable, exact, target)
+
+
+def _searchable(words: Sequence[str]) -> list[str]:
+    return [word for word in words if any(ch.isalnum() for ch in word)]
 
 
 def window_condition(column: str, window: Window, builder: SqlBuilder) -> str:
@@ -306,9 +336,12 @@ def all_of(conditions: Sequence[str]) -> str:
 
 def cve_ids_select(query: CveQuery, builder: SqlBuilder) -> str:
     """A SELECT of the ids of the CVEs `query` selects (its filter; paging and order do
-    not apply, and an id may come more than once). A filter that is a `cpeName` or a
-    `virtualMatchString` alone runs as its own subquery, without reading `cve` (3x
-    faster per look-up in a scan); any other is `cve_where` over `cve`."""
+    not apply, and an id may come more than once). A filter that is a `cpeName`, a
+    `virtualMatchString` or a keyword search alone runs as its own subquery, without
+    reading `cve` (3x faster per look-up in a scan); any other is `cve_where` over
+    `cve`."""
+    if query.keywords and replace(query, keywords=(), keyword_exact=False).is_unfiltered:
+        return keyword_ids(builder, query.keywords, query.keyword_exact, CVE_TEXT)
     alone = replace(
         query,
         cpe_name=None,

@@ -57,11 +57,13 @@ from assay.nvd.storage._postgres_rows import (
     BUMP_GENERATION,
     CRITERIA_COLUMNS,
     CVE_COLUMNS,
+    CVE_TEXT_COLUMNS,
     DERIVED_TABLES,
     FACET_COLUMNS,
     SCHEMA,
     SCHEMA_VERSION,
     SOURCE_SCHEMA,
+    UPGRADE_TO_4,
     USE_COLUMNS,
     Connection,
     RecordRows,
@@ -75,6 +77,7 @@ from assay.nvd.storage._postgres_rows import (
 )
 from assay.nvd.storage._postgres_service import ServiceStoreMixin
 from assay.nvd.storage._postgres_watch import announce_generation, release_watch, shared_watch
+from assay.nvd.storage._records import pack, unpack
 from assay.nvd.storage._service_rows import POSTGRES_SERVICE_SCHEMA
 from assay.nvd.storage._source_changes import backfill
 from assay.nvd.storage._sql import (
@@ -327,6 +330,8 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                         # rebuilt from the records, which are kept as they were.
                         for table in DERIVED_TABLES:
                             connection.execute(f"DROP TABLE IF EXISTS {table}")
+                        for statement in UPGRADE_TO_4:
+                            connection.execute(statement)
                     connection.execute(SOURCE_SCHEMA)
                     if found != SCHEMA_VERSION:
                         connection.execute(SCHEMA)
@@ -391,7 +396,10 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             if not rows:
                 return
             derived = [
-                (int(row_id), cve_facts(orjson.loads(bytes(record)), f"stored record {row_id}"))
+                (
+                    int(row_id),
+                    cve_facts(orjson.loads(unpack(bytes(record))), f"stored record {row_id}"),
+                )
                 for row_id, record in rows
             ]
             self._insert_derived(connection, derived)
@@ -622,6 +630,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             key=lambda facts: facts.cve_id,
             order=lambda facts: facts.last_modified,
             children=_CveDerived(self._insert_derived),
+            packed=True,
         )
         return self._upsert(rows, batch, meta)
 
@@ -657,6 +666,12 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             for criteria in facts.criteria
         }
         copy_rows(connection, "cve_criteria", USE_COLUMNS, sorted(uses))
+        copy_rows(
+            connection,
+            "cve_text",
+            CVE_TEXT_COLUMNS,
+            ((row_id, tsvector_literal(facts.search_text)) for row_id, facts in written),
+        )
 
     def _criteria_ids_of(
         self, connection: Connection, criteria: Sequence[Criteria]
@@ -704,7 +719,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 rows = connection.execute(
                     f"SELECT c.record FROM cve c WHERE {where}", bound(builder.params)
                 )
-                records = [bytes(row[0]) for row in rows]
+                records = [unpack(bytes(row[0])) for row in rows]
                 window = records[query.start_index : query.start_index + query.results_per_page]
                 return Page(len(records), window)
             sorted_ids = f"SELECT c.id FROM cve c WHERE {where} ORDER BY {CVE_ORDER}"
@@ -752,7 +767,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             row = connection.execute(LOOK_UP, (key[1],), binary=True).fetchone()
         assert row is not None
         generation, stored = int(row[0]), row[1]
-        record = ABSENT if stored is None else bytes(stored)
+        record = ABSENT if stored is None else unpack(bytes(stored))
         self._records.get_many(generation, [])  # (moves it on if the store has)
         self._records.put_many(generation, {key: record})
         return generation, record
@@ -800,7 +815,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                     binary=True,
                 ).fetchall()
                 for row_id, record in rows:
-                    yield bytes(record), tuple(found.pop(int(row_id)))
+                    yield unpack(bytes(record)), tuple(found.pop(int(row_id)))
 
     # -- shared paths ----------------------------------------------------------------
 
@@ -822,7 +837,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 try:
                     lock_for_writing(connection, name)
                     existing = stored_versions(
-                        connection, name, key_column, order_column, list(latest)
+                        connection, name, key_column, order_column, list(latest), packed=rows.packed
                     )
                     added: list[F] = []
                     replaced: list[tuple[int, F]] = []
@@ -918,8 +933,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         missing = [key[1] for key in wanted if key not in by_key]
         if missing:
             # Binary results: the records come as they are stored, not hex-encoded.
+            # (Only CVE records are packed; `unpack` passes the JSON of others through.)
             read: dict[tuple[str, str | int], bytes] = {
-                (table, int(row_id)): bytes(record)
+                (table, int(row_id)): unpack(bytes(record))
                 for row_id, record in connection.execute(
                     f"SELECT id, record FROM {table} WHERE id = ANY(%s::bigint[])",
                     (missing,),
@@ -969,14 +985,14 @@ def _cve_values(facts: CveFacts) -> tuple[object, ...]:
         text(facts.vuln_status),
         int(facts.rejected),
         facts.kev_added,
-        tsvector_literal(facts.search_text),
-        facts.record,
+        pack(facts.record),
     )
 
 
 @dataclass(frozen=True, slots=True)
 class _CveDerived:
-    """A CVE's facets and criteria uses: written with it, and anew when it is replaced."""
+    """A CVE's facets, criteria uses and text: written with it, and anew when it is
+    replaced."""
 
     insert: Callable[[Connection, list[tuple[int, CveFacts]]], None]
 
@@ -987,4 +1003,5 @@ class _CveDerived:
         row_ids = [row_id for row_id, _ in replaced]
         connection.execute("DELETE FROM cve_facet WHERE cve = ANY(%s::bigint[])", (row_ids,))
         connection.execute("DELETE FROM cve_criteria WHERE cve = ANY(%s::bigint[])", (row_ids,))
+        connection.execute("DELETE FROM cve_text WHERE id = ANY(%s::bigint[])", (row_ids,))
         self.insert(connection, replaced)
