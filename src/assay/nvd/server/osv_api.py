@@ -141,7 +141,7 @@ def _purl_query(
 
 def _offset(token: object, where: str) -> int:
     """The offset a `next_page_token` of `_token` names (0: none given)."""
-    if token is None or token == "":
+    if token in (None, ""):
         return 0
     text = _token_text(token) if isinstance(token, str) and len(token) <= 64 else None
     kind, _, number = (text or "").partition(":")
