@@ -384,10 +384,11 @@ class _Evaluator(_TreeEvaluator):
         if match.malformed:
             return _FALSE
         criteria = match.criteria
-        own = criteria is not None and self._component_hits(criteria, match.key)
-        if own and match.vulnerable:
-            self.hits.append(match)
-        if own or any(name != self.component.cpe for name in match.hitters):
+        if criteria is not None and self._component_hits(criteria, match.key):
+            if match.vulnerable:
+                self.hits.append(match)
+            return _TRUE
+        if any(name != self.component.cpe for name in match.hitters):
             return _TRUE
         return _FALSE if negated else _UNKNOWN
 
