@@ -11,7 +11,7 @@ from radon.complexity import cc_visit
 SRC = Path(__file__).parent.parent / "src" / "assay"
 
 # Lowered as the code is simplified; a change that raises either fails here.
-MAX_AVERAGE = 3.01
+MAX_AVERAGE = 3.0
 MAX_BLOCK = 25  # issue 23: no function above 25
 
 

@@ -79,10 +79,8 @@ def _canonical(value: object) -> str:
     # strings only `\` and `"` escaped.
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, bool) or value is None:
+    if isinstance(value, int | None):  # (bool is an int: true, false)
         return json.dumps(value)
-    if isinstance(value, int):
-        return str(value)
     if isinstance(value, list | tuple):
         return "[" + ",".join(_canonical(v) for v in value) + "]"
     if isinstance(value, dict):

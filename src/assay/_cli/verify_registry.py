@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,14 +119,8 @@ def _fetch(args: argparse.Namespace) -> int:
         source = CachingClient(client, cache)
         for text in args.refs:
             kind, _, rest = text.partition(":")
-            if kind == "npm":
-                report.append(_fetch_npm(api, rest, args))
-            elif kind == "pypi":
-                report.append(_fetch_pypi(api, rest, args))
-            elif kind == "github":
-                report.append(_fetch_github(api, rest, args))
-            else:
-                report.append(_fetch_image(source, text))
+            fetch = _PACKAGE_FETCHERS.get(kind)
+            report.append(_fetch_image(source, text) if fetch is None else fetch(api, rest, args))
     if args.json:
         import json
 
@@ -153,8 +148,8 @@ def _fetch_image(source: Any, text: str) -> dict[str, Any]:
 def _fetch_npm(api: Any, spec: str, args: argparse.Namespace) -> dict[str, Any]:
     from assay.registry.npm import DEFAULT_REGISTRY, attestations_url
 
-    name, sep, version = spec.rpartition("@")
-    if not sep or not name or not version:
+    name, _, version = spec.rpartition("@")  # (no "@": no name)
+    if not name or not version:
         raise InputError("REF", f"expected npm:NAME@VERSION, got npm:{spec!r}")
     url = attestations_url(args.registry or DEFAULT_REGISTRY, name, version)
     api.get(url)
@@ -164,8 +159,8 @@ def _fetch_npm(api: Any, spec: str, args: argparse.Namespace) -> dict[str, Any]:
 def _fetch_pypi(api: Any, spec: str, args: argparse.Namespace) -> dict[str, Any]:
     from assay.registry.pypi import DEFAULT_INDEX, provenance_url, release_files, release_url
 
-    name, sep, version = spec.partition("==")
-    if not sep or not name or not version:
+    name, _, version = spec.partition("==")  # (no "==": no version)
+    if not name or not version:
         raise InputError("REF", f"expected pypi:NAME==VERSION, got pypi:{spec!r}")
     index = args.index_url or DEFAULT_INDEX
     url = release_url(index, name, version)
@@ -180,8 +175,8 @@ def _fetch_github(api: Any, spec: str, args: argparse.Namespace) -> dict[str, An
     from assay.registry import github
     from assay.registry.reference import DIGEST
 
-    repo, sep, digest = spec.partition("@")
-    if not sep or repo.count("/") != 1 or not DIGEST.match(digest):
+    repo, _, digest = spec.partition("@")  # (no "@": no digest)
+    if repo.count("/") != 1 or not DIGEST.match(digest):
         raise InputError("REF", f"expected github:OWNER/REPO@sha256:HEX, got github:{spec!r}")
     base = args.api_url or github.api_url()
     found = github.fetch_bundles(
@@ -193,6 +188,14 @@ def _fetch_github(api: Any, spec: str, args: argparse.Namespace) -> dict[str, An
         api_token=github.token(),
     )
     return {"ref": f"github:{spec}", "attestations": len(found), "documents": len(found)}
+
+
+# `assay fetch`'s package references (KIND:SPEC) and what fetches each; others are images.
+_PACKAGE_FETCHERS: dict[str, Callable[[Any, str, argparse.Namespace], dict[str, Any]]] = {
+    "npm": _fetch_npm,
+    "pypi": _fetch_pypi,
+    "github": _fetch_github,
+}
 
 
 def _verify_cloud_build(args: argparse.Namespace, reference: Any, options: Any) -> int:

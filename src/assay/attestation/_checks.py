@@ -144,13 +144,13 @@ def not_a_string(out: list[Finding], path: str, value: Any, wanted: str) -> None
 
 def optional_str(out: list[Finding], obj: dict[str, Any], key: str, path: str) -> None:
     value = obj.get(key)
-    if value is not None and not isinstance(value, str):
+    if not isinstance(value, str | None):
         wrong_type(out, child(path, key), "a string", value)
 
 
 def optional_bool(out: list[Finding], obj: dict[str, Any], key: str, path: str) -> None:
     value = obj.get(key)
-    if value is not None and not isinstance(value, bool):
+    if not isinstance(value, bool | None):
         wrong_type(out, child(path, key), "a boolean", value)
 
 
@@ -174,7 +174,7 @@ def string_map(out: list[Finding], obj: dict[str, Any], key: str, path: str) -> 
 
 def timestamp(out: list[Finding], obj: dict[str, Any], key: str, path: str) -> None:
     value = obj.get(key)
-    if value is None or value == "":
+    if value in (None, ""):
         return
     if not isinstance(value, str):
         wrong_type(out, child(path, key), "a timestamp string", value)
@@ -291,7 +291,7 @@ def _descriptor_string(out: list[Finding], item: Any, parent: str, key: str) -> 
 
 
 def _descriptor_content(out: list[Finding], item: Any, parent: str, key: str) -> None:
-    if item is None or item == "":
+    if item in (None, ""):
         return
     if item.__class__ is not str:
         wrong_type(out, child(parent, key), "base64 text", item)

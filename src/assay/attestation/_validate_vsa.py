@@ -151,7 +151,7 @@ def _slsa_version(out: list[Finding], version: Any) -> None:
 
 def _result(out: list[Finding], result: Any) -> None:
     path = child(_P, "verificationResult")
-    if result is None or result == "":
+    if result in (None, ""):
         c.missing(out, path, "PASSED or FAILED")
     elif result not in (RESULT_PASSED, RESULT_FAILED):
         found = repr(result) if isinstance(result, str) else type_name(result)

@@ -23,6 +23,7 @@ from assay.attestation.constants import (
     STATEMENT_V1,
 )
 from assay.attestation.statement import JSONView, Statement
+from assay.attestation.views import array
 from assay.errors import AttestationError
 
 
@@ -194,8 +195,7 @@ def _recipe_fields(
 ) -> dict[str, Any]:
     """What a v0.1 recipe becomes in v0.2 (nothing, and a loss, when it is unset)."""
     if isinstance(recipe, dict):
-        material_list = materials if isinstance(materials, list) else []
-        return _v01_recipe(recipe, material_list, losses, notes)
+        return _v01_recipe(recipe, array(materials), losses, notes)
     if recipe is None:
         losses.append(Loss(_RECIPE, "unset: the build type is unknown"))
     return {}

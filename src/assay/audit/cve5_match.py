@@ -214,7 +214,7 @@ def _finding(
 
 def _store_of(source: object) -> Any:
     store = getattr(source, "store", None)
-    return store if store is not None and hasattr(store, "cve5_lookup") else None
+    return store if hasattr(store, "cve5_lookup") else None  # (None has no cve5_lookup)
 
 
 def _nvd_records(store: Any, cve_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -248,7 +248,7 @@ def supplement(
     store = _store_of(source)
     components = list(result.components)
     unidentified = list(result.unidentified)
-    if cve5 and store is not None and store.count_cve5():
+    if cve5 and holds_cve5(source):
         components, unidentified = _match(store, components, unidentified, min_confidence)
     ids = sorted({v.id for c in components for v in c.vulnerabilities})
     if store is not None and ids:

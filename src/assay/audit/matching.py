@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from assay.audit.model import Cvss, FindingSource, Vulnerability, cwe_ids, string_of
+from assay.audit.model import (
+    Cvss,
+    FindingSource,
+    Vulnerability,
+    cwe_ids,
+    list_of,
+    string_of,
+)
 from assay.audit.severity import Rating, choose_severity, nvd_ratings
 from assay.audit.versions import Comparator
 from assay.nvd.cpe import ANY, NA, Cpe, CriteriaRange, InvalidCpe, name_matches
@@ -301,7 +308,7 @@ class Compiler:
         children = (
             tuple(
                 self._dict_node(child, depth + 1)
-                for child in _list(node.get("children"))
+                for child in list_of(node.get("children"))
                 if isinstance(child, Mapping)
             )
             if depth < MAX_NODE_DEPTH
@@ -311,7 +318,7 @@ class Compiler:
             str(node.get("operator", "OR")).upper() == "AND",
             bool(node.get("negate", False)),
             tuple(
-                self._dict_match(m) for m in _list(node.get("cpeMatch")) if isinstance(m, Mapping)
+                self._dict_match(m) for m in list_of(node.get("cpeMatch")) if isinstance(m, Mapping)
             ),
             children,
         )
@@ -324,10 +331,10 @@ class Compiler:
                 str(c.get("operator", "OR")).upper() == "AND",
                 bool(c.get("negate", False)),
                 tuple(
-                    self._dict_node(n, 0) for n in _list(c.get("nodes")) if isinstance(n, Mapping)
+                    self._dict_node(n, 0) for n in list_of(c.get("nodes")) if isinstance(n, Mapping)
                 ),
             )
-            for c in _list(record.get("configurations"))
+            for c in list_of(record.get("configurations"))
             if isinstance(c, Mapping)
         )
 
@@ -384,16 +391,13 @@ class _Evaluator(_TreeEvaluator):
         if match.malformed:
             return _FALSE
         criteria = match.criteria
-        own = criteria is not None and self._component_hits(criteria, match.key)
-        if own and match.vulnerable:
-            self.hits.append(match)
-        if own or any(name != self.component.cpe for name in match.hitters):
+        if criteria is not None and self._component_hits(criteria, match.key):
+            if match.vulnerable:
+                self.hits.append(match)
+            return _TRUE
+        if any(name != self.component.cpe for name in match.hitters):
             return _TRUE
         return _FALSE if negated else _UNKNOWN
-
-
-def _list(value: object) -> Sequence[Any]:
-    return value if isinstance(value, list) else ()
 
 
 def _combine(all_of: bool, values: list[int]) -> int:
@@ -503,9 +507,9 @@ def nvd_cwes(record: Mapping[str, Any]) -> tuple[str, ...]:
     """The CWE ids of an NVD record's `weaknesses[].description[]`, each once."""
     return cwe_ids(
         description.get("value") if isinstance(description, Mapping) else None
-        for weakness in _list(record.get("weaknesses"))
+        for weakness in list_of(record.get("weaknesses"))
         if isinstance(weakness, Mapping)
-        for description in _list(weakness.get("description"))
+        for description in list_of(weakness.get("description"))
     )
 
 

@@ -63,6 +63,11 @@ def string_of(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def list_of(value: object) -> list[Any]:
+    """`value` when a JSON value is an array, else an empty list."""
+    return value if isinstance(value, list) else []
+
+
 def text_of(value: object) -> str | None:
     """`value` when a JSON value is a non-empty string, else None."""
     return string_of(value) or None

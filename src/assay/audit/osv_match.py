@@ -263,9 +263,10 @@ def _lead(part: Vulnerability) -> tuple[int, int, str]:
 
 def _named(part: Vulnerability, group: _Group) -> Vulnerability:
     """`part` under the group's id (the CVE where there is one) with the others as aliases."""
-    cves = sorted(i for i in group.ids if i.startswith("CVE-"))
-    name = part.id if part.id.startswith("CVE-") or not cves else cves[0]
+    name = part.id
+    if not name.startswith("CVE-"):
+        name = min((i for i in group.ids if i.startswith("CVE-")), default=name)
     aliases = tuple(sorted(i for i in group.ids if i != name))
-    if name == part.id and aliases == part.aliases:
+    if (name, aliases) == (part.id, part.aliases):
         return part
     return replace(part, id=name, aliases=aliases)

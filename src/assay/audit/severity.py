@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from assay.audit.model import Cvss, Vulnerability, string_of
+from assay.audit.model import Cvss, Vulnerability, list_of, string_of
 
 __all__ = [
     "CISA_ADP_ORG_ID",
@@ -144,7 +144,7 @@ def nvd_ratings(record: Mapping[str, Any]) -> list[Rating]:
         return found
     for key, version in NVD_METRICS:
         entries = metrics.get(key)
-        for entry in entries if isinstance(entries, list) else ():
+        for entry in list_of(entries):
             rating = _nvd_metric_rating(entry, version)
             if rating is not None:
                 found.append(rating)

@@ -33,6 +33,7 @@ from assay.audit.model import (
     ScanResult,
     SourceStatus,
     Vulnerability,
+    list_of,
     text_of,
 )
 from assay.errors import AttestationError
@@ -225,7 +226,7 @@ def _annotations(entry: Mapping[str, Any]) -> Mapping[str, Any]:
     """A result's annotations, merged into one object (later keys win)."""
     notes = entry.get("annotations")
     merged: dict[str, Any] = {}
-    for item in notes if isinstance(notes, list) else ():
+    for item in list_of(notes):
         if isinstance(item, Mapping):
             merged.update(item)
     return merged
@@ -261,7 +262,7 @@ def _group(about: Mapping[str, Any], ref: str, at: str) -> _Group:
         purl=text_of(about.get("purl")),
         where=at,
     )
-    names = tuple(c for c in cpes if isinstance(c, str)) if isinstance(cpes, list) else ()
+    names = tuple(c for c in list_of(cpes) if isinstance(c, str))
     return component, [], names
 
 

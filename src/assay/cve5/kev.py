@@ -76,7 +76,7 @@ class KevCatalogue:
 def _check_strings(value: dict[str, Any], path: str, source: str) -> None:
     """Every field but `cwes` is a string or null; the required ones are there."""
     for key, item in value.items():
-        if key != "cwes" and item is not None and not isinstance(item, str):
+        if key != "cwes" and not isinstance(item, str | None):
             raise KevError(
                 source,
                 _json_strict.member(path, key),

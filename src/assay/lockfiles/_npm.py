@@ -83,7 +83,7 @@ def _name(key: str, entry: dict[str, Any], filename: str, path: str) -> str:
 def _resolved(entry: dict[str, Any], filename: str, path: str) -> str | None:
     """Where the tarball was fetched from, if the entry says."""
     resolved = entry.get("resolved")
-    if resolved is not None and not isinstance(resolved, str):
+    if not isinstance(resolved, str | None):
         raise LockfileError(filename, member(path, "resolved"), "expected a URL string")
     return resolved
 

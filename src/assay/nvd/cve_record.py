@@ -114,7 +114,7 @@ def _english(obj: dict[str, Any], where: str) -> list[str]:
 def _kev_added(obj: dict[str, Any], where: str) -> str | None:
     """The day CISA added the CVE to its KEV catalog, as stored (midnight UTC)."""
     added = obj.get("cisaExploitAdd")
-    if added is not None and not isinstance(added, str):
+    if not isinstance(added, str | None):
         raise InputError(f"{where}.cisaExploitAdd", f"expected a date, found {f.kind(added)}")
     return f"{added[:10]}T00:00:00.000" if added else None
 
@@ -141,7 +141,7 @@ def _facets(obj: dict[str, Any], where: str) -> Iterator[tuple[str, str]]:
     yield from _cwe_facets(obj, sources)
     yield from _reference_facets(obj, sources)
     metrics = obj.get("metrics")
-    if metrics is not None and not isinstance(metrics, dict):
+    if not isinstance(metrics, dict | None):
         raise InputError(f"{where}.metrics", f"expected an object, found {f.kind(metrics)}")
     yield from _metric_facets(metrics or {}, sources)
     for source in sorted(sources):

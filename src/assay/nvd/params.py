@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from itertools import filterfalse
 from typing import Self, TypedDict
 
 from assay.errors import InputError, QueryError
@@ -163,13 +164,13 @@ def parse_cve_ids(raw: RawQuery, name: str = "cveIds") -> tuple[str, ...] | None
     value = raw.text(name)
     if value is None:
         return None
-    ids = [part.strip() for part in value.split(",") if part.strip()]
-    if not ids or len(ids) > MAX_CVE_IDS:
+    ids = [part for part in map(str.strip, value.split(",")) if part]
+    if not 1 <= len(ids) <= MAX_CVE_IDS:
         raise QueryError(name, f"{name} takes 1 to {MAX_CVE_IDS} comma-separated CVE ids")
-    wrong = next((cve for cve in ids if not CVE_ID.fullmatch(cve)), None)
+    wrong = next(filterfalse(CVE_ID.fullmatch, ids), None)
     if wrong is not None:
         raise QueryError(name, f"Invalid {name}: '{printable(wrong)}' is not a CVE id")
-    return tuple(sorted({cve.upper() for cve in ids}))
+    return tuple(sorted(set(map(str.upper, ids))))
 
 
 GENERATION_PARAMETER = "sinceGeneration"

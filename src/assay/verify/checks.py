@@ -43,7 +43,7 @@ def builder_rule_matches(rule: BuilderRule, builder_id: str) -> bool:
     name, ref = split_ref(builder_id)
     if not _names_builder(rule, name):
         return False
-    if ref is not None and ref in rule.commits:
+    if ref in rule.commits:  # (None never is)
         return True
     pinned = _PINS.get(rule.pin)
     return pinned is not None and pinned(ref, {tag_name(v) for v in rule.versions})

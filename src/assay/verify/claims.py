@@ -18,7 +18,7 @@ from assay import attestation, protocol
 from assay.attestation import loads_strict
 from assay.attestation.constants import MAX_PAYLOAD_BYTES
 from assay.attestation.provenance import Material, ProvenanceV01, ProvenanceV02, ProvenanceV1
-from assay.attestation.views import ResourceDescriptor
+from assay.attestation.views import ResourceDescriptor, array
 from assay.errors import AttestationError
 from assay.protocol import PROVENANCE_V01, PROVENANCE_V02, PROVENANCE_V1
 
@@ -154,7 +154,7 @@ def subject_digests(statement: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     subjects = statement.get("subject")
     return [
         subject["digest"]
-        for subject in (subjects if isinstance(subjects, list) else [])
+        for subject in array(subjects)
         if isinstance(subject, Mapping) and isinstance(subject.get("digest"), Mapping)
     ]
 

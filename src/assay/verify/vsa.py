@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import filterfalse
 from typing import Any, Final
 
 from assay import __version__, attestation, dsse, protocol
@@ -343,14 +344,7 @@ def _level_names(predicate: Mapping[str, Any]) -> list[str]:
 
 def _levels_check(verified: list[str]) -> Check:
     """Real level names, at most one level per track."""
-    tracks = [level[0] for level in map(track_level, verified) if level is not None]
-    duplicated = sorted({t for t in tracks if tracks.count(t) > 1})
-    unreal = [v for v in verified if not real_level_name(v)]
-    problem = ""
-    if duplicated:
-        problem = f"several levels for track {duplicated[0]}"
-    elif unreal:
-        problem = f"not a level: {unreal[0]}"
+    problem = _levels_problem(verified)
     return Check(
         "verifiedLevels",
         not problem,
@@ -358,6 +352,16 @@ def _levels_check(verified: list[str]) -> Check:
         verified,
         problem,
     )
+
+
+def _levels_problem(verified: list[str]) -> str:
+    """What is wrong with the verified levels ("" when nothing is)."""
+    tracks = [level[0] for level in map(track_level, verified) if level is not None]
+    duplicated = sorted({t for t in tracks if tracks.count(t) > 1})
+    if duplicated:
+        return f"several levels for track {duplicated[0]}"
+    unreal = next(filterfalse(real_level_name, verified), None)
+    return "" if unreal is None else f"not a level: {unreal}"
 
 
 def _dependency_levels_checks(predicate: Mapping[str, Any]) -> list[Check]:

@@ -49,7 +49,7 @@ class Fields:
     def string(self, data: Mapping[str, Any], key: str, path: str) -> str | None:
         """The member `key` as a string (`None` when absent, null or empty)."""
         value = data.get(key)
-        if value is None or value == "":
+        if value in (None, ""):
             return None
         if not isinstance(value, str):
             raise self.fail(member(path, key), f"expected a string, found {type_name(value)}")

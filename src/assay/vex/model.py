@@ -216,7 +216,7 @@ def _six_fraction_digits(text: str) -> str:
 
 def parse_time(value: object, where: str) -> datetime | None:
     """An RFC 3339 time (fractions of any length), or `VexError` naming `where`."""
-    if value is None or value == "":
+    if value in (None, ""):
         return None
     if not isinstance(value, str):
         raise VexError(where, f"expected an RFC 3339 time, found {value!r}")

@@ -102,16 +102,20 @@ def read_box(text: str) -> tuple[str, list[tuple[str, str]], str | None]:
     if lowered.startswith("pkg:"):
         return "purl", [("virtualMatchString", _purl_as_cpe(text))], None
     if lowered.startswith("cpe:"):
-        try:
-            cpe = parse_cpe(text, partial=True)
-        except InputError as error:
-            raise QueryError(
-                "q", f"q: not a CPE 2.3 name or match string ({error.reason})"
-            ) from None
-        if "*" not in (cpe.part, cpe.vendor, cpe.product, cpe.version):
-            return "CPE name", [("cpeName", text)], None
-        return "CPE match string", [("virtualMatchString", text)], None
+        return _cpe_box(text)
     return "keyword", [("keywordSearch", text)], None
+
+
+def _cpe_box(text: str) -> tuple[str, list[tuple[str, str]], None]:
+    """A CPE in the search box: a name (part, vendor, product and version given) is
+    looked up as `cpeName`, else as a match string."""
+    try:
+        cpe = parse_cpe(text, partial=True)
+    except InputError as error:
+        raise QueryError("q", f"q: not a CPE 2.3 name or match string ({error.reason})") from None
+    if "*" not in (cpe.part, cpe.vendor, cpe.product, cpe.version):
+        return "CPE name", [("cpeName", text)], None
+    return "CPE match string", [("virtualMatchString", text)], None
 
 
 def _severity_pairs(form: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -100,15 +100,15 @@ def clean_filename(text: str | None) -> str:
 
 
 async def _body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and not declared.isdigit():
+    declared = request.headers.get("content-length", "0")
+    if not declared.isdigit():
         raise FormRefused(400, "Unreadable form", "Content-Length: expected a number of bytes")
     too_large = FormRefused(
         413,
         "Upload too large",
         f"This form takes at most {human_bytes(limit)} in all; nothing was kept.",
     )
-    if declared is not None and int(declared) > limit * DRAIN_LIMIT_FACTOR:
+    if int(declared) > limit * DRAIN_LIMIT_FACTOR:
         raise too_large
     chunks: list[bytes] = []
     size = 0

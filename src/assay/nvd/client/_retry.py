@@ -31,7 +31,7 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
         seconds = float(text)
     except ValueError:
         seconds = _seconds_until(text, now or datetime.now(UTC))
-    if seconds is None or math.isnan(seconds) or math.isinf(seconds):
+    if seconds is None or not math.isfinite(seconds):
         return None
     return max(0.0, seconds)
 

@@ -268,8 +268,7 @@ def check_batches(path: Path, batch_size: int) -> Iterator[Batch]:
             for member in members(path, raw):
                 for record in read_member(member):
                     take(record.kind, record.value, member.name, record.position)
-                    batch = pending.get(record.kind)
-                    if batch is not None and len(batch) >= batch_size:
+                    if len(pending.get(record.kind, ())) >= batch_size:
                         position = raw.tell()
                         yield flush(record.kind, position)
         except (*_DAMAGED, IngestError, OSError) as error:

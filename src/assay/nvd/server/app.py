@@ -214,11 +214,14 @@ def create_app(
     ]
     layers = ServiceLayers()
     middleware: list[Middleware] = service_middleware(service, store, layers)
-    shortcut = not settings.legacy_fields_only and not settings.enrich
-    if shortcut:
+    # For a shortcut in front of an app this one is mounted in (`assay.web.app`).
+    shortcut_layers: ServiceLayers | None = None
+    if not (settings.legacy_fields_only or settings.enrich):
         # Single-CVE look-ups skip the layers, routing and (SQLite) the thread hop: in
         # front of every layer, or behind those that decide per request (keys, limits).
-        position = 0 if layers.complete else layers.caching_position
+        position = layers.caching_position
+        if layers.complete:
+            position, shortcut_layers = 0, layers
         middleware.insert(
             position,
             Middleware(CveIdShortcut, store=store, layers=layers, outermost=layers.complete),
@@ -226,8 +229,7 @@ def create_app(
     app = Starlette(routes=routes, middleware=middleware, lifespan=_warmed(store))
     app.middleware_stack = app.build_middleware_stack()  # (so `layers` are made now)
     app.state.store = store
-    # For a shortcut in front of an app this one is mounted in (`assay.web.app`).
-    app.state.shortcut_layers = layers if shortcut and layers.complete else None
+    app.state.shortcut_layers = shortcut_layers
     return app
 
 

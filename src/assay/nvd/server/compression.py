@@ -31,21 +31,27 @@ def negotiate(accept_encoding: str) -> str | None:
     accepted: dict[str, float] = {}
     for item in accept_encoding.split(","):
         name, _, params = item.strip().partition(";")
-        quality = 1.0
-        for param in params.split(";"):
-            key, _, value = param.strip().partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
         if name:
-            accepted[name.strip().lower()] = quality
+            accepted[name.strip().lower()] = _quality(params)
     for encoding in ENCODINGS:
         quality = accepted.get(encoding, accepted.get("*", 0.0))
         if quality > 0:
             return encoding
     return None
+
+
+def _quality(params: str) -> float:
+    """The `q` of an Accept-Encoding item's parameters (the last one given; 1 when none,
+    0 when unreadable)."""
+    quality = 1.0
+    for param in params.split(";"):
+        key, _, value = param.strip().partition("=")
+        if key.strip().lower() == "q":
+            try:
+                quality = float(value)
+            except ValueError:
+                quality = 0.0
+    return quality
 
 
 class _Compressor:
@@ -135,10 +141,7 @@ class _CompressingSend:
             await self._send(message)
             return
         compressor = self._compressor = _Compressor(self._encoding)
-        kept = [(k, v) for k, v in headers if k not in (b"content-length", b"etag")]
-        kept += [(b"content-encoding", self._encoding.encode()), (b"vary", b"Accept-Encoding")]
-        # A strong validator names one representation: the compressed one is another.
-        kept += [(b"etag", _weak(v)) for k, v in headers if k == b"etag"]
+        kept = _compressed_headers(headers, self._encoding)
         if more:
             await self._send({**start, "headers": kept})
             await self._piece(compressor, body, more)
@@ -170,6 +173,17 @@ async def _run(compress: Callable[[bytes], bytes], data: bytes) -> bytes:
     if len(data) >= THREAD_MINIMUM:
         return await run_in_threadpool(compress, data)
     return compress(data)
+
+
+def _compressed_headers(
+    headers: list[tuple[bytes, bytes]], encoding: str
+) -> list[tuple[bytes, bytes]]:
+    """A compressed answer's headers (but its Content-Length, known once compressed)."""
+    kept = [(k, v) for k, v in headers if k not in (b"content-length", b"etag")]
+    kept += [(b"content-encoding", encoding.encode()), (b"vary", b"Accept-Encoding")]
+    # A strong validator names one representation: the compressed one is another.
+    kept += [(b"etag", _weak(v)) for k, v in headers if k == b"etag"]
+    return kept
 
 
 def _weak(etag: bytes) -> bytes:

@@ -141,21 +141,23 @@ def _purl_query(
 
 def _offset(token: object, where: str) -> int:
     """The offset a `next_page_token` of `_token` names (0: none given)."""
-    if token is None or token == "":
+    if token in (None, ""):
         return 0
-    text = _token_text(token) if isinstance(token, str) and len(token) <= 64 else None
-    kind, _, number = (text or "").partition(":")
+    kind, _, number = _token_text(token).partition(":")
     if kind != "o" or not number.isdigit() or int(number) > 10**9:
         raise InputError(where, "expected a next_page_token this server gave")
     return int(number)
 
 
-def _token_text(token: str) -> str | None:
-    """A token's unpadded URL-safe base64, decoded (None: it is not)."""
+def _token_text(token: object) -> str:
+    """A token's unpadded URL-safe base64, decoded ("": it is not, or is too long to be
+    one `_token` makes)."""
+    if not isinstance(token, str) or len(token) > 64:
+        return ""
     try:
         return base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
+        return ""
 
 
 def _token(offset: int) -> str:
