@@ -35,7 +35,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from assay.errors import StoreBusy, StoreError
 from assay.nvd.cve_query import MAX_RESULTS_PER_PAGE, CveQuery
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
-from assay.nvd.storage._api_order import ApiOrder
+from assay.nvd.storage._api_order import WALK_ORDERS, ApiOrder
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._cve5_sql import POSTGRES_CVE5_SCHEMA
 from assay.nvd.storage._decoded import GenerationRecords
@@ -919,6 +919,11 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             if cacheable:
                 self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
+        if table == "cve" and query.filter_key in WALK_ORDERS:
+            # A walk reads each page once: its records would only push the records of
+            # popular queries out of the kept ones (and keeping them costs ~4 ms of a
+            # 2000-record page), as in SQLite.
+            return Page(len(ids), _walk_records(connection, page_ids))
         return Page(len(ids), self._fetch(connection, table, page_ids, generation))
 
     def _fetch(
@@ -948,6 +953,28 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
 
 
 _ONE_CVE_ID = CveQuery(cve_id="")
+
+
+def _walk_records(connection: Connection, ids: Sequence[int]) -> list[bytes]:
+    """The CVE records of `ids` (a walk's page), in that order, past the kept records.
+    A store imported in API order walks its rows in order: consecutive ids are one range
+    of the primary key, read in order (not 2,000 look-ups), used when every id is there."""
+    # Binary results: the records come as they are stored, not hex-encoded.
+    if ids and list(ids) == list(range(ids[0], ids[0] + len(ids))):
+        rows = connection.execute(
+            "SELECT record FROM cve WHERE id BETWEEN %s AND %s ORDER BY id",
+            (ids[0], ids[-1]),
+            binary=True,
+        ).fetchall()
+        if len(rows) == len(ids):
+            return [unpack(bytes(stored)) for (stored,) in rows]
+    stored = {
+        int(row_id): bytes(record)
+        for row_id, record in connection.execute(
+            "SELECT id, record FROM cve WHERE id = ANY(%s::bigint[])", (list(ids),), binary=True
+        )
+    }
+    return [unpack(stored[row_id]) for row_id in ids if row_id in stored]
 
 
 def _lookup_only(query: CveQuery) -> bool:
