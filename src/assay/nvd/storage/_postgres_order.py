@@ -68,8 +68,12 @@ def placed_ids(
     """The ids of `query`'s id-set filter (each once), in the kept order."""
     builder = SqlBuilder(POSTGRES)
     select = cve_ids_select(replace(query.filter_key, no_rejected=False), builder)
-    rows = connection.execute(select, bound(builder.params), binary=True)
-    matched = list({int(row[0]) for row in rows})
+    # One array, not a row per match: psycopg reads an array in C, where each row costs
+    # a Python step (~1.6 us: 40 ms of a 25,000-match keyword search).
+    row = connection.execute(
+        f"SELECT array_agg(m.id) FROM ({select}) AS m(id)", bound(builder.params), binary=True
+    ).fetchone()
+    matched = list(set(row[0] or ())) if row is not None else []
     order, places = orders.get(generation, no_rejected, order_reader(connection))
     return in_order(matched, order, places)
 
