@@ -640,20 +640,9 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         return self._upsert(rows, batch, meta)
 
     def _insert_derived(self, connection: Connection, written: list[tuple[int, CveFacts]]) -> None:
-        vectors = {
-            (kind, value)
-            for _, facts in written
-            for kind, value in facts.facets
-            if kind.startswith("vec") and self._vectors.get((kind, value)) is None
-        }
-        if vectors:
-            connection.execute(
-                "INSERT INTO cvss_vector (kind, vector) SELECT * FROM unnest(%s::text[], %s::text[]) "
-                "ON CONFLICT DO NOTHING",
-                ([text(kind) for kind, _ in vectors], [text(vector) for _, vector in vectors]),
-            )
-            for vector in vectors:
-                self._vectors.learn(vector, 0)
+        """A batch's facets (and the CVSS vectors new to the store), criteria uses and
+        texts."""
+        self._insert_vectors(connection, written)
         copy_rows(
             connection,
             "cve_facet",
@@ -677,6 +666,24 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             CVE_TEXT_COLUMNS,
             ((row_id, tsvector_literal(facts.search_text)) for row_id, facts in written),
         )
+
+    def _insert_vectors(self, connection: Connection, written: list[tuple[int, CveFacts]]) -> None:
+        """The CVSS vectors of `written` this process has not seen stored."""
+        vectors = {
+            (kind, value)
+            for _, facts in written
+            for kind, value in facts.facets
+            if kind.startswith("vec") and self._vectors.get((kind, value)) is None
+        }
+        if not vectors:
+            return
+        connection.execute(
+            "INSERT INTO cvss_vector (kind, vector) SELECT * FROM unnest(%s::text[], %s::text[]) "
+            "ON CONFLICT DO NOTHING",
+            ([text(kind) for kind, _ in vectors], [text(vector) for _, vector in vectors]),
+        )
+        for vector in vectors:
+            self._vectors.learn(vector, 0)
 
     def _criteria_ids_of(
         self, connection: Connection, criteria: Sequence[Criteria]
