@@ -19,10 +19,16 @@ from tests.conftest import backends, make_store_url
 
 from assay._cli.nvd import bundled_files
 from assay.nvd.cve_query import CveQuery, parse_cve_query
+from assay.nvd.cve_record import cve_facts
 from assay.nvd.ingest.importer import Importer
 from assay.nvd.storage import open_store
 from assay.nvd.storage._api_order import SORT_SHARE
-from assay.nvd.storage._postgres_order import CVE_ORDER, api_ordered_ids, walk_order_of
+from assay.nvd.storage._postgres_order import (
+    CVE_ORDER,
+    RECORDS_WITH_IDS,
+    api_ordered_ids,
+    walk_order_of,
+)
 from assay.nvd.storage._postgres_rows import bound
 from assay.nvd.storage._sql import POSTGRES, SQLITE, SqlBuilder, cve_where
 from assay.nvd.storage._sqlite_order import keyword_ids
@@ -257,3 +263,58 @@ def test_postgres_pages_are_those_sqlite_gives(
             assert [orjson.loads(r)["id"] for r in ours.records] == [
                 orjson.loads(r)["id"] for r in theirs.records
             ]
+
+
+def test_postgres_few_matches_come_with_their_records(
+    postgres: PostgresStore, cpe_names: list[str]
+) -> None:
+    """A filter of at most `RECORDS_WITH_IDS` matches hands their stored records to
+    `keep` from the statement that found them; a larger one reads none."""
+    for pairs in ([("cpeName", cpe_names[0])], [("keywordSearch", "remote attackers")]):
+        query = parse_cve_query(pairs)
+        handed: list[dict[int, bytes]] = []
+        with postgres._using("testing") as connection:
+            generation = postgres._generation(connection)
+            ids = api_ordered_ids(
+                connection, generation, query, postgres._orders, ("", ()), keep=handed.append
+            )
+            rows = connection.execute(
+                "SELECT id, record FROM cve WHERE id = ANY(%s::bigint[])", (list(ids),), binary=True
+            ).fetchall()
+        assert 0 < len(ids) <= RECORDS_WITH_IDS, pairs
+        assert handed == [{int(row_id): bytes(record) for row_id, record in rows}]
+    with postgres._using("testing") as connection:
+        generation = postgres._generation(connection)
+        handed = []
+        many = parse_cve_query([("keywordSearch", "the")])
+        ids = api_ordered_ids(
+            connection, generation, many, postgres._orders, ("", ()), keep=handed.append
+        )
+    assert len(ids) > RECORDS_WITH_IDS
+    assert handed == []
+
+
+def test_postgres_a_newer_revision_is_what_a_few_match_search_gives(tmp_path: Path) -> None:
+    """Records read with their ids are kept for the generation they were read at: a
+    write moves the generation on, and the same search then gives the new record."""
+    if "postgres" not in backends():
+        pytest.skip("PostgreSQL is not configured")
+    for url in make_store_url("postgres", tmp_path):
+        opened = open_store(url)
+        try:
+            assert Importer(opened).import_files(list(bundled_files())).ok
+            query = parse_cve_query(
+                [("keywordSearch", "remote attackers"), ("resultsPerPage", "1")]
+            )
+            first = orjson.loads(opened.search_cves(query).records[0])
+            newer = {
+                **first,
+                "lastModified": "2099-01-01T00:00:00.000",
+                "descriptions": [{"lang": "en", "value": "remote attackers, revised"}],
+            }
+            opened.upsert_cves([cve_facts(newer, "test")])
+            again = orjson.loads(opened.search_cves(query).records[0])
+            assert again["id"] == first["id"]
+            assert again["descriptions"][0]["value"] == "remote attackers, revised"
+        finally:
+            opened.close()

@@ -743,7 +743,12 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
                 query,
                 cacheable=True,
                 ids_of=lambda generation: api_ordered_ids(
-                    connection, generation, query, self._orders, (sorted_ids, bound(builder.params))
+                    connection,
+                    generation,
+                    query,
+                    self._orders,
+                    (sorted_ids, bound(builder.params)),
+                    keep=lambda stored: self._keep_records(generation, stored),
                 ),
             )
 
@@ -937,6 +942,14 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             # 2000-record page), as in SQLite.
             return Page(len(ids), _walk_records(connection, page_ids))
         return Page(len(ids), self._fetch(connection, table, page_ids, generation))
+
+    def _keep_records(self, generation: int, stored: dict[int, bytes]) -> None:
+        """Keep CVE records (as stored, by row id) read after `generation` was."""
+        self._records.get_many(generation, [])  # (moves it on if the store has)
+        self._records.put_many(
+            generation,
+            {("cve", int(row_id)): unpack(bytes(record)) for row_id, record in stored.items()},
+        )
 
     def _fetch(
         self, connection: Connection, table: str, ids: Iterable[int], generation: int
