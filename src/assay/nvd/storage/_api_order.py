@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from assay.nvd.cve_query import CveQuery
 
@@ -57,6 +57,12 @@ class ApiOrder:
             if kept is None or kept[0] <= generation:
                 self._kept[no_rejected] = (generation, order, places)
         return places
+
+
+def consecutive(ids: Sequence[int]) -> bool:
+    """Whether `ids` are first, first + 1, first + 2... in that order (a walk's page of a
+    store written in API order: one range of row ids)."""
+    return bool(ids) and list(ids) == list(range(ids[0], ids[0] + len(ids)))
 
 
 def in_order(matched: list[int], order: array[int], places: array[int]) -> array[int]:

@@ -35,7 +35,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from assay.errors import StoreBusy, StoreError
 from assay.nvd.cve_query import MAX_RESULTS_PER_PAGE, CveQuery
 from assay.nvd.cve_record import Criteria, CveFacts, cve_facts
-from assay.nvd.storage._api_order import WALK_ORDERS, ApiOrder
+from assay.nvd.storage._api_order import WALK_ORDERS, ApiOrder, consecutive
 from assay.nvd.storage._cache import ResultCache
 from assay.nvd.storage._cve5_sql import POSTGRES_CVE5_SCHEMA
 from assay.nvd.storage._decoded import GenerationRecords
@@ -785,7 +785,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         assert row is not None
         generation, stored = int(row[0]), row[1]
         record = ABSENT if stored is None else unpack(bytes(stored))
-        self._records.get_many(generation, [])  # (moves it on if the store has)
+        self._records.advance(generation)
         self._records.put_many(generation, {key: record})
         return generation, record
 
@@ -945,7 +945,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
 
     def _keep_records(self, generation: int, stored: dict[int, bytes]) -> None:
         """Keep CVE records (as stored, by row id) read after `generation` was."""
-        self._records.get_many(generation, [])  # (moves it on if the store has)
+        self._records.advance(generation)
         self._records.put_many(
             generation,
             {("cve", int(row_id)): unpack(bytes(record)) for row_id, record in stored.items()},
@@ -985,7 +985,7 @@ def _walk_records(connection: Connection, ids: Sequence[int]) -> list[bytes]:
     A store imported in API order walks its rows in order: consecutive ids are one range
     of the primary key, read in order (not 2,000 look-ups), used when every id is there."""
     # Binary results: the records come as they are stored, not hex-encoded.
-    if ids and list(ids) == list(range(ids[0], ids[0] + len(ids))):
+    if consecutive(ids):
         rows = connection.execute(
             "SELECT record FROM cve WHERE id BETWEEN %s AND %s ORDER BY id",
             (ids[0], ids[-1]),
