@@ -1,8 +1,8 @@
-"""slsa-verifier's and gh's modes are built-in policies run by one `Pipeline`.
+"""slsa-verifier's and gh's modes are built-in policies run by the one `Verifier`.
 
 The policy built from `verify-artifact`'s flags (`slsa_verifier_policy`) and from
-`verify-bundle`'s (`GhPolicy.mode_policy`), run by `ModeVerifier`, gives the verdict the
-command gives; `ModeVerifier` and `Verifier` are the same `Pipeline`; the certificate's
+`verify-bundle`'s (`GhPolicy.mode_policy`), run by the `Verifier` that runs policy
+files, gives the verdict the command gives, in the same `Report`; the certificate's
 rules are `CertificateRules` with upstream's check names; the validator is a policy
 choice (off for the modes, as upstream, on for a policy file).
 """
@@ -30,8 +30,11 @@ from assay.verify.artifact import read_envelopes
 from assay.verify.bundle_check import read_bundles
 from assay.verify.certificates import SigstoreTrust
 from assay.verify.model import Artifact
-from assay.verify.modes import ModeVerifier
-from assay.verify.pipeline import Pipeline
+from assay import verify as verify_package
+from assay.policy.builtin import BuiltinPolicy
+from assay.policy.loader import load_policy
+from assay.verify.inputs import read_attestations
+from assay.verify.report import Report
 from assay.verify.verifier import Verifier
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -72,9 +75,25 @@ def _artifact_argv(source: str) -> list[str]:
     ]
 
 
-def test_the_modes_and_the_policy_file_verifier_are_one_pipeline() -> None:
-    assert issubclass(ModeVerifier, Pipeline)
-    assert issubclass(Verifier, Pipeline)
+def test_a_policy_file_and_a_modes_builtin_policy_run_through_one_verifier(
+    trust: SigstoreTrust,
+) -> None:
+    # The same provenance, judged by slsa-verifier's built-in policy and by the shipped
+    # Go builder policy file: one `Verifier`, one kind of report, the same verdict.
+    artifacts = [Artifact("go", {"sha256": GO_SHA256})]
+    mode = Verifier(policy=slsa_verifier_policy(Options(source_uri=SOURCE)), trust=trust)
+    mode_report = mode.verify(artifacts, read_envelopes(GO.read_bytes(), str(GO)))
+    shipped = BuiltinPolicy("slsa-github-generator-go", Path()).reference
+    policy_file = Verifier(policy=load_policy(shipped), trust=trust)
+    file_report = policy_file.verify(artifacts, read_attestations(GO.read_bytes(), str(GO)))
+    assert isinstance(mode_report, Report)
+    assert isinstance(file_report, Report)
+    assert mode_report.passed and file_report.passed
+    assert mode_report.level == file_report.level == 3
+    assert [a.covering[0].name for a in mode_report.artifacts] == [
+        a.covering[0].name for a in file_report.artifacts
+    ]
+    assert not hasattr(verify_package, "ModeVerifier")  # no second verifier to drift
 
 
 @pytest.mark.parametrize(
@@ -85,17 +104,17 @@ def test_the_policy_of_verify_artifacts_flags_gives_the_commands_verdict(
     source: str, passed: bool, trust: SigstoreTrust, capsys: pytest.CaptureFixture[str]
 ) -> None:
     policy = slsa_verifier_policy(Options(source_uri=source))
-    report = ModeVerifier(policy, trust).verify(
+    report = Verifier(policy=policy, trust=trust).verify(
         [Artifact(f"sha256:{GO_SHA256}", {"sha256": GO_SHA256})],
         read_envelopes(GO.read_bytes(), str(GO)),
     )
     code, printed = _cli(_artifact_argv(source), capsys)
-    (coverage,) = report.coverage
+    (coverage,) = report.artifacts
     assert coverage.passed is passed
     assert code == (0 if passed else 1)
     envelopes = printed["envelopes"]
     assert isinstance(envelopes, list)
-    assert [[c.to_dict() for c in e.checks] for e in report.evaluations] == [
+    assert [[c.to_dict() for c in e.checks] for e in report.attestations] == [
         e["checks"] for e in envelopes
     ]
 
@@ -105,7 +124,7 @@ def test_an_untrusted_source_fails_on_the_certificate_before_the_statement_is_re
 ) -> None:
     policy = slsa_verifier_policy(Options(source_uri="github.com/someone/else"))
     (evaluation,) = (
-        ModeVerifier(policy, trust).verify([], read_envelopes(GO.read_bytes(), str(GO))).evaluations
+        Verifier(policy=policy, trust=trust).verify([], read_envelopes(GO.read_bytes(), str(GO))).attestations
     )
     names = [c.name for c in evaluation.checks]
     failed = [c.name for c in evaluation.checks if not c.passed]
@@ -147,7 +166,7 @@ def test_the_policy_of_verify_bundles_flags_gives_the_commands_verdict(
     assert policy.signature is SignatureForm.BUNDLE
     assert not policy.certificate_first  # gh reads the statement, then judges the certificate
     assert policy.default == StatementRules(predicate_type=gh.predicate_type)
-    report = ModeVerifier(policy, trust).verify(
+    report = Verifier(policy=policy, trust=trust).verify(
         [Artifact("demo", {"sha256": GH_SHA256})],
         read_bundles(GH_BUNDLE.read_bytes(), str(GH_BUNDLE)),
     )
@@ -163,22 +182,22 @@ def test_the_policy_of_verify_bundles_flags_gives_the_commands_verdict(
         ],
         capsys,
     )
-    (coverage,) = report.coverage
+    (coverage,) = report.artifacts
     assert coverage.passed
     assert code == 0
     assert printed["verified"] == len(coverage.covering)
-    names = [c.name for c in report.evaluations[0].checks]
+    names = [c.name for c in report.attestations[0].checks]
     assert names.index("predicateType") < names.index("certificate.sourceRepositoryOwnerUri")
 
 
 def test_gh_policy_fails_another_owner_under_ghs_check_name(trust: SigstoreTrust) -> None:
     policy = GhPolicy(owner="someone-else").mode_policy()
-    report = ModeVerifier(policy, trust).verify(
+    report = Verifier(policy=policy, trust=trust).verify(
         [Artifact("demo", {"sha256": GH_SHA256})],
         read_bundles(GH_BUNDLE.read_bytes(), str(GH_BUNDLE)),
     )
-    assert not report.coverage[0].passed
-    failed = [c.name for e in report.evaluations for c in e.checks if not c.passed]
+    assert not report.artifacts[0].passed
+    failed = [c.name for e in report.attestations for c in e.checks if not c.passed]
     assert failed[0] == "certificate.sourceRepositoryOwnerUri"
 
 
@@ -197,7 +216,7 @@ def test_the_validator_is_a_policy_choice(trust: SigstoreTrust) -> None:
     )
     documents = read_envelopes(GO.read_bytes(), str(GO))
     artifacts = [Artifact("go", {"sha256": GO_SHA256})]
-    plain = ModeVerifier(base, trust).verify(artifacts, documents).evaluations[0]
-    validated = ModeVerifier(validating, trust).verify(artifacts, documents).evaluations[0]
+    plain = Verifier(policy=base, trust=trust).verify(artifacts, documents).attestations[0]
+    validated = Verifier(policy=validating, trust=trust).verify(artifacts, documents).attestations[0]
     assert "statement.valid" not in [c.name for c in plain.checks]
     assert "statement.valid" in [c.name for c in validated.checks]

@@ -2,7 +2,7 @@
 
 Both turn their flags into a built-in policy, read files and format the library's typed
 result: the verdict is `assay.verify.artifact.verify_artifacts`'s and
-`assay.verify.bundle_check`'s, both run by `assay.verify.modes.ModeVerifier`. Heavy
+`assay.verify.bundle_check`'s, both run by `assay.verify.verifier.Verifier`. Heavy
 modules are imported inside the handlers, so `assay --help` stays fast.
 """
 

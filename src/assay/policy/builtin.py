@@ -6,8 +6,8 @@ installed inside the package as assay/policies/: `builtin:gcb` is policies/gcb.y
 whether assay runs from a checkout or from a wheel. A plain path still names any policy
 file.
 
-A mode's policy says what `assay.verify.modes.ModeVerifier` does with each signed
-document: how its signature is verified (`SignatureForm`), what its certificate must show
+A mode's policy says what `assay.verify.Verifier` does with each signed document: how
+its signature is verified (`SignatureForm`), what its certificate must show
 (`CertificateRules`, checked under upstream's names), whether that certificate must pass
 before the statement is read, and the statement rules for the workflow it names
 (`StatementRules`: the claims policy, the predicate type, the builder-certificate match,

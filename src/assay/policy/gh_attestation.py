@@ -3,7 +3,7 @@
     policy = GhPolicy(owner="sigstore", repo="sigstore/sigstore-js")
     policy.describe()                      # the criteria gh prints
     policy.checks(verified.identity)       # one Check per criterion
-    ModeVerifier(policy.mode_policy(), trust).verify(artifacts, bundles)  # assay.verify.modes
+    Verifier(policy=policy.mode_policy(), trust=trust).verify(artifacts, bundles)  # assay.verify
 
 What gh's flags require of a bundle's certificate: the source repository owner (or the
 repository), the signer identity (an exact SAN, a regex, the signer repository or

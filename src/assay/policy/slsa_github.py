@@ -1,7 +1,7 @@
 """slsa-verifier's rules for slsa-github-generator builders, as a built-in policy.
 
     policy = slsa_verifier_policy(Options(source_uri="github.com/o/r"), testing=False)
-    ModeVerifier(policy, trust).verify(artifacts, documents)    # assay.verify.modes
+    Verifier(policy=policy, trust=trust).verify(artifacts, documents)  # assay.verify
 
 `assay verify-artifact` needs no policy file: the trusted builders (the reusable
 workflows a Fulcio certificate may name), the buildType each produces, how the builder

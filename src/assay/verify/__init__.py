@@ -16,8 +16,8 @@ on failure instead. Signatures are checked first (keys, with the log entry of a 
 signed with a key; or Sigstore certificates verified offline against `SigstoreTrust`
 and matched to a policy's identity signers),
 and only verified payloads are parsed. slsa-verifier's and gh's modes are built-in
-policies (`assay.policy.builtin.ModePolicy`) that `ModeVerifier`, the same `Pipeline` as
-`Verifier`, runs on signed documents. Nothing here touches the network unless a
+policies (`assay.policy.builtin.ModePolicy`) that the same `Verifier` runs on signed
+documents. Nothing here touches the network unless a
 `SigstoreTrust.rekor` look-up is given: inputs are bytes and objects.
 """
 
@@ -32,7 +32,7 @@ from assay.verify.dependency_check import (
 from assay.verify.inputs import read_attestations
 from assay.verify.levels import DependencyResult, Evidence, resolve_dependencies
 from assay.verify.model import Artifact, Attestation, CertificateIdentity, GcbMetadata
-from assay.verify.modes import ModeReport, ModeVerifier, SignedDocument, SignedEvaluation
+from assay.verify.modes import ModeReport, SignedDocument, SignedEvaluation
 from assay.verify.signers import identity_matches, signer_signed, signers_that_signed
 from assay.verify.verifier import (
     AttestationReport,
@@ -58,7 +58,6 @@ __all__ = [
     "GcbMetadata",
     "LogResult",
     "ModeReport",
-    "ModeVerifier",
     "SignedDocument",
     "SignedEvaluation",
     "SigstoreTrust",

@@ -6,7 +6,7 @@
     [(r.artifact.name, r.passed) for r in result.results]   # each artifact's own verdict
 
 The command's flags are a built-in policy (`assay.policy.slsa_github.slsa_verifier_policy`)
-that `ModeVerifier` runs on each envelope of the provenance file (Sigstore bundle, or a
+that the `Verifier` runs on each envelope of the provenance file (Sigstore bundle, or a
 legacy envelope with its certificate): the certificate's rules first, then, for a trusted
 workflow, the statement against that workflow's claims policy with `assay.verify`'s
 checks. Each artifact is judged on its own (`Coverage`): it passes only when a passing
@@ -29,8 +29,9 @@ from assay.sigstore.signature import RekorLookup
 from assay.sigstore.verifier import BUNDLE_MEDIA_TYPES, BundleVerifier
 from assay.verify.certificates import SigstoreTrust
 from assay.verify.model import Artifact
-from assay.verify.modes import ModeVerifier, SignedDocument, SignedEvaluation
+from assay.verify.modes import SignedDocument, SignedEvaluation
 from assay.verify.pipeline import Coverage
+from assay.verify.verifier import Verifier
 
 if TYPE_CHECKING:
     from assay.attestation.files import Record
@@ -208,7 +209,7 @@ def verify_artifacts(
     rekor: RekorLookup | None = None,
 ) -> ArtifactVerification:
     """The verdict for `artifacts` given one provenance file's bytes: the flags' built-in
-    policy, run by `ModeVerifier`."""
+    policy, run by the `Verifier`."""
     check_options(options)
     policy = slsa_verifier_policy(options, testing=testing_mode())
     trust = SigstoreTrust(
@@ -217,5 +218,7 @@ def verify_artifacts(
         rekor=rekor,
         verifier=verifier,
     )
-    report = ModeVerifier(policy, trust).verify(artifacts, read_envelopes(provenance, where))
-    return ArtifactVerification(report.coverage, report.evaluations)
+    report = Verifier(policy=policy, trust=trust).verify(
+        artifacts, read_envelopes(provenance, where)
+    )
+    return ArtifactVerification(report.artifacts, report.attestations)

@@ -8,7 +8,7 @@ As gh: every bundle of the file is tried; the artifact passes when at least one 
 verifies, names the artifact's digest as a subject, has the expected predicate type and a
 certificate identity the policy accepts (owner or repository, signer identity, OIDC
 issuer, optional pins). The predicate's content is not checked (gh does not either). The
-flags are a built-in policy (`GhPolicy.mode_policy`) that `ModeVerifier` runs.
+flags are a built-in policy (`GhPolicy.mode_policy`) that the `Verifier` runs.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from assay.policy.gh_attestation import GhPolicy
 from assay.sigstore.verifier import BundleVerifier
 from assay.verify.certificates import SigstoreTrust
 from assay.verify.model import Artifact
-from assay.verify.modes import ModeVerifier, SignedDocument, SignedEvaluation
+from assay.verify.modes import SignedDocument, SignedEvaluation
 from assay.verify.pipeline import Coverage
+from assay.verify.verifier import Verifier
 
 MAX_BUNDLES: Final = 256
 
@@ -105,15 +106,15 @@ def verify_bundles(
     """gh's verdict: at least one bundle verifies, satisfies the policy and names the
     artifact's digest."""
     trust = SigstoreTrust(roots=verifier.roots, verifier=verifier)
-    report = ModeVerifier(policy.mode_policy(), trust).verify(
+    report = Verifier(policy=policy.mode_policy(), trust=trust).verify(
         [Artifact(artifact, {digest[0]: digest[1]})], read_bundles(data, where)
     )
-    (coverage,) = report.coverage
-    judged = [r for r in report.evaluations if r.claims is not None or r.signed_digest is not None]
+    (coverage,) = report.artifacts
+    judged = [r for r in report.attestations if r.claims is not None or r.signed_digest is not None]
     for result, check in zip(judged, coverage.checks, strict=True):
         # Shown with each bundle: gh judges a bundle for the artifact asked about.
         result.checks.insert(_subject_position(result), check)
-    return BundleVerification(coverage, policy, report.evaluations)
+    return BundleVerification(coverage, policy, report.attestations)
 
 
 def _subject_position(result: SignedEvaluation) -> int:

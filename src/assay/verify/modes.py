@@ -1,12 +1,13 @@
-"""The built-in policies of slsa-verifier's and gh's modes, run by one `Pipeline`.
+"""The steps of slsa-verifier's and gh's modes, built-in policies the `Verifier` runs.
 
     policy = slsa_verifier_policy(options)        # or GhPolicy(...).mode_policy()
-    report = ModeVerifier(policy, trust).verify(artifacts, documents)
-    report.evaluations                            # one per signed document
-    report.coverage                               # one per artifact: its own verdict
+    report = Verifier(policy=policy, trust=trust).verify(artifacts, documents)
+    report.attestations                           # one per signed document
+    report.artifacts                              # one per artifact: its own verdict
 
-`ModeVerifier` is the `Pipeline` of a `ModePolicy` (`assay.policy.builtin`): the
-signature step the policy names (`SignatureForm`), the certificate's rules
+`ModeSteps` are what the `Verifier` does with each document for a `ModePolicy`
+(`assay.policy.builtin`): the signature step the policy names (`SignatureForm`), the
+certificate's rules
 (`CertificateRules`, checked under upstream's names, so the first failure reads as
 upstream's), then payload type, statement and the `StatementRules` for the workflow the
 certificate names: the same steps `Verifier` runs for a policy file. A policy that puts
@@ -28,16 +29,10 @@ from assay.sigstore.signature import verify_signed_document
 from assay.sigstore.verifier import BundleVerifier, VerifiedSignature
 from assay.verify.certificates import CertificateVerifier, SigstoreTrust
 from assay.verify.model import Artifact
-from assay.verify.pipeline import (
-    Coverage,
-    Evaluation,
-    Pipeline,
-    judge_statement,
-    payload_type_check,
-    read_payload,
-)
+from assay.verify.pipeline import Evaluation, judge_statement, payload_type_check, read_payload
+from assay.verify.report import Report
 
-__all__ = ["ModeReport", "ModeVerifier", "SignedDocument", "SignedEvaluation"]
+__all__ = ["ModeReport", "ModeSteps", "SignedDocument", "SignedEvaluation"]
 
 
 class SignedDocument(NamedTuple):
@@ -57,13 +52,13 @@ class SignedEvaluation(Evaluation):
     def predicate_type(self) -> str | None:
         return self.claims.predicate_type if self.claims is not None else None
 
+    @property
+    def tlog_waived(self) -> bool:
+        return self.signature is not None and not self.signature.tlog_checked
 
-@dataclass(slots=True)
-class ModeReport:
-    """Every document's evaluation and every artifact's own verdict."""
 
-    evaluations: list[SignedEvaluation]
-    coverage: list[Coverage]
+ModeReport = Report[ModePolicy, SignedEvaluation]
+"""The `Verifier`'s report for a mode's built-in policy."""
 
 
 SignatureStep = Callable[
@@ -113,31 +108,30 @@ SIGNATURE_STEPS: Final[Mapping[SignatureForm, SignatureStep]] = {
 }
 
 
-class ModeVerifier(Pipeline[SignedDocument, SignedEvaluation]):
-    """Verifies signed documents against a mode's built-in policy."""
+class ModeSteps:
+    """What the `Verifier` does with each signed document for a mode's built-in policy."""
 
-    def __init__(self, policy: ModePolicy, trust: SigstoreTrust | None = None) -> None:
+    def __init__(self, policy: ModePolicy, trust: SigstoreTrust) -> None:
         self.policy = policy
-        self.trust = trust or SigstoreTrust()
-        self._verifier = CertificateVerifier(self.trust).bundle_verifier()
-        self._sha256: bytes | None = None
-        """Set by `verify`: the digest a message-signature bundle must sign (gh's one
-        artifact); the signature step needs it, `Pipeline.evaluate` takes only the item."""
+        self.trust = trust
+        self._verifier = CertificateVerifier(trust).bundle_verifier()
 
-    def verify(
-        self, artifacts: Sequence[Artifact], documents: Sequence[SignedDocument]
-    ) -> ModeReport:
-        """The report for `artifacts` given `documents`; never raises on a failed check."""
-        self._sha256 = _only_sha256(artifacts)
-        evaluations, coverage = self.run(artifacts, documents)
-        return ModeReport(evaluations, coverage)
+    def evaluate(
+        self, artifacts: Sequence[Artifact], items: Sequence[SignedDocument]
+    ) -> list[SignedEvaluation]:
+        """Every document through the signature step, then the certificate's rules and
+        the statement's, in the policy's order."""
+        # The digest a message-signature bundle must sign: gh's one artifact's.
+        sha256 = _only_sha256(artifacts)
+        return [self._evaluate(item, sha256) for item in items]
 
-    def evaluate(self, item: SignedDocument) -> SignedEvaluation:
-        """The signature step, then the certificate's rules and the statement's, in the
-        policy's order."""
+    def conclude(self, report: ModeReport) -> None:
+        """Nothing follows: a mode's verdict is each artifact's own."""
+
+    def _evaluate(self, item: SignedDocument, sha256: bytes | None) -> SignedEvaluation:
         result = SignedEvaluation(item.label)
         step = SIGNATURE_STEPS[self.policy.signature]
-        verified, checks = step(item, self._verifier, self.trust, self._sha256)
+        verified, checks = step(item, self._verifier, self.trust, sha256)
         result.checks.extend(checks)
         if verified is None:
             return result

@@ -6,12 +6,13 @@
     judge_statement(evaluation, rules, signed, san)  # the policy's statement rules, level
     coverage = cover(artifact, [evaluation])        # one artifact's own verdict
 
-`Pipeline` is the class every verification is: `Verifier` (`assay verify`, a policy
-file's key or identity signers) and `ModeVerifier` (`assay.verify.modes`: the built-in
-policies of slsa-verifier's mode, `verify-artifact` and `verify-image`, and of gh's,
-`verify-bundle`) differ only in their signature step (who signed: keys or a certificate
-identity, checked by the policy's `CertificateRules`) and in the `StatementRules` their
-policy gives. Only a payload whose signature verified is ever handed to `read_payload`.
+Every verification runs these steps through one `Verifier` (`assay.verify.verifier`):
+a policy file (`assay verify`: key or identity signers) and a mode's built-in policy
+(`assay.verify.modes`: slsa-verifier's, for `verify-artifact` and `verify-image`, and
+gh's, for `verify-bundle`) differ only in their signature step (who signed: keys or a
+certificate identity, checked by the policy's `CertificateRules`) and in the
+`StatementRules` their policy gives. Only a payload whose signature verified is ever
+handed to `read_payload`.
 
 Each artifact is judged on its own (`cover`): a passing evaluation covers it only when its
 verified statement names one of the artifact's digests (names are never compared). The
@@ -21,10 +22,9 @@ an attestation's checks by name.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from assay import protocol
 from assay.errors import AttestationError
@@ -39,7 +39,6 @@ from assay.verify.model import Artifact
 __all__ = [
     "Coverage",
     "Evaluation",
-    "Pipeline",
     "claim_checks",
     "cover",
     "judge_claims",
@@ -69,6 +68,19 @@ class Evaluation:
     def passed(self) -> bool:
         """Every check of the document passed (subjects are judged per artifact)."""
         return bool(self.checks) and all(check.passed for check in self.checks)
+
+    @property
+    def tlog_waived(self) -> bool:
+        """Accepted without a transparency-log entry (`insecure_ignore_tlog`)."""
+        return False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attestation": self.name,
+            "passed": self.passed,
+            "level": self.level,
+            "checks": [check.to_dict() for check in self.checks],
+        }
 
 
 def read_payload(
@@ -180,26 +192,6 @@ def builder_certificate_check(claims: Claims, san: str | None) -> Check:
         and found.removeprefix("refs/tags/") == ref.removeprefix("refs/tags/")
     )
     return Check("builder.certificate", same, san, claims.builder_id)
-
-
-ItemT = TypeVar("ItemT")
-EvaluationT = TypeVar("EvaluationT", bound=Evaluation)
-
-
-class Pipeline(ABC, Generic[ItemT, EvaluationT]):
-    """One verification: each signed item through the policy's steps, then each artifact
-    judged on its own (`cover`). Subclasses give the signature step and what follows it."""
-
-    @abstractmethod
-    def evaluate(self, item: ItemT) -> EvaluationT:
-        """One signed item through the signature step and the statement rules."""
-
-    def run(
-        self, artifacts: Sequence[Artifact], items: Sequence[ItemT]
-    ) -> tuple[list[EvaluationT], list[Coverage]]:
-        """Every item's evaluation, and every artifact's own verdict over them."""
-        evaluations = [self.evaluate(item) for item in items]
-        return evaluations, [cover(artifact, evaluations) for artifact in artifacts]
 
 
 @dataclass(slots=True)

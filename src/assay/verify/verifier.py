@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 from assay import protocol
 from assay.errors import AttestationError, VerificationError
-from assay.policy.builtin import StatementRules
+from assay.policy.builtin import ModePolicy, StatementRules
 from assay.policy.model import Policy, Signer
 from assay.results import Check
 from assay.verify import checks as c
@@ -40,35 +40,35 @@ from assay.verify.dependency_check import (
     VerifiedDocument,
 )
 from assay.verify.evidence import EvidenceIndex
-from assay.verify.levels import DependencyResult, build_level_name, resolve_dependencies
+from assay.verify.levels import DependencyResult, resolve_dependencies
 from assay.verify.model import Artifact, Attestation, CertificateIdentity, GcbMetadata
+from assay.verify.modes import ModeSteps, SignedDocument, SignedEvaluation
 from assay.verify.pipeline import (
     Coverage,
     Evaluation,
-    Pipeline,
     claim_checks,
+    cover,
     judge_statement,
     read_payload,
 )
+from assay.verify.report import TLOG_WAIVED_LEVEL, EvaluationT, PolicyT, Report
 from assay.verify.signers import identity_signers, key_signers, signers_that_signed
 
 __all__ = [
+    "TLOG_WAIVED_LEVEL",
     "Artifact",
     "Attestation",
     "AttestationReport",
     "CertificateIdentity",
     "GcbMetadata",
+    "PolicyFileSteps",
     "SigstoreTrust",
+    "Steps",
     "VerificationReport",
     "Verifier",
     "evaluate",
     "verify",
 ]
-
-
-TLOG_WAIVED_LEVEL = "ASSAY_TRANSPARENCY_LOG_WAIVED"
-"""Listed in a VSA's `verifiedLevels` when a passing attestation was accepted without a
-transparency-log entry (`insecure_ignore_tlog`): a VSA never hides the waiver."""
 
 
 @dataclass(slots=True)
@@ -81,6 +81,9 @@ class AttestationReport(Evaluation):
     """The verification of the Sigstore material the envelope came with, if any."""
     log: LogResult | None = None
     """For a bundle signed with a key: the verification of its transparency-log entry."""
+    certified: Attestation | None = field(default=None, repr=False, compare=False)
+    """The attestation as the `Verifier` certified it: what dependency levels and checks
+    read once the verdict on it is known."""
 
     @property
     def tlog_waived(self) -> bool:
@@ -111,155 +114,125 @@ class AttestationReport(Evaluation):
         return result
 
 
-ArtifactResult = Coverage
-"""One artifact's own verdict in a `VerificationReport`."""
+ItemT = TypeVar("ItemT")
+ItemT_contra = TypeVar("ItemT_contra", contravariant=True)
+
+VerificationReport = Report[Policy, AttestationReport]
+"""The `Verifier`'s report for a policy file."""
 
 
-@dataclass(slots=True)
-class VerificationReport:
-    """The verdict and everything it rests on; `passed` is final."""
+class Steps(Protocol[PolicyT, ItemT_contra, EvaluationT]):
+    """What the `Verifier` does with each signed item for one kind of policy: the
+    signature step and what follows it (`evaluate`), then what the policy asks of
+    everything that passed (`conclude`)."""
 
-    policy: Policy
-    artifacts: list[ArtifactResult]
-    attestations: list[AttestationReport]
-    extra_checks: list[Check] = field(default_factory=list)
-    dependencies: DependencyResult | None = None
-    """Dependency levels, when something passed (None: nothing was verified)."""
-    dependency_checks: list[DependencyCheckResult] = field(default_factory=list)
+    def evaluate(
+        self, artifacts: Sequence[Artifact], items: Sequence[ItemT_contra]
+    ) -> list[EvaluationT]: ...
 
-    @property
-    def passed(self) -> bool:
-        # The dependency results pass exactly when each of their checks does.
-        return (
-            bool(self.artifacts)
-            and all(a.passed for a in self.artifacts)
-            and all(check.passed for check in self._checks_beyond_artifacts())
-        )
-
-    @property
-    def level(self) -> int | None:
-        """The build level every artifact reached (the lowest among them)."""
-        levels = [a.level for a in self.artifacts]
-        if not levels or any(level is None for level in levels):
-            return None
-        return min(level for level in levels if level is not None)
-
-    @property
-    def transparency_log_waived(self) -> bool:
-        """A passing attestation was accepted without a transparency-log entry."""
-        covering = {name for a in self.artifacts for name in a.attestations}
-        return any(r.tlog_waived for r in self.attestations if r.name in covering)
-
-    @property
-    def dependency_levels(self) -> dict[int, int] | None:
-        """Build level -> number of dependencies at it (0: unverified), or None."""
-        return None if self.dependencies is None else dict(self.dependencies.levels)
-
-    @property
-    def verified_levels(self) -> list[str]:
-        """The VSA's `verifiedLevels` for this verdict (`["FAILED"]` when it failed)."""
-        if not self.passed or self.level is None:
-            return ["FAILED"]
-        extra = [
-            level
-            for result in self.dependency_checks
-            if result.passed
-            for level in result.verified_levels
-        ]
-        if self.transparency_log_waived:
-            extra.append(TLOG_WAIVED_LEVEL)
-        return [build_level_name(self.level), *dict.fromkeys(extra)]
-
-    def all_checks(self) -> list[Check]:
-        """Every check made, attestation checks first."""
-        found = [check for a in self.attestations for check in a.checks]
-        return found + self._checks_beyond_artifacts()
-
-    def _checks_beyond_artifacts(self) -> list[Check]:
-        """The extra checks, then the dependency levels' checks and the dependency checks."""
-        found = list(self.extra_checks)
-        if self.dependencies is not None:
-            found += self.dependencies.checks
-        return found + [check for result in self.dependency_checks for check in result.checks]
-
-    def failures(self) -> list[Check]:
-        return [check for check in self.all_checks() if not check.passed]
-
-    def to_dict(self) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "passed": self.passed,
-            "level": self.level,
-            "policy": {"uri": self.policy.uri, "digest": self.policy.digest},
-            "artifacts": [
-                {
-                    "name": a.artifact.name,
-                    "digest": a.artifact.digest,
-                    "passed": a.passed,
-                    "level": a.level,
-                    "attestations": a.attestations,
-                }
-                for a in self.artifacts
-            ],
-            "attestations": [a.to_dict() for a in self.attestations],
-            "checks": [check.to_dict() for check in self.extra_checks],
-            "transparencyLogWaived": self.transparency_log_waived,
-        }
-        if self.dependencies is not None:
-            result["dependencyLevels"] = self.dependencies.level_names()
-            result["dependencies"] = self.dependencies.to_dict()
-        if self.dependency_checks:
-            result["dependencyChecks"] = [r.to_dict() for r in self.dependency_checks]
-        return result
+    def conclude(self, report: Report[PolicyT, EvaluationT]) -> None: ...
 
 
-class Verifier(Pipeline["_Certified", AttestationReport]):
+class Verifier(Generic[PolicyT, ItemT, EvaluationT]):
     """Verifies artifacts' attestations against one policy; its report is the verdict.
 
-    `policy` names the trusted signers: keys, or Sigstore identities. `trust` says what
-    a Sigstore certificate is verified against (trusted roots; whether a legacy
-    envelope's missing log entry is looked up or waived); the certificate of every
-    attestation with Sigstore material is verified here, before any identity signer is
-    matched. `evidence` holds the provenance and VSAs of dependencies (what
-    `--attestation-dir` supplies); None means no evidence source was given, which is
-    not the same as an empty one only in reports. `dependency_checks` run on what
-    passed, and count in the verdict.
+    The policy is a policy file (`Policy`: attestations signed by its key or identity
+    signers; `assay verify`) or a mode's built-in policy (`ModePolicy`: signed documents
+    judged as slsa-verifier or gh judge them; `verify-artifact`, `verify-bundle`). Both
+    run the same steps (`assay.verify.pipeline`) and give the same `Report`; each
+    artifact is judged on its own (`cover`).
+
+    `trust` says what a Sigstore certificate is verified against (trusted roots; whether
+    a legacy envelope's missing log entry is looked up or waived); the certificate of
+    every attestation with Sigstore material is verified here, before any identity signer
+    is matched. For a policy file, `evidence` holds the provenance and VSAs of
+    dependencies (what `--attestation-dir` supplies; None means no evidence source was
+    given, which differs from an empty one only in reports) and `dependency_checks` run
+    on what passed, and count in the verdict.
     """
 
+    @overload
     def __init__(
-        self,
+        self: Verifier[Policy, Attestation, AttestationReport],
         *,
         policy: Policy,
         evidence: Iterable[Attestation] | None = None,
         dependency_checks: Sequence[DependencyCheck] = (),
         trust: SigstoreTrust | None = None,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Verifier[ModePolicy, SignedDocument, SignedEvaluation],
+        *,
+        policy: ModePolicy,
+        trust: SigstoreTrust | None = None,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        *,
+        policy: Policy | ModePolicy,
+        evidence: Iterable[Attestation] | None = None,
+        dependency_checks: Sequence[DependencyCheck] = (),
+        trust: SigstoreTrust | None = None,
+    ) -> None:
+        self.trust = trust or SigstoreTrust()
+        steps: Any = (
+            ModeSteps(policy, self.trust)
+            if isinstance(policy, ModePolicy)
+            else PolicyFileSteps(policy, self.trust, evidence, dependency_checks)
+        )
+        self.policy: PolicyT = cast(PolicyT, policy)
+        self._steps: Steps[PolicyT, ItemT, EvaluationT] = steps
+
+    def verify(
+        self, artifacts: Sequence[Artifact], items: Sequence[ItemT]
+    ) -> Report[PolicyT, EvaluationT]:
+        """The report for `artifacts` given `items`; never raises on a failed check."""
+        evaluations = self._steps.evaluate(artifacts, items)
+        coverage = [cover(artifact, evaluations) for artifact in artifacts]
+        report = Report(self.policy, coverage, evaluations)
+        self._steps.conclude(report)
+        return report
+
+
+class PolicyFileSteps:
+    """What the `Verifier` does with each attestation for a policy file: certificates
+    verified, the policy's signers counted, then its claim checks; dependency levels and
+    the dependency checks for what passed."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        trust: SigstoreTrust,
+        evidence: Iterable[Attestation] | None,
+        dependency_checks: Sequence[DependencyCheck],
     ) -> None:
         self.policy = policy
-        self.trust = trust or SigstoreTrust()
-        self._certificates = CertificateVerifier(self.trust)
+        self._certificates = CertificateVerifier(trust)
         self.evidence: tuple[Attestation, ...] | None = (
             None if evidence is None else tuple(evidence)
         )
         self.dependency_checks = tuple(dependency_checks)
 
-    def verify(
-        self,
-        artifacts: Sequence[Artifact],
-        attestations: Sequence[Attestation],
-    ) -> VerificationReport:
-        """The report for `artifacts` given `attestations`; never raises on a failed check."""
-        items = self._certify(attestations)
-        reports, results = self.run(artifacts, items)
-        _show_subjects(reports, results)
-        report = VerificationReport(self.policy, results, reports)
+    def evaluate(
+        self, artifacts: Sequence[Artifact], items: Sequence[Attestation]
+    ) -> list[AttestationReport]:
+        """Each certified attestation against the policy (`evaluate_attestation`)."""
+        return [
+            evaluate_attestation(item.attestation, self.policy, item.certificate, log=item.log)
+            for item in self._certify(items)
+        ]
+
+    def conclude(self, report: VerificationReport) -> None:
+        """Each artifact's subject checks shown with the attestations too; then, when
+        something passed, dependency levels and the dependency checks."""
+        _show_subjects(report.attestations, report.artifacts)
         passing = [r for r in report.attestations if _covers_something(report, r)]
         if passing:  # else nothing verified: no dependency claim can be made
-            certified = [item.attestation for item in items]
+            certified = [r.certified for r in report.attestations if r.certified is not None]
             self._judge_dependencies(report, passing, certified)
-        return report
-
-    def evaluate(self, item: _Certified) -> AttestationReport:
-        """One certified attestation against the policy (`evaluate_attestation`)."""
-        return evaluate_attestation(item.attestation, self.policy, item.certificate, log=item.log)
 
     def _judge_dependencies(
         self,
@@ -458,7 +431,11 @@ def evaluate_attestation(
     (`certificate`), and `attestation.logged` from its verification of a key-signed
     bundle's log entry (`log`); `Verifier.verify` guarantees both."""
     report = AttestationReport(
-        attestation.name, digest=attestation.digest, certificate=certificate, log=log
+        attestation.name,
+        digest=attestation.digest,
+        certificate=certificate,
+        log=log,
+        certified=attestation,
     )
     envelope = attestation.envelope
     signed = signers_that_signed(attestation, policy.signers)
