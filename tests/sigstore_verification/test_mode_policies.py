@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from assay import verify as verify_package
 from assay._cli import main
-from assay.policy.builtin import ModePolicy, SignatureForm, StatementRules
+from assay.policy.builtin import BuiltinPolicy, ModePolicy, SignatureForm, StatementRules
 from assay.policy.gh_attestation import GhPolicy
 from assay.policy.identity import CertificateRules, IdentityRule
+from assay.policy.loader import load_policy
 from assay.policy.slsa_github import (
     BUILTIN_POLICY_URI,
     FAMILIES,
@@ -29,11 +31,8 @@ from assay.sigstore import BundleVerifier, default_roots
 from assay.verify.artifact import read_envelopes
 from assay.verify.bundle_check import read_bundles
 from assay.verify.certificates import SigstoreTrust
-from assay.verify.model import Artifact
-from assay import verify as verify_package
-from assay.policy.builtin import BuiltinPolicy
-from assay.policy.loader import load_policy
 from assay.verify.inputs import read_attestations
+from assay.verify.model import Artifact
 from assay.verify.report import Report
 from assay.verify.verifier import Verifier
 
@@ -88,7 +87,8 @@ def test_a_policy_file_and_a_modes_builtin_policy_run_through_one_verifier(
     file_report = policy_file.verify(artifacts, read_attestations(GO.read_bytes(), str(GO)))
     assert isinstance(mode_report, Report)
     assert isinstance(file_report, Report)
-    assert mode_report.passed and file_report.passed
+    assert mode_report.passed
+    assert file_report.passed
     assert mode_report.level == file_report.level == 3
     assert [a.covering[0].name for a in mode_report.artifacts] == [
         a.covering[0].name for a in file_report.artifacts
@@ -124,7 +124,9 @@ def test_an_untrusted_source_fails_on_the_certificate_before_the_statement_is_re
 ) -> None:
     policy = slsa_verifier_policy(Options(source_uri="github.com/someone/else"))
     (evaluation,) = (
-        Verifier(policy=policy, trust=trust).verify([], read_envelopes(GO.read_bytes(), str(GO))).attestations
+        Verifier(policy=policy, trust=trust)
+        .verify([], read_envelopes(GO.read_bytes(), str(GO)))
+        .attestations
     )
     names = [c.name for c in evaluation.checks]
     failed = [c.name for c in evaluation.checks if not c.passed]
@@ -217,6 +219,8 @@ def test_the_validator_is_a_policy_choice(trust: SigstoreTrust) -> None:
     documents = read_envelopes(GO.read_bytes(), str(GO))
     artifacts = [Artifact("go", {"sha256": GO_SHA256})]
     plain = Verifier(policy=base, trust=trust).verify(artifacts, documents).attestations[0]
-    validated = Verifier(policy=validating, trust=trust).verify(artifacts, documents).attestations[0]
+    validated = (
+        Verifier(policy=validating, trust=trust).verify(artifacts, documents).attestations[0]
+    )
     assert "statement.valid" not in [c.name for c in plain.checks]
     assert "statement.valid" in [c.name for c in validated.checks]

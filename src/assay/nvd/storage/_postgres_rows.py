@@ -7,7 +7,9 @@ keyword search reads a `search_vector tsvector` column (GIN-indexed) holding the
 of `_sql.search_tokens`, where SQLite has an FTS5 table. A CVE's vector is a row of its
 own table, `cve_text` (row id = the CVE's), as SQLite's FTS5 rows are: a keyword search
 reads the ids of its matches from a table of ids and vectors alone (176 MB for 340,000
-CVEs), not from the CVE rows, which hold the records. CVE records are stored as SQLite
+CVEs), not from the CVE rows, which hold the records. `cve_lexeme` lists every lexeme
+of those vectors (written with them; one a rewritten text no longer has may stay), so
+that a prefix is searched as the lexemes it stands for (`_sql.tsquery_sql`). CVE records are stored as SQLite
 stores them (`_records.pack`, LZ4 against the records' dictionary): a third of the
 bytes, kept in the row rather than compressed again by TOAST.
 
@@ -35,9 +37,17 @@ Connection: TypeAlias = psycopg.Connection[TupleRow]
 # (column, type): the type is what `unnest` and binary COPY are given for that column.
 Columns: TypeAlias = Sequence[tuple[str, str]]
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 # Tables derived from the CVE records alone, rebuilt from them when the derivation changes.
-DERIVED_TABLES = ("cve_facet", "cvss_vector", "cve_criteria", "criteria", "cve_text")
+# (Schema 5 added `cve_lexeme`: an older assay writing CVEs would leave it behind.)
+DERIVED_TABLES = (
+    "cve_facet",
+    "cvss_vector",
+    "cve_criteria",
+    "criteria",
+    "cve_text",
+    "cve_lexeme",
+)
 # What schema 4 changed in tables it keeps: CVE vectors moved to `cve_text` (rebuilt
 # as a derived table). Records stored in full JSON by older schemas stay readable
 # (`_records.unpack` passes them through); a rewritten record is stored packed.
@@ -70,6 +80,7 @@ CREATE TABLE IF NOT EXISTS cve_text (
     search_vector TSVECTOR NOT NULL
 );
 CREATE INDEX IF NOT EXISTS cve_by_text ON cve_text USING GIN (search_vector);
+CREATE TABLE IF NOT EXISTS cve_lexeme (lexeme {_C} PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS cve_facet (
     kind {_C} NOT NULL,
     value {_C} NOT NULL,

@@ -53,13 +53,10 @@ class Dialect:
                 f"{target.fts_table} MATCH {builder.param(fts5_expression(words, exact))}"
             )
         assert target.vector_table is not None
-        expression = tsquery_expression(words, exact)
-        if expression is None:
+        query = tsquery_sql(builder, words, exact, target.lexeme_table)
+        if query is None:
             return "SELECT 0 WHERE 1 = 0"  # as in FTS5: a word of no token matches nothing
-        return (
-            f"SELECT id FROM {target.vector_table} "
-            f"WHERE search_vector @@ CAST({builder.param(expression)} AS tsquery)"
-        )
+        return f"SELECT id FROM {target.vector_table} WHERE search_vector @@ {query}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +68,12 @@ class TextSearch:
     alias: str
     fts_table: str
     vector_table: str | None = None
+    lexeme_table: str | None = None
+    """In PostgreSQL, a table of every lexeme of `vector_table` (`lexeme` column): a
+    prefix is searched as the lexemes it stands for (`tsquery_sql`)."""
 
 
-CVE_TEXT = TextSearch("c", "cve_text", vector_table="cve_text")
+CVE_TEXT = TextSearch("c", "cve_text", vector_table="cve_text", lexeme_table="cve_lexeme")
 
 
 def keyword_search(
@@ -152,6 +152,60 @@ def tsquery_expression(words: Sequence[str], exact: bool) -> str | None:
         lexemes[-1] += ":*"
         groups.append("(" + " <-> ".join(lexemes) + ")")
     return " & ".join(groups)
+
+
+# A prefix standing for more lexemes than this is left to the index's own prefix match:
+# so many entries cost more to combine than the prefix's posting lists cost to read.
+MAX_PREFIX_LEXEMES = 64
+
+# Above every character a token can hold (U+10FFFF is a noncharacter, a separator to the
+# tokenizer): `prefix <= lexeme < prefix + this` is every lexeme that starts with prefix.
+_PAST_PREFIX = "\U0010ffff"
+
+# A lexeme quoted for a `tsquery`, in SQL (as `_quoted_lexeme` quotes it in Python).
+_QUOTED_LEXEME_SQL = r"'''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || ''''"
+
+
+def tsquery_sql(
+    builder: SqlBuilder, words: Sequence[str], exact: bool, lexeme_table: str | None
+) -> str | None:
+    """A SQL expression of `tsquery_expression`'s query, or None when it has none.
+
+    With `lexeme_table`, each prefix (the last token of a word, `word:*`) becomes the
+    lexemes that start with it, read in the same statement (one snapshot): a GIN index
+    then reads an exact term as it reads a word, skipping through its posting list by
+    the rarest term of the query, where a prefix term is read whole into a bitmap
+    (`microsoft:* & windows:*`: 8.0 ms; as their lexemes, 1.2 ms). A prefix that stands
+    for no lexeme, or for more than `MAX_PREFIX_LEXEMES`, stays a prefix term.
+    """
+    expression = tsquery_expression(words, exact)
+    if expression is None:
+        return None
+    if exact or lexeme_table is None:
+        return f"CAST({builder.param(expression)} AS tsquery)"
+    pieces: list[str] = []
+    for number, word in enumerate(words):
+        tokens = search_tokens(word)
+        quoted = [_quoted_lexeme(token) for token in tokens]
+        opening = ("" if number == 0 else " & ") + "(" + "".join(q + " <-> " for q in quoted[:-1])
+        pieces += [
+            builder.param(opening),
+            _prefix_lexemes(builder, lexeme_table, tokens[-1], quoted[-1] + ":*"),
+            builder.param(")"),
+        ]
+    return "CAST(" + " || ".join(pieces) + " AS tsquery)"
+
+
+def _prefix_lexemes(builder: SqlBuilder, table: str, prefix: str, as_prefix: str) -> str:
+    """SQL of the text `(lexeme | lexeme ...)` of the lexemes that start with `prefix`,
+    or `as_prefix` (the prefix term) when there are none or too many."""
+    return (
+        f"(SELECT CASE WHEN count(*) BETWEEN 1 AND {MAX_PREFIX_LEXEMES} "
+        f"THEN '(' || string_agg({_QUOTED_LEXEME_SQL}, ' | ') || ')' "
+        f"ELSE {builder.param(as_prefix)} END FROM {table} "
+        f"WHERE lexeme >= {builder.param(prefix)} "
+        f"AND lexeme < {builder.param(prefix + _PAST_PREFIX)})"
+    )
 
 
 def _lexemes(text: str) -> list[str] | None:

@@ -670,6 +670,13 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             CVE_TEXT_COLUMNS,
             ((row_id, tsvector_literal(facts.search_text)) for row_id, facts in written),
         )
+        # In lexeme order, so that two writers never wait on each other's new lexemes.
+        connection.execute(
+            "INSERT INTO cve_lexeme (lexeme) SELECT DISTINCT unnest(tsvector_to_array("
+            "search_vector)) FROM cve_text WHERE id = ANY(%s::bigint[]) ORDER BY 1 "
+            "ON CONFLICT DO NOTHING",
+            ([row_id for row_id, _ in written],),
+        )
 
     def _insert_vectors(self, connection: Connection, written: list[tuple[int, CveFacts]]) -> None:
         """The CVSS vectors of `written` this process has not seen stored."""

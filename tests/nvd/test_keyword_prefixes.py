@@ -1,0 +1,158 @@
+"""A PostgreSQL keyword search reads each prefix as the lexemes it stands for
+(`_sql.tsquery_sql`, from `cve_lexeme`) and answers exactly as the prefix term would, and
+as SQLite's FTS5 does: for every prefix length, a prefix standing for no lexeme or for
+more than `MAX_PREFIX_LEXEMES`, hyphenated words and phrases. The lexeme table is written
+with the texts, so a word a write brings is found by its prefix at once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.conftest import backends, make_store_url
+from tests.nvd.test_store import revised
+
+from assay._cli.nvd import bundled_files
+from assay.nvd.cve_query import CveQuery, parse_cve_query
+from assay.nvd.cve_record import cve_facts
+from assay.nvd.ingest.importer import Importer
+from assay.nvd.storage import open_store
+from assay.nvd.storage._postgres_rows import bound
+from assay.nvd.storage._sql import (
+    CVE_TEXT,
+    MAX_PREFIX_LEXEMES,
+    POSTGRES,
+    SqlBuilder,
+    keyword_ids,
+    search_tokens,
+)
+from assay.nvd.storage.postgres import PostgresStore
+from assay.nvd.storage.sqlite import SqliteStore
+
+pytestmark = pytest.mark.skipif("postgres" not in backends(), reason="PostgreSQL only")
+
+# The same search without the lexeme table: the index's own prefix terms.
+PREFIX_TERMS = type(CVE_TEXT)(CVE_TEXT.alias, CVE_TEXT.fts_table, CVE_TEXT.vector_table)
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SqliteStore, PostgresStore]]:
+    folder = tmp_path_factory.mktemp("prefixes")
+    sqlite = open_store(f"sqlite:///{folder / 'store.db'}")
+    assert isinstance(sqlite, SqliteStore)
+    assert Importer(sqlite).import_files(list(bundled_files())).ok
+    for url in make_store_url("postgres", folder):
+        postgres = PostgresStore(url)
+        assert Importer(postgres).import_files(list(bundled_files())).ok
+        yield sqlite, postgres
+        postgres.close()
+    sqlite.close()
+
+
+@pytest.fixture(scope="module")
+def tokens(stores: tuple[SqliteStore, PostgresStore]) -> list[str]:
+    """Tokens of the stored descriptions (a dozen of each record)."""
+    found: set[str] = set()
+    page = stores[0].search_cves(parse_cve_query([("resultsPerPage", "2000")]))
+    for record in page.records:
+        for description in orjson.loads(record)["descriptions"]:
+            found.update(re.findall(r"[\w.-]+", description["value"].lower())[:12])
+    return sorted(found)
+
+
+def _ids(store: SqliteStore | PostgresStore, words: list[str], exact: bool = False) -> list[str]:
+    query = CveQuery(keywords=tuple(words), keyword_exact=exact, results_per_page=2000)
+    return [orjson.loads(r)["id"] for r in store.search_cves(query).records]
+
+
+def _prefix_term_ids(store: PostgresStore, words: list[str]) -> set[int]:
+    builder = SqlBuilder(POSTGRES)
+    select = keyword_ids(builder, words, False, PREFIX_TERMS)
+    with store._using("testing") as connection:
+        return {int(r[0]) for r in connection.execute(select, bound(builder.params)).fetchall()}
+
+
+def _expanded_ids(store: PostgresStore, words: list[str]) -> set[int]:
+    builder = SqlBuilder(POSTGRES)
+    select = keyword_ids(builder, words, False, CVE_TEXT)
+    with store._using("testing") as connection:
+        return {int(r[0]) for r in connection.execute(select, bound(builder.params)).fetchall()}
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_a_prefix_searched_as_its_lexemes_matches_what_the_prefix_term_matches(
+    data: st.DataObject, stores: tuple[SqliteStore, PostgresStore], tokens: list[str]
+) -> None:
+    sqlite, postgres = stores
+    count = data.draw(st.integers(1, 3))
+    words = []
+    for _ in range(count):
+        token = data.draw(st.sampled_from(tokens))
+        words.append(token[: data.draw(st.integers(1, len(token)))])
+    assert _expanded_ids(postgres, words) == _prefix_term_ids(postgres, words)
+    assert _ids(postgres, words) == _ids(sqlite, words)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["s"],  # more lexemes than MAX_PREFIX_LEXEMES: left a prefix term
+        ["cross-site", "scr"],  # a phrase whose last token is a prefix
+        ["microsoft", "windows"],
+        ["zzzzqqq"],  # no lexeme: matches nothing
+        ["remote", "zzzzqqq"],
+        ["1.2"],
+    ],
+)
+def test_chosen_prefixes_answer_as_sqlite(
+    words: list[str], stores: tuple[SqliteStore, PostgresStore]
+) -> None:
+    sqlite, postgres = stores
+    assert _expanded_ids(postgres, words) == _prefix_term_ids(postgres, words)
+    assert _ids(postgres, words) == _ids(sqlite, words)
+
+
+def test_a_short_prefix_stands_for_more_lexemes_than_are_listed(
+    stores: tuple[SqliteStore, PostgresStore],
+) -> None:
+    # The case above that keeps the prefix term does stand for that many lexemes.
+    with stores[1]._using("testing") as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM cve_lexeme WHERE lexeme >= 's' AND lexeme < 't'"
+        ).fetchone()
+    assert row is not None
+    assert int(row[0]) > MAX_PREFIX_LEXEMES
+
+
+def test_a_word_a_write_brings_is_found_by_its_prefix(
+    stores: tuple[SqliteStore, PostgresStore],
+) -> None:
+    # "remot" stands for lexemes the store holds already ("remote", ...): the new word
+    # is found only if its own lexeme was written with the text.
+    sqlite, postgres = stores
+    record = orjson.loads(postgres.search_cves(CveQuery(results_per_page=1)).records[0])
+    text = "A remotexyzzy flaw lets attackers read memory."
+    later = revised(record, "2030-01-01T00:00:00.000", text)
+    for store in (sqlite, postgres):
+        store.upsert_cves([cve_facts(later)])
+    assert "remote" not in search_tokens(text)
+    with postgres._using("testing") as connection:
+        written = connection.execute(
+            "SELECT lexeme FROM cve_lexeme WHERE lexeme = 'remotexyzzy'"
+        ).fetchall()
+    assert written == [("remotexyzzy",)]
+    assert record["id"] in _ids(postgres, ["remot"])
+    assert _ids(postgres, ["remot"]) == _ids(sqlite, ["remot"])
+    # Rewritten again without the word: its lexeme may stay, nothing matches it.
+    again = revised(record, "2030-01-02T00:00:00.000", "Nothing of that word is left.")
+    for store in (sqlite, postgres):
+        store.upsert_cves([cve_facts(again)])
+    assert record["id"] not in _ids(postgres, ["remot"])
+    assert _ids(postgres, ["remotex"]) == _ids(sqlite, ["remotex"]) == []
