@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import orjson
 import pytest
@@ -156,3 +157,55 @@ def test_a_word_a_write_brings_is_found_by_its_prefix(
         store.upsert_cves([cve_facts(again)])
     assert record["id"] not in _ids(postgres, ["remot"])
     assert _ids(postgres, ["remotex"]) == _ids(sqlite, ["remotex"]) == []
+
+
+def _complete(store: PostgresStore) -> bool:
+    with store._using("testing") as connection:
+        return (
+            connection.execute("SELECT 1 FROM cve_lexeme WHERE lexeme = ''").fetchone() is not None
+        )
+
+
+def _lexemes(store: PostgresStore) -> set[str]:
+    with store._using("testing") as connection:
+        return {str(r[0]) for r in connection.execute("SELECT lexeme FROM cve_lexeme")}
+
+
+def test_a_load_into_an_empty_store_lists_the_lexemes_at_its_end(
+    tmp_path: Path, stores: tuple[SqliteStore, PostgresStore]
+) -> None:
+    sqlite, _ = stores
+    for url in make_store_url("postgres", tmp_path):
+        store = PostgresStore(url)
+        try:
+            assert _complete(store)  # (an empty store lists every lexeme it has: none)
+            with store.bulk_load():
+                store.upsert_cves([cve_facts(orjson.loads(r)) for r in _all_records(sqlite)])
+                # Meanwhile the list is not complete: prefixes stay prefix terms.
+                assert not _complete(store)
+                assert _ids(store, ["remot"]) == _ids(sqlite, ["remot"])
+            assert _complete(store)
+            with store._using("testing") as connection:
+                vectors = {
+                    str(r[0])
+                    for r in connection.execute(
+                        "SELECT DISTINCT unnest(tsvector_to_array(search_vector)) FROM cve_text"
+                    )
+                }
+            assert _lexemes(store) == vectors | {""}
+            # A load killed before its end: the store opened next lists them.
+            with store._using("testing") as connection:
+                connection.execute("DELETE FROM cve_lexeme")
+        finally:
+            store.close()
+        reopened = PostgresStore(url)
+        try:
+            assert _complete(reopened)
+            assert _lexemes(reopened) == vectors | {""}
+            assert _ids(reopened, ["remot"]) == _ids(sqlite, ["remot"])
+        finally:
+            reopened.close()
+
+
+def _all_records(store: SqliteStore) -> list[bytes]:
+    return list(store.search_cves(parse_cve_query([("resultsPerPage", "2000")])).records)

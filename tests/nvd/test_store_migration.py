@@ -35,10 +35,12 @@ OLD_SQLITE = (
     ],
 )
 # Schema 3 kept each CVE's vector in its own row (indexed there) and its record as
-# plain JSON; schema 4 keeps the vectors in `cve_text` and records packed.
+# plain JSON; schema 4 keeps the vectors in `cve_text` and records packed; schema 5 adds
+# the lexemes of the vectors (`cve_lexeme`).
 OLD_POSTGRES = (
     "3",
     [
+        "DROP TABLE cve_lexeme",
         "ALTER TABLE cve ADD COLUMN search_vector TSVECTOR",
         "UPDATE cve SET search_vector = t.search_vector FROM cve_text t WHERE t.id = cve.id",
         "ALTER TABLE cve ALTER COLUMN search_vector SET NOT NULL",
@@ -193,3 +195,28 @@ def test_records_an_older_schema_stored_are_the_same_records_to_a_new_import(
         assert store.get_meta("generation") == generation
     finally:
         store.close()
+
+
+def test_a_schema_4_postgres_store_gets_the_lexemes_of_its_vectors(tmp_path: Path) -> None:
+    if "postgres" not in backends():
+        pytest.skip("PostgreSQL only")
+    for url in make_store_url("postgres", tmp_path):
+        store = open_store(url)
+        assert Importer(store).import_files(_sample_files()).ok
+        store.close()
+        _run(url, ["DROP TABLE cve_lexeme", "UPDATE meta SET value = '4' WHERE key = 'schema'"])
+        store = open_store(url)
+        try:
+            assert store.get_meta("schema") == _current_schema(url)
+            with store._using("testing") as connection:  # type: ignore[attr-defined]
+                missing = connection.execute(
+                    "SELECT count(*) FROM (SELECT DISTINCT unnest(tsvector_to_array("
+                    "search_vector)) AS lexeme FROM cve_text) v "
+                    "WHERE NOT EXISTS (SELECT 1 FROM cve_lexeme l WHERE l.lexeme = v.lexeme)"
+                ).fetchone()
+                held = connection.execute("SELECT count(*) FROM cve_lexeme").fetchone()
+            assert missing == (0,)
+            assert held is not None
+            assert held[0] > 0
+        finally:
+            store.close()

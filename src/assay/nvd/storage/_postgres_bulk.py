@@ -58,6 +58,19 @@ DEFERRED: dict[str, tuple[str, str]] = {
 }
 
 
+# `cve_lexeme` lists every lexeme of `cve_text` when it holds the empty lexeme (no token
+# is empty); a keyword search reads a prefix as its lexemes only then. A load into an
+# empty store leaves the lexemes to its end (one pass over the vectors, where writing them
+# with each batch costs a read of every batch's vectors back), as it does the indexes.
+LEXEMES_COMPLETE = "''"
+_LEXEMES_PENDING = f"DELETE FROM cve_lexeme WHERE lexeme = {LEXEMES_COMPLETE}"
+_FILL_LEXEMES = (
+    "INSERT INTO cve_lexeme (lexeme) SELECT word FROM ts_stat('SELECT search_vector FROM "
+    "cve_text') ORDER BY 1 ON CONFLICT DO NOTHING",
+    f"INSERT INTO cve_lexeme (lexeme) VALUES ({LEXEMES_COMPLETE}) ON CONFLICT DO NOTHING",
+)
+
+
 def bulk_lock_key(schema: str | None) -> str:
     """The advisory lock a bulk load holds while the store's indexes may be away."""
     return f"assay-bulk:{schema or ''}"
@@ -85,7 +98,8 @@ def drop_deferred_if_empty(connection: Connection) -> list[str]:
     dropped = [name for name in DEFERRED if name in present]
     for name in dropped:
         connection.execute(DEFERRED[name][0])
-    return [DEFERRED[name][1] for name in dropped]
+    connection.execute(_LEXEMES_PENDING)
+    return [DEFERRED[name][1] for name in dropped] + list(_FILL_LEXEMES)
 
 
 def build(connection: Connection, statements: Sequence[str]) -> None:
@@ -97,16 +111,22 @@ def build(connection: Connection, statements: Sequence[str]) -> None:
 
 
 def restore_deferred(connection: Connection, schema: str | None) -> None:
-    """Inside the caller's transaction: build the deferred indexes the store lacks (a
-    killed load left it so), unless a bulk load under way holds them off."""
-    missing = [name for name in DEFERRED if name not in present_deferred(connection)]
+    """Inside the caller's transaction: build the deferred indexes the store lacks, and
+    its lexemes when they are not complete (a killed load left it so), unless a bulk
+    load under way holds them off."""
+    missing = [DEFERRED[name][1] for name in DEFERRED if name not in present_deferred(connection)]
+    complete = connection.execute(
+        f"SELECT 1 FROM cve_lexeme WHERE lexeme = {LEXEMES_COMPLETE}"
+    ).fetchone()
+    if complete is None:
+        missing += _FILL_LEXEMES
     if not missing:
         return
     row = connection.execute(
         "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (bulk_lock_key(schema),)
     ).fetchone()
     if row is not None and row[0]:
-        build(connection, [DEFERRED[name][1] for name in missing])
+        build(connection, missing)
 
 
 def try_bulk_lock(connection: Connection, schema: str | None) -> bool:

@@ -8,7 +8,8 @@ of `_sql.search_tokens`, where SQLite has an FTS5 table. A CVE's vector is a row
 own table, `cve_text` (row id = the CVE's), as SQLite's FTS5 rows are: a keyword search
 reads the ids of its matches from a table of ids and vectors alone (176 MB for 340,000
 CVEs), not from the CVE rows, which hold the records. `cve_lexeme` lists every lexeme
-of those vectors (written with them; one a rewritten text no longer has may stay), so
+of those vectors (written with them, or at the end of a load into an empty store: the
+empty lexeme says the list is complete; one a rewritten text no longer has may stay), so
 that a prefix is searched as the lexemes it stands for (`_sql.tsquery_sql`). CVE records are stored as SQLite
 stores them (`_records.pack`, LZ4 against the records' dictionary): a third of the
 bytes, kept in the row rather than compressed again by TOAST.
@@ -81,6 +82,7 @@ CREATE TABLE IF NOT EXISTS cve_text (
 );
 CREATE INDEX IF NOT EXISTS cve_by_text ON cve_text USING GIN (search_vector);
 CREATE TABLE IF NOT EXISTS cve_lexeme (lexeme {_C} PRIMARY KEY);
+INSERT INTO cve_lexeme (lexeme) VALUES ('') ON CONFLICT DO NOTHING;
 CREATE TABLE IF NOT EXISTS cve_facet (
     kind {_C} NOT NULL,
     value {_C} NOT NULL,

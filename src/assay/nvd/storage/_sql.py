@@ -198,9 +198,11 @@ def tsquery_sql(
 
 def _prefix_lexemes(builder: SqlBuilder, table: str, prefix: str, as_prefix: str) -> str:
     """SQL of the text `(lexeme | lexeme ...)` of the lexemes that start with `prefix`,
-    or `as_prefix` (the prefix term) when there are none or too many."""
+    or `as_prefix` (the prefix term) when there are none or too many, or when the table
+    does not list every lexeme (it holds the empty one when it does: `_postgres_bulk`)."""
     return (
         f"(SELECT CASE WHEN count(*) BETWEEN 1 AND {MAX_PREFIX_LEXEMES} "
+        f"AND EXISTS (SELECT 1 FROM {table} WHERE lexeme = '') "
         f"THEN '(' || string_agg({_QUOTED_LEXEME_SQL}, ' | ') || ')' "
         f"ELSE {builder.param(as_prefix)} END FROM {table} "
         f"WHERE lexeme >= {builder.param(prefix)} "

@@ -228,6 +228,8 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         self._pinned = threading.local()  # the connection of `transaction()`, per thread
         # Bulk loads under way: their writes leave the full-text merge to the load's end.
         self._loading = 0
+        self._lexemes_deferred = False
+        """A load into an empty store writes `cve_lexeme` at its end (`_postgres_bulk`)."""
         self._criteria_ids: RememberedIds[bytes] = RememberedIds()
         self._vectors: RememberedIds[tuple[str, str]] = RememberedIds()
         self._kwargs: dict[str, Any] = {"autocommit": True}
@@ -476,10 +478,12 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         with self._bulk_lock() as alone:
             deferred = self._drop_indexes_if_empty() if alone else []
             self._loading += 1
+            self._lexemes_deferred = bool(deferred)
             try:
                 yield
             finally:
                 self._loading -= 1
+                self._lexemes_deferred = False
                 if deferred:
                     with (
                         self._using("building the deferred indexes") as connection,
@@ -670,6 +674,8 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
             CVE_TEXT_COLUMNS,
             ((row_id, tsvector_literal(facts.search_text)) for row_id, facts in written),
         )
+        if self._lexemes_deferred:
+            return
         # In lexeme order, so that two writers never wait on each other's new lexemes.
         connection.execute(
             "INSERT INTO cve_lexeme (lexeme) SELECT DISTINCT unnest(tsvector_to_array("
