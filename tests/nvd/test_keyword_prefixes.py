@@ -209,3 +209,23 @@ def test_a_load_into_an_empty_store_lists_the_lexemes_at_its_end(
 
 def _all_records(store: SqliteStore) -> list[bytes]:
     return list(store.search_cves(parse_cve_query([("resultsPerPage", "2000")])).records)
+
+
+@pytest.mark.parametrize(
+    ("words", "expanded"),
+    [
+        (["microsoft", "windows"], True),
+        (["remote"], True),
+        # A phrase is checked row by row against positions: prefix terms stay.
+        (["cross-site", "scripting"], False),
+        (["out-of-bounds", "read"], False),
+    ],
+)
+def test_prefixes_are_read_as_lexemes_only_in_searches_without_a_phrase(
+    words: list[str], expanded: bool
+) -> None:
+    builder = SqlBuilder(POSTGRES)
+    select = keyword_ids(builder, words, False, CVE_TEXT)
+    assert ("cve_lexeme" in select) is expanded
+    exact = SqlBuilder(POSTGRES)
+    assert "cve_lexeme" not in keyword_ids(exact, words, True, CVE_TEXT)
