@@ -178,6 +178,7 @@ class Verifier(Generic[PolicyT, ItemT, EvaluationT]):
         trust: SigstoreTrust | None = None,
     ) -> None:
         self.trust = trust or SigstoreTrust()
+        # The overloads tie each kind of policy to its items and evaluations.
         steps: Any = (
             ModeSteps(policy, self.trust)
             if isinstance(policy, ModePolicy)
@@ -307,7 +308,8 @@ class _Certified:
 
 
 def _covers_something(report: VerificationReport, attestation: AttestationReport) -> bool:
-    return any(attestation.name in result.attestations for result in report.artifacts)
+    # By identity: two attestation files may share a name.
+    return any(attestation is e for result in report.artifacts for e in result.covering)
 
 
 def _documents(
