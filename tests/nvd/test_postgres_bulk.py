@@ -68,25 +68,25 @@ def test_an_empty_store_builds_its_costly_indexes_at_the_end(url: str) -> None:
         store.close()
 
 
-def _all_visible(url: str, table: str) -> tuple[int, int]:
-    """(pages, pages the visibility map marks all-visible) of one table of the store."""
+def _vacuumed(url: str, table: str) -> bool:
+    """Whether a VACUUM of one table of the store has run (it marks the pages every
+    transaction sees as all-visible; one still open elsewhere in the database, as a
+    test running beside this one, may hold some back, so that is not what is asked)."""
     import psycopg
 
     schema = dict(parse_qsl(url.split("?", 1)[1]))["schema"]
     with psycopg.connect(url.split("?", 1)[0]) as connection:
-        # (As the last VACUUM or ANALYZE counted them.)
         row = connection.execute(
-            "SELECT c.relpages, c.relallvisible FROM pg_class c "
-            "WHERE c.relnamespace = CAST(%s AS regnamespace) AND c.relname = %s",
+            "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables "
+            "WHERE schemaname = %s AND relname = %s",
             (schema, table),
         ).fetchone()
-    assert row is not None
-    return int(row[0]), int(row[1])
+    return row is not None and bool(row[0])
 
 
-def test_a_load_into_an_empty_store_leaves_its_tables_all_visible(url: str) -> None:
-    # Index-only scans (a cpeName's cve_criteria look-ups) then skip the table, with
-    # autovacuum off or not yet come to it.
+def test_a_load_into_an_empty_store_vacuums_its_tables(url: str) -> None:
+    # The visibility map then lets index-only scans (a cpeName's cve_criteria look-ups)
+    # skip the table, with autovacuum off or not yet come to it.
     store = open_store(url)
     try:
         with store.bulk_load():
@@ -94,9 +94,9 @@ def test_a_load_into_an_empty_store_leaves_its_tables_all_visible(url: str) -> N
     finally:
         store.close()
     for table in ("cve", "cve_criteria", "cve_text"):
-        pages, visible = _all_visible(url, table)
-        assert pages > 0
-        assert visible == pages, table
+        assert _vacuumed(url, table), table
+    # A load into a store that holds CVEs only analyzes (its pages were vacuumed or
+    # are autovacuum's).
 
 
 def test_the_indexes_come_back_when_the_load_fails(url: str) -> None:
