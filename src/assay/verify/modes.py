@@ -7,12 +7,11 @@
 
 `ModeSteps` are what the `Verifier` does with each document for a `ModePolicy`
 (`assay.policy.builtin`): the signature step the policy names (`SignatureForm`), the
-certificate's rules
-(`CertificateRules`, checked under upstream's names, so the first failure reads as
-upstream's), then payload type, statement and the `StatementRules` for the workflow the
-certificate names: the same steps `Verifier` runs for a policy file. A policy that puts
-the certificate first reads nothing a certificate it refuses signed (slsa-verifier);
-otherwise the certificate is judged after the statement (gh).
+certificate's rules (`CertificateRules`, checked under upstream's names, so the first
+failure reads as upstream's), then payload type, statement and the `StatementRules` for
+the workflow the certificate names, as for a policy file after its signature. A policy
+that puts the certificate first reads nothing a certificate it refuses signed
+(slsa-verifier); otherwise the certificate is judged after the statement (gh).
 """
 
 from __future__ import annotations
