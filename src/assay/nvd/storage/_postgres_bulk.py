@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from assay.nvd.storage._postgres_rows import Connection
+from assay.nvd.storage._sql import LEXEMES_COMPLETE
 
 # maintenance_work_mem for building the deferred indexes (sorts in memory, not on disk)
 BULK_INDEX_MEMORY_MB = 256
@@ -58,11 +59,10 @@ DEFERRED: dict[str, tuple[str, str]] = {
 }
 
 
-# `cve_lexeme` lists every lexeme of `cve_text` when it holds the empty lexeme (no token
-# is empty); a keyword search reads a prefix as its lexemes only then. A load into an
-# empty store leaves the lexemes to its end (one pass over the vectors, where writing them
-# with each batch costs a read of every batch's vectors back), as it does the indexes.
-LEXEMES_COMPLETE = "''"
+# `cve_lexeme` lists every lexeme of `cve_text` when it holds `LEXEMES_COMPLETE`; a
+# keyword search reads a prefix as its lexemes only then. A load into an empty store
+# leaves the lexemes to its end (one pass over the vectors, where writing them with each
+# batch costs a read of every batch's vectors back), as it does the indexes.
 _LEXEMES_PENDING = f"DELETE FROM cve_lexeme WHERE lexeme = {LEXEMES_COMPLETE}"
 _FILL_LEXEMES = (
     "INSERT INTO cve_lexeme (lexeme) SELECT word FROM ts_stat('SELECT search_vector FROM "

@@ -32,7 +32,7 @@ from psycopg.rows import TupleRow
 
 from assay.nvd.storage._kinds import F
 from assay.nvd.storage._records import unpack
-from assay.nvd.storage._sql import COMPONENT_COLUMNS, WRITTEN_TABLES
+from assay.nvd.storage._sql import COMPONENT_COLUMNS, LEXEMES_COMPLETE, WRITTEN_TABLES
 
 Connection: TypeAlias = psycopg.Connection[TupleRow]
 # (column, type): the type is what `unnest` and binary COPY are given for that column.
@@ -82,7 +82,7 @@ CREATE TABLE IF NOT EXISTS cve_text (
 );
 CREATE INDEX IF NOT EXISTS cve_by_text ON cve_text USING GIN (search_vector);
 CREATE TABLE IF NOT EXISTS cve_lexeme (lexeme {_C} PRIMARY KEY);
-INSERT INTO cve_lexeme (lexeme) VALUES ('') ON CONFLICT DO NOTHING;
+INSERT INTO cve_lexeme (lexeme) VALUES ({LEXEMES_COMPLETE}) ON CONFLICT DO NOTHING;
 CREATE TABLE IF NOT EXISTS cve_facet (
     kind {_C} NOT NULL,
     value {_C} NOT NULL,

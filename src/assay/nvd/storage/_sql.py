@@ -162,6 +162,11 @@ MAX_PREFIX_LEXEMES = 64
 # tokenizer): `prefix <= lexeme < prefix + this` is every lexeme that starts with prefix.
 _PAST_PREFIX = "\U0010ffff"
 
+# The lexeme, empty as no token is, that a lexeme table holds when it lists every lexeme
+# of its vectors (as a SQL literal): `_postgres_bulk` takes it away while a load defers
+# the list to its end.
+LEXEMES_COMPLETE = "''"
+
 # A lexeme quoted for a `tsquery`, in SQL (as `_quoted_lexeme` quotes it in Python).
 _QUOTED_LEXEME_SQL = r"'''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || ''''"
 
@@ -200,10 +205,10 @@ def tsquery_sql(
 def _prefix_lexemes(builder: SqlBuilder, table: str, prefix: str, as_prefix: str) -> str:
     """SQL of the text `(lexeme | lexeme ...)` of the lexemes that start with `prefix`,
     or `as_prefix` (the prefix term) when there are none or too many, or when the table
-    does not list every lexeme (it holds the empty one when it does: `_postgres_bulk`)."""
+    does not list every lexeme (`LEXEMES_COMPLETE`)."""
     return (
         f"(SELECT CASE WHEN count(*) BETWEEN 1 AND {MAX_PREFIX_LEXEMES} "
-        f"AND EXISTS (SELECT 1 FROM {table} WHERE lexeme = '') "
+        f"AND EXISTS (SELECT 1 FROM {table} WHERE lexeme = {LEXEMES_COMPLETE}) "
         f"THEN '(' || string_agg({_QUOTED_LEXEME_SQL}, ' | ') || ')' "
         f"ELSE {builder.param(as_prefix)} END FROM {table} "
         f"WHERE lexeme >= {builder.param(prefix)} "
