@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -37,7 +38,7 @@ from assay.nvd.storage.sqlite import SqliteStore
 pytestmark = pytest.mark.skipif("postgres" not in backends(), reason="PostgreSQL only")
 
 # The same search without the lexeme table: the index's own prefix terms.
-PREFIX_TERMS = type(CVE_TEXT)(CVE_TEXT.alias, CVE_TEXT.fts_table, CVE_TEXT.vector_table)
+PREFIX_TERMS = replace(CVE_TEXT, lexeme_table=None)
 
 
 @pytest.fixture(scope="module")
