@@ -144,11 +144,24 @@ def tsquery_expression(words: Sequence[str], exact: bool) -> str | None:
     if exact:
         lexemes = _lexemes(" ".join(words))
         return None if lexemes is None else " <-> ".join(lexemes)
+    tokens = _word_tokens(words)
+    return None if tokens is None else _prefix_query(tokens)
+
+
+def _word_tokens(words: Sequence[str]) -> list[list[str]] | None:
+    """Each word's tokens, or None when some word has none, or one too long to be a
+    lexeme."""
+    found = [search_tokens(word) for word in words]
+    if not all(tokens and all(_fits_lexeme(t) for t in tokens) for tokens in found):
+        return None
+    return found
+
+
+def _prefix_query(word_tokens: Sequence[Sequence[str]]) -> str:
+    """Every word, its last token a prefix (a word of several tokens is a phrase)."""
     groups: list[str] = []
-    for word in words:
-        lexemes = _lexemes(word)
-        if lexemes is None:
-            return None
+    for tokens in word_tokens:
+        lexemes = [_quoted_lexeme(token) for token in tokens]
         lexemes[-1] += ":*"
         groups.append("(" + " <-> ".join(lexemes) + ")")
     return " & ".join(groups)
@@ -183,15 +196,17 @@ def tsquery_sql(
     (`microsoft:* & windows:*`: 8.0 ms; as their lexemes, 1.2 ms). A prefix that stands
     for no lexeme, or for more than `MAX_PREFIX_LEXEMES`, stays a prefix term.
     """
-    expression = tsquery_expression(words, exact)
-    if expression is None:
+    if exact or lexeme_table is None:
+        expression = tsquery_expression(words, exact)
+        return None if expression is None else f"CAST({builder.param(expression)} AS tsquery)"
+    tokens = _word_tokens(words)
+    if tokens is None:
         return None
-    tokens = [search_tokens(word) for word in words]
-    if exact or lexeme_table is None or any(len(found) > 1 for found in tokens):
+    if any(len(found) > 1 for found in tokens):
         # A phrase (`cross-site`) is checked against each candidate's positions, where
         # a prefix term costs one look-up and its lexemes one each ("cross-site
         # scripting": 186 ms as prefix terms, 485 ms as lexemes).
-        return f"CAST({builder.param(expression)} AS tsquery)"
+        return f"CAST({builder.param(_prefix_query(tokens))} AS tsquery)"
     pieces: list[str] = []
     for number, (token,) in enumerate(tokens):
         pieces += [
