@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench._cluster import private_cluster
 from bench._store import BenchStore
 from bench.bench_nvd import (
     OUT,
@@ -58,6 +59,8 @@ from bench.nvd_corpus import DEFAULT_COUNT, DEFAULT_OUT, DEFAULT_SEED, DEFAULT_S
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test?schema=bench_postgres"
 MIB = 2**20
+# The slowest requests of each class, printed and kept with its figures: what the p99 is.
+SLOWEST = 5
 TARGETS = {"import": 1.5, "cveId_rps": 0.5, "latency": 2.0}
 
 
@@ -78,14 +81,30 @@ def run(argv: list[str]) -> None:
     parser.add_argument(
         "--only-class", help="serve only the query classes whose name holds this (no cveId)"
     )
+    parser.add_argument(
+        "--shared-buffers",
+        help="serve PostgreSQL from a private cluster with this shared_buffers (e.g. 2GB, "
+        "as docs/scale.md advises); the store is --postgres's schema there, imported anew",
+    )
     args = parser.parse_args(argv)
+    if args.shared_buffers is None:
+        _measure(args)
+        return
+    schema = BenchStore(args.postgres).schema
+    with private_cluster({"shared_buffers": args.shared_buffers}) as url:
+        args.postgres = f"{url}?schema={schema}"
+        _measure(args)
 
+
+def _measure(args: argparse.Namespace) -> None:
     try:
         BenchStore(args.postgres).exists()
     except Exception as error:  # (psycopg's errors, or no psycopg at all)
         print(f"no PostgreSQL at {args.postgres.split('?')[0]} ({error}): nothing measured")
         return
     results: dict[str, Any] = {"machine": _machine(), "count": args.count}
+    results["postgres"] = _settings(args.postgres)
+    print(f"PostgreSQL: {results['postgres']}", flush=True)
     print(f"machine: {results['machine']}, {_cpu_model()}", flush=True)
     folder = generate(args.source, DEFAULT_OUT, count=args.count, seed=args.seed)
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -114,6 +133,15 @@ def run(argv: list[str]) -> None:
     results["load_at_end"] = [round(x, 2) for x in os.getloadavg()]
     (OUT / "postgres-results.json").write_text(json.dumps(results, indent=1, default=str))
     print(f"load average at the end: {results['load_at_end']}")
+
+
+def _settings(url: str) -> dict[str, str]:
+    """The server's version and the settings that decide what its reads cost."""
+    with BenchStore(url)._connect() as connection:
+        return {
+            name: str(connection.execute(f"SHOW {name}").fetchone()[0])
+            for name in ("server_version", "shared_buffers", "work_mem", "autovacuum")
+        }
 
 
 def _cpu_model() -> str:
@@ -380,7 +408,14 @@ def _interleaved(name: str, bases: dict[str, str], paths: list[str]) -> dict[str
             results_median=statistics.median(totals[server]),
         )
         print(f"  {_row(result)}", flush=True)
-        out[server] = {"p50_ms": round(result.p50_ms, 2), "p99_ms": round(result.p99_ms, 2)}
+        slowest = sorted(zip(times[server], paths, strict=True), reverse=True)[:SLOWEST]
+        for elapsed, path in slowest:
+            print(f"    {elapsed:8.1f} ms  {path}", flush=True)
+        out[server] = {
+            "p50_ms": round(result.p50_ms, 2),
+            "p99_ms": round(result.p99_ms, 2),
+            "slowest": [[round(elapsed, 1), path] for elapsed, path in slowest],
+        }
     for server in servers[1:]:
         out[f"{server} / SQLite"] = {
             "p50": round(out[server]["p50_ms"] / out["SQLite"]["p50_ms"], 2),

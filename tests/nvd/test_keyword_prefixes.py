@@ -1,5 +1,5 @@
 """A PostgreSQL keyword search reads each prefix as the lexemes it stands for
-(`_sql.tsquery_sql`, from `cve_lexeme`) and answers exactly as the prefix term would, and
+(`_sql.tsquery_condition`, from `cve_lexeme`) and answers exactly as the prefix term would, and
 as SQLite's FTS5 does: for every prefix length, a prefix standing for no lexeme or for
 more than `MAX_PREFIX_LEXEMES`, hyphenated words and phrases. The lexeme table is written
 with the texts, so a word a write brings is found by its prefix at once."""
@@ -213,20 +213,46 @@ def _all_records(store: SqliteStore) -> list[bytes]:
 
 
 @pytest.mark.parametrize(
-    ("words", "expanded"),
+    ("words", "phrase"),
     [
-        (["microsoft", "windows"], True),
-        (["remote"], True),
-        # A phrase is checked row by row against positions: prefix terms stay.
-        (["cross-site", "scripting"], False),
-        (["out-of-bounds", "read"], False),
+        (["microsoft", "windows"], None),
+        (["remote"], None),
+        # A phrase: its tokens are read by the index as words, the phrase (with its
+        # prefix terms) is checked on each candidate's vector.
+        (["cross-site", "scripting"], "('cross' <-> 'site':*) & ('scripting':*)"),
+        (["out-of-bounds", "read"], "('out' <-> 'of' <-> 'bounds':*) & ('read':*)"),
     ],
 )
-def test_prefixes_are_read_as_lexemes_only_in_searches_without_a_phrase(
-    words: list[str], expanded: bool
+def test_the_index_reads_prefixes_as_lexemes_and_a_phrase_is_checked_on_the_vectors(
+    words: list[str], phrase: str | None, stores: tuple[SqliteStore, PostgresStore]
 ) -> None:
     builder = SqlBuilder(POSTGRES)
     select = keyword_ids(builder, words, False, CVE_TEXT)
-    assert ("cve_lexeme" in select) is expanded
+    assert "cve_lexeme" in select
+    assert [p for p in builder.params if isinstance(p, str) and "<->" in p] == (
+        [] if phrase is None else [phrase]
+    )
+    with stores[1]._using("testing") as connection:
+        connection.execute("SET enable_seqscan = off")  # (a small table: else read whole)
+        try:
+            plan = connection.execute(
+                "EXPLAIN (FORMAT JSON) " + select, bound(builder.params)
+            ).fetchone()
+        finally:
+            connection.execute("RESET enable_seqscan")
+    assert plan is not None
+    nodes = _plan_nodes(plan[0][0]["Plan"])
+    index_conditions = [n["Index Cond"] for n in nodes if n["Node Type"] == "Bitmap Index Scan"]
+    assert index_conditions, nodes
+    assert not any("<->" in condition for condition in index_conditions)
+    filters = [n.get("Filter", "") for n in nodes if n["Node Type"] == "Bitmap Heap Scan"]
+    assert any("ts_match_vq" in f for f in filters) is (phrase is not None)
+    assert _ids(stores[1], words) == _ids(stores[0], words)
     exact = SqlBuilder(POSTGRES)
     assert "cve_lexeme" not in keyword_ids(exact, words, True, CVE_TEXT)
+
+
+def _plan_nodes(node: dict[str, object]) -> list[dict[str, object]]:
+    children = node.get("Plans", [])
+    assert isinstance(children, list)
+    return [node, *(found for child in children for found in _plan_nodes(child))]
