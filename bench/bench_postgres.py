@@ -84,14 +84,17 @@ def run(argv: list[str]) -> None:
     parser.add_argument(
         "--shared-buffers",
         help="serve PostgreSQL from a private cluster with this shared_buffers (e.g. 2GB, "
-        "as docs/scale.md advises); the store is --postgres's schema there, imported anew",
+        "as docs/scale.md advises) and --postgres's autovacuum; the store is --postgres's "
+        "schema there, imported anew",
     )
     args = parser.parse_args(argv)
     if args.shared_buffers is None:
         _measure(args)
         return
     schema = BenchStore(args.postgres).schema
-    with private_cluster({"shared_buffers": args.shared_buffers}) as url:
+    # Only `shared_buffers` differs from the --postgres server (autovacuum as there).
+    autovacuum = _settings(args.postgres)["autovacuum"]
+    with private_cluster({"shared_buffers": args.shared_buffers, "autovacuum": autovacuum}) as url:
         args.postgres = f"{url}?schema={schema}"
         _measure(args)
 
