@@ -3,7 +3,8 @@
     python -m bench postgres                     (or: make bench)
     python -m bench.bench_postgres [--count N] [--postgres URL] [--reuse-store]
         [--import-rounds N] [--duration SECONDS] [--rounds N] [--baseline-src DIR]
-        [--skip-serving] [--skip-cpu] [--skip-techniques]
+        [--skip-serving] [--skip-cpu] [--skip-techniques] [--only-class TEXT]
+        [--shared-buffers SIZE]
 
 On the corpus of `bench/nvd_corpus.py` (340,000 CVEs at NVD's proportions):
 
@@ -22,6 +23,13 @@ On the corpus of `bench/nvd_corpus.py` (340,000 CVEs at NVD's proportions):
    records kept for the announced generation: docs/scale.md);
 4. the store's techniques one at a time, in-process against the PostgreSQL store, each
    variant in turn in batches, the best batch of each (`Techniques`).
+
+Before each class, both stores are read into the cache as a server that has run for a
+while has them (`BenchStore.warm`: SQLite's file; PostgreSQL's files, and its own cache
+when `shared_buffers` can hold them). Each class prints its slowest requests: what its
+p99 is. `--shared-buffers 2GB` serves PostgreSQL from a private cluster with the
+`shared_buffers` docs/scale.md advises (`bench/_cluster.py`); otherwise the server at
+`--postgres` is used as it is configured.
 
 Results are printed with ratios and saved in `bench/out/postgres-results.json`.
 """
