@@ -1,8 +1,9 @@
 """A PostgreSQL keyword search reads each prefix as the lexemes it stands for
-(`_sql.tsquery_condition`, from `cve_lexeme`) and answers exactly as the prefix term would, and
-as SQLite's FTS5 does: for every prefix length, a prefix standing for no lexeme or for
-more than `MAX_PREFIX_LEXEMES`, hyphenated words and phrases. The lexeme table is written
-with the texts, so a word a write brings is found by its prefix at once."""
+(`_sql.tsquery_condition`, from `cve_lexeme`) and answers exactly as the prefix term
+would, and as SQLite's FTS5 does: for every prefix length, a prefix standing for no
+lexeme or for more than `MAX_PREFIX_LEXEMES`, hyphenated words and phrases. The lexeme
+table is written with the texts, so a word a write brings is found by its prefix at
+once."""
 
 from __future__ import annotations
 

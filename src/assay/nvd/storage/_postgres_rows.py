@@ -10,9 +10,9 @@ reads the ids of its matches from a table of ids and vectors alone (176 MB for 3
 CVEs), not from the CVE rows, which hold the records. `cve_lexeme` lists every lexeme
 of those vectors (written with them, or at the end of a load into an empty store: the
 empty lexeme says the list is complete; one a rewritten text no longer has may stay), so
-that a prefix is searched as the lexemes it stands for (`_sql.tsquery_condition`). CVE records are stored as SQLite
-stores them (`_records.pack`, LZ4 against the records' dictionary): a third of the
-bytes, kept in the row rather than compressed again by TOAST.
+that a prefix is searched as the lexemes it stands for (`_sql.tsquery_condition`). CVE
+records are stored as SQLite stores them (`_records.pack`, LZ4 against the records'
+dictionary): a third of the bytes, kept in the row rather than compressed again by TOAST.
 
 A batch is written with one statement per kind of row: `INSERT ... SELECT FROM unnest`
 of one array per column for records (returning their ids), `UPDATE ... FROM unnest` for
