@@ -72,13 +72,14 @@ def private_cluster(settings: dict[str, str]) -> Iterator[str]:
 def _binaries() -> Path:
     """The newest installed PostgreSQL's server binaries (Debian keeps them off PATH)."""
     found = sorted(
-        Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parent.parent.name)
+        (p for p in Path("/usr/lib/postgresql").glob("*/bin/initdb") if p.parts[-3].isdigit()),
+        key=lambda p: int(p.parts[-3]),
     )
     if found:
         return found[-1].parent
     initdb = shutil.which("initdb")
     if initdb is None:
-        raise SystemExit("--private-cluster: no initdb (PostgreSQL's server binaries)")
+        raise SystemExit("--shared-buffers: no initdb here (PostgreSQL's server binaries)")
     return Path(initdb).parent
 
 
