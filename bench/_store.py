@@ -119,19 +119,22 @@ class BenchStore:
         """
         started = time.perf_counter()
         if self.is_postgres:
-            if not self._read_relation_files():
+            relations = self._relations()
+            if self._read_relation_files([path for _, path in relations]):
+                self._prewarm_if_it_fits([oid for oid, _ in relations])
+            else:
                 self._read_tables()
         else:
             _read_whole(self.path)
         print(f"store read into the cache in {time.perf_counter() - started:.1f} s", flush=True)
 
-    def _read_relation_files(self) -> bool:
-        """Read the files of every relation of the schema; False when the data directory
-        cannot be read here (another machine, another user)."""
+    def _relations(self) -> list[tuple[int, Path]]:
+        """Every relation of the schema with storage (tables, their TOAST data and the
+        indexes of both): its oid and its file in the server's data directory."""
         with self._connect() as connection:
             directory = connection.execute("SHOW data_directory").fetchone()
             rows = connection.execute(
-                "SELECT pg_relation_filepath(c.oid) FROM pg_class c "
+                "SELECT c.oid, pg_relation_filepath(c.oid) FROM pg_class c "
                 "WHERE (c.relnamespace = to_regnamespace(%(schema)s) "
                 "OR c.oid IN (SELECT t.reltoastrelid FROM pg_class t "
                 "WHERE t.relnamespace = to_regnamespace(%(schema)s)) "
@@ -141,45 +144,40 @@ class BenchStore:
                 "AND pg_relation_filepath(c.oid) IS NOT NULL",
                 {"schema": self.schema},
             ).fetchall()
-        base = Path(directory[0]) if directory else None
-        if base is None or not rows:
+        base = Path(str(directory[0])) if directory else Path()
+        return [(int(oid), base / relative) for oid, relative in rows]
+
+    @staticmethod
+    def _read_relation_files(files: list[Path]) -> bool:
+        """Read `files` (each with its 1 GB segments); False when there are none, or the
+        data directory cannot be read here (another machine, another user)."""
+        if not files:
             return False
         try:
-            for (relative,) in rows:
-                first = base / relative
+            for first in files:
                 segments = [first, *sorted(first.parent.glob(first.name + ".[0-9]*"))]
                 for segment in segments:
                     _read_whole(segment)
         except OSError:
             return False
-        self._prewarm_if_it_fits()
         return True
 
-    def _prewarm_if_it_fits(self) -> None:
-        """Read the whole schema into PostgreSQL's own cache too (`pg_prewarm`) when
-        `shared_buffers` can hold it, as a server that has run for a while holds it;
-        with less, its cache keeps what the queries themselves bring in."""
+    def _prewarm_if_it_fits(self, oids: list[int]) -> None:
+        """Read the relations `oids` into PostgreSQL's own cache too (`pg_prewarm`) when
+        `shared_buffers` can hold the store (`size_bytes`), as a server that has run for
+        a while holds it; with less, its cache keeps what the queries themselves bring
+        in."""
         with self._connect() as connection:
             row = connection.execute(
-                "SELECT (SELECT setting::bigint * 8192 FROM pg_settings "
-                "WHERE name = 'shared_buffers'), coalesce(sum(pg_total_relation_size(c.oid)), 0) "
-                "FROM pg_class c WHERE c.relnamespace = to_regnamespace(%s) AND c.relkind = 'r'",
-                (self.schema,),
+                "SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'"
             ).fetchone()
-            if row is None or int(row[1]) > int(row[0]):
+            if row is None or self.size_bytes() > int(row[0]):
                 return
             try:
                 connection.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
             except Exception:  # (no contrib modules, or no right to add one)
                 return
-            connection.execute(
-                "SELECT pg_prewarm(c.oid) FROM pg_class c "
-                "WHERE (c.relnamespace = to_regnamespace(%(schema)s) "
-                "OR c.oid IN (SELECT t.reltoastrelid FROM pg_class t "
-                "WHERE t.relnamespace = to_regnamespace(%(schema)s))) "
-                "AND c.relkind IN ('r', 'i', 't', 'm')",
-                {"schema": self.schema},
-            )
+            connection.execute("SELECT pg_prewarm(oid) FROM unnest(%s::oid[]) AS oid", (oids,))
 
     def _read_tables(self) -> None:
         from psycopg import sql
