@@ -217,7 +217,10 @@ class PagedQuery:
     @property
     def filter_key(self) -> Self:
         """The same query without paging: equal for every page of one result set."""
-        return replace(self, start_index=0, results_per_page=self.largest_page())
+        largest = self.largest_page()
+        if self.start_index == 0 and self.results_per_page == largest:
+            return self  # (already its own key: a copy costs more than the search's SQL)
+        return replace(self, start_index=0, results_per_page=largest)
 
     @classmethod
     def largest_page(cls) -> int:

@@ -30,17 +30,17 @@ def api_ordered_ids(
     generation: int,
     query: CveQuery,
     orders: ApiOrder,
-    sorted_ids: tuple[str, Sequence[object]],
+    sorted_ids: Callable[[], tuple[str, Sequence[object]]],
     *,
     keep: Callable[[dict[int, bytes]], None] | None = None,
 ) -> array[int]:
     """The ids `query` selects in API order, read after `generation` was: placed by the
     kept order where the filter is an id set (a few matches' records handed to `keep`:
-    `placed_ids`), else by `sorted_ids` (SQL that sorts)."""
+    `placed_ids`), else by the SQL that sorts, which `sorted_ids()` gives."""
     no_rejected = walk_order_of(query)
     if no_rejected is not None:
         return placed_ids(connection, generation, query, orders, no_rejected, keep=keep)
-    ids = array("q", (int(row[0]) for row in connection.execute(*sorted_ids, binary=True)))
+    ids = array("q", (int(row[0]) for row in connection.execute(*sorted_ids(), binary=True)))
     if query.filter_key in WALK_ORDERS:
         orders.keep(generation, WALK_ORDERS[query.filter_key], ids)
     return ids

@@ -10,6 +10,7 @@ sort as SQLite sorts.
 from __future__ import annotations
 
 import functools
+from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
@@ -70,8 +71,7 @@ class ProductStoreMixin:
             self,
             connection: Connection,
             table: str,
-            ids_sql: str,
-            params: Sequence[object],
+            ids_of: Callable[[int], array[int]],
             query: Paged,
             *,
             cacheable: bool,
@@ -162,9 +162,15 @@ class ProductStoreMixin:
     ) -> Page:
         """A page of the rows of a listing that `where` selects, in the listing's order."""
         builder = SqlBuilder(POSTGRES)
-        sql = listing.ids_sql(where(builder))
+        sql, params = listing.ids_sql(where(builder)), bound(builder.params)
         return self._page(
-            connection, listing.table, sql, bound(builder.params), query, cacheable=cacheable
+            connection,
+            listing.table,
+            lambda _generation: array(
+                "q", (int(row[0]) for row in connection.execute(sql, params))
+            ),
+            query,
+            cacheable=cacheable,
         )
 
 

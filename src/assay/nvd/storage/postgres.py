@@ -740,33 +740,30 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
     def search_cves(self, query: CveQuery) -> Page:
         if query.cve_id is not None and _lookup_only(query):
             return self._look_up(query, getattr(self._told, "generation", None))
-        builder = SqlBuilder(POSTGRES)
-        where = cve_where(query, builder)
         with self._using("searching CVEs") as connection:
             if query.cve_id is not None:
                 # At most one row: no ordering, no cache.
+                builder = SqlBuilder(POSTGRES)
                 rows = connection.execute(
-                    f"SELECT c.record FROM cve c WHERE {where}", bound(builder.params)
+                    f"SELECT c.record FROM cve c WHERE {cve_where(query, builder)}",
+                    bound(builder.params),
                 )
                 records = [unpack(bytes(row[0])) for row in rows]
                 window = records[query.start_index : query.start_index + query.results_per_page]
                 return Page(len(records), window)
-            sorted_ids = f"SELECT c.id FROM cve c WHERE {where} ORDER BY {CVE_ORDER}"
             return self._page(
                 connection,
                 "cve",
-                sorted_ids,
-                bound(builder.params),
-                query,
-                cacheable=True,
-                ids_of=lambda generation: api_ordered_ids(
+                lambda generation: api_ordered_ids(
                     connection,
                     generation,
                     query,
                     self._orders,
-                    (sorted_ids, bound(builder.params)),
+                    lambda: _sorted_cve_ids(query),
                     keep=lambda stored: self._keep_records(generation, stored),
                 ),
+                query,
+                cacheable=True,
             )
 
     def _look_up(self, query: CveQuery, told: int | None) -> Page:
@@ -927,15 +924,13 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         self,
         connection: Connection,
         table: str,
-        ids_sql: str,
-        params: Sequence[object],
+        ids_of: Callable[[int], array[int]],
         query: Paged,
         *,
         cacheable: bool,
-        ids_of: Callable[[int], array[int]] | None = None,
     ) -> Page:
         """The ordered id list of a result set (cached when it may be large), sliced:
-        `ids_sql`'s, or `ids_of(generation)`'s when given.
+        `ids_of(generation)` reads it.
 
         The generation is read before the list (or was, by `read_at_generation`), so a
         list cached under generation g reflects g or a later state; once a write has
@@ -946,10 +941,7 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
         key = (generation, query.filter_key)
         ids = self._cache.get(key) if cacheable else None
         if ids is None:
-            if ids_of is not None:
-                ids = ids_of(generation)
-            else:
-                ids = array("q", (int(row[0]) for row in connection.execute(ids_sql, params)))
+            ids = ids_of(generation)
             if cacheable:
                 self._cache.put(key, ids)
         page_ids = ids[query.start_index : query.start_index + query.results_per_page]
@@ -995,6 +987,14 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
 
 
 _ONE_CVE_ID = CveQuery(cve_id="")
+
+
+def _sorted_cve_ids(query: CveQuery) -> tuple[str, list[object]]:
+    """The SQL (and its parameters) of `query`'s CVE ids in API order, sorted by
+    PostgreSQL: built only for a filter the kept order cannot place."""
+    builder = SqlBuilder(POSTGRES)
+    where = cve_where(query, builder)
+    return f"SELECT c.id FROM cve c WHERE {where} ORDER BY {CVE_ORDER}", bound(builder.params)
 
 
 def _walk_records(connection: Connection, ids: Sequence[int]) -> list[bytes]:
