@@ -332,9 +332,9 @@ def shared_standby(primary_url: str = PRIMARY_URL, port: int = STANDBY_PORT) -> 
 
 
 @contextlib.contextmanager
-def throwaway_primary() -> Iterator[Cluster]:
+def throwaway_primary(shared_buffers: str = "32MB") -> Iterator[Cluster]:
     """A new, empty PostgreSQL cluster of its own (`initdb`) on a free port, for tests
-    that stop the primary: never the shared one."""
+    that stop the primary or need a setting of their own: never the shared one."""
     with psycopg.connect(PRIMARY_URL, autocommit=True) as connection:
         major = int(str(connection.execute("SHOW server_version_num").fetchone()[0])) // 10000  # type: ignore[index]
     _use_version(major)
@@ -352,7 +352,7 @@ def throwaway_primary() -> Iterator[Cluster]:
         with (folder / "postgresql.conf").open("a") as out:
             out.write(
                 f"port = {port}\nlisten_addresses = '127.0.0.1'\n"
-                f"unix_socket_directories = '{folder}'\nfsync = off\nshared_buffers = 32MB\n"
+                f"unix_socket_directories = '{folder}'\nfsync = off\nshared_buffers = {shared_buffers}\n"
                 "wal_level = replica\nmax_wal_senders = 5\n"
             )
         cluster.start()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from assay.nvd.server.service import ServiceSettings
+    from assay.nvd.storage import BufferFit
     from assay.web.store_state import StoreState
 
 
@@ -93,13 +94,15 @@ def prepare_web(args: argparse.Namespace, url: str) -> None:
     """Refuse a missing store and a taken port; print the start-up line (and the
     empty-store warning); configure the access log for the worker processes."""
     from assay.web.app import ACCESS_LOG_ENV
-    from assay.web.serving import EMPTY_WARNING, startup_line
+    from assay.web.serving import EMPTY_WARNING, buffers_warning, startup_line
 
     _refuse_missing_store_or_taken_port(args, url)
-    state = _checked_state(url)
+    state, fit = _checked_state(url)
     print(
         startup_line(args.host, args.port, max(1, args.workers), state), file=sys.stderr, flush=True
     )
+    if fit is not None and not fit.fits:
+        print(buffers_warning(fit), file=sys.stderr, flush=True)
     for line in replica_lines(args.read_store or []):
         print(line, file=sys.stderr, flush=True)
     if state.empty:
@@ -126,17 +129,18 @@ def _refuse_missing_store_or_taken_port(args: argparse.Namespace, url: str) -> N
         fatal(problem)
 
 
-def _checked_state(url: str) -> StoreState:
-    """What the store holds; opening it creates or migrates it once, and fails early on a
-    bad URL or a damaged store (exit 2, rather than workers that die)."""
+def _checked_state(url: str) -> tuple[StoreState, BufferFit | None]:
+    """What the store holds, and for PostgreSQL whether its buffer cache holds the full
+    text; opening it creates or migrates it once, and fails early on a bad URL or a
+    damaged store (exit 2, rather than workers that die)."""
     from assay.nvd.server.app import check_store
-    from assay.nvd.storage import open_store
+    from assay.nvd.storage import buffer_fit, open_store
     from assay.web.store_state import count_state
 
     store = open_store(url)
     try:
         check_store(store)
-        return count_state(store)
+        return count_state(store), buffer_fit(store)
     finally:
         store.close()
 
@@ -206,8 +210,9 @@ def replica_lines(read_urls: list[str]) -> list[str]:
     the store is an error: a mistyped URL (exit 2)."""
     from assay._cli import fatal
     from assay.errors import StoreError
-    from assay.nvd.storage import open_store, store_exists
+    from assay.nvd.storage import buffer_fit, open_store, store_exists
     from assay.urls import redact_url
+    from assay.web.serving import buffers_warning
 
     lines = []
     for number, url in enumerate(read_urls, start=1):
@@ -218,6 +223,9 @@ def replica_lines(read_urls: list[str]) -> list[str]:
             replica = open_store(url, create=False)
             try:
                 lines.append(f"replica {number}: {shown}, generation {replica.generation()}")
+                fit = buffer_fit(replica)
+                if fit is not None and not fit.fits:
+                    lines.append(buffers_warning(fit, f"replica {number}: "))
             finally:
                 replica.close()
         except StoreError as error:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import socket
 
+from assay.nvd.storage import BufferFit
 from assay.urls import redact_url
 from assay.web.store_state import StoreState
 
@@ -50,6 +51,23 @@ def startup_line(host: str, port: int, workers: int, state: StoreState) -> str:
         f"{state.cves:,} CVEs, {state.products:,} products, {state.criteria:,} match criteria, "
         f"generation {state.generation}"
     )
+
+
+def buffers_warning(fit: BufferFit, where: str = "") -> str:
+    """What `assay serve` says of a PostgreSQL store (`where`: which one, when it is
+    not the --store) whose buffer cache cannot hold the full-text table and its index
+    (`BufferFit.fits` false)."""
+    return (
+        f"warning: {where}PostgreSQL's shared_buffers ({_size(fit.shared_buffers)}) cannot hold "
+        f"the full-text table and its index ({_size(fit.full_text)}): the largest "
+        "keywordSearch answers read them again from the operating system each time, which "
+        f"can double their time; set shared_buffers to {fit.advised_mib:,} MB or more "
+        "(docs/scale.md)"
+    )
+
+
+def _size(size: int) -> str:
+    return f"{size / (1 << 20):,.0f} MB" if size >= 1 << 20 else f"{size // 1024:,} kB"
 
 
 EMPTY_WARNING = (

@@ -9,9 +9,11 @@ replicas (`replicated.py`).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from assay.errors import StoreError
+from assay.nvd.storage._postgres_buffers import BufferFit
 from assay.nvd.storage._records import DamagedRecord
 from assay.nvd.storage.interface import (
     ApiKey,
@@ -25,15 +27,29 @@ from assay.urls import redact_url
 
 __all__ = [
     "ApiKey",
+    "BufferFit",
     "DamagedRecord",
     "Page",
     "ServiceStore",
     "Store",
     "UpsertCounts",
+    "buffer_fit",
     "open_store",
     "service_store",
     "store_exists",
 ]
+
+
+def buffer_fit(store: Store) -> BufferFit | None:
+    """A PostgreSQL store's `shared_buffers` against its full-text table and index
+    (`_postgres_buffers`); None for any other store."""
+    # (A store of a module never imported is not PostgreSQL: SQLite's users don't pay
+    # for importing it.)
+    postgres = sys.modules.get("assay.nvd.storage.postgres")
+    if postgres is None or not isinstance(store, postgres.PostgresStore):
+        return None
+    fit: BufferFit = store.buffer_fit()
+    return fit
 
 
 def open_store(

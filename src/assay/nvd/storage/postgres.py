@@ -42,6 +42,7 @@ from assay.nvd.storage._decoded import GenerationRecords
 from assay.nvd.storage._distinct import RememberedIds
 from assay.nvd.storage._kinds import F, Paged
 from assay.nvd.storage._osv_sql import POSTGRES_OSV_SCHEMA
+from assay.nvd.storage._postgres_buffers import BufferFit, buffer_fit
 from assay.nvd.storage._postgres_bulk import (
     build,
     drop_deferred_if_empty,
@@ -602,6 +603,12 @@ class PostgresStore(ProductStoreMixin, ServiceStoreMixin, PostgresCve5, OsvStore
     def generation(self) -> int:
         with self._using("reading the data generation") as connection:
             return self._generation(connection)
+
+    def buffer_fit(self) -> BufferFit:
+        """The server's `shared_buffers` against the full-text table and its index
+        (`_postgres_buffers`)."""
+        with self._using("reading the size of the full-text index") as connection:
+            return buffer_fit(connection)
 
     def read_at_generation(self, read: Callable[[], T], *, at_least: int = 0) -> tuple[int, T]:
         """The data generation, then `read()`: every read in it sees every write up to
