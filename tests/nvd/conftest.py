@@ -11,15 +11,19 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pytest
 from starlette.testclient import TestClient
-from tests.conftest import ASSETS, LoadedStores, backends
+from tests.conftest import ASSETS, LoadedStores, backends, make_store_url
 
 from assay.nvd.server.app import create_app
 from assay.nvd.storage import open_store
+
+if TYPE_CHECKING:
+    from assay.nvd.storage.postgres import PostgresStore
+    from assay.nvd.storage.sqlite import SqliteStore
 
 NVD_ASSETS = ASSETS / "nvd"
 CPES_FILE = NVD_ASSETS / "cpes-2023.json.gz"
@@ -58,3 +62,28 @@ def products_client(products_store_url: str) -> Iterator[TestClient]:
     with TestClient(create_app(store)) as client:
         yield client
     store.close()
+
+
+@pytest.fixture(scope="module")
+def bundled_stores(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[SqliteStore, PostgresStore]]:
+    """The bundled data in a SQLite store and in a PostgreSQL one (PostgreSQL-only
+    tests: needs the backend), for the module. (The PostgreSQL store is imported here:
+    the module needs psycopg.)"""
+    from assay._cli.nvd import bundled_files
+    from assay.nvd.ingest.importer import Importer
+    from assay.nvd.storage.postgres import PostgresStore
+    from assay.nvd.storage.sqlite import SqliteStore
+
+    folder = tmp_path_factory.mktemp("bundled")
+    sqlite = open_store(f"sqlite:///{folder / 'store.db'}")
+    assert isinstance(sqlite, SqliteStore)
+    assert Importer(sqlite).import_files(list(bundled_files())).ok
+    for url in make_store_url("postgres", folder):
+        postgres = open_store(url)
+        assert isinstance(postgres, PostgresStore)
+        assert Importer(postgres).import_files(list(bundled_files())).ok
+        yield sqlite, postgres
+        postgres.close()
+    sqlite.close()

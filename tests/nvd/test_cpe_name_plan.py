@@ -10,12 +10,9 @@ from dataclasses import replace
 
 import orjson
 import pytest
-from tests.conftest import backends, make_store_url
+from tests.conftest import backends
 
-from assay._cli.nvd import bundled_files
 from assay.nvd.cve_query import parse_cve_query
-from assay.nvd.ingest.importer import Importer
-from assay.nvd.storage import open_store
 from assay.nvd.storage._postgres_rows import bound
 from assay.nvd.storage._sql import POSTGRES, SQLITE, SqlBuilder, cve_ids_select
 from assay.nvd.storage.postgres import PostgresStore
@@ -32,21 +29,6 @@ NAMES = (
 )
 
 
-@pytest.fixture(scope="module")
-def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SqliteStore, PostgresStore]]:
-    folder = tmp_path_factory.mktemp("cpe-plan")
-    sqlite = open_store(f"sqlite:///{folder / 'store.db'}")
-    assert isinstance(sqlite, SqliteStore)
-    assert Importer(sqlite).import_files(list(bundled_files())).ok
-    for url in make_store_url("postgres", folder):
-        postgres = open_store(url)
-        assert isinstance(postgres, PostgresStore)
-        assert Importer(postgres).import_files(list(bundled_files())).ok
-        yield sqlite, postgres
-        postgres.close()
-    sqlite.close()
-
-
 def _plan_nodes(plan: dict[str, object]) -> Iterator[dict[str, object]]:
     yield plan
     for child in plan.get("Plans", []):  # type: ignore[attr-defined]
@@ -55,9 +37,9 @@ def _plan_nodes(plan: dict[str, object]) -> Iterator[dict[str, object]]:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_postgresql_leaves_expanded_criteria_out_by_an_anti_join(
-    stores: tuple[SqliteStore, PostgresStore], name: str
+    bundled_stores: tuple[SqliteStore, PostgresStore], name: str
 ) -> None:
-    sqlite, postgres = stores
+    sqlite, postgres = bundled_stores
     query = parse_cve_query([("cpeName", name)])
     builder = SqlBuilder(POSTGRES)
     select = cve_ids_select(replace(query.filter_key, no_rejected=False), builder)
@@ -76,6 +58,6 @@ def test_postgresql_leaves_expanded_criteria_out_by_an_anti_join(
     assert answers[0].records == answers[1].records
 
 
-def test_the_bundled_names_hit_cves(stores: tuple[SqliteStore, PostgresStore]) -> None:
-    totals = [stores[1].search_cves(parse_cve_query([("cpeName", n)])).total for n in NAMES]
+def test_the_bundled_names_hit_cves(bundled_stores: tuple[SqliteStore, PostgresStore]) -> None:
+    totals = [bundled_stores[1].search_cves(parse_cve_query([("cpeName", n)])).total for n in NAMES]
     assert all(total > 0 for total in totals), totals

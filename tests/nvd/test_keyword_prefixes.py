@@ -8,7 +8,6 @@ once."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,11 +18,8 @@ from hypothesis import strategies as st
 from tests.conftest import backends, make_store_url
 from tests.nvd.test_store import revised
 
-from assay._cli.nvd import bundled_files
 from assay.nvd.cve_query import CveQuery, parse_cve_query
 from assay.nvd.cve_record import cve_facts
-from assay.nvd.ingest.importer import Importer
-from assay.nvd.storage import open_store
 from assay.nvd.storage._postgres_rows import bound
 from assay.nvd.storage._sql import (
     CVE_TEXT,
@@ -43,24 +39,10 @@ PREFIX_TERMS = replace(CVE_TEXT, lexeme_table=None)
 
 
 @pytest.fixture(scope="module")
-def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SqliteStore, PostgresStore]]:
-    folder = tmp_path_factory.mktemp("prefixes")
-    sqlite = open_store(f"sqlite:///{folder / 'store.db'}")
-    assert isinstance(sqlite, SqliteStore)
-    assert Importer(sqlite).import_files(list(bundled_files())).ok
-    for url in make_store_url("postgres", folder):
-        postgres = PostgresStore(url)
-        assert Importer(postgres).import_files(list(bundled_files())).ok
-        yield sqlite, postgres
-        postgres.close()
-    sqlite.close()
-
-
-@pytest.fixture(scope="module")
-def tokens(stores: tuple[SqliteStore, PostgresStore]) -> list[str]:
+def tokens(bundled_stores: tuple[SqliteStore, PostgresStore]) -> list[str]:
     """Tokens of the stored descriptions (a dozen of each record)."""
     found: set[str] = set()
-    page = stores[0].search_cves(parse_cve_query([("resultsPerPage", "2000")]))
+    page = bundled_stores[0].search_cves(parse_cve_query([("resultsPerPage", "2000")]))
     for record in page.records:
         for description in orjson.loads(record)["descriptions"]:
             found.update(re.findall(r"[\w.-]+", description["value"].lower())[:12])
@@ -91,9 +73,9 @@ def _expanded_ids(store: PostgresStore, words: list[str]) -> set[int]:
 )
 @given(data=st.data())
 def test_a_prefix_searched_as_its_lexemes_matches_what_the_prefix_term_matches(
-    data: st.DataObject, stores: tuple[SqliteStore, PostgresStore], tokens: list[str]
+    data: st.DataObject, bundled_stores: tuple[SqliteStore, PostgresStore], tokens: list[str]
 ) -> None:
-    sqlite, postgres = stores
+    sqlite, postgres = bundled_stores
     count = data.draw(st.integers(1, 3))
     words = []
     for _ in range(count):
@@ -115,18 +97,18 @@ def test_a_prefix_searched_as_its_lexemes_matches_what_the_prefix_term_matches(
     ],
 )
 def test_chosen_prefixes_answer_as_sqlite(
-    words: list[str], stores: tuple[SqliteStore, PostgresStore]
+    words: list[str], bundled_stores: tuple[SqliteStore, PostgresStore]
 ) -> None:
-    sqlite, postgres = stores
+    sqlite, postgres = bundled_stores
     assert _expanded_ids(postgres, words) == _prefix_term_ids(postgres, words)
     assert _ids(postgres, words) == _ids(sqlite, words)
 
 
 def test_a_short_prefix_stands_for_more_lexemes_than_are_listed(
-    stores: tuple[SqliteStore, PostgresStore],
+    bundled_stores: tuple[SqliteStore, PostgresStore],
 ) -> None:
     # The case above that keeps the prefix term does stand for that many lexemes.
-    with stores[1]._using("testing") as connection:
+    with bundled_stores[1]._using("testing") as connection:
         row = connection.execute(
             "SELECT count(*) FROM cve_lexeme WHERE lexeme >= 's' AND lexeme < 't'"
         ).fetchone()
@@ -135,11 +117,11 @@ def test_a_short_prefix_stands_for_more_lexemes_than_are_listed(
 
 
 def test_a_word_a_write_brings_is_found_by_its_prefix(
-    stores: tuple[SqliteStore, PostgresStore],
+    bundled_stores: tuple[SqliteStore, PostgresStore],
 ) -> None:
     # "remot" stands for lexemes the store holds already ("remote", ...): the new word
     # is found only if its own lexeme was written with the text.
-    sqlite, postgres = stores
+    sqlite, postgres = bundled_stores
     record = orjson.loads(postgres.search_cves(CveQuery(results_per_page=1)).records[0])
     text = "A remotexyzzy flaw lets attackers read memory."
     later = revised(record, "2030-01-01T00:00:00.000", text)
@@ -174,9 +156,9 @@ def _lexemes(store: PostgresStore) -> set[str]:
 
 
 def test_a_load_into_an_empty_store_lists_the_lexemes_at_its_end(
-    tmp_path: Path, stores: tuple[SqliteStore, PostgresStore]
+    tmp_path: Path, bundled_stores: tuple[SqliteStore, PostgresStore]
 ) -> None:
-    sqlite, _ = stores
+    sqlite, _ = bundled_stores
     for url in make_store_url("postgres", tmp_path):
         store = PostgresStore(url)
         try:
@@ -225,7 +207,7 @@ def _all_records(store: SqliteStore) -> list[bytes]:
     ],
 )
 def test_the_index_reads_prefixes_as_lexemes_and_a_phrase_is_checked_on_the_vectors(
-    words: list[str], phrase: str | None, stores: tuple[SqliteStore, PostgresStore]
+    words: list[str], phrase: str | None, bundled_stores: tuple[SqliteStore, PostgresStore]
 ) -> None:
     builder = SqlBuilder(POSTGRES)
     select = keyword_ids(builder, words, False, CVE_TEXT)
@@ -233,7 +215,7 @@ def test_the_index_reads_prefixes_as_lexemes_and_a_phrase_is_checked_on_the_vect
     assert [p for p in builder.params if isinstance(p, str) and "<->" in p] == (
         [] if phrase is None else [phrase]
     )
-    with stores[1]._using("testing") as connection:
+    with bundled_stores[1]._using("testing") as connection:
         connection.execute("SET enable_seqscan = off")  # (a small table: else read whole)
         try:
             plan = connection.execute(
@@ -248,7 +230,7 @@ def test_the_index_reads_prefixes_as_lexemes_and_a_phrase_is_checked_on_the_vect
     assert not any("<->" in condition for condition in index_conditions)
     filters = [n.get("Filter", "") for n in nodes if n["Node Type"] == "Bitmap Heap Scan"]
     assert any("ts_match_vq" in f for f in filters) is (phrase is not None)
-    assert _ids(stores[1], words) == _ids(stores[0], words)
+    assert _ids(bundled_stores[1], words) == _ids(bundled_stores[0], words)
     exact = SqlBuilder(POSTGRES)
     assert "cve_lexeme" not in keyword_ids(exact, words, True, CVE_TEXT)
 
