@@ -4,7 +4,7 @@ A word in tens of thousands of descriptions is read from the full-text index and
 most pages of the full-text table (`cve_text`: 212 MB with its index for NVD's 340,000
 CVEs). When `shared_buffers` cannot hold both, each such search evicts pages the next
 one needs, and reads them again from the operating system: at PostgreSQL's default of
-128 MB, the largest searches took about twice their time with everything cached
+128 MB, the largest searches took up to twice the time they take with everything cached
 (docs/performance.md, "keywordSearch and PostgreSQL's buffer cache"). `assay serve`
 says so at start (docs/scale.md sizes replicas).
 """
