@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from bench.bench_nvd import _free_port
 
 
 @contextlib.contextmanager
@@ -91,9 +92,3 @@ def _as_postgres(command: list[str]) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)}: {done.stdout}{done.stderr}")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

@@ -169,7 +169,7 @@ class BenchStore:
         in."""
         with self._connect() as connection:
             row = connection.execute(
-                "SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'"
+                "SELECT pg_size_bytes(current_setting('shared_buffers'))"
             ).fetchone()
             if row is None or self.size_bytes() > int(row[0]):
                 return

@@ -24,8 +24,7 @@ MIB = 1024 * 1024
 ADVISED_SHARE = 1.5
 
 BUFFERS_SQL = (
-    "SELECT (SELECT CAST(setting AS bigint) FROM pg_settings WHERE name = 'shared_buffers') "
-    "* CAST(current_setting('block_size') AS bigint), "
+    "SELECT pg_size_bytes(current_setting('shared_buffers')), "
     "pg_relation_size(to_regclass('cve_text')) "
     "+ coalesce(pg_relation_size(to_regclass('cve_by_text')), 0)"
 )
